@@ -1,0 +1,167 @@
+//! Clocks. The generator reads the time through [`Clock`], so tests, simulations and game
+//! engines can drive it; with `std` come the system clock and a monotonic clock.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// A source of Unix time in milliseconds.
+///
+/// `wait_until_ms` is how the generator waits for the clock (when a tick is full, or the
+/// clock is behind); the default spins on `now_ms`.
+pub trait Clock {
+    /// The current time, in Unix milliseconds.
+    fn now_ms(&self) -> u64;
+
+    /// Returns once `now_ms() >= unix_ms`.
+    fn wait_until_ms(&self, unix_ms: u64) {
+        while self.now_ms() < unix_ms {
+            core::hint::spin_loop();
+        }
+    }
+}
+
+impl<T: Clock + ?Sized> Clock for &T {
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    fn wait_until_ms(&self, unix_ms: u64) {
+        (**self).wait_until_ms(unix_ms)
+    }
+}
+
+#[cfg(feature = "std")]
+impl<T: Clock + ?Sized> Clock for std::sync::Arc<T> {
+    fn now_ms(&self) -> u64 {
+        (**self).now_ms()
+    }
+    fn wait_until_ms(&self, unix_ms: u64) {
+        (**self).wait_until_ms(unix_ms)
+    }
+}
+
+/// A clock that moves only when told to (or when the generator waits on it, which moves it
+/// forward to the instant waited for, as if that time had passed): for tests, replays and
+/// engines that keep their own time.
+///
+/// ```
+/// use snowflake_core::{Clock, ManualClock};
+/// let clock = ManualClock::new(1_000);
+/// clock.advance(5);
+/// assert_eq!(clock.now_ms(), 1_005);
+/// clock.wait_until_ms(2_000);
+/// assert_eq!(clock.now_ms(), 2_000);
+/// ```
+#[derive(Debug, Default)]
+pub struct ManualClock {
+    now: AtomicU64,
+}
+
+impl ManualClock {
+    /// A clock that reads `unix_ms`.
+    pub const fn new(unix_ms: u64) -> ManualClock {
+        ManualClock { now: AtomicU64::new(unix_ms) }
+    }
+    /// Sets the time (also backwards).
+    pub fn set(&self, unix_ms: u64) {
+        self.now.store(unix_ms, Ordering::SeqCst);
+    }
+    /// Moves the time forward by `ms`.
+    pub fn advance(&self, ms: u64) {
+        self.now.fetch_add(ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.now.load(Ordering::SeqCst)
+    }
+    fn wait_until_ms(&self, unix_ms: u64) {
+        self.now.fetch_max(unix_ms, Ordering::SeqCst);
+    }
+}
+
+#[cfg(feature = "std")]
+mod std_clocks {
+    use super::Clock;
+    use std::sync::OnceLock;
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+    fn system_ns() -> u64 {
+        // A clock set before 1970 reads as 1970: the layout's epoch check then refuses it.
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    }
+
+    /// Waits until `now_ns() >= target_ms`: sleeps while more than 2 ms remain (a sleep
+    /// overshoots by 50-100 µs, which would cost a full tick's capacity), yields, then spins
+    /// over the last few microseconds so that a new tick is seen as soon as it starts.
+    fn wait_until(now_ns: impl Fn() -> u64, target_ms: u64) {
+        let target = target_ms.saturating_mul(1_000_000);
+        loop {
+            let now = now_ns();
+            if now >= target {
+                return;
+            }
+            let left = target - now;
+            if left > 2_000_000 {
+                std::thread::sleep(Duration::from_nanos(left - 1_000_000));
+            } else if left > 50_000 {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// The wall clock (`CLOCK_REALTIME`): follows every step NTP or an operator makes,
+    /// backwards too; the generator's policies (`max_drift_ms`, `max_wait_ms`, `rollover`)
+    /// decide what happens then.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct SystemClock;
+
+    impl Clock for SystemClock {
+        #[inline]
+        fn now_ms(&self) -> u64 {
+            system_ns() / 1_000_000
+        }
+        fn wait_until_ms(&self, unix_ms: u64) {
+            wait_until(system_ns, unix_ms)
+        }
+    }
+
+    /// A monotonic clock (`CLOCK_MONOTONIC`) anchored to the wall clock once per process, the
+    /// first time any `MonotonicClock` is read: it never goes back, so a step of the wall clock
+    /// while the process runs changes nothing; it starts from the wall clock's time, so IDs
+    /// still carry real time. The default clock of [`crate::Generator::new`].
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct MonotonicClock;
+
+    fn anchor() -> &'static (Instant, u64) {
+        static ANCHOR: OnceLock<(Instant, u64)> = OnceLock::new();
+        ANCHOR.get_or_init(|| (Instant::now(), system_ns()))
+    }
+
+    fn monotonic_ns() -> u64 {
+        let (start, wall_ns) = *anchor();
+        wall_ns + start.elapsed().as_nanos() as u64
+    }
+
+    impl Clock for MonotonicClock {
+        #[inline]
+        fn now_ms(&self) -> u64 {
+            monotonic_ns() / 1_000_000
+        }
+        fn wait_until_ms(&self, unix_ms: u64) {
+            wait_until(monotonic_ns, unix_ms)
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+pub use std_clocks::{MonotonicClock, SystemClock};
+
+/// The clock of generators built without one: [`MonotonicClock`] with `std`.
+#[cfg(feature = "std")]
+pub type DefaultClock = MonotonicClock;
+/// The clock of generators built without one: without `std`, a [`ManualClock`] that the
+/// application sets.
+#[cfg(not(feature = "std"))]
+pub type DefaultClock = ManualClock;

@@ -1,0 +1,220 @@
+//! String forms of IDs: decimal, and fixed-width, zero-padded encodings whose lexicographic
+//! order is the numeric order (so they sort correctly as text keys). `reverse` encodes
+//! `u64::MAX - id`, so that the newest ID sorts first. Parsing is strict: wrong length,
+//! a character outside the alphabet, or a value above `u64::MAX` is an error, never a wrap.
+//! Nothing here allocates.
+
+use crate::error::ParseIdError;
+use core::fmt;
+use core::str::FromStr;
+
+/// An ID encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// Decimal digits, no padding (1 to 20 characters): the JSON-safe form for JavaScript.
+    Decimal,
+    /// 16 lowercase hex digits (upper case accepted when parsing).
+    Hex,
+    /// 13 characters of Crockford's base32 (`0-9A-Z` less `I L O U`); parsing accepts lower
+    /// case and reads `I`/`L` as 1 and `O` as 0.
+    Base32,
+    /// 13 characters `0-9a-z` (upper case accepted when parsing).
+    Base36,
+    /// 11 characters of the Bitcoin alphabet.
+    Base58,
+    /// 11 characters `0-9A-Za-z`.
+    Base62,
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+const BASE36: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+const BASE58: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// The longest encoded ID (a 20-digit decimal).
+pub const MAX_ENCODED_LEN: usize = 20;
+
+impl Encoding {
+    /// All encodings.
+    pub const ALL: [Encoding; 6] = [
+        Encoding::Decimal,
+        Encoding::Hex,
+        Encoding::Base32,
+        Encoding::Base36,
+        Encoding::Base58,
+        Encoding::Base62,
+    ];
+
+    /// The encoding's name: `decimal`, `hex`, `base32`, `base36`, `base58`, `base62`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Encoding::Decimal => "decimal",
+            Encoding::Hex => "hex",
+            Encoding::Base32 => "base32",
+            Encoding::Base36 => "base36",
+            Encoding::Base58 => "base58",
+            Encoding::Base62 => "base62",
+        }
+    }
+
+    /// The encoding called `name`.
+    pub fn from_name(name: &str) -> Option<Encoding> {
+        Encoding::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// The fixed width of the encoding; `None` for decimal.
+    pub const fn width(self) -> Option<usize> {
+        match self {
+            Encoding::Decimal => None,
+            Encoding::Hex => Some(16),
+            Encoding::Base32 | Encoding::Base36 => Some(13),
+            Encoding::Base58 | Encoding::Base62 => Some(11),
+        }
+    }
+
+    const fn alphabet(self) -> &'static [u8] {
+        match self {
+            Encoding::Decimal => b"0123456789",
+            Encoding::Hex => HEX,
+            Encoding::Base32 => CROCKFORD,
+            Encoding::Base36 => BASE36,
+            Encoding::Base58 => BASE58,
+            Encoding::Base62 => BASE62,
+        }
+    }
+
+    fn digit(self, c: u8) -> Option<u64> {
+        let d = match self {
+            Encoding::Decimal => c.checked_sub(b'0').filter(|d| *d < 10)?,
+            Encoding::Hex | Encoding::Base36 => {
+                let c = c.to_ascii_lowercase();
+                let d = match c {
+                    b'0'..=b'9' => c - b'0',
+                    b'a'..=b'z' => c - b'a' + 10,
+                    _ => return None,
+                };
+                if self == Encoding::Hex && d >= 16 {
+                    return None;
+                }
+                d
+            }
+            Encoding::Base32 => {
+                let c = match c.to_ascii_uppercase() {
+                    b'I' | b'L' => b'1',
+                    b'O' => b'0',
+                    c => c,
+                };
+                CROCKFORD.iter().position(|&a| a == c)? as u8
+            }
+            Encoding::Base58 | Encoding::Base62 => {
+                self.alphabet().iter().position(|&a| a == c)? as u8
+            }
+        };
+        Some(u64::from(d))
+    }
+}
+
+impl FromStr for Encoding {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Encoding, crate::Error> {
+        Encoding::from_name(s).ok_or(crate::Error::BadOption {
+            name: crate::Name::snippet(s),
+            reason: "unknown encoding (decimal, hex, base32, base36, base58, base62)",
+        })
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An encoded ID: a short string held inline. Derefs to `&str`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Encoded {
+    buf: [u8; MAX_ENCODED_LEN],
+    start: u8,
+}
+
+impl Encoded {
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII from the alphabets is ever written.
+        core::str::from_utf8(&self.buf[self.start as usize..]).unwrap_or("")
+    }
+}
+
+impl core::ops::Deref for Encoded {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Display for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl fmt::Debug for Encoded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+/// Encodes `id` (`u64::MAX - id` when `reverse`).
+///
+/// ```
+/// use snowflake_core::{encode, Encoding};
+/// assert_eq!(&*encode(175928847299117063, Encoding::Base62, false), "0Czks0tP37X");
+/// assert_eq!(&*encode(255, Encoding::Hex, false), "00000000000000ff");
+/// assert_eq!(&*encode(0, Encoding::Hex, true), "ffffffffffffffff");
+/// ```
+pub fn encode(id: u64, encoding: Encoding, reverse: bool) -> Encoded {
+    let mut v = if reverse { u64::MAX - id } else { id };
+    let alphabet = encoding.alphabet();
+    let base = alphabet.len() as u64;
+    let mut buf = [alphabet[0]; MAX_ENCODED_LEN];
+    let mut i = MAX_ENCODED_LEN;
+    while v > 0 {
+        i -= 1;
+        buf[i] = alphabet[(v % base) as usize];
+        v /= base;
+    }
+    let start = match encoding.width() {
+        Some(w) => MAX_ENCODED_LEN - w,
+        None => i.min(MAX_ENCODED_LEN - 1),
+    };
+    Encoded { buf, start: start as u8 }
+}
+
+/// Parses an encoded ID, strictly (the inverse of [`encode`] with the same `reverse`).
+///
+/// ```
+/// use snowflake_core::{decode_str, Encoding, ParseIdError};
+/// assert_eq!(decode_str("0Czks0tP37X", Encoding::Base62, false), Ok(175928847299117063));
+/// assert_ne!(decode_str("0czks0tp37x", Encoding::Base62, false), Ok(175928847299117063)); // base62 is case-sensitive
+/// assert_eq!(decode_str("18446744073709551616", Encoding::Decimal, false), Err(ParseIdError::Overflow));
+/// assert_eq!(decode_str("0o0i", Encoding::Base32, false), Err(ParseIdError::Length { expected: 13, got: 4 }));
+/// ```
+pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, ParseIdError> {
+    let b = s.as_bytes();
+    if b.is_empty() {
+        return Err(ParseIdError::Empty);
+    }
+    match encoding.width() {
+        Some(w) if b.len() != w => return Err(ParseIdError::Length { expected: w as u8, got: b.len() }),
+        None if b.len() > MAX_ENCODED_LEN => return Err(ParseIdError::Overflow),
+        _ => {}
+    }
+    let base = encoding.alphabet().len() as u64;
+    let mut v: u64 = 0;
+    for (position, &c) in b.iter().enumerate() {
+        let d = encoding.digit(c).ok_or(ParseIdError::Char { position })?;
+        v = v.checked_mul(base).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
+    }
+    Ok(if reverse { u64::MAX - v } else { v })
+}

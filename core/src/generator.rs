@@ -1,0 +1,460 @@
+//! The generator: a lock-free state machine over one 64-bit word.
+//!
+//! # The state word
+//!
+//! The word holds the *next free slot*: a logical tick `L`, the rollover counter `r` (when the
+//! layout has a `rollover` field) and the next free sequence number `s < 2^sequence_bits`,
+//! packed as `L | r | s` from high to low. Every issue is one compare-and-swap that moves the
+//! slot forward past what it hands out, so two callers (threads, or processes sharing the
+//! word) can never be handed the same slot. Because the word holds the next free slot (not
+//! the last one used) it needs no "nothing issued yet" sentinel, and a 64-bit layout still
+//! fits. When a tick fills up the slot carries to `(L + 1, r, 0)`; at the layout's last tick it
+//! cannot carry, so that tick's last sequence number is never issued.
+//!
+//! # The rules (DESIGN §3)
+//!
+//! Given the clock's tick `t`:
+//! - `t > L`: a new tick, starting at `start(t)`;
+//! - `t == L`: the next free sequence number (at least `start(t)`);
+//! - `t < L` (the tick filled up and carried, or the clock went back): issue at `L` if
+//!   `L - t` is within `max_drift_ms`; else, with a `rollover` field and a clock that went back,
+//!   bump the counter and restart at `t`; else wait for the clock up to `max_wait_ms`, then fail.
+//!
+//! The rollover counter never wraps: every value of it is used in one monotonic run, so its
+//! IDs cannot meet another value's. After `2^bits - 1` rollbacks the generator waits like one
+//! without rollover.
+
+use crate::clock::{Clock, DefaultClock};
+use crate::error::{Error, Result};
+use crate::layout::{FieldKind, Layout, Node};
+use crate::options::{Options, SequenceStart};
+use crate::text::Name;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// A run of IDs taken with one compare-and-swap, within one tick: `first`, `first + stride`,
+/// ..., `count` of them, increasing.
+///
+/// ```
+/// let b = snowflake_core::Block { first: 4096, count: 3, stride: 1 };
+/// assert_eq!(b.iter().collect::<Vec<_>>(), [4096, 4097, 4098]);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// The first ID.
+    pub first: u64,
+    /// How many IDs.
+    pub count: u64,
+    /// The distance between two consecutive IDs: `1 << sequence_shift`.
+    pub stride: u64,
+}
+
+impl Block {
+    /// The `i`-th ID of the block.
+    pub const fn get(&self, i: u64) -> Option<u64> {
+        if i < self.count {
+            Some(self.first + i * self.stride)
+        } else {
+            None
+        }
+    }
+
+    /// The IDs, in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = u64> {
+        let b = *self;
+        (0..b.count).map(move |i| b.first + i * b.stride)
+    }
+
+    /// Writes the first `out.len()` IDs (at most `count`) into `out`; returns how many.
+    #[inline]
+    pub fn fill(&self, out: &mut [u64]) -> usize {
+        let n = out.len().min(self.count as usize);
+        let (first, stride) = (self.first, self.stride);
+        for (i, slot) in out[..n].iter_mut().enumerate() {
+            *slot = first + i as u64 * stride;
+        }
+        n
+    }
+}
+
+/// What a generator has done.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// IDs issued through this generator.
+    pub issued: u64,
+    /// How many times it waited for the clock.
+    pub waits: u64,
+    /// Total time spent waiting, in ms.
+    pub waited_ms: u64,
+    /// How many times it found the clock behind by more than `max_drift_ms` (a step back,
+    /// not a full tick).
+    pub clock_behind: u64,
+    /// How many times it bumped the rollover field.
+    pub rollovers: u64,
+    /// How far ahead of the clock the shared state is now, in ms (0 when not ahead).
+    pub drift_ms: u64,
+}
+
+#[derive(Default)]
+struct Counters {
+    issued: AtomicU64,
+    waits: AtomicU64,
+    waited_ms: AtomicU64,
+    clock_behind: AtomicU64,
+    rollovers: AtomicU64,
+}
+
+/// Why an issue could not happen now.
+enum Blocked {
+    /// The clock must first reach `until_tick`. `exhausted`: the tick (and the borrowing
+    /// allowance) is full, as opposed to a clock that went back.
+    Wait { until_tick: u64, logical_tick: u64, exhausted: bool },
+    /// The layout's last tick is used up.
+    End,
+}
+
+#[cfg(feature = "std")]
+type Cell = std::sync::Arc<AtomicU64>;
+#[cfg(not(feature = "std"))]
+type Cell = AtomicU64;
+
+/// A Snowflake ID generator. `Send + Sync`: share one between threads (behind an `Arc` or a
+/// `static`).
+///
+/// ```
+/// use snowflake_core::{Generator, Layout, Options};
+/// let layout = Layout::parse("twitter").unwrap();
+/// let node = layout.parse_node("datacenter=1,worker=3").unwrap();
+/// let generator = Generator::new(&layout, node, Options::default()).unwrap();
+/// let (a, b) = (generator.next_id().unwrap(), generator.next_id().unwrap());
+/// assert!(a < b);
+/// let parts = layout.decode(a).unwrap();
+/// assert_eq!(layout.node_values(&parts.node).collect::<Vec<_>>(), [("datacenter", 1), ("worker", 3)]);
+/// ```
+pub struct Generator<C: Clock = DefaultClock> {
+    cell: Cell,
+    clock: C,
+    layout: Layout,
+    node: Node,
+    options: Options,
+    node_bits: u64,
+    seq_cap: u64,
+    stride: u64,
+    roll_bits: u32,
+    roll_shift: u32,
+    drift_ticks: u64,
+    max_tick: u64,
+    counters: Counters,
+    #[cfg(all(feature = "std", unix))]
+    fork_generation: u64,
+}
+
+impl<C: Clock> core::fmt::Debug for Generator<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Generator({}, node=", self.layout)?;
+        let mut sep = "";
+        for (name, v) in self.layout.node_values(&self.node) {
+            write!(f, "{sep}{name}={v}")?;
+            sep = ",";
+        }
+        write!(f, ", {})", self.options)
+    }
+}
+
+#[cfg(feature = "std")]
+impl Generator<DefaultClock> {
+    /// A generator on the process's monotonic clock. Every generator of this process with the
+    /// same layout and node values shares one state, so making "a new generator per request"
+    /// cannot repeat an ID.
+    pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
+        Generator::with_clock(layout, node, options, DefaultClock::default())
+    }
+}
+
+impl<C: Clock> Generator<C> {
+    /// A generator with its own state and `clock`: for tests, replays and traces. It shares
+    /// nothing, so two isolated generators with the same node values *can* issue the same IDs.
+    pub fn isolated(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+        let mut g = Generator::build(layout, node, options, clock)?;
+        g.cell = Cell::default();
+        Ok(g)
+    }
+
+    /// Like [`Generator::new`] (the state is shared with every generator of this process with
+    /// the same layout and node values) but reading `clock`.
+    #[cfg(feature = "std")]
+    pub fn with_clock(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+        let mut g = Generator::build(layout, node, options, clock)?;
+        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
+        g.cell = crate::registry::state_for(layout, &node, roll)?;
+        Ok(g)
+    }
+
+    fn build(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+        let seq = layout.sequence();
+        let seq_cap = layout.capacity_per_tick();
+        if let SequenceStart::Spread(k) = options.sequence_start {
+            if k == 0 || k > seq_cap {
+                return Err(Error::ValueRange {
+                    name: Name::snippet("sequence_start spread"),
+                    value: k,
+                    max: seq_cap,
+                });
+            }
+        }
+        for (i, f) in layout.node_fields() {
+            if node.get(i) > f.max() {
+                return Err(Error::ValueRange { name: Name::snippet(f.name()), value: node.get(i), max: f.max() });
+            }
+        }
+        let (mut roll_bits, mut roll_shift) = (0, 0);
+        if let Some(r) = options.rollover {
+            let (i, f) = layout.field(r.as_str()).ok_or(Error::UnknownField { name: r })?;
+            if f.kind() != FieldKind::Node {
+                return Err(Error::NotANodeField { name: r });
+            }
+            if node.get(i) != 0 {
+                return Err(Error::BadOption {
+                    name: r,
+                    reason: "the rollover field is set by the generator: give it no node value",
+                });
+            }
+            roll_bits = u32::from(f.bits());
+            roll_shift = u32::from(f.shift());
+        }
+        Ok(Generator {
+            cell: Cell::default(),
+            clock,
+            layout: *layout,
+            node,
+            options,
+            node_bits: layout.node_bits(&node),
+            seq_cap,
+            stride: 1 << seq.shift(),
+            roll_bits,
+            roll_shift,
+            drift_ticks: options.max_drift_ms / layout.tick_ms(),
+            max_tick: layout.max_tick(),
+            counters: Counters::default(),
+            #[cfg(all(feature = "std", unix))]
+            fork_generation: crate::registry::fork_generation(),
+        })
+    }
+
+    /// The layout.
+    pub const fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// The node values.
+    pub const fn node(&self) -> &Node {
+        &self.node
+    }
+    /// The options.
+    pub const fn options(&self) -> &Options {
+        &self.options
+    }
+    /// The clock.
+    pub const fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    #[inline]
+    fn unpack(&self, w: u64) -> (u64, u64, u64) {
+        let sb = self.seq_shift_in_state();
+        let rb = self.roll_bits;
+        let s = w & (self.seq_cap - 1);
+        let r = if rb == 0 { 0 } else { (w >> sb) & ((1 << rb) - 1) };
+        let l = if sb + rb >= 64 { 0 } else { w >> (sb + rb) };
+        (l, r, s)
+    }
+
+    #[inline]
+    fn pack(&self, l: u64, r: u64, s: u64) -> u64 {
+        let sb = self.seq_shift_in_state();
+        let rb = self.roll_bits;
+        let l = if sb + rb >= 64 { 0 } else { l << (sb + rb) };
+        l | (r << sb) | s
+    }
+
+    #[inline]
+    fn seq_shift_in_state(&self) -> u32 {
+        self.seq_cap.trailing_zeros()
+    }
+
+    #[inline]
+    fn start(&self, tick: u64) -> u64 {
+        self.options.sequence_start.start(tick)
+    }
+
+    /// One compare-and-swap: takes up to `want` slots at clock tick `t`. Returns the tick, the
+    /// rollover value, the first sequence number and the count.
+    #[inline]
+    fn take(&self, t: u64, want: u64, allow_ahead: bool) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
+        let cell: &AtomicU64 = &self.cell;
+        let mut cur = cell.load(Ordering::Acquire);
+        loop {
+            let (l, r, s) = self.unpack(cur);
+            let (tick, roll, seq) = if t > l {
+                (t, r, self.start(t))
+            } else if t == l {
+                (l, r, s.max(self.start(l)))
+            } else {
+                let ahead = l - t;
+                // A carry out of a full tick leaves s == 0 one tick past the allowance.
+                let exhausted = s == 0 && ahead == self.drift_ticks + 1;
+                if allow_ahead && ahead <= self.drift_ticks {
+                    (l, r, s.max(self.start(l)))
+                } else if allow_ahead && !exhausted && self.roll_bits > 0 && r < (1 << self.roll_bits) - 1 {
+                    (t, r + 1, self.start(t))
+                } else {
+                    let until_tick = if allow_ahead { l - self.drift_ticks } else { l };
+                    return Err(Blocked::Wait { until_tick, logical_tick: l, exhausted });
+                }
+            };
+            let room = if tick == self.max_tick { self.seq_cap - 1 } else { self.seq_cap };
+            if seq >= room {
+                return Err(Blocked::End);
+            }
+            let n = want.min(room - seq);
+            let next = if seq + n == self.seq_cap { self.pack(tick + 1, roll, 0) } else { self.pack(tick, roll, seq + n) };
+            match cell.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    if roll != r {
+                        self.counters.rollovers.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Ok((tick, roll, seq, n));
+                }
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    #[inline]
+    fn check_fork(&self) -> Result<()> {
+        #[cfg(all(feature = "std", unix))]
+        if self.fork_generation != crate::registry::fork_generation() {
+            return Err(Error::Forked);
+        }
+        Ok(())
+    }
+
+    /// Takes up to `want` IDs at clock reading `now_ms`; waits for `clock` until `deadline_ms`.
+    #[inline]
+    fn block_at(&self, mut now_ms: u64, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
+        self.check_fork()?;
+        let deadline = now_ms.saturating_add(max_wait_ms);
+        loop {
+            let t = self.layout.tick_of(now_ms)?;
+            match self.take(t, want, true) {
+                Ok((tick, roll, seq, count)) => {
+                    self.counters.issued.fetch_add(count, Ordering::Relaxed);
+                    let first = self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
+                    return Ok(Block { first, count, stride: self.stride });
+                }
+                Err(Blocked::End) => {
+                    return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
+                }
+                Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
+                    let target = self.layout.unix_ms_of(until_tick);
+                    if !exhausted {
+                        self.counters.clock_behind.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if !wait || target > deadline {
+                        let retry_after_ms = target.saturating_sub(now_ms);
+                        return Err(if exhausted {
+                            Error::SequenceExhausted { retry_after_ms }
+                        } else {
+                            let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
+                            Error::ClockBehind { behind_ms, retry_after_ms }
+                        });
+                    }
+                    self.clock.wait_until_ms(target);
+                    let after = self.clock.now_ms();
+                    self.counters.waits.fetch_add(1, Ordering::Relaxed);
+                    self.counters.waited_ms.fetch_add(after.saturating_sub(now_ms), Ordering::Relaxed);
+                    now_ms = after;
+                }
+            }
+        }
+    }
+
+    /// The next ID. Waits for the clock (at most `max_wait_ms`) when the tick is full or the
+    /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
+    #[inline]
+    pub fn next_id(&self) -> Result<u64> {
+        self.block_at(self.clock.now_ms(), 1, self.options.max_wait_ms, true).map(|b| b.first)
+    }
+
+    /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
+    #[inline]
+    pub fn try_next_id(&self) -> Result<u64> {
+        self.block_at(self.clock.now_ms(), 1, 0, false).map(|b| b.first)
+    }
+
+    /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
+    /// shared test vectors run). Never waits: where the clock would have to move, it fails.
+    #[inline]
+    pub fn next_id_at(&self, unix_ms: u64) -> Result<u64> {
+        self.block_at(unix_ms, 1, 0, false).map(|b| b.first)
+    }
+
+    /// Up to `n` IDs of one tick, taken with one compare-and-swap (at least one; fewer than
+    /// `n` when the tick has less room). Waits like [`Generator::next_id`].
+    pub fn reserve(&self, n: u64) -> Result<Block> {
+        if n == 0 {
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+        }
+        self.block_at(self.clock.now_ms(), n, self.options.max_wait_ms, true)
+    }
+
+    /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
+    pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
+        if n == 0 {
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+        }
+        self.block_at(unix_ms, n, 0, false)
+    }
+
+    /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick. Waits like
+    /// [`Generator::next_id`], for each tick. On error, the IDs already written are valid and
+    /// unique; the rest of `out` is unspecified.
+    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
+        let mut done = 0;
+        while done < out.len() {
+            let want = (out.len() - done) as u64;
+            let block = self.block_at(self.clock.now_ms(), want, self.options.max_wait_ms, true)?;
+            done += block.fill(&mut out[done..]);
+        }
+        Ok(())
+    }
+
+    /// Takes the rest of the current tick without running ahead of the clock: `None` when the
+    /// tick has no room left (or the state is ahead of the clock). For [`crate::Pool`].
+    pub fn reserve_rest_of_tick(&self) -> Result<Option<Block>> {
+        self.check_fork()?;
+        let now_ms = self.clock.now_ms();
+        let t = self.layout.tick_of(now_ms)?;
+        match self.take(t, u64::MAX, false) {
+            Ok((tick, roll, seq, count)) => {
+                self.counters.issued.fetch_add(count, Ordering::Relaxed);
+                let first = self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
+                Ok(Some(Block { first, count, stride: self.stride }))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// What this generator has done, and how far ahead of the clock its state is.
+    pub fn stats(&self) -> Stats {
+        let c = &self.counters;
+        let (l, _, _) = self.unpack(self.cell.load(Ordering::Acquire));
+        let now_tick = self.layout.tick_of(self.clock.now_ms()).unwrap_or(0);
+        Stats {
+            issued: c.issued.load(Ordering::Relaxed),
+            waits: c.waits.load(Ordering::Relaxed),
+            waited_ms: c.waited_ms.load(Ordering::Relaxed),
+            clock_behind: c.clock_behind.load(Ordering::Relaxed),
+            rollovers: c.rollovers.load(Ordering::Relaxed),
+            drift_ms: l.saturating_sub(now_tick) * self.layout.tick_ms(),
+        }
+    }
+}

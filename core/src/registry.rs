@@ -1,0 +1,110 @@
+//! The in-process registry of generator states, and fork detection.
+//!
+//! Two generators with the same layout and node values draw from one state word, so that
+//! "a new generator per request" cannot repeat an ID. The registry keeps states for the life
+//! of the process: a state dropped and made anew could repeat IDs if the clock had gone back
+//! in between.
+//!
+//! A child of `fork()` gets a copy of the parent's memory, generators included; issuing from
+//! the copy would repeat the parent's IDs. A `pthread_atfork` child handler bumps the fork
+//! generation; a generator made in another generation refuses to issue, and the registry
+//! forgets the parent's states. The registry's lock is taken around `fork()` (prepare/parent/
+//! child handlers) so that a child never inherits it held.
+
+use crate::error::{Error, Result};
+use crate::layout::{Layout, Node};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Once};
+
+struct Entry {
+    layout: Layout,
+    node: Node,
+    rollover: Option<usize>,
+    generation: u64,
+    cell: Arc<AtomicU64>,
+}
+
+/// A spin lock, because the atfork handlers must take it in one function and release it in
+/// another; it guards a few pointer-sized operations.
+struct Registry {
+    locked: AtomicBool,
+    entries: UnsafeCell<Vec<Entry>>,
+}
+
+// SAFETY: `entries` is only touched while `locked` is held.
+unsafe impl Sync for Registry {}
+
+static REGISTRY: Registry = Registry { locked: AtomicBool::new(false), entries: UnsafeCell::new(Vec::new()) };
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+static ATFORK: Once = Once::new();
+
+impl Registry {
+    fn lock(&self) {
+        while self.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+            std::hint::spin_loop();
+        }
+    }
+    fn unlock(&self) {
+        self.locked.store(false, Ordering::Release);
+    }
+}
+
+#[cfg(unix)]
+extern "C" fn prepare() {
+    REGISTRY.lock();
+}
+#[cfg(unix)]
+extern "C" fn parent() {
+    REGISTRY.unlock();
+}
+#[cfg(unix)]
+extern "C" fn child() {
+    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+    REGISTRY.unlock();
+}
+
+fn install_atfork() {
+    #[cfg(unix)]
+    ATFORK.call_once(|| {
+        // SAFETY: the handlers are `extern "C"` functions that live as long as the process.
+        unsafe {
+            libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
+        }
+    });
+}
+
+/// How many times this process's ancestry has forked since the library was loaded (0 in
+/// the first process).
+#[inline]
+pub(crate) fn fork_generation() -> u64 {
+    install_atfork();
+    FORK_GENERATION.load(Ordering::Relaxed)
+}
+
+/// The state shared by every generator of this process with `layout` and `node` (the
+/// rollover field's value aside).
+pub(crate) fn state_for(layout: &Layout, node: &Node, rollover: Option<usize>) -> Result<Arc<AtomicU64>> {
+    let generation = fork_generation();
+    REGISTRY.lock();
+    // SAFETY: the lock is held until `unlock` below.
+    let entries = unsafe { &mut *REGISTRY.entries.get() };
+    entries.retain(|e| e.generation == generation);
+    let same = |e: &Entry| {
+        e.layout == *layout
+            && layout
+                .node_fields()
+                .all(|(i, _)| Some(i) == rollover || Some(i) == e.rollover || e.node.get(i) == node.get(i))
+    };
+    let result = match entries.iter().find(|e| same(e)) {
+        Some(e) if e.rollover == rollover => Ok(e.cell.clone()),
+        Some(_) => Err(Error::Conflict),
+        None => {
+            let cell = Arc::new(AtomicU64::new(0));
+            entries.push(Entry { layout: *layout, node: *node, rollover, generation, cell: cell.clone() });
+            Ok(cell)
+        }
+    };
+    REGISTRY.unlock();
+    result
+}

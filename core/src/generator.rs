@@ -164,7 +164,7 @@ impl<C: Clock> core::fmt::Debug for Generator<C> {
 impl Generator<DefaultClock> {
     /// A generator on the process's monotonic clock. Every generator of this process with the
     /// same layout and node values shares one state, so making "a new generator per request"
-    /// cannot repeat an ID.
+    /// cannot repeat an ID (unless `options.isolated`).
     pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
         Generator::with_clock(layout, node, options, DefaultClock::default())
     }
@@ -180,10 +180,13 @@ impl<C: Clock> Generator<C> {
     }
 
     /// Like [`Generator::new`] (the state is shared with every generator of this process with
-    /// the same layout and node values) but reading `clock`.
+    /// the same layout and node values, unless `options.isolated`) but reading `clock`.
     #[cfg(feature = "std")]
     pub fn with_clock(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
         let mut g = Generator::build(layout, node, options, clock)?;
+        if options.isolated {
+            return Ok(g);
+        }
         let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
         g.cell = crate::registry::state_for(layout, &node, roll)?;
         Ok(g)

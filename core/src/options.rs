@@ -49,6 +49,11 @@ pub struct Options {
     /// A node field that the generator bumps, instead of waiting, when the clock goes back
     /// by more than `max_drift_ms`.
     pub rollover: Option<Name>,
+    /// Give the generator a state of its own instead of the one every generator of this
+    /// process with the same layout and node values shares: for tests and replays of
+    /// [`crate::Generator::next_id_at`] traces. Two isolated generators with the same node
+    /// values can issue the same IDs.
+    pub isolated: bool,
 }
 
 impl Default for Options {
@@ -75,14 +80,15 @@ impl Options {
         max_wait_ms: 1000,
         sequence_start: SequenceStart::Zero,
         rollover: None,
+        isolated: false,
     };
 
     /// Parses `key=value` pairs separated by `;` (empty text: the defaults). The keys:
     /// `max_drift_ms`, `max_wait_ms`, `sequence_start` (`zero` or `spread:K`), `rollover`
-    /// (a node field name).
+    /// (a node field name), `isolated` (`true` or `false`).
     pub fn parse(spec: &str) -> Result<Options> {
         let mut o = Options::DEFAULT;
-        let mut seen = [false; 4];
+        let mut seen = [false; 5];
         for item in spec.split(';').map(str::trim).filter(|s| !s.is_empty()) {
             let (key, value) = item
                 .split_once('=')
@@ -93,7 +99,13 @@ impl Options {
                 "max_wait_ms" => 1,
                 "sequence_start" => 2,
                 "rollover" => 3,
-                _ => return Err(bad(key, "unknown option (max_drift_ms, max_wait_ms, sequence_start, rollover)")),
+                "isolated" => 4,
+                _ => {
+                    return Err(bad(
+                        key,
+                        "unknown option (max_drift_ms, max_wait_ms, sequence_start, rollover, isolated)",
+                    ))
+                }
             };
             if core::mem::replace(&mut seen[slot], true) {
                 return Err(bad(key, "the option is given twice"));
@@ -102,6 +114,13 @@ impl Options {
                 0 => o.max_drift_ms = number(key, value)?,
                 1 => o.max_wait_ms = number(key, value)?,
                 2 => o.sequence_start = Options::parse_sequence_start(value)?,
+                4 => {
+                    o.isolated = match value {
+                        "true" | "1" => true,
+                        "false" | "0" => false,
+                        _ => return Err(bad(key, "isolated is `true` or `false`")),
+                    }
+                }
                 _ => {
                     if !Name::is_valid_field_name(value) {
                         return Err(bad(value, "rollover names a node field of the layout"));
@@ -146,6 +165,9 @@ impl fmt::Display for Options {
         )?;
         if let Some(r) = &self.rollover {
             write!(f, ";rollover={r}")?;
+        }
+        if self.isolated {
+            f.write_str(";isolated=true")?;
         }
         Ok(())
     }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every test prerequisite on a fresh Debian 12 machine that has Rust, Python 3.11,
+# Node 20 and gcc. Idempotent: a second run installs nothing new.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+
+# --- apt ------------------------------------------------------------------------------------
+APT_PACKAGES=(php8.2-cli redis-server cmake pkg-config valgrind faketime)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+fi
+
+# --- Rust components ------------------------------------------------------------------------
+rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
+
+# --- Python: a virtualenv for the binding's tests --------------------------------------------
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/pip install -q --upgrade pip
+.venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10"
+
+# --- Node -------------------------------------------------------------------------------------
+if [ -f bindings-node/package.json ]; then
+  (cd bindings-node && npm install --no-audit --no-fund --loglevel=error)
+fi

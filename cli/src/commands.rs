@@ -8,11 +8,12 @@ use snowflake_core::{
     PRESETS,
 };
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 /// IDs asked of the generator at once: large enough that a call per tick is all it costs,
-/// small enough (512 KiB) that output starts at once.
-const CHUNK: usize = 1 << 16;
+/// small enough (128 KiB) that output starts at once.
+const CHUNK: usize = 1 << 14;
 
 fn stdout() -> BufWriter<io::StdoutLock<'static>> {
     BufWriter::with_capacity(1 << 16, io::stdout().lock())
@@ -54,32 +55,77 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
         ..Options::DEFAULT
     };
     let generator = Generator::new(&layout, node, options)?;
+    let count = args.count;
 
-    let mut out = stdout();
-    let mut buf = vec![0u64; (args.count.min(CHUNK as u64)) as usize];
-    let mut left = args.count;
-    let mut last_issued = None;
-    let result = (|| -> Result<(), Failure> {
-        while left > 0 {
-            let ids = &mut buf[..left.min(CHUNK as u64) as usize];
-            generator.next_ids(ids)?;
-            last_issued = ids.last().copied();
-            for &id in ids.iter() {
-                match format {
-                    Format::Encoded(e) => out.write_all(encode(id, e, false).as_bytes())?,
-                    Format::Json => output::write_json(&mut out, &layout, &layout.decode(id)?)?,
+    // The generator runs on its own thread, a chunk ahead of the formatting: on a layout
+    // whose capacity is the limit it spends most of its time waiting for the next tick,
+    // and the formatting of the previous chunk fits in those waits.
+    let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<u64>, Error>>(2);
+    let (empty_tx, empty_rx) = mpsc::channel::<Vec<u64>>();
+    let (last_issued, result) = std::thread::scope(|scope| {
+        let producer = scope.spawn(move || {
+            let mut last_issued = None;
+            let mut left = count;
+            while left > 0 {
+                let mut ids = empty_rx.try_recv().unwrap_or_default();
+                ids.resize(left.min(CHUNK as u64) as usize, 0);
+                let issued = generator.next_ids(&mut ids);
+                if issued.is_ok() {
+                    last_issued = ids.last().copied();
+                    left -= ids.len() as u64;
                 }
-                out.write_all(b"\n")?;
+                let failed = issued.is_err();
+                // A closed channel: the output side has stopped (a closed pipe, an error).
+                if full_tx.send(issued.map(|()| ids)).is_err() || failed {
+                    break;
+                }
             }
-            left -= ids.len() as u64;
-        }
-        out.flush()?;
-        Ok(())
-    })();
+            last_issued
+        });
+        let result = write_ids(full_rx, &empty_tx, &layout, format);
+        (producer.join().unwrap_or(None), result)
+    });
     if let Some(id) = last_issued {
         wait_past_tick_of(&layout, id, &options);
     }
     result
+}
+
+fn write_ids(
+    chunks: mpsc::Receiver<Result<Vec<u64>, Error>>,
+    recycle: &mpsc::Sender<Vec<u64>>,
+    layout: &Layout,
+    format: Format,
+) -> Result<(), Failure> {
+    let mut out = stdout();
+    let mut json = output::JsonWriter::new(layout);
+    for chunk in chunks {
+        let ids = chunk?;
+        match format {
+            Format::Encoded(Encoding::Decimal) => {
+                for &id in &ids {
+                    // std's integer formatting: two digits per step, no division by a
+                    // runtime base.
+                    writeln!(out, "{id}")?;
+                }
+            }
+            Format::Encoded(e) => {
+                for &id in &ids {
+                    out.write_all(encode(id, e, false).as_bytes())?;
+                    out.write_all(b"\n")?;
+                }
+            }
+            Format::Json => {
+                for &id in &ids {
+                    json.write(&mut out, &layout.decode(id)?)?;
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+        let _ = recycle.send(ids);
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// Returns once the wall clock has left the tick of `id`, so that the next `snowflake next`
@@ -153,10 +199,11 @@ pub fn decode(args: &DecodeArgs) -> Result<(), Failure> {
     }
 
     let mut out = stdout();
+    let mut json = output::JsonWriter::new(&layout);
     for (i, &id) in ids.iter().enumerate() {
         let parts = layout.decode(id)?;
         if args.json {
-            output::write_json(&mut out, &layout, &parts)?;
+            json.write(&mut out, &parts)?;
             out.write_all(b"\n")?;
         } else if args.explain {
             if i > 0 {

@@ -31,26 +31,45 @@ pub fn grouped(n: u64) -> String {
     out
 }
 
-/// One decoded ID as a JSON object on one line (no newline), e.g.
+/// Writes decoded IDs as JSON objects on one line (no newline), e.g.
 /// `{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","sequence":7,"fields":{"worker":1,"process":0}}`.
 /// The ID is a string so that JavaScript reads it without rounding; a time past 9999 is `null`.
-pub fn write_json(out: &mut impl Write, layout: &Layout, parts: &Parts) -> io::Result<()> {
-    write!(
-        out,
-        "{{\"id\":\"{}\",\"unix_ms\":{},\"time\":",
-        parts.id, parts.unix_ms
-    )?;
-    let mut buf = [0u8; RFC3339_LEN];
-    match format_rfc3339(parts.unix_ms, &mut buf) {
-        Some(s) => write!(out, "\"{s}\"")?,
-        None => out.write_all(b"null")?,
+/// Consecutive IDs mostly share a tick, so the time text is kept from one to the next.
+pub struct JsonWriter<'a> {
+    layout: &'a Layout,
+    unix_ms: Option<u64>,
+    time: String,
+}
+
+impl<'a> JsonWriter<'a> {
+    pub fn new(layout: &'a Layout) -> Self {
+        JsonWriter {
+            layout,
+            unix_ms: None,
+            time: String::new(),
+        }
     }
-    write!(out, ",\"sequence\":{},\"fields\":{{", parts.sequence)?;
-    for (i, (name, value)) in layout.node_values(&parts.node).enumerate() {
-        let comma = if i == 0 { "" } else { "," };
-        write!(out, "{comma}\"{name}\":{value}")?;
+
+    pub fn write(&mut self, out: &mut impl Write, parts: &Parts) -> io::Result<()> {
+        if self.unix_ms != Some(parts.unix_ms) {
+            let mut buf = [0u8; RFC3339_LEN];
+            self.time = match format_rfc3339(parts.unix_ms, &mut buf) {
+                Some(s) => format!("\"{s}\""),
+                None => "null".to_string(),
+            };
+            self.unix_ms = Some(parts.unix_ms);
+        }
+        write!(
+            out,
+            "{{\"id\":\"{}\",\"unix_ms\":{},\"time\":{},\"sequence\":{},\"fields\":{{",
+            parts.id, parts.unix_ms, self.time, parts.sequence
+        )?;
+        for (i, (name, value)) in self.layout.node_values(&parts.node).enumerate() {
+            let comma = if i == 0 { "" } else { "," };
+            write!(out, "{comma}\"{name}\":{value}")?;
+        }
+        out.write_all(b"}}")
     }
-    out.write_all(b"}}")
 }
 
 /// One decoded ID as a line of text (no newline), fields in the layout's order:

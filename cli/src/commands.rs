@@ -69,14 +69,29 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
             while left > 0 {
                 let mut ids = empty_rx.try_recv().unwrap_or_default();
                 ids.resize(left.min(CHUNK as u64) as usize, 0);
-                let issued = generator.next_ids(&mut ids);
-                if issued.is_ok() {
-                    last_issued = ids.last().copied();
-                    left -= ids.len() as u64;
+                // Block by block (what next_ids does), so that when the generator fails
+                // (max_wait_ms=0 and a full tick, say) the IDs issued before are printed.
+                let (mut done, mut failure) = (0, None);
+                while done < ids.len() {
+                    match generator.reserve((ids.len() - done) as u64) {
+                        Ok(block) => done += block.fill(&mut ids[done..]),
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
                 }
-                let failed = issued.is_err();
-                // A closed channel: the output side has stopped (a closed pipe, an error).
-                if full_tx.send(issued.map(|()| ids)).is_err() || failed {
+                ids.truncate(done);
+                if done > 0 {
+                    last_issued = ids.last().copied();
+                    left -= done as u64;
+                    // A closed channel: the output side has stopped (a closed pipe, an error).
+                    if full_tx.send(Ok(ids)).is_err() {
+                        break;
+                    }
+                }
+                if let Some(e) = failure {
+                    let _ = full_tx.send(Err(e));
                     break;
                 }
             }

@@ -148,6 +148,29 @@ fn next_honours_layout_node_and_options() {
 }
 
 #[test]
+fn a_generator_that_may_not_wait_prints_what_it_issued_then_fails_with_status_1() {
+    // max_wait_ms=0: the first full tick ends the run (10M IDs cannot all fit in ticks that
+    // come along exactly when asked).
+    let out = snowflake(&["next", "-n", "10000000", "--max-wait-ms", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with(
+            "snowflake: error: every sequence number of the current tick is taken; retry in"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1);
+    let ids: Vec<u64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert!(!ids.is_empty() && ids.len() < 10_000_000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
 fn back_to_back_runs_never_repeat_an_id() {
     // Each run is a new process with a new generator state; `next` waits out its last tick
     // before it exits, so the next run starts in a later one.

@@ -59,25 +59,31 @@ fn abbreviation(name: &str) -> &str {
     }
 }
 
-/// The longest of `name (bits)`, `name(bits)`, `abbr(bits)`, `name`, `abbr` that fits `width`.
-fn label(seg: &Segment, width: usize) -> (String, bool) {
+/// The first of `name (bits)`, `name(bits)`, `name`, `abbr(bits)`, `abbr` that fits `width`
+/// (else as much of `abbr` as fits), and the short name used, if any, for the legend.
+fn label<'a>(seg: &Segment<'a>, width: usize) -> (String, Option<(String, &'a str)>) {
     if seg.unused {
-        return ("0".repeat(width), false);
+        let text = [format!("unused ({})", seg.bits), "unused".to_string()]
+            .into_iter()
+            .find(|t| t.len() <= width)
+            .unwrap_or_else(|| "0".repeat(width));
+        return (text, None);
     }
     let abbr = abbreviation(seg.name);
     let candidates = [
         (format!("{} ({})", seg.name, seg.bits), false),
         (format!("{}({})", seg.name, seg.bits), false),
-        (format!("{abbr}({})", seg.bits), true),
         (seg.name.to_string(), false),
+        (format!("{abbr}({})", seg.bits), true),
         (abbr.to_string(), true),
     ];
-    for (text, abbreviated) in candidates {
+    for (text, short) in candidates {
         if text.len() <= width {
-            return (text, abbreviated && abbr != seg.name);
+            return (text, short.then(|| (abbr.to_string(), seg.name)));
         }
     }
-    (abbr.chars().take(width).collect(), true)
+    let cut: String = abbr.chars().take(width).collect();
+    (cut.clone(), Some((cut, seg.name)))
 }
 
 fn centered(text: &str, width: usize) -> String {
@@ -153,9 +159,11 @@ pub fn draw(layout: &Layout, id: Option<u64>, indent: &str) -> String {
     let mut abbreviated = Vec::new();
     lines.push(row(segs.iter().map(|s| {
         let (text, short) = label(s, s.bits as usize);
-        let legend = format!("{} = {}", abbreviation(s.name), s.name);
-        if short && !abbreviated.contains(&legend) {
-            abbreviated.push(legend);
+        if let Some((short, name)) = short {
+            let legend = format!("{short} = {name}");
+            if !abbreviated.contains(&legend) {
+                abbreviated.push(legend);
+            }
         }
         centered(&text, s.bits as usize)
     })));
@@ -215,6 +223,7 @@ pub fn field_table(layout: &Layout, id: u64, indent: &str) -> String {
             FieldKind::Time => {
                 let unit = match layout.tick_ms() {
                     1 => "ms".to_string(),
+                    ms if ms % 1000 == 0 => format!("ticks of {} s", ms / 1000),
                     ms => format!("ticks of {ms} ms"),
                 };
                 let unix_ms = layout.unix_ms_of(value);
@@ -229,9 +238,12 @@ pub fn field_table(layout: &Layout, id: u64, indent: &str) -> String {
             FieldKind::Sequence => format!("{value} (of 0..{} in the tick)", f.max()),
             FieldKind::Node => format!("{value} (of 0..{})", f.max()),
         };
-        let bits = format!("{}-{}", f.shift() + f.bits() - 1, f.shift());
+        let bits = match f.bits() {
+            1 => format!("bit  {}", f.shift()),
+            _ => format!("bits {}-{}", f.shift() + f.bits() - 1, f.shift()),
+        };
         out.push_str(&format!(
-            "{indent}{:<width$}  bits {bits:<5}  {meaning}\n",
+            "{indent}{:<width$}  {bits:<10}  {meaning}\n",
             f.name()
         ));
     }
@@ -265,27 +277,50 @@ mod tests {
             shift: 17,
             unused: false,
         };
-        assert_eq!(label(&seg, 5), ("dc(5)".to_string(), true));
+        assert_eq!(
+            label(&seg, 5),
+            ("dc(5)".to_string(), Some(("dc".to_string(), "datacenter")))
+        );
         let seg = Segment {
             name: "time",
             bits: 41,
             shift: 22,
             unused: false,
         };
-        assert_eq!(label(&seg, 41), ("time (41)".to_string(), false));
+        assert_eq!(label(&seg, 41), ("time (41)".to_string(), None));
+        let seg = Segment {
+            name: "sequence",
+            bits: 10,
+            shift: 0,
+            unused: false,
+        };
+        assert_eq!(label(&seg, 10), ("sequence".to_string(), None));
         let seg = Segment {
             name: "platform",
             bits: 3,
             shift: 22,
             unused: false,
         };
-        assert_eq!(label(&seg, 3), ("pf".to_string(), true));
+        assert_eq!(
+            label(&seg, 3),
+            ("pf".to_string(), Some(("pf".to_string(), "platform")))
+        );
         let seg = Segment {
-            name: "x",
+            name: "sequence",
             bits: 1,
             shift: 0,
             unused: false,
         };
-        assert_eq!(label(&seg, 1), ("x".to_string(), false));
+        assert_eq!(
+            label(&seg, 1),
+            ("s".to_string(), Some(("s".to_string(), "sequence")))
+        );
+        let seg = Segment {
+            name: "",
+            bits: 20,
+            shift: 44,
+            unused: true,
+        };
+        assert_eq!(label(&seg, 20).0, "unused (20)");
     }
 }

@@ -301,7 +301,10 @@ fn layouts_lists_every_preset_with_capacity_last_instant_and_diagram() {
         "  last      2080-07-10T17:30:30.208Z",
         "  63 62                                     22 21 17 16 12 11         0",
         "  |0|                time (41)                |dc(5)|wk(5)|sequence(12)|",
-        "  |               time (39)               |pf | area (11) |ap(5)|seq(6)|",
+        "  |               time (39)               |pf | area (11) | app |seq(6)|",
+        "  pf = platform, seq = sequence",
+        "  +-+---------------------------------------+--------+----------------+",
+        "  |0|               time (39)               |sequence|  machine (16)  |",
     ] {
         assert!(
             text.lines().any(|l| l == expected),

@@ -4,8 +4,8 @@
 use crate::output::{self, grouped};
 use crate::{diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs};
 use snowflake_core::{
-    decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, Options, SystemClock,
-    PRESETS,
+    decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
+    SystemClock, PRESETS,
 };
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::sync::mpsc;
@@ -349,28 +349,50 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     out.flush()?;
 
     let generator = Generator::new(&layout, layout.node(&[])?, options)?;
-    let start = Instant::now();
-    let mut issued = 0u64;
+    let start = start_of_next_tick(&layout)?;
+    let (mut issued, mut last) = (0u64, 0u64);
     while start.elapsed() < duration {
         for _ in 0..1024 {
-            std::hint::black_box(generator.next_id()?);
+            last = std::hint::black_box(generator.next_id()?);
         }
         issued += 1024;
     }
-    report(&mut out, "next_id", issued, start.elapsed(), capacity)?;
+    report(
+        &mut out,
+        "next_id",
+        issued,
+        until_end_of_tick(&layout, last, start),
+        capacity,
+    )?;
 
     let generator = Generator::new(&layout, layout.node(&[])?, options)?;
     let mut buf = vec![0u64; CHUNK];
-    let start = Instant::now();
+    let start = start_of_next_tick(&layout)?;
     let mut issued = 0u64;
     while start.elapsed() < duration {
         generator.next_ids(&mut buf)?;
         std::hint::black_box(&buf);
         issued += buf.len() as u64;
     }
-    report(&mut out, "next_ids", issued, start.elapsed(), capacity)?;
+    let took = until_end_of_tick(&layout, buf[CHUNK - 1], start);
+    report(&mut out, "next_ids", issued, took, capacity)?;
     out.flush()?;
     Ok(())
+}
+
+/// Measurements span whole ticks: they start when a tick starts and end when the tick of the
+/// last ID ends. Otherwise a run that issues a whole tick early and stops before the tick is
+/// over would report more than the layout's capacity.
+fn start_of_next_tick(layout: &Layout) -> Result<Instant, Failure> {
+    let clock = MonotonicClock;
+    let tick = layout.tick_of(clock.now_ms())?;
+    clock.wait_until_ms(layout.unix_ms_of(tick + 1));
+    Ok(Instant::now())
+}
+
+fn until_end_of_tick(layout: &Layout, last_id: u64, start: Instant) -> Duration {
+    MonotonicClock.wait_until_ms(layout.unix_ms_of(layout.time().get(last_id) + 1));
+    start.elapsed()
 }
 
 fn report(

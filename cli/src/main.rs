@@ -205,19 +205,31 @@ fn error_line(message: &str) {
     let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
 }
 
+const SUBCOMMANDS: [&str; 5] = ["next", "decode", "layouts", "bounds", "bench"];
+
 /// Clap's usage errors, folded into the one-line form of every other error.
 fn usage_error(e: &clap::Error) -> String {
     let text = e.render().to_string();
     let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("invalid arguments");
     let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
-    for line in lines {
-        if line.starts_with("[possible values") || line.starts_with("tip:") {
-            message.push_str("; ");
-            message.push_str(line.trim_start_matches('[').trim_end_matches(']'));
-        }
+    // What follows the first line: the missing arguments, possible values, a tip; then the
+    // usage and a pointer to --help, which the pointer below replaces.
+    let details: Vec<&str> = lines
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(|l| l.trim_start_matches('[').trim_end_matches(']'))
+        .collect();
+    if !details.is_empty() {
+        message.push_str(if message.ends_with(':') { " " } else { "; " });
+        message.push_str(&details.join("; "));
     }
-    message.push_str(" (see `snowflake --help`)");
+    let command = std::env::args()
+        .nth(1)
+        .filter(|c| SUBCOMMANDS.contains(&c.as_str()));
+    match command {
+        Some(c) => message.push_str(&format!(" (see `snowflake {c} --help`)")),
+        None => message.push_str(" (see `snowflake --help`)"),
+    }
     message
 }
 

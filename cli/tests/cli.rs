@@ -458,6 +458,12 @@ fn errors_carry_cores_message() {
         String::from_utf8(out.stderr).unwrap(),
         "snowflake: error: worker = 32 is out of range: the largest allowed is 31\n"
     );
+    // Clap's usage errors, folded into one line that still names what is missing.
+    let out = snowflake(&["bounds"]);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "snowflake: error: the following required arguments were not provided: <TIME> (see `snowflake bounds --help`)\n"
+    );
     let out = snowflake(&["next", "--layout", "time:41,sequence:0"]);
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),

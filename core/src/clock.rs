@@ -58,7 +58,9 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock that reads `unix_ms`.
     pub const fn new(unix_ms: u64) -> ManualClock {
-        ManualClock { now: AtomicU64::new(unix_ms) }
+        ManualClock {
+            now: AtomicU64::new(unix_ms),
+        }
     }
     /// Sets the time (also backwards).
     pub fn set(&self, unix_ms: u64) {
@@ -87,7 +89,9 @@ mod std_clocks {
 
     fn system_ns() -> u64 {
         // A clock set before 1970 reads as 1970: the layout's epoch check then refuses it.
-        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
     }
 
     /// Waits until `now_ns() >= target_ms`: sleeps while more than 2 ms remain (a sleep

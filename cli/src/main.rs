@@ -39,6 +39,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    // DESIGN.md calls it "generate": both names work.
+    #[command(visible_alias = "generate")]
     Next(NextArgs),
     Decode(DecodeArgs),
     Layouts(LayoutsArgs),
@@ -108,7 +110,7 @@ pub struct DecodeArgs {
     /// Preset name or layout spec.
     #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
     pub layout: String,
-    /// One JSON object a line: {\"id\":\"…\",\"unix_ms\":…,\"time\":\"…\",\"sequence\":…,\"fields\":{…}}.
+    /// One JSON object a line: {"id":"…","unix_ms":…,"time":"…","sequence":…,"fields":{…}}.
     #[arg(long, conflicts_with = "explain")]
     pub json: bool,
     /// How the IDs are written: decimal, hex, base32, base36, base58, base62.

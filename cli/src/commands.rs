@@ -54,6 +54,17 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
         sequence_start: Options::parse_sequence_start(&args.sequence_start)?,
         ..Options::DEFAULT
     };
+    #[cfg(unix)]
+    let _lock = match crate::lock::acquire(&layout, &node) {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            let _ = writeln!(
+                io::stderr(),
+                "snowflake: warning: {e}; another run at the same time with the same node values could repeat IDs"
+            );
+            None
+        }
+    };
     let generator = Generator::new(&layout, node, options)?;
     let count = args.count;
 

@@ -10,6 +10,8 @@
 
 mod commands;
 mod diagram;
+#[cfg(unix)]
+mod lock;
 mod output;
 
 use clap::{Args, Parser, Subcommand};
@@ -50,9 +52,9 @@ enum Command {
 
 /// Print N new IDs, one a line.
 ///
-/// Two processes running at the same time must use different node values (that is what the
-/// node fields are for); runs one after another with the same node values never repeat an ID,
-/// because `next` returns only once the clock has left the last tick it issued from.
+/// Runs on one host with the same layout and node values never repeat an ID: they take turns
+/// (a lock file per layout and node values), and each returns only once the clock has left
+/// the last tick it issued from. Runs on different hosts need node values of their own.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:

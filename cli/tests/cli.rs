@@ -186,6 +186,41 @@ fn back_to_back_runs_never_repeat_an_id() {
 }
 
 #[test]
+fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
+    // Without the per-node run lock these would start in the same millisecond, each with a
+    // fresh state, and issue the same IDs.
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_snowflake"))
+                .args(["next", "-n", "20000", "--node", "worker=9"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Read every child's output at once: a run that holds the lock may be waiting for its
+    // reader.
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|child| std::thread::spawn(move || child.wait_with_output().unwrap()))
+        .collect();
+    let mut all = std::collections::HashSet::new();
+    for output in outputs {
+        let out = output.join().unwrap();
+        assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            assert!(all.insert(line.to_string()), "{line} issued twice");
+        }
+    }
+    assert_eq!(all.len(), 80_000);
+}
+
+#[test]
 fn decode_json_prints_discords_documented_example_exactly() {
     assert_eq!(
         ok(&["decode", "--layout", "discord", "--json", DISCORD_ID]),

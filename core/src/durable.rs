@@ -238,6 +238,7 @@ impl Durable {
                     .read(true)
                     .write(true)
                     .create(true)
+                    .truncate(false)
                     .mode(0o600)
                     .open(lock)
                     .map_err(errno)?;

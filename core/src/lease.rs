@@ -53,6 +53,7 @@ pub(crate) fn claim(
             .read(true)
             .write(true)
             .create(true)
+            .truncate(false)
             .mode(0o600)
             .custom_flags(libc::O_CLOEXEC)
             .open(&path)

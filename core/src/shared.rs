@@ -227,9 +227,20 @@ impl Mapping {
         self.word(at).store(v, Ordering::Release)
     }
 
-    fn bytes(&self, at: usize, n: usize) -> &mut [u8] {
-        // SAFETY: inside the mapping; only touched under the file lock.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), n) }
+    fn bytes(&self, at: usize, n: usize) -> &[u8] {
+        // SAFETY: inside the mapping; the header is only written under the file lock.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), n) }
+    }
+
+    /// Writes `src` at `at` (under the file lock), zero-filling up to `n` bytes.
+    fn set_bytes(&self, at: usize, n: usize, src: &[u8]) {
+        let len = src.len().min(n);
+        // SAFETY: inside the mapping; the header is only written under the file lock, and no
+        // reference into these bytes is alive while they are written.
+        unsafe {
+            std::ptr::write_bytes(self.ptr.add(at), 0, n);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), len);
+        }
     }
 
     /// The clock anchor recorded in the file.
@@ -255,6 +266,7 @@ impl Mapping {
             .read(true)
             .write(true)
             .create(true)
+            .truncate(false)
             .mode(0o600)
             .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
             .open(path)
@@ -300,14 +312,11 @@ impl Mapping {
             for (i, w) in words.iter().enumerate() {
                 map.write(8 + 8 * i, *w);
             }
-            let text = identity.layout.to_string();
-            let n = text.len().min(TEXT_MAX);
-            map.bytes(TEXT_AT, TEXT_MAX).fill(0);
-            map.bytes(TEXT_AT, n).copy_from_slice(&text.as_bytes()[..n]);
+            map.set_bytes(TEXT_AT, TEXT_MAX, identity.layout.to_string().as_bytes());
             map.state().store(0, Ordering::Release);
             map.reserved().store(u64::MAX, Ordering::Release);
             map.write(64, crate::clock::MonotonicClock::current_offset_ns() as u64);
-            map.bytes(72, 36).copy_from_slice(&boot_id());
+            map.set_bytes(72, 36, &boot_id());
             map.write(0, MAGIC);
         } else if magic != MAGIC {
             return Err(OpenError::Mismatch {
@@ -322,7 +331,7 @@ impl Mapping {
                 // Another boot: CLOCK_MONOTONIC restarted. Anchor anew; the state word keeps
                 // every new ID above the ones issued before.
                 map.write(64, crate::clock::MonotonicClock::current_offset_ns() as u64);
-                map.bytes(72, 36).copy_from_slice(&boot_id());
+                map.set_bytes(72, 36, &boot_id());
             }
         }
         Ok((map, fresh))

@@ -407,12 +407,18 @@ impl<C: Clock> Generator<C> {
     /// [`Generator::take`] as a block of IDs, counted; extends a durable reservation first
     /// where one is needed.
     #[inline]
-    fn take_block(&self, t: u64, want: u64, allow_ahead: bool) -> Result<core::result::Result<Block, Blocked>> {
+    fn take_block(
+        &self,
+        t: u64,
+        want: u64,
+        allow_ahead: bool,
+    ) -> Result<core::result::Result<Block, Blocked>> {
         loop {
             return Ok(match self.take(t, want, allow_ahead) {
                 Ok((tick, roll, seq, count)) => {
                     self.counters.issued.fetch_add(count, Ordering::Relaxed);
-                    let first = self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
+                    let first =
+                        self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
                     Ok(Block { first, count, stride: self.stride })
                 }
                 #[cfg(all(feature = "std", unix))]

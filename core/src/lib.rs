@@ -52,6 +52,8 @@ mod pool;
 #[cfg(all(feature = "std", unix))]
 mod process;
 #[cfg(feature = "std")]
+mod redis_script;
+#[cfg(feature = "std")]
 mod registry;
 #[cfg(all(feature = "std", unix))]
 mod shared;
@@ -74,6 +76,8 @@ pub use {
     process::{Coordination, LeaseKind, OpenError},
     shared::{shared_path, shm_dir, IoError},
 };
+#[cfg(feature = "std")]
+pub use redis_script::redis_script;
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

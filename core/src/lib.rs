@@ -51,10 +51,14 @@ mod options;
 mod pool;
 #[cfg(all(feature = "std", unix))]
 mod process;
+#[cfg(all(feature = "std", unix))]
+mod redis_lease;
 #[cfg(feature = "std")]
 mod redis_script;
 #[cfg(feature = "std")]
 mod registry;
+#[cfg(all(feature = "std", unix))]
+mod resp;
 #[cfg(all(feature = "std", unix))]
 mod shared;
 mod text;
@@ -69,6 +73,8 @@ pub use generator::{Block, Generator, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
 pub use options::{Options, SequenceStart};
 pub use pool::Pool;
+#[cfg(feature = "std")]
+pub use redis_script::redis_script;
 pub use text::{Name, MAX_NAME_LEN};
 #[cfg(all(feature = "std", unix))]
 pub use {
@@ -76,8 +82,6 @@ pub use {
     process::{Coordination, LeaseKind, OpenError},
     shared::{shared_path, shm_dir, IoError},
 };
-#[cfg(feature = "std")]
-pub use redis_script::redis_script;
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -456,7 +456,8 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn check_fork(&self) -> Result<()> {
         #[cfg(all(feature = "std", unix))]
-        if self.fork_generation != crate::registry::fork_generation() && !matches!(self.cell, Cell::Mapped(_))
+        if self.fork_generation != crate::registry::current_fork_generation()
+            && !matches!(self.cell, Cell::Mapped(_))
         {
             return Err(Error::Forked);
         }

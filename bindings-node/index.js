@@ -1,0 +1,32 @@
+// libsnowflake for Node (CommonJS entry). The native addon (./libsnowflake.node) is built
+// from source by the `install` script; everything here forwards to it.
+'use strict';
+
+let native;
+try {
+  native = require('./libsnowflake.node');
+} catch (e) {
+  if (e && e.code === 'MODULE_NOT_FOUND') {
+    const err = new Error(
+      'libsnowflake: the native addon is not built. It is built from source when the package is installed, ' +
+        'which needs Rust (cargo): install it with rustup, then run `npm rebuild libsnowflake`.',
+    );
+    err.code = 'ERR_SNOWFLAKE_NOT_BUILT';
+    err.cause = e;
+    throw err;
+  }
+  throw e;
+}
+
+const { Layout, Generator, encode, decodeStr, VERSION } = native;
+
+// `for (const id of generator)`: an endless run of nextId(), which throws like nextId().
+Object.defineProperty(Generator.prototype, Symbol.iterator, {
+  value: function* ids() {
+    for (;;) yield this.nextId();
+  },
+  writable: true,
+  configurable: true,
+});
+
+module.exports = { Layout, Generator, encode, decodeStr, VERSION };

@@ -171,7 +171,7 @@ export declare class Generator {
   /** What this generator has done. */
   stats(): Stats
   /** The layout. */
-  get layout(): JsLayout
+  get layout(): Layout
   /** The node values, by name. */
   get node(): Record<string, number>
   /** `Generator(<layout>, node=..., <options>)`. */

@@ -242,14 +242,20 @@ impl JsGenerator {
         Ok(out)
     }
 
-    /// Used by index.js to give each instance its own fast `nextId` (`blocking`) or
-    /// `tryNextId`.
+    /// Used by index.js to give each instance its own fast `nextId`, `tryNextId` and
+    /// `nextIdString`.
     #[napi(skip_typescript, js_name = "_fastFunction")]
-    pub fn fast_function(&self, env: Env, blocking: Bool) -> napi::Result<napi::JsFunction> {
-        let name = if blocking.0 { "nextId" } else { "tryNextId" };
+    pub fn fast_function(&self, env: Env, name: Str) -> napi::Result<napi::JsFunction> {
+        let call = match name.0.as_str() {
+            "nextId" => FastCall::NextId,
+            "tryNextId" => FastCall::TryNextId,
+            "nextIdString" => FastCall::NextIdString,
+            _ => return Err(bad_option(&env, &name.0, "no fast function of that name")),
+        };
+        let name = name.0;
         let data = Box::into_raw(Box::new(Fast {
             generator: Arc::clone(&self.inner),
-            blocking: blocking.0,
+            call,
         })) as *mut std::ffi::c_void;
         let mut f = std::ptr::null_mut();
         // SAFETY: live env; the name is passed with its length; `data` lives until the
@@ -373,13 +379,21 @@ impl Task for NextId {
     }
 }
 
-/// What a fast function calls.
-struct Fast {
-    generator: Arc<Generator>,
-    blocking: bool,
+/// Which call a fast function makes.
+#[derive(Clone, Copy)]
+enum FastCall {
+    NextId,
+    TryNextId,
+    NextIdString,
 }
 
-/// `nextId` / `tryNextId` as plain N-API functions whose data pointer is the generator: a call
+/// What a fast function holds.
+struct Fast {
+    generator: Arc<Generator>,
+    call: FastCall,
+}
+
+/// `nextId` / `tryNextId` / `nextIdString` as plain N-API functions whose data pointer is the generator: a call
 /// skips napi-rs's class dispatch (`napi_unwrap` of `this` and its argument handling), which
 /// measured at about 40% of a `nextId()` call. Each function owns a `Fast` (an `Arc` of the
 /// generator), freed by its finalizer, so it may outlive the object it was read from.
@@ -405,16 +419,28 @@ unsafe extern "C" fn fast_call(
     // SAFETY: `data` is the `Box<Fast>` given to `napi_create_function`, alive until the
     // function's finalizer runs.
     let fast = unsafe { &*(data as *const Fast) };
-    let result = if fast.blocking {
-        fast.generator.next_id()
-    } else {
-        fast.generator.try_next_id()
+    let result = match fast.call {
+        FastCall::NextId | FastCall::NextIdString => fast.generator.next_id(),
+        FastCall::TryNextId => fast.generator.try_next_id(),
     };
     match result {
         Ok(id) => {
             let mut out = std::ptr::null_mut();
-            // SAFETY: live env; `out` receives the bigint.
-            unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
+            if let FastCall::NextIdString = fast.call {
+                let text = encode(id, Encoding::Decimal, false);
+                // SAFETY: live env; ASCII digits passed with their length.
+                unsafe {
+                    sys::napi_create_string_latin1(
+                        env,
+                        text.as_ptr().cast(),
+                        text.len() as _,
+                        &mut out,
+                    )
+                };
+            } else {
+                // SAFETY: live env; `out` receives the bigint.
+                unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
+            }
             out
         }
         Err(e) => {

@@ -13,6 +13,10 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_CLOCK_BEHIND'
   | 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED'
   | 'ERR_SNOWFLAKE_FORKED'
+  | 'ERR_SNOWFLAKE_SHARED_MISMATCH'
+  | 'ERR_SNOWFLAKE_LEASE'
+  | 'ERR_SNOWFLAKE_STATE_FILE'
+  | 'ERR_SNOWFLAKE_IO'
 
 /**
  * What libsnowflake throws (an `Error`; a `RangeError` for a negative or too large bigint or
@@ -43,6 +47,13 @@ export interface SnowflakeError extends Error {
   unixMs?: number | string
   firstUnixMs?: number | string
   lastUnixMs?: number | string
+  /** ERR_SNOWFLAKE_SHARED_MISMATCH: what differs (`layout`, `node`, ...), and how. */
+  what?: string
+  detail?: string
+  /** ERR_SNOWFLAKE_IO, ERR_SNOWFLAKE_STATE_FILE: what failed, on which file, the OS error number. */
+  action?: string
+  path?: string
+  errno?: number
 }
 
 /** `for (const id of generator)`: an endless run of `nextId()` (which throws like `nextId()`). */
@@ -88,6 +99,28 @@ export interface GeneratorOptions {
    * generators with the same node values can issue the same IDs.
    */
   isolated?: boolean
+  /**
+   * Share one state with every process of this host that opens the same name (PHP-FPM,
+   * cluster workers, ...): 1 to 64 of `A-Z a-z 0-9 . _ -`. Opening it with another
+   * layout, node or policy throws `ERR_SNOWFLAKE_SHARED_MISMATCH`.
+   */
+  shared?: string
+  /**
+   * A durable high-water mark file: a restart after the clock stepped back never repeats
+   * an ID.
+   */
+  stateFile?: string
+  /** How far ahead the state file reserves, in ms (default 1000). */
+  stateWindowMs?: number
+  /**
+   * `'local'`: claim a free value of the worker field for this process (file locks in
+   * `leaseDir`), released when the process dies.
+   */
+  lease?: 'local'
+  /** The node field the lease claims (default `worker`, or the only node field). */
+  leaseField?: string
+  /** The lease directory. */
+  leaseDir?: string
 }
 /** A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`. */
 export interface Block {

@@ -13,6 +13,10 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_CLOCK_BEHIND'
   | 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED'
   | 'ERR_SNOWFLAKE_FORKED'
+  | 'ERR_SNOWFLAKE_SHARED_MISMATCH'
+  | 'ERR_SNOWFLAKE_LEASE'
+  | 'ERR_SNOWFLAKE_STATE_FILE'
+  | 'ERR_SNOWFLAKE_IO'
 
 /**
  * What libsnowflake throws (an `Error`; a `RangeError` for a negative or too large bigint or
@@ -43,6 +47,13 @@ export interface SnowflakeError extends Error {
   unixMs?: number | string
   firstUnixMs?: number | string
   lastUnixMs?: number | string
+  /** ERR_SNOWFLAKE_SHARED_MISMATCH: what differs (`layout`, `node`, ...), and how. */
+  what?: string
+  detail?: string
+  /** ERR_SNOWFLAKE_IO, ERR_SNOWFLAKE_STATE_FILE: what failed, on which file, the OS error number. */
+  action?: string
+  path?: string
+  errno?: number
 }
 
 /** `for (const id of generator)`: an endless run of `nextId()` (which throws like `nextId()`). */

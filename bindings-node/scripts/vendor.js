@@ -37,11 +37,9 @@ fs.writeFileSync(
 );
 // The lock file pins the same dependency versions the repository is tested with.
 fs.copyFileSync(path.join(repoRoot, 'Cargo.lock'), path.join(vendor, 'Cargo.lock'));
-// core's tests read the repository's shared vectors and are not needed to build.
-fs.cpSync(path.join(repoRoot, 'core'), path.join(vendor, 'core'), {
-  recursive: true,
-  filter: (src) => !skip.has(path.basename(src)) && src !== path.join(repoRoot, 'core', 'tests'),
-});
+// All of core, tests included: its manifest names test and bench targets, and Cargo checks
+// that their files exist even to build the library.
+copy(path.join(repoRoot, 'core'), path.join(vendor, 'core'));
 fs.mkdirSync(path.join(vendor, 'bindings-node'));
 for (const item of ['Cargo.toml', 'build.rs', 'src']) {
   copy(path.join(pkgDir, item), path.join(vendor, 'bindings-node', item));

@@ -98,13 +98,13 @@ impl FromNapiValue for Id {
             sys::ValueType::napi_number => {
                 let f = number(env, v)?;
                 if !is_safe_integer(f) {
-                    Err(type_error(env, "a number is taken as an ID only when Number.isSafeInteger(id); pass a bigint", v))
-                } else if f < 0.0 {
-                    Err(range_error(
+                    Err(type_error(
                         env,
-                        ErrorKind::InvalidId.code(),
-                        "an ID is never negative",
+                        "a number is taken as an ID only when Number.isSafeInteger(id); pass a bigint",
+                        v,
                     ))
+                } else if f < 0.0 {
+                    Err(range_error(env, ErrorKind::InvalidId.code(), "an ID is never negative"))
                 } else {
                     Ok(Id(f as u64))
                 }
@@ -120,8 +120,7 @@ arg_type!(UnixMs, "number | Date");
 
 impl FromNapiValue for UnixMs {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-        const EXPECTED: &str =
-            "a time must be a number of Unix milliseconds (an integer) or a Date";
+        const EXPECTED: &str = "a time must be a number of Unix milliseconds (an integer) or a Date";
         let f = match type_of(env, v)? {
             sys::ValueType::napi_number => number(env, v)?,
             sys::ValueType::napi_object => {
@@ -135,11 +134,7 @@ impl FromNapiValue for UnixMs {
                 // SAFETY: `v` is a Date.
                 napi::check_status!(unsafe { sys::napi_get_date_value(env, v, &mut f) })?;
                 if f.is_nan() {
-                    return Err(range_error(
-                        env,
-                        ErrorKind::TimeRange.code(),
-                        "the Date is invalid",
-                    ));
+                    return Err(range_error(env, ErrorKind::TimeRange.code(), "the Date is invalid"));
                 }
                 f
             }
@@ -207,10 +202,7 @@ impl FromNapiValue for Object {
             return Err(type_error(env, "expected a plain object", v));
         }
         // SAFETY: `v` is an object.
-        Ok(Object {
-            env,
-            obj: unsafe { JsObject::from_raw_unchecked(env, v) },
-        })
+        Ok(Object { env, obj: unsafe { JsObject::from_raw_unchecked(env, v) } })
     }
 }
 
@@ -232,14 +224,7 @@ impl Object {
         // SAFETY: napi returned an array.
         let names = unsafe { JsObject::from_raw_unchecked(self.env, raw) };
         let len = names.get_array_length()?;
-        (0..len)
-            .map(|i| {
-                names
-                    .get_element::<napi::JsString>(i)?
-                    .into_utf8()?
-                    .into_owned()
-            })
-            .collect()
+        (0..len).map(|i| names.get_element::<napi::JsString>(i)?.into_utf8()?.into_owned()).collect()
     }
 
     /// The value of `key`, or `None` when it is `undefined`.
@@ -247,13 +232,7 @@ impl Object {
         let v: JsUnknown = self.obj.get_named_property(key)?;
         // SAFETY: `v` is a live value of this call's env.
         let raw = unsafe { napi::NapiRaw::raw(&v) };
-        Ok(
-            if type_of(self.env, raw)? == sys::ValueType::napi_undefined {
-                None
-            } else {
-                Some(raw)
-            },
-        )
+        Ok(if type_of(self.env, raw)? == sys::ValueType::napi_undefined { None } else { Some(raw) })
     }
 
     /// Reads `key` as `T` (which checks its type), or `None` when it is `undefined`.
@@ -286,8 +265,7 @@ arg_type!(Uint, "number | bigint");
 
 impl FromNapiValue for Uint {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-        const EXPECTED: &str =
-            "expected a non-negative integer (a safe-integer number or a bigint)";
+        const EXPECTED: &str = "expected a non-negative integer (a safe-integer number or a bigint)";
         match type_of(env, v)? {
             sys::ValueType::napi_bigint => {
                 let (mut out, mut lossless) = (0u64, false);
@@ -298,11 +276,7 @@ impl FromNapiValue for Uint {
                 if lossless {
                     Ok(Uint(out))
                 } else {
-                    Err(range_error(
-                        env,
-                        ErrorKind::Value.code(),
-                        "the value must be from 0 to 2^64 - 1",
-                    ))
+                    Err(range_error(env, ErrorKind::Value.code(), "the value must be from 0 to 2^64 - 1"))
                 }
             }
             sys::ValueType::napi_number => {
@@ -310,11 +284,7 @@ impl FromNapiValue for Uint {
                 if !is_safe_integer(f) {
                     Err(type_error(env, EXPECTED, v))
                 } else if f < 0.0 {
-                    Err(range_error(
-                        env,
-                        ErrorKind::Value.code(),
-                        &format!("the value {f} is negative"),
-                    ))
+                    Err(range_error(env, ErrorKind::Value.code(), &format!("the value {f} is negative")))
                 } else {
                     Ok(Uint(f as u64))
                 }

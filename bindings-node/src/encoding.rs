@@ -24,10 +24,7 @@ fn reverse(env: &Env, options: Option<Object>) -> napi::Result<bool> {
     };
     for key in options.keys()? {
         if key != "reverse" {
-            let e = Error::BadOption {
-                name: Name::snippet(&key),
-                reason: "unknown option (reverse)",
-            };
+            let e = Error::BadOption { name: Name::snippet(&key), reason: "unknown option (reverse)" };
             return Err(Err::<(), _>(e).or_throw(env).unwrap_err());
         }
     }
@@ -37,12 +34,7 @@ fn reverse(env: &Env, options: Option<Object>) -> napi::Result<bool> {
 /// `id` as `'decimal'`, `'hex'` (16), `'base32'` (Crockford, 13), `'base36'` (13),
 /// `'base58'` (11) or `'base62'` (11): fixed-width encodings sort like the numbers.
 #[napi(ts_args_type = "id: bigint | number, encoding: Encoding, options?: EncodeOptions")]
-pub fn encode(
-    env: Env,
-    id: Id,
-    encoding_name: Str,
-    options: Option<Object>,
-) -> napi::Result<String> {
+pub fn encode(env: Env, id: Id, encoding_name: Str, options: Option<Object>) -> napi::Result<String> {
     let e = encoding(&env, &encoding_name.0)?;
     Ok(snowflake_core::encode(id.0, e, reverse(&env, options)?).to_string())
 }
@@ -50,12 +42,7 @@ pub fn encode(
 /// Parses an encoded ID, strictly (length, alphabet, overflow); the inverse of `encode` with
 /// the same `reverse`.
 #[napi(ts_args_type = "text: string, encoding: Encoding, options?: EncodeOptions")]
-pub fn decode_str(
-    env: Env,
-    text: Str,
-    encoding_name: Str,
-    options: Option<Object>,
-) -> napi::Result<u64> {
+pub fn decode_str(env: Env, text: Str, encoding_name: Str, options: Option<Object>) -> napi::Result<u64> {
     let e = encoding(&env, &encoding_name.0)?;
     snowflake_core::decode_str(&text.0, e, reverse(&env, options)?).or_throw(&env)
 }

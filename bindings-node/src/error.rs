@@ -9,7 +9,7 @@
 //! value, which is how the shaped objects reach JS unchanged.
 
 use napi::{sys, Env, JsObject, NapiValue};
-use snowflake_core::{Error, ParseIdError};
+use snowflake_core::{Error, OpenError, ParseIdError};
 
 /// The `code` of a `TypeError` for an argument of the wrong JS type.
 pub const ERR_INVALID_ARG_TYPE: &str = "ERR_INVALID_ARG_TYPE";
@@ -43,22 +43,14 @@ pub fn make(
         };
         // SAFETY: valid env and string values; `raw` receives the new object.
         let status = unsafe {
-            create(
-                env.raw(),
-                napi::NapiRaw::raw(&code_js),
-                napi::NapiRaw::raw(&message_js),
-                &mut raw,
-            )
+            create(env.raw(), napi::NapiRaw::raw(&code_js), napi::NapiRaw::raw(&message_js), &mut raw)
         };
         if status != sys::Status::napi_ok {
             return Err(napi::Error::from_reason(message.to_owned()));
         }
         // SAFETY: `raw` was just created as an object by napi.
-        let mut details = Details {
-            env,
-            obj: unsafe { JsObject::from_raw_unchecked(env.raw(), raw) },
-            result: Ok(()),
-        };
+        let mut details =
+            Details { env, obj: unsafe { JsObject::from_raw_unchecked(env.raw(), raw) }, result: Ok(()) };
         detail(&mut details);
         details.result?;
         Ok(napi::Error::from(details.obj.into_unknown()))
@@ -79,10 +71,8 @@ impl Details {
     pub fn u64(&mut self, name: &str, value: u64) {
         if value as f64 <= 9_007_199_254_740_991.0 {
             if self.result.is_ok() {
-                self.result = self
-                    .env
-                    .create_double(value as f64)
-                    .and_then(|v| self.obj.set_named_property(name, v));
+                self.result =
+                    self.env.create_double(value as f64).and_then(|v| self.obj.set_named_property(name, v));
             }
         } else {
             self.str(name, &value.to_string());
@@ -95,10 +85,7 @@ impl Details {
     /// A string.
     pub fn str(&mut self, name: &str, value: &str) {
         if self.result.is_ok() {
-            self.result = self
-                .env
-                .create_string(value)
-                .and_then(|v| self.obj.set_named_property(name, v));
+            self.result = self.env.create_string(value).and_then(|v| self.obj.set_named_property(name, v));
         }
     }
 }
@@ -107,9 +94,7 @@ impl Details {
 pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
     let code = e.kind().code();
     make(env, Class::Error, code, &e.to_string(), |d| match e {
-        Error::UnknownField { name } | Error::NotANodeField { name } => {
-            d.str("field", name.as_str())
-        }
+        Error::UnknownField { name } | Error::NotANodeField { name } => d.str("field", name.as_str()),
         Error::ValueRange { name, value, max } => {
             d.str("field", name.as_str());
             d.u64("value", value);
@@ -128,23 +113,45 @@ pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
             d.id("id", id);
             d.u64("bits", u64::from(bits));
         }
-        Error::TimeRange {
-            unix_ms,
-            first_unix_ms,
-            last_unix_ms,
-        } => {
+        Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
             d.u64("unixMs", unix_ms);
             d.u64("firstUnixMs", first_unix_ms);
             d.u64("lastUnixMs", last_unix_ms);
         }
-        Error::ClockBehind {
-            behind_ms,
-            retry_after_ms,
-        } => {
+        Error::ClockBehind { behind_ms, retry_after_ms } => {
             d.u64("behindMs", behind_ms);
             d.u64("retryAfterMs", retry_after_ms);
         }
         Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", retry_after_ms),
+        Error::StateFile { errno } => d.u64("errno", errno.unsigned_abs().into()),
+        _ => {}
+    })
+}
+
+/// The JS error for a failure to open a generator that works with other processes (shared
+/// state, state file, lease).
+pub fn open_error(env: sys::napi_env, e: OpenError) -> napi::Error {
+    if let OpenError::Core(e) = e {
+        return core_error(env, e);
+    }
+    let code = e.kind().code();
+    make(env, Class::Error, code, &e.to_string(), |d| match &e {
+        OpenError::Io(io) => {
+            d.str("action", io.action);
+            d.str("path", &io.target);
+            if let Some(errno) = io.source.raw_os_error() {
+                d.u64("errno", errno.unsigned_abs().into());
+            }
+        }
+        OpenError::Mismatch { what, detail } => {
+            d.str("what", what);
+            d.str("detail", detail);
+        }
+        OpenError::StateFile { path, detail } => {
+            d.str("path", &path.to_string_lossy());
+            d.str("detail", detail);
+        }
+        OpenError::Lease { detail } => d.str("detail", detail),
         _ => {}
     })
 }
@@ -152,13 +159,7 @@ pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
 /// A `TypeError` (`ERR_INVALID_ARG_TYPE`) saying what was expected and what came.
 pub fn type_error(env: sys::napi_env, expected: &str, got: sys::napi_value) -> napi::Error {
     let got = crate::convert::describe(env, got);
-    make(
-        env,
-        Class::TypeError,
-        ERR_INVALID_ARG_TYPE,
-        &format!("{expected}; got {got}"),
-        |_| {},
-    )
+    make(env, Class::TypeError, ERR_INVALID_ARG_TYPE, &format!("{expected}; got {got}"), |_| {})
 }
 
 /// A `RangeError` with one of the core's codes, for values that JS can express and core's

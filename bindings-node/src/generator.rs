@@ -4,12 +4,13 @@
 //! forwards each call. `nextIdAsync` waits for the clock on libuv's thread pool.
 
 use crate::convert::{Bool, Count, Ids, Object, Str, UnixMs};
-use crate::error::{core_error, type_error, OrThrow};
+use crate::error::{core_error, open_error, type_error, OrThrow};
 use crate::layout::{node_from, JsLayout};
 use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, NapiValue, Task};
 use napi_derive::napi;
-use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options};
+use snowflake_core::{encode, Coordination, Encoding, Error, Generator, Layout, LeaseKind, Name, Options};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The options of `new Generator(...)`. Only `layout` is required.
@@ -36,6 +37,23 @@ pub struct GeneratorOptions {
     /// the same layout and node values: for tests and `nextIdAt` replays only. Two isolated
     /// generators with the same node values can issue the same IDs.
     pub isolated: Option<bool>,
+    /// Share one state with every process of this host that opens the same name (PHP-FPM,
+    /// cluster workers, ...): 1 to 64 of `A-Z a-z 0-9 . _ -`. Opening it with another
+    /// layout, node or policy throws `ERR_SNOWFLAKE_SHARED_MISMATCH`.
+    pub shared: Option<String>,
+    /// A durable high-water mark file: a restart after the clock stepped back never repeats
+    /// an ID.
+    pub state_file: Option<String>,
+    /// How far ahead the state file reserves, in ms (default 1000).
+    pub state_window_ms: Option<f64>,
+    /// `'local'`: claim a free value of the worker field for this process (file locks in
+    /// `leaseDir`), released when the process dies.
+    #[napi(ts_type = "'local'")]
+    pub lease: Option<String>,
+    /// The node field the lease claims (default `worker`, or the only node field).
+    pub lease_field: Option<String>,
+    /// The lease directory.
+    pub lease_dir: Option<String>,
 }
 
 /// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
@@ -66,7 +84,7 @@ pub struct Stats {
     pub drift_ms: f64,
 }
 
-const OPTION_NAMES: &str = "layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated";
+const OPTION_NAMES: &str = "layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated, shared, stateFile, stateWindowMs, lease, leaseField, leaseDir";
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
     // SAFETY: `env` and `value` are live for this call.
@@ -80,21 +98,11 @@ fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Lay
         let layout: &JsLayout = unsafe { <&JsLayout>::from_napi_value(env, value) }?;
         return Ok(layout.into());
     }
-    Err(type_error(
-        env,
-        "`layout` must be a preset name, a spec string or a Layout",
-        value,
-    ))
+    Err(type_error(env, "`layout` must be a preset name, a spec string or a Layout", value))
 }
 
 fn bad_option(env: &Env, name: &str, reason: &'static str) -> napi::Error {
-    core_error(
-        env.raw(),
-        Error::BadOption {
-            name: Name::snippet(name),
-            reason,
-        },
-    )
+    core_error(env.raw(), Error::BadOption { name: Name::snippet(name), reason })
 }
 
 /// A Snowflake ID generator (lock-free; one state per layout and node values in the process).
@@ -111,7 +119,11 @@ impl JsGenerator {
     pub fn new(env: Env, options: Object) -> napi::Result<Self> {
         for key in options.keys()? {
             if !OPTION_NAMES.split(", ").any(|k| k == key) {
-                return Err(bad_option(&env, &key, "unknown option (layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated)"));
+                return Err(bad_option(
+                    &env,
+                    &key,
+                    "unknown option (layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated, shared, stateFile, stateWindowMs, lease, leaseField, leaseDir)",
+                ));
             }
         }
         let layout = match options.get("layout")? {
@@ -136,21 +148,34 @@ impl JsGenerator {
             o.sequence_start = Options::parse_sequence_start(&s).or_throw(&env)?;
         }
         if let Some(Str(s)) = options.get_as::<Str>("rollover")? {
-            o.rollover = Some(
-                Name::new(&s)
-                    .ok_or(Error::UnknownField {
-                        name: Name::snippet(&s),
-                    })
-                    .or_throw(&env)?,
-            );
+            o.rollover =
+                Some(Name::new(&s).ok_or(Error::UnknownField { name: Name::snippet(&s) }).or_throw(&env)?);
         }
         if let Some(Bool(b)) = options.get_as::<Bool>("isolated")? {
             o.isolated = b;
         }
-        let inner = Generator::new(&layout, node, o).or_throw(&env)?;
-        Ok(JsGenerator {
-            inner: Arc::new(inner),
-        })
+        let mut c = Coordination {
+            shared: options.get_as::<Str>("shared")?.map(|s| s.0),
+            state_file: options.get_as::<Str>("stateFile")?.map(|s| PathBuf::from(s.0)),
+            lease_field: options.get_as::<Str>("leaseField")?.map(|s| s.0),
+            lease_dir: options.get_as::<Str>("leaseDir")?.map(|s| PathBuf::from(s.0)),
+            ..Coordination::default()
+        };
+        if let Some(Count(ms)) = options.get_as::<Count>("stateWindowMs")? {
+            if ms == 0 {
+                return Err(bad_option(&env, "stateWindowMs", "a whole number of ms, at least 1"));
+            }
+            c.state_window_ms = Some(ms);
+        }
+        if let Some(Str(kind)) = options.get_as::<Str>("lease")? {
+            if kind != "local" {
+                return Err(bad_option(&env, &kind, "lease is 'local'"));
+            }
+            c.lease = Some(LeaseKind::Local);
+        }
+        // With nothing asked beyond this process, `open` is `Generator::new`.
+        let inner = Generator::open(&layout, node, o, &c).map_err(|e| open_error(env.raw(), e))?;
+        Ok(JsGenerator { inner: Arc::new(inner) })
     }
 
     /// The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
@@ -171,8 +196,7 @@ impl JsGenerator {
     /// `n` increasing IDs, taken a block (one compare-and-swap) per tick.
     #[napi(ts_args_type = "n: number", ts_return_type = "BigUint64Array")]
     pub fn next_ids(&self, env: Env, n: Count) -> napi::Result<Ids> {
-        let n = usize::try_from(n.0)
-            .map_err(|_| bad_option(&env, "n", "too many IDs for one array"))?;
+        let n = usize::try_from(n.0).map_err(|_| bad_option(&env, "n", "too many IDs for one array"))?;
         let mut ids = vec![0u64; n];
         self.inner.next_ids(&mut ids).or_throw(&env)?;
         Ok(Ids(ids))
@@ -194,21 +218,14 @@ impl JsGenerator {
     #[napi(ts_args_type = "n: number")]
     pub fn reserve(&self, env: Env, n: Count) -> napi::Result<Block> {
         let b = self.inner.reserve(n.0).or_throw(&env)?;
-        Ok(Block {
-            first: b.first,
-            count: b.count as f64,
-            stride: b.stride,
-        })
+        Ok(Block { first: b.first, count: b.count as f64, stride: b.stride })
     }
 
     /// The next ID, waiting for the clock (up to `maxWaitMs`) on the thread pool instead of
     /// the event loop.
     #[napi(ts_return_type = "Promise<bigint>")]
     pub fn next_id_async(&self) -> AsyncTask<NextId> {
-        AsyncTask::new(NextId {
-            generator: Arc::clone(&self.inner),
-            error: None,
-        })
+        AsyncTask::new(NextId { generator: Arc::clone(&self.inner), error: None })
     }
 
     /// What this generator has done.
@@ -253,10 +270,8 @@ impl JsGenerator {
             _ => return Err(bad_option(&env, &name.0, "no fast function of that name")),
         };
         let name = name.0;
-        let data = Box::into_raw(Box::new(Fast {
-            generator: Arc::clone(&self.inner),
-            call,
-        })) as *mut std::ffi::c_void;
+        let data = Box::into_raw(Box::new(Fast { generator: Arc::clone(&self.inner), call }))
+            as *mut std::ffi::c_void;
         let mut f = std::ptr::null_mut();
         // SAFETY: live env; the name is passed with its length; `data` lives until the
         // finalizer added below (or is freed here if the function cannot be made).
@@ -397,10 +412,7 @@ struct Fast {
 /// skips napi-rs's class dispatch (`napi_unwrap` of `this` and its argument handling), which
 /// measured at about 40% of a `nextId()` call. Each function owns a `Fast` (an `Arc` of the
 /// generator), freed by its finalizer, so it may outlive the object it was read from.
-unsafe extern "C" fn fast_call(
-    env: sys::napi_env,
-    info: sys::napi_callback_info,
-) -> sys::napi_value {
+unsafe extern "C" fn fast_call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut data = std::ptr::null_mut();
     // SAFETY: napi hands us a live env and callback info; we ask only for the data pointer.
     let status = unsafe {
@@ -430,12 +442,7 @@ unsafe extern "C" fn fast_call(
                 let text = encode(id, Encoding::Decimal, false);
                 // SAFETY: live env; ASCII digits passed with their length.
                 unsafe {
-                    sys::napi_create_string_latin1(
-                        env,
-                        text.as_ptr().cast(),
-                        text.len() as _,
-                        &mut out,
-                    )
+                    sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as _, &mut out)
                 };
             } else {
                 // SAFETY: live env; `out` receives the bigint.

@@ -134,9 +134,7 @@ impl JsLayout {
         sequence: Option<Uint>,
     ) -> napi::Result<u64> {
         let node = node_from(&self.inner, &env, fields)?;
-        self.inner
-            .compose(t.0, &node, sequence.map_or(0, |s| s.0))
-            .or_throw(&env)
+        self.inner.compose(t.0, &node, sequence.map_or(0, |s| s.0)).or_throw(&env)
     }
 
     /// The smallest ID of the tick holding `t`: with `maxId`, the bounds of a

@@ -69,6 +69,8 @@ pub use generator::{Block, Generator, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
 pub use options::{Options, SequenceStart};
 pub use pool::Pool;
+#[cfg(feature = "std")]
+pub use redis_script::redis_script;
 pub use text::{Name, MAX_NAME_LEN};
 #[cfg(all(feature = "std", unix))]
 pub use {
@@ -76,8 +78,6 @@ pub use {
     process::{Coordination, LeaseKind, OpenError},
     shared::{shared_path, shm_dir, IoError},
 };
-#[cfg(feature = "std")]
-pub use redis_script::redis_script;
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -30,10 +30,14 @@ function capacityShare(ids, layout) {
 const spacious = new Generator({ layout: SPACIOUS, node: { worker: 1 } });
 const twitterLoop = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 2 } });
 const twitterBatch = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 } });
+const classNextId = Object.getPrototypeOf(Generator.prototype).nextId;
 let x = 0;
 
 const benches = [
   ['nextId() ns/call, capacity not the limit', 'low', () => nsPerCall(() => spacious.nextId(), 3_000_000)],
+  // The same call through napi-rs's class dispatch, which index.js's per-instance
+  // functions avoid.
+  ['  same through napi-rs class dispatch (not used)', 'low', () => nsPerCall(() => classNextId.call(spacious), 3_000_000)],
   ['tryNextId() ns/call, capacity not the limit', 'low', () => nsPerCall(() => spacious.tryNextId(), 3_000_000)],
   ['nextIdString() ns/call', 'low', () => nsPerCall(() => spacious.nextIdString(), 1_000_000)],
   ['JS BigInt(i) creation ns/op, for comparison', 'low', () => nsPerCall(() => BigInt(++x), 3_000_000)],

@@ -28,6 +28,8 @@ test('ERR_SNOWFLAKE_VALUE: node values, options, encodings', () => {
   throwsCode(() => encode(1n, 'base64'), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => encode(1n, 'hex', { reversed: true }), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => new Generator({ layout: 'twitter' }).reserve(0), 'ERR_SNOWFLAKE_VALUE');
+  e = throwsCode(() => new Generator({ layout: 'twitter' }).nextIds(2 ** 32), 'ERR_SNOWFLAKE_VALUE');
+  assert.equal(e.max, 2 ** 32 - 1);
   throwsCode(() => twitter.compose(NOW, { worker: -1 }), 'ERR_SNOWFLAKE_VALUE', RangeError);
 });
 

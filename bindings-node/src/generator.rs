@@ -196,8 +196,19 @@ impl JsGenerator {
     /// `n` increasing IDs, taken a block (one compare-and-swap) per tick.
     #[napi(ts_args_type = "n: number", ts_return_type = "BigUint64Array")]
     pub fn next_ids(&self, env: Env, n: Count) -> napi::Result<Ids> {
-        let n = usize::try_from(n.0).map_err(|_| bad_option(&env, "n", "too many IDs for one array"))?;
-        let mut ids = vec![0u64; n];
+        // A typed array holds at most 2^32 - 1 elements; past that, or when the memory cannot
+        // be had, throw instead of letting the allocator abort the process.
+        const MAX: u64 = u32::MAX as u64;
+        if n.0 > MAX {
+            return Err(core_error(
+                env.raw(),
+                Error::ValueRange { name: Name::snippet("n"), value: n.0, max: MAX },
+            ));
+        }
+        let n = n.0 as usize;
+        let mut ids = Vec::new();
+        ids.try_reserve_exact(n).map_err(|_| bad_option(&env, "n", "not enough memory for that many IDs"))?;
+        ids.resize(n, 0u64);
         self.inner.next_ids(&mut ids).or_throw(&env)?;
         Ok(Ids(ids))
     }

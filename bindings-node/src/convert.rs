@@ -11,7 +11,7 @@ use snowflake_core::ErrorKind;
 /// `Number.MAX_SAFE_INTEGER`.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
 
-fn type_of(env: sys::napi_env, v: sys::napi_value) -> napi::Result<sys::napi_valuetype> {
+pub fn type_of(env: sys::napi_env, v: sys::napi_value) -> napi::Result<sys::napi_valuetype> {
     let mut t = 0;
     // SAFETY: valid env and value, handed to us by napi.
     napi::check_status!(unsafe { sys::napi_typeof(env, v, &mut t) })?;

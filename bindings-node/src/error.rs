@@ -2,8 +2,9 @@
 //! `ErrorKind::code()` (`ERR_SNOWFLAKE_CLOCK_BEHIND`, ...) and whose detail fields
 //! (`behindMs`, `retryAfterMs`, `field`, `max`, ...) are set from the error's data, so callers
 //! branch on data, never on message text. Detail fields are JSON-safe (numbers, strings; an ID
-//! or a value above 2^53 as a decimal string) so that logging an error never throws. A JS value of the wrong type is a `TypeError` with
-//! Node's own code for that mistake, `ERR_INVALID_ARG_TYPE`.
+//! or a value above 2^53 as a decimal string) so that logging an error never throws. A JS
+//! value of the wrong type is a `TypeError` with Node's own code for that mistake,
+//! `ERR_INVALID_ARG_TYPE`.
 //!
 //! napi-rs throws an `napi::Error` made from a JS value (`Error::from(JsUnknown)`) as that very
 //! value, which is how the shaped objects reach JS unchanged.

@@ -84,17 +84,34 @@ pub struct Stats {
     pub drift_ms: f64,
 }
 
-const OPTION_NAMES: &str = "layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated, shared, stateFile, stateWindowMs, lease, leaseField, leaseDir";
+const OPTION_NAMES: [&str; 13] = [
+    "layout",
+    "node",
+    "maxDriftMs",
+    "maxWaitMs",
+    "sequenceStart",
+    "rollover",
+    "isolated",
+    "shared",
+    "stateFile",
+    "stateWindowMs",
+    "lease",
+    "leaseField",
+    "leaseDir",
+];
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
     // SAFETY: `env` and `value` are live for this call.
     let napi_env = unsafe { Env::from_raw(env) };
-    if let Ok(Str(spec)) = unsafe { Str::from_napi_value(env, value) } {
+    if crate::convert::type_of(env, value)? == sys::ValueType::napi_string {
+        // SAFETY: `value` is a string.
+        let spec = unsafe { String::from_napi_value(env, value) }?;
         return Layout::parse(&spec).or_throw(&napi_env);
     }
     // SAFETY: as above; `instance_of` checks the class before the unwrap.
     let unknown = unsafe { napi::JsUnknown::from_raw_unchecked(env, value) };
     if JsLayout::instance_of(napi_env, &unknown).unwrap_or(false) {
+        // SAFETY: `value` is an instance of the Layout class.
         let layout: &JsLayout = unsafe { <&JsLayout>::from_napi_value(env, value) }?;
         return Ok(layout.into());
     }
@@ -118,7 +135,7 @@ impl JsGenerator {
     #[napi(constructor, ts_args_type = "options: GeneratorOptions")]
     pub fn new(env: Env, options: Object) -> napi::Result<Self> {
         for key in options.keys()? {
-            if !OPTION_NAMES.split(", ").any(|k| k == key) {
+            if !OPTION_NAMES.contains(&key.as_str()) {
                 return Err(bad_option(
                     &env,
                     &key,
@@ -419,10 +436,11 @@ struct Fast {
     call: FastCall,
 }
 
-/// `nextId` / `tryNextId` / `nextIdString` as plain N-API functions whose data pointer is the generator: a call
-/// skips napi-rs's class dispatch (`napi_unwrap` of `this` and its argument handling), which
-/// measured at about 40% of a `nextId()` call. Each function owns a `Fast` (an `Arc` of the
-/// generator), freed by its finalizer, so it may outlive the object it was read from.
+/// `nextId` / `tryNextId` / `nextIdString` as plain N-API functions whose data pointer is
+/// the generator: a call skips napi-rs's class dispatch (`napi_unwrap` of `this` and its
+/// argument handling), which measured at more than half of a `nextId()` call. Each function
+/// owns a `Fast` (an `Arc` of the generator), freed by its finalizer, so it may outlive the
+/// object it was read from.
 unsafe extern "C" fn fast_call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut data = std::ptr::null_mut();
     // SAFETY: napi hands us a live env and callback info; we ask only for the data pointer.

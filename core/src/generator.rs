@@ -148,21 +148,41 @@ impl core::ops::Deref for Cell {
 #[cfg(not(feature = "std"))]
 type Cell = AtomicU64;
 
-/// A durable reservation: the state file, and where the reserved end is kept (in the
-/// mapping for a shared state, else in the `Durable`).
+/// A reservation of time kept outside the process before IDs are issued in it: a state
+/// file (its end kept in the mapping for a shared state, else in the `Durable`), or a Redis
+/// lease's high-water mark.
 #[cfg(all(feature = "std", unix))]
-struct Reserve {
-    durable: std::sync::Arc<crate::durable::Durable>,
-    mapped: Option<std::sync::Arc<crate::shared::Mapping>>,
+enum Reserve {
+    File {
+        durable: std::sync::Arc<crate::durable::Durable>,
+        mapped: Option<std::sync::Arc<crate::shared::Mapping>>,
+    },
+    Redis(std::sync::Arc<crate::redis_lease::RedisLease>),
 }
 
 #[cfg(all(feature = "std", unix))]
 impl Reserve {
     #[inline]
     fn word(&self) -> &AtomicU64 {
-        match &self.mapped {
-            Some(map) => map.reserved(),
-            None => &self.durable.local,
+        match self {
+            Reserve::File { mapped: Some(map), .. } => map.reserved(),
+            Reserve::File { durable, mapped: None } => &durable.local,
+            Reserve::Redis(lease) => &lease.reserved,
+        }
+    }
+
+    fn extend(&self, tick: u64) -> Result<()> {
+        match self {
+            Reserve::File { durable, .. } => durable.extend(self.word(), tick),
+            Reserve::Redis(lease) => lease.extend(tick),
+        }
+    }
+
+    #[inline]
+    fn check(&self, now_ms: u64) -> Result<()> {
+        match self {
+            Reserve::Redis(lease) => lease.check(now_ms),
+            Reserve::File { .. } => Ok(()),
         }
     }
 }
@@ -424,7 +444,7 @@ impl<C: Clock> Generator<C> {
                 #[cfg(all(feature = "std", unix))]
                 Err(Blocked::Reserve { tick }) => {
                     if let Some(reserve) = &self.reserve {
-                        reserve.durable.extend(reserve.word(), tick)?;
+                        reserve.extend(tick)?;
                     }
                     continue;
                 }
@@ -436,7 +456,8 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn check_fork(&self) -> Result<()> {
         #[cfg(all(feature = "std", unix))]
-        if self.fork_generation != crate::registry::fork_generation() && !matches!(self.cell, Cell::Mapped(_))
+        if self.fork_generation != crate::registry::current_fork_generation()
+            && !matches!(self.cell, Cell::Mapped(_))
         {
             return Err(Error::Forked);
         }
@@ -450,6 +471,10 @@ impl<C: Clock> Generator<C> {
         let deadline = now_ms.saturating_add(max_wait_ms);
         loop {
             let t = self.layout.tick_of(now_ms)?;
+            #[cfg(all(feature = "std", unix))]
+            if let Some(reserve) = &self.reserve {
+                reserve.check(now_ms)?;
+            }
             match self.take_block(t, want, true)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
@@ -537,6 +562,10 @@ impl<C: Clock> Generator<C> {
         self.check_fork()?;
         let now_ms = self.clock.now_ms();
         let t = self.layout.tick_of(now_ms)?;
+        #[cfg(all(feature = "std", unix))]
+        if let Some(reserve) = &self.reserve {
+            reserve.check(now_ms)?;
+        }
         Ok(self.take_block(t, u64::MAX, false)?.ok())
     }
 
@@ -582,7 +611,7 @@ impl Generator<crate::clock::MonotonicClock> {
         let window_ticks = |ms: u64| (ms / layout.tick_ms()).max(1);
         let mut g = Generator::build(layout, node, options, MonotonicClock::process())?;
 
-        if let Some(crate::process::LeaseKind::Local) = &c.lease {
+        if let Some(kind) = &c.lease {
             let field = crate::process::lease_field(layout, c)?;
             if node.get(field) != 0 {
                 return Err(Error::BadOption {
@@ -598,22 +627,37 @@ impl Generator<crate::clock::MonotonicClock> {
                 }
                 .into());
             }
-            let dir = c.lease_dir.clone().unwrap_or_else(crate::lease::default_lease_dir);
-            // Lease files reserve in short windows: a lease changes hands when a process dies,
-            // and the next holder waits out at most the rest of the window.
-            let lease = crate::lease::claim(
-                &dir,
-                layout,
-                &node,
-                field,
-                window_ticks(c.state_window_ms.unwrap_or(50)),
-            )?;
-            let node = node.with(lease.field, lease.value);
-            g = Generator::build(layout, node, options, MonotonicClock::process())?;
-            let durable = Arc::new(lease.durable);
-            floor_state(&g, durable.floor);
-            durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
-            g.reserve = Some(Reserve { durable, mapped: None });
+            let clock = MonotonicClock::process();
+            match kind {
+                crate::process::LeaseKind::Local => {
+                    let dir = c.lease_dir.clone().unwrap_or_else(crate::lease::default_lease_dir);
+                    // Lease files reserve in short windows: a lease changes hands when a
+                    // process dies, and the next holder waits out at most the rest of it.
+                    let window = window_ticks(c.state_window_ms.unwrap_or(50));
+                    let lease = crate::lease::claim(&dir, layout, &node, field, window)?;
+                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
+                    let durable = Arc::new(lease.durable);
+                    floor_state(&g, durable.floor);
+                    durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
+                    g.reserve = Some(Reserve::File { durable, mapped: None });
+                }
+                crate::process::LeaseKind::Redis(url) => {
+                    let ttl = c.lease_ttl_ms.unwrap_or(5000);
+                    let window = c.state_window_ms.unwrap_or(1000);
+                    let lease = crate::redis_lease::RedisLease::claim(
+                        url, layout, &node, field, ttl, window, &clock,
+                    )?;
+                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
+                    floor_state(&g, lease.floor);
+                    if let Some(cell) = g.cell_local() {
+                        lease.attach(cell, g.seq_cap, g.roll_bits);
+                    }
+                    // Without a stored high-water mark the floor is a TTL ahead: wait for it
+                    // here rather than fail the first calls.
+                    clock.wait_until_ms(layout.unix_ms_of(lease.floor));
+                    g.reserve = Some(Reserve::Redis(lease));
+                }
+            }
             return Ok(g);
         }
 
@@ -648,7 +692,7 @@ impl Generator<crate::clock::MonotonicClock> {
                     map.reserved().store(durable.floor, Ordering::Release);
                 }
                 floor_state(&g, durable.floor);
-                g.reserve = Some(Reserve { durable: Arc::new(durable), mapped: Some(map) });
+                g.reserve = Some(Reserve::File { durable: Arc::new(durable), mapped: Some(map) });
             }
             return Ok(g);
         }
@@ -660,7 +704,7 @@ impl Generator<crate::clock::MonotonicClock> {
             let durable = crate::durable::open_in_process(durable);
             floor_state(&g, durable.floor);
             durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
-            g.reserve = Some(Reserve { durable, mapped: None });
+            g.reserve = Some(Reserve::File { durable, mapped: None });
         }
         Ok(g)
     }

@@ -51,10 +51,14 @@ mod options;
 mod pool;
 #[cfg(all(feature = "std", unix))]
 mod process;
+#[cfg(all(feature = "std", unix))]
+mod redis_lease;
 #[cfg(feature = "std")]
 mod redis_script;
 #[cfg(feature = "std")]
 mod registry;
+#[cfg(all(feature = "std", unix))]
+mod resp;
 #[cfg(all(feature = "std", unix))]
 mod shared;
 mod text;

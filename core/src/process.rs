@@ -6,7 +6,8 @@
 //! - `state_file=<path>`: a durable high-water mark; a restart after the clock stepped back
 //!   never repeats an ID.
 //! - `lease=local`: each process claims a distinct value of the worker field (`lease_field=`)
-//!   with file locks in a directory (`lease_dir=`).
+//!   with file locks in a directory (`lease_dir=`); `lease=redis://host:port/db` does the same
+//!   across hosts with keys in Redis (`lease_ttl_ms=`).
 //!
 //! They use the same text form as the other options (`shared=orders;max_wait_ms=0`), parsed by
 //! [`Coordination::parse_options`], so C, PHP, Python, Node and the CLI name them alike.
@@ -36,6 +37,8 @@ pub struct Coordination {
     pub lease_field: Option<String>,
     /// The lease directory (`lease_dir=`; default [`crate::default_lease_dir`]).
     pub lease_dir: Option<PathBuf>,
+    /// A Redis lease's time to live, in ms (`lease_ttl_ms=`, default 5000).
+    pub lease_ttl_ms: Option<u64>,
 }
 
 /// Where leases are kept.
@@ -44,6 +47,8 @@ pub struct Coordination {
 pub enum LeaseKind {
     /// File locks in a directory of this host.
     Local,
+    /// Keys in Redis, at `redis://host:port/db`.
+    Redis(String),
 }
 
 fn bad(name: &str, reason: &'static str) -> Error {
@@ -106,12 +111,20 @@ impl Coordination {
                     dup(c.lease.is_some())?;
                     c.lease = Some(match value {
                         "local" => LeaseKind::Local,
-                        _ => return Err(bad(value, "lease is `local`")),
+                        url if url.starts_with("redis://") && crate::resp::Url::parse(url).is_some() => {
+                            LeaseKind::Redis(url.to_string())
+                        }
+                        _ => return Err(bad(value, "lease is `local` or `redis://host:port/db`")),
                     });
                 }
                 "lease_field" => {
                     dup(c.lease_field.is_some())?;
                     c.lease_field = Some(value.to_string());
+                }
+                "lease_ttl_ms" => {
+                    dup(c.lease_ttl_ms.is_some())?;
+                    let ms = value.parse::<u64>().ok().filter(|ms| *ms >= 100);
+                    c.lease_ttl_ms = Some(ms.ok_or(bad(key, "a whole number of ms, at least 100"))?);
                 }
                 "lease_dir" => {
                     dup(c.lease_dir.is_some())?;

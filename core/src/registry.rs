@@ -75,10 +75,16 @@ fn install_atfork() {
 }
 
 /// How many times this process's ancestry has forked since the library was loaded (0 in
-/// the first process).
-#[inline]
+/// the first process); installs the fork handlers on first use.
 pub(crate) fn fork_generation() -> u64 {
     install_atfork();
+    current_fork_generation()
+}
+
+/// [`fork_generation`] without the installation check, for the hot path of generators that
+/// installed it when they were built.
+#[inline]
+pub(crate) fn current_fork_generation() -> u64 {
     FORK_GENERATION.load(Ordering::Relaxed)
 }
 

@@ -174,7 +174,7 @@ fn shared_mismatch_names_the_difference() {
             format!("twitter|worker=1|shared={name};sequence_start=spread:4|1|0"),
             "sequence_start=zero, not spread:4",
         ),
-        (format!("twitter|worker=1|shared=../etc|1|0"), "shared name"),
+        ("twitter|worker=1|shared=../etc|1|0".to_string(), "shared name"),
     ] {
         let o = run(&spec);
         assert!(o.head.starts_with("error ERR_SNOWFLAKE_"), "{spec}: {}", o.head);

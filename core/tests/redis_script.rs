@@ -6,88 +6,9 @@
 
 use snowflake_core::{redis_script, Layout};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
-/// A Redis reply.
-#[derive(Debug, PartialEq)]
-enum Reply {
-    Simple(String),
-    Error(String),
-    Int(i64),
-    Bulk(Option<String>),
-    Array(Vec<Reply>),
-}
-
-struct Conn {
-    r: BufReader<TcpStream>,
-    w: TcpStream,
-}
-
-impl Conn {
-    fn connect(port: u16) -> Conn {
-        let s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        Conn { r: BufReader::new(s.try_clone().unwrap()), w: s }
-    }
-    fn send(&mut self, args: &[&str]) {
-        let mut buf = format!("*{}\r\n", args.len());
-        for a in args {
-            buf.push_str(&format!("${}\r\n{a}\r\n", a.len()));
-        }
-        self.w.write_all(buf.as_bytes()).unwrap();
-    }
-    fn read(&mut self) -> Reply {
-        let mut line = String::new();
-        self.r.read_line(&mut line).unwrap();
-        let (kind, rest) = line.trim_end().split_at(1);
-        match kind {
-            "+" => Reply::Simple(rest.into()),
-            "-" => Reply::Error(rest.into()),
-            ":" => Reply::Int(rest.parse().unwrap()),
-            "$" => {
-                let n: i64 = rest.parse().unwrap();
-                if n < 0 {
-                    return Reply::Bulk(None);
-                }
-                let mut data = vec![0u8; n as usize + 2];
-                std::io::Read::read_exact(&mut self.r, &mut data).unwrap();
-                Reply::Bulk(Some(String::from_utf8(data[..n as usize].to_vec()).unwrap()))
-            }
-            "*" => Reply::Array((0..rest.parse::<i64>().unwrap()).map(|_| self.read()).collect()),
-            _ => panic!("bad reply {line}"),
-        }
-    }
-    fn call(&mut self, args: &[&str]) -> Reply {
-        self.send(args);
-        self.read()
-    }
-}
-
-struct Server(Child, u16);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn start_redis() -> Server {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server is needed (apt-get install redis-server; bash scripts/install-deps.sh)");
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(10), "redis-server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Server(child, port)
-}
+mod common;
+use common::{start_redis, Conn, Reply};
 
 fn redis_ms(c: &mut Conn) -> u64 {
     match c.call(&["TIME"]) {

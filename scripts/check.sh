@@ -16,3 +16,6 @@ python3 tests/vectors/make_vectors.py --check
 step "Rust: core (std and no_std), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
+
+step "Node: bindings-node (build, index.d.ts up to date, node:test)"
+bash bindings-node/run-tests.sh

@@ -50,9 +50,9 @@ mod registry;
 mod text;
 pub mod time;
 
+pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
-pub use clock::{Clock, DefaultClock, ManualClock};
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 pub use error::{Error, ErrorKind, LayoutError, ParseIdError, Result};
 pub use generator::{Block, Generator, Stats};
@@ -63,3 +63,8 @@ pub use text::{Name, MAX_NAME_LEN};
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

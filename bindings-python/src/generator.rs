@@ -52,13 +52,23 @@ static MADE_BY_PARENT: Mutex<Vec<(Layout, Node)>> = Mutex::new(Vec::new());
 #[pyfunction]
 pub fn _after_fork_in_child() {
     let mut here = MADE_HERE.lock().unwrap_or_else(|e| e.into_inner());
-    MADE_BY_PARENT.lock().unwrap_or_else(|e| e.into_inner()).append(&mut here);
+    MADE_BY_PARENT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .append(&mut here);
 }
 
 fn claim_identity(layout: &Layout, node: &Node) -> PyResult<()> {
     let key = (*layout, *node);
-    if MADE_BY_PARENT.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
-        let values: Vec<String> = layout.node_values(node).map(|(n, v)| format!("{n}={v}")).collect();
+    if MADE_BY_PARENT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&key)
+    {
+        let values: Vec<String> = layout
+            .node_values(node)
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
         return Err(raise(
             "ForkedProcessError",
             format!(
@@ -156,9 +166,13 @@ impl PyGenerator {
         let node = node_arg(&layout, node)?;
         let rollover = match rollover {
             None => None,
-            Some(r) => Some(Name::new(r).filter(|_| Name::is_valid_field_name(r)).ok_or(Error(
-                snowflake_core::Error::UnknownField { name: Name::snippet(r) },
-            ))?),
+            Some(r) => Some(
+                Name::new(r)
+                    .filter(|_| Name::is_valid_field_name(r))
+                    .ok_or(Error(snowflake_core::Error::UnknownField {
+                        name: Name::snippet(r),
+                    }))?,
+            ),
         };
         let options = Options {
             max_drift_ms,
@@ -167,7 +181,8 @@ impl PyGenerator {
             rollover,
             isolated,
         };
-        let inner = snowflake_core::Generator::with_clock(&layout, node, options, PyClock).map_err(Error)?;
+        let inner = snowflake_core::Generator::with_clock(&layout, node, options, PyClock)
+            .map_err(Error)?;
         if !isolated {
             claim_identity(&layout, &node)?;
         }
@@ -217,7 +232,9 @@ impl PyGenerator {
     /// without a Python object per ID (the fastest way to take many).
     #[pyo3(signature = (n))]
     fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
-        let len = n.checked_mul(8).ok_or_else(|| PyTypeError::new_err("n is too large"))?;
+        let len = n
+            .checked_mul(8)
+            .ok_or_else(|| PyTypeError::new_err("n is too large"))?;
         let bytes = PyBytes::new_with(py, len, |buf| Ok(self.fill_bytes(py, buf)?))?;
         array_class(py)?.call1(("Q", bytes))
     }
@@ -340,14 +357,22 @@ impl PyBlock {
         self.0.count as usize
     }
     fn __iter__(&self) -> BlockIter {
-        BlockIter { block: self.0, next: Mutex::new(0) }
+        BlockIter {
+            block: self.0,
+            next: Mutex::new(0),
+        }
     }
     fn __contains__(&self, id: &Bound<'_, PyAny>) -> bool {
-        let Ok(id) = id.extract::<u64>() else { return false };
+        let Ok(id) = id.extract::<u64>() else {
+            return false;
+        };
         id >= self.0.first && id <= self.last() && (id - self.0.first) % self.0.stride == 0
     }
     fn __repr__(&self) -> String {
-        format!("Block(first={}, count={}, stride={})", self.0.first, self.0.count, self.0.stride)
+        format!(
+            "Block(first={}, count={}, stride={})",
+            self.0.first, self.0.count, self.0.stride
+        )
     }
 }
 
@@ -395,7 +420,12 @@ impl PyStats {
     fn __repr__(&self) -> String {
         format!(
             "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={})",
-            self.issued, self.waits, self.waited_ms, self.clock_behind, self.rollovers, self.drift_ms
+            self.issued,
+            self.waits,
+            self.waited_ms,
+            self.clock_behind,
+            self.rollovers,
+            self.drift_ms
         )
     }
 }

@@ -44,7 +44,10 @@ pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     let py = value.py();
     let m = datetime_module(py)?;
     if !value.is_instance(m.datetime.bind(py))? {
-        return Err(type_error("a time is Unix milliseconds (int) or a timezone-aware datetime", value));
+        return Err(type_error(
+            "a time is Unix milliseconds (int) or a timezone-aware datetime",
+            value,
+        ));
     }
     if value.call_method0("utcoffset")?.is_none() {
         return Err(PyTypeError::new_err(
@@ -54,13 +57,19 @@ pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     let ms = value.sub(m.epoch.bind(py))?.floor_div(m.one_ms.bind(py))?;
     match ms.extract::<u64>() {
         Ok(ms) => Ok(ms),
-        Err(_) => Err(raise("TimeRangeError", format!("{value} is before 1970-01-01T00:00:00Z, before every layout's epoch"))),
+        Err(_) => Err(raise(
+            "TimeRangeError",
+            format!("{value} is before 1970-01-01T00:00:00Z, before every layout's epoch"),
+        )),
     }
 }
 
 /// The timezone-aware UTC `datetime` of `unix_ms`.
 pub fn to_datetime(py: Python<'_>, unix_ms: u64) -> PyResult<Bound<'_, PyAny>> {
     let m = datetime_module(py)?;
-    let delta = m.timedelta.bind(py).call((), Some(&[("milliseconds", unix_ms)].into_py_dict(py)?))?;
+    let delta = m
+        .timedelta
+        .bind(py)
+        .call((), Some(&[("milliseconds", unix_ms)].into_py_dict(py)?))?;
     m.epoch.bind(py).add(delta)
 }

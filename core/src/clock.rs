@@ -147,6 +147,22 @@ mod std_clocks {
         wall_ns + start.elapsed().as_nanos() as u64
     }
 
+    impl MonotonicClock {
+        /// The time in Unix nanoseconds, on the timeline of [`Clock::now_ms`]: for callers
+        /// that wait for a tick in their own way (the Python binding sleeps, detached from
+        /// the interpreter, until just before the tick starts).
+        ///
+        /// ```
+        /// use snowflake_core::{Clock, MonotonicClock};
+        /// let (ns, ms) = (MonotonicClock.now_ns(), MonotonicClock.now_ms());
+        /// assert!(ns / 1_000_000 <= ms && ms - ns / 1_000_000 < 1_000);
+        /// ```
+        #[inline]
+        pub fn now_ns(&self) -> u64 {
+            monotonic_ns()
+        }
+    }
+
     impl Clock for MonotonicClock {
         #[inline]
         fn now_ms(&self) -> u64 {

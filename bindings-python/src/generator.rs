@@ -16,7 +16,7 @@
 use crate::error::{raise, Error};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};

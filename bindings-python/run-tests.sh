@@ -56,6 +56,19 @@ quiet "$PYTHON" -m venv "$tmp/venv-wheel"
 quiet "$tmp/venv-wheel/bin/pip" install "$wheel"
 (cd "$tmp" && "$tmp/venv-wheel/bin/python" -c "$smoke")
 
+# abi3: the one wheel must load on every CPython >= 3.9. Whichever other versions this
+# machine has (pyenv's, here) get it too.
+for py in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3; do
+  [ -x "$py" ] || continue
+  if "$py" -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
+    v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    step "the wheel on CPython $v"
+    quiet "$py" -m venv "$tmp/venv-$v"
+    quiet "$tmp/venv-$v/bin/pip" install "$wheel"
+    (cd "$tmp" && "$tmp/venv-$v/bin/python" -c "$smoke")
+  fi
+done
+
 step "pip install ./bindings-python in a new virtualenv"
 quiet "$PYTHON" -m venv "$tmp/venv-src"
 quiet "$tmp/venv-src/bin/pip" install ./bindings-python

@@ -41,6 +41,19 @@ def loop_overhead_ns(n: int) -> float:
     return (time.perf_counter_ns() - t0) / n
 
 
+def ns_per_uuid7(n: int) -> float | None:
+    """uuid-utils' uuid7(), the reference of issue 4, when it is installed (it is optional)."""
+    try:
+        from uuid_utils import uuid7
+    except ImportError:
+        return None
+    loop = range(n)
+    t0 = time.perf_counter_ns()
+    for _ in loop:
+        uuid7()
+    return (time.perf_counter_ns() - t0) / n
+
+
 def tight_loop_share(seconds: float) -> tuple[float, int]:
     """IDs issued by a tight next_id() loop on twitter, as a share of 4,096 per ms."""
     gen = Generator("twitter", node={"worker": 2})
@@ -81,6 +94,11 @@ def main() -> int:
     overhead = statistics.median(loop_overhead_ns(n) for _ in range(runs))
     print(f"next_id() on {FAST!r}: {ns:.1f} ns/call "
           f"(of which the Python for-loop itself: {overhead:.1f} ns) [target <= 80 ns]")
+
+    ref = [ns_per_uuid7(n) for _ in range(runs)]
+    if ref[0] is not None:
+        print(f"  reference, same machine and moment: uuid_utils.uuid7(): "
+              f"{statistics.median(r for r in ref if r is not None):.1f} ns/call")
 
     shares = [tight_loop_share(0.5 if quick else 1.0) for _ in range(3)]
     share, issued = sorted(shares)[1]

@@ -11,7 +11,7 @@
 //! The binding adds the other half: a child must not *re-create* a generator its parent had
 //! (same layout and node values), since the parent, or a sibling, may still be issuing from
 //! it, and a fresh state in the child would repeat their IDs. `libsnowflake/__init__.py`
-//! registers [`after_fork_in_child`] with `os.register_at_fork`.
+//! registers [`_after_fork_in_child`] with `os.register_at_fork`.
 
 use crate::error::{raise, Error};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};

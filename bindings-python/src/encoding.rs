@@ -18,9 +18,7 @@ fn encoding_arg(name: &str) -> Result<Encoding, Error> {
 #[pyfunction]
 #[pyo3(signature = (id, encoding = "base62", *, reverse = false))]
 pub fn encode(id: u64, encoding: &str, reverse: bool) -> Result<String, Error> {
-    Ok(snowflake_core::encode(id, encoding_arg(encoding)?, reverse)
-        .as_str()
-        .to_owned())
+    Ok(snowflake_core::encode(id, encoding_arg(encoding)?, reverse).as_str().to_owned())
 }
 
 /// The ID that ``s`` encodes in ``encoding`` (the inverse of :func:`encode` with the same
@@ -30,9 +28,5 @@ pub fn encode(id: u64, encoding: &str, reverse: bool) -> Result<String, Error> {
 #[pyfunction]
 #[pyo3(signature = (s, encoding = "base62", *, reverse = false))]
 pub fn decode_str(s: &str, encoding: &str, reverse: bool) -> Result<u64, Error> {
-    Ok(snowflake_core::decode_str(
-        s,
-        encoding_arg(encoding)?,
-        reverse,
-    )?)
+    Ok(snowflake_core::decode_str(s, encoding_arg(encoding)?, reverse)?)
 }

@@ -45,8 +45,7 @@ const fn class_name(kind: ErrorKind) -> &'static str {
 /// The class `name` of `libsnowflake._errors`.
 pub fn class<'py>(py: Python<'py>, name: &'static str) -> PyResult<Bound<'py, PyType>> {
     static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
-    let module =
-        MODULE.get_or_try_init(py, || py.import("libsnowflake._errors").map(Bound::unbind))?;
+    let module = MODULE.get_or_try_init(py, || py.import("libsnowflake._errors").map(Bound::unbind))?;
     Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
 }
 
@@ -69,13 +68,10 @@ impl From<Error> for PyErr {
                 Err(err) => return err,
             };
             match e {
-                E::ClockBehind {
-                    behind_ms,
-                    retry_after_ms,
-                } => PyErr::from_type(cls, (message, behind_ms, retry_after_ms)),
-                E::SequenceExhausted { retry_after_ms } => {
-                    PyErr::from_type(cls, (message, retry_after_ms))
+                E::ClockBehind { behind_ms, retry_after_ms } => {
+                    PyErr::from_type(cls, (message, behind_ms, retry_after_ms))
                 }
+                E::SequenceExhausted { retry_after_ms } => PyErr::from_type(cls, (message, retry_after_ms)),
                 _ => PyErr::from_type(cls, (message,)),
             }
         })
@@ -84,10 +80,6 @@ impl From<Error> for PyErr {
 
 /// A `TypeError` naming what was expected.
 pub fn type_error(what: &str, got: &Bound<'_, PyAny>) -> PyErr {
-    let type_name = got
-        .get_type()
-        .name()
-        .map(|n| n.to_string())
-        .unwrap_or_else(|_| "?".into());
+    let type_name = got.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
     PyTypeError::new_err(format!("{what}, not {type_name}"))
 }

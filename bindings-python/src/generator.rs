@@ -23,21 +23,28 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 use snowflake_core::{Block, Clock, Layout, MonotonicClock, Name, Node, Options, SequenceStart};
 use std::sync::Mutex;
 
-/// The monotonic clock of core's default generators, waiting detached from the interpreter.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct PyClock;
+/// The process's monotonic clock (that of core's default generators), waiting detached from
+/// the interpreter.
+#[derive(Clone, Copy, Debug)]
+pub struct PyClock(MonotonicClock);
+
+impl Default for PyClock {
+    fn default() -> PyClock {
+        PyClock(MonotonicClock::process())
+    }
+}
 
 impl Clock for PyClock {
     #[inline]
     fn now_ms(&self) -> u64 {
-        MonotonicClock.now_ms()
+        self.0.now_ms()
     }
 
     fn wait_until_ms(&self, unix_ms: u64) {
         // SAFETY: the generator is only called while attached (module docs), and the closure
         // touches no Python object.
         let py = unsafe { Python::assume_attached() };
-        py.detach(|| wait_until_ns(unix_ms.saturating_mul(1_000_000)));
+        py.detach(|| wait_until_ns(&self.0, unix_ms.saturating_mul(1_000_000)));
     }
 }
 
@@ -51,9 +58,9 @@ const SPIN_NS: u64 = 80_000;
 /// random moment, missing whole ticks, while one that sleeps is woken promptly. Measured with
 /// `next_ids_array(1_000_000)` on `twitter`, two cores at a load average of 4: 44-66% of
 /// capacity spinning, 81-99% sleeping.
-fn wait_until_ns(target_ns: u64) {
+fn wait_until_ns(clock: &MonotonicClock, target_ns: u64) {
     loop {
-        let now = MonotonicClock.now_ns();
+        let now = clock.now_ns();
         if now >= target_ns {
             return;
         }
@@ -77,23 +84,13 @@ static MADE_BY_PARENT: Mutex<Vec<(Layout, Node)>> = Mutex::new(Vec::new());
 #[pyfunction]
 pub fn _after_fork_in_child() {
     let mut here = MADE_HERE.lock().unwrap_or_else(|e| e.into_inner());
-    MADE_BY_PARENT
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .append(&mut here);
+    MADE_BY_PARENT.lock().unwrap_or_else(|e| e.into_inner()).append(&mut here);
 }
 
 fn claim_identity(layout: &Layout, node: &Node) -> PyResult<()> {
     let key = (*layout, *node);
-    if MADE_BY_PARENT
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .contains(&key)
-    {
-        let values: Vec<String> = layout
-            .node_values(node)
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect();
+    if MADE_BY_PARENT.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
+        let values: Vec<String> = layout.node_values(node).map(|(n, v)| format!("{n}={v}")).collect();
         return Err(raise(
             "ForkedProcessError",
             format!(
@@ -194,9 +191,7 @@ impl PyGenerator {
             Some(r) => Some(
                 Name::new(r)
                     .filter(|_| Name::is_valid_field_name(r))
-                    .ok_or(Error(snowflake_core::Error::UnknownField {
-                        name: Name::snippet(r),
-                    }))?,
+                    .ok_or(Error(snowflake_core::Error::UnknownField { name: Name::snippet(r) }))?,
             ),
         };
         let options = Options {
@@ -206,7 +201,7 @@ impl PyGenerator {
             rollover,
             isolated,
         };
-        let inner = snowflake_core::Generator::with_clock(&layout, node, options, PyClock)
+        let inner = snowflake_core::Generator::with_clock(&layout, node, options, PyClock::default())
             .map_err(Error)?;
         if !isolated {
             claim_identity(&layout, &node)?;
@@ -257,9 +252,7 @@ impl PyGenerator {
     /// without a Python object per ID (the fastest way to take many).
     #[pyo3(signature = (n))]
     fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
-        let len = n
-            .checked_mul(8)
-            .ok_or_else(|| PyTypeError::new_err("n is too large"))?;
+        let len = n.checked_mul(8).ok_or_else(|| PyOverflowError::new_err("n is too large"))?;
         let bytes = PyBytes::new_with(py, len, |buf| Ok(self.fill_bytes(py, buf)?))?;
         array_class(py)?.call1(("Q", bytes))
     }
@@ -382,10 +375,7 @@ impl PyBlock {
         self.0.count as usize
     }
     fn __iter__(&self) -> BlockIter {
-        BlockIter {
-            block: self.0,
-            next: Mutex::new(0),
-        }
+        BlockIter { block: self.0, next: Mutex::new(0) }
     }
     fn __contains__(&self, id: &Bound<'_, PyAny>) -> bool {
         let Ok(id) = id.extract::<u64>() else {
@@ -394,10 +384,7 @@ impl PyBlock {
         id >= self.0.first && id <= self.last() && (id - self.0.first) % self.0.stride == 0
     }
     fn __repr__(&self) -> String {
-        format!(
-            "Block(first={}, count={}, stride={})",
-            self.0.first, self.0.count, self.0.stride
-        )
+        format!("Block(first={}, count={}, stride={})", self.0.first, self.0.count, self.0.stride)
     }
 }
 
@@ -445,12 +432,7 @@ impl PyStats {
     fn __repr__(&self) -> String {
         format!(
             "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={})",
-            self.issued,
-            self.waits,
-            self.waited_ms,
-            self.clock_behind,
-            self.rollovers,
-            self.drift_ms
+            self.issued, self.waits, self.waited_ms, self.clock_behind, self.rollovers, self.drift_ms
         )
     }
 }

@@ -40,18 +40,12 @@ pub fn layout_arg(value: &Bound<'_, PyAny>) -> PyResult<snowflake_core::Layout> 
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(snowflake_core::Layout::parse(&s.to_cow()?).map_err(Error)?);
     }
-    Err(type_error(
-        "a layout is a Layout or a spec string such as \"twitter\"",
-        value,
-    ))
+    Err(type_error("a layout is a Layout or a spec string such as \"twitter\"", value))
 }
 
 /// Node values from a mapping (`{"worker": 3}`), the text form (`"worker=3,datacenter=1"`)
 /// or `None` (all zero), checked by core against the layout.
-pub fn node_arg(
-    layout: &snowflake_core::Layout,
-    value: Option<&Bound<'_, PyAny>>,
-) -> PyResult<Node> {
+pub fn node_arg(layout: &snowflake_core::Layout, value: Option<&Bound<'_, PyAny>>) -> PyResult<Node> {
     let value = match value {
         None => return Ok(Node::default()),
         Some(v) if v.is_none() => return Ok(Node::default()),
@@ -65,10 +59,7 @@ pub fn node_arg(
     } else if value.hasattr("items")? {
         value.call_method0("items")?
     } else {
-        return Err(type_error(
-            "node values are a mapping such as {\"worker\": 3}",
-            value,
-        ));
+        return Err(type_error("node values are a mapping such as {\"worker\": 3}", value));
     };
     let mut pairs: Vec<(String, u64)> = Vec::with_capacity(MAX_FIELDS);
     for item in items.try_iter()? {
@@ -79,10 +70,7 @@ pub fn node_arg(
             .to_cow()?
             .into_owned();
         if !v.is_instance_of::<PyInt>() {
-            return Err(type_error(
-                &format!("node value `{name}` must be an int"),
-                &v,
-            ));
+            return Err(type_error(&format!("node value `{name}` must be an int"), &v));
         }
         // Negative or above 2^64 - 1: OverflowError; above the field's width: core's
         // ValueRangeError. Never a wrap.
@@ -113,9 +101,7 @@ impl PyLayout {
         let s = spec
             .cast::<PyString>()
             .map_err(|_| type_error("a layout spec is a str such as \"twitter\"", spec))?;
-        Ok(PyLayout(
-            snowflake_core::Layout::parse(&s.to_cow()?).map_err(Error)?,
-        ))
+        Ok(PyLayout(snowflake_core::Layout::parse(&s.to_cow()?).map_err(Error)?))
     }
 
     /// The presets by name, in the order of the documentation: ``{"twitter": Layout(...), ...}``.
@@ -123,10 +109,7 @@ impl PyLayout {
     fn presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         let d = PyDict::new(py);
         for (name, spec) in PRESETS {
-            d.set_item(
-                name,
-                PyLayout(snowflake_core::Layout::parse(spec).map_err(Error)?),
-            )?;
+            d.set_item(name, PyLayout(snowflake_core::Layout::parse(spec).map_err(Error)?))?;
         }
         Ok(d)
     }
@@ -182,13 +165,7 @@ impl PyLayout {
     /// The names of the node fields (every field but ``time`` and ``sequence``), high to low.
     #[getter]
     fn node_fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(
-            py,
-            self.0
-                .node_fields()
-                .map(|(_, f)| f.name())
-                .collect::<Vec<_>>(),
-        )
+        PyTuple::new(py, self.0.node_fields().map(|(_, f)| f.name()).collect::<Vec<_>>())
     }
 
     /// The parts of ``id``: its time, sequence and node field values. Raises
@@ -196,18 +173,8 @@ impl PyLayout {
     #[pyo3(signature = (id))]
     fn decode(&self, id: u64) -> Result<PyParts, Error> {
         let p = self.0.decode(id)?;
-        let fields = self
-            .0
-            .node_values(&p.node)
-            .map(|(n, v)| (n.to_owned(), v))
-            .collect();
-        Ok(PyParts {
-            id: p.id,
-            unix_ms: p.unix_ms,
-            tick: p.tick,
-            sequence: p.sequence,
-            fields,
-        })
+        let fields = self.0.node_values(&p.node).map(|(n, v)| (n.to_owned(), v)).collect();
+        Ok(PyParts { id: p.id, unix_ms: p.unix_ms, tick: p.tick, sequence: p.sequence, fields })
     }
 
     /// The ID of the instant ``time`` (Unix ms or an aware ``datetime``; any instant of its
@@ -365,11 +332,7 @@ impl PyParts {
         to_datetime(py, self.unix_ms)
     }
     fn __repr__(&self) -> String {
-        let fields: Vec<String> = self
-            .fields
-            .iter()
-            .map(|(n, v)| format!("'{n}': {v}"))
-            .collect();
+        let fields: Vec<String> = self.fields.iter().map(|(n, v)| format!("'{n}': {v}")).collect();
         format!(
             "Parts(id={}, unix_ms={}, tick={}, sequence={}, fields={{{}}})",
             self.id,

@@ -44,10 +44,7 @@ pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     let py = value.py();
     let m = datetime_module(py)?;
     if !value.is_instance(m.datetime.bind(py))? {
-        return Err(type_error(
-            "a time is Unix milliseconds (int) or a timezone-aware datetime",
-            value,
-        ));
+        return Err(type_error("a time is Unix milliseconds (int) or a timezone-aware datetime", value));
     }
     if value.call_method0("utcoffset")?.is_none() {
         return Err(PyTypeError::new_err(
@@ -67,9 +64,6 @@ pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
 /// The timezone-aware UTC `datetime` of `unix_ms`.
 pub fn to_datetime(py: Python<'_>, unix_ms: u64) -> PyResult<Bound<'_, PyAny>> {
     let m = datetime_module(py)?;
-    let delta = m
-        .timedelta
-        .bind(py)
-        .call((), Some(&[("milliseconds", unix_ms)].into_py_dict(py)?))?;
+    let delta = m.timedelta.bind(py).call((), Some(&[("milliseconds", unix_ms)].into_py_dict(py)?))?;
     m.epoch.bind(py).add(delta)
 }

@@ -37,6 +37,10 @@ const fn class_name(kind: ErrorKind) -> &'static str {
         ErrorKind::ClockBehind => "ClockBehindError",
         ErrorKind::SequenceExhausted => "SequenceExhaustedError",
         ErrorKind::Forked => "ForkedProcessError",
+        ErrorKind::SharedMismatch => "SharedMismatchError",
+        ErrorKind::Lease => "LeaseError",
+        ErrorKind::StateFile => "StateFileError",
+        ErrorKind::Io => "SnowflakeOSError",
         // ErrorKind is non_exhaustive: a family added to core later is still a SnowflakeError.
         _ => "SnowflakeError",
     }
@@ -75,6 +79,20 @@ impl From<Error> for PyErr {
                 _ => PyErr::from_type(cls, (message,)),
             }
         })
+    }
+}
+
+/// An error of opening a generator that works with other processes (`shared=`,
+/// `state_file=`, `lease=`): core's errors map as above, the others by their family.
+#[derive(Debug)]
+pub struct OpenError(pub snowflake_core::OpenError);
+
+impl From<OpenError> for PyErr {
+    fn from(OpenError(e): OpenError) -> PyErr {
+        match e {
+            snowflake_core::OpenError::Core(e) => Error(e).into(),
+            e => raise(class_name(e.kind()), e.to_string()),
+        }
     }
 }
 

@@ -13,14 +13,17 @@
 //! it, and a fresh state in the child would repeat their IDs. `libsnowflake/__init__.py`
 //! registers [`_after_fork_in_child`] with `os.register_at_fork`.
 
-use crate::error::{raise, Error};
+use crate::error::{raise, Error, OpenError};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
-use snowflake_core::{Block, Clock, Layout, MonotonicClock, Name, Node, Options, SequenceStart};
+use snowflake_core::{
+    Block, Clock, Coordination, Layout, MonotonicClock, Name, Node, Options, SequenceStart,
+};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// The process's monotonic clock (that of core's default generators), waiting detached from
@@ -133,8 +136,17 @@ const DETACH_FILL: u64 = 1 << 16;
 /// state of its own (for tests and :meth:`next_id_at` replays only: two isolated generators
 /// with the same node values can issue the same IDs).
 ///
-/// After ``fork()``, an inherited generator raises :class:`ForkedProcessError`, and so does
-/// making one with the parent's node values in the child: a child needs its own node values.
+/// Beyond one process: ``shared="name"`` makes every process of the host that opens the name
+/// draw from one state in shared memory (no repeat, IDs increasing across processes, and it
+/// keeps working in a child of ``fork()``); ``state_file=path`` keeps a durable high-water mark
+/// so a restart after the clock stepped back never repeats an ID (``state_window_ms``: how far
+/// ahead it reserves); ``lease="local"`` (or ``"redis://host:port/db"``) claims a free value of
+/// the worker field (``lease_field``) for this process, with file locks in ``lease_dir`` (or
+/// keys in Redis living ``lease_ttl_ms``).
+///
+/// After ``fork()``, an inherited generator of one process raises
+/// :class:`ForkedProcessError`, and so does making one with the parent's node values in the
+/// child: a child needs its own node values (or a ``shared`` or ``lease`` generator).
 #[pyclass(name = "Generator", module = "libsnowflake", frozen)]
 pub struct PyGenerator {
     inner: snowflake_core::Generator<PyClock>,
@@ -168,11 +180,12 @@ fn write_block(block: &Block, dst: &mut [u8]) {
 impl PyGenerator {
     #[new]
     #[pyo3(
-        signature = (layout = None, node = None, *, max_drift_ms = 0, max_wait_ms = 1000, sequence_start = "zero", rollover = None, isolated = false),
-        text_signature = "(layout='twitter', node=None, *, max_drift_ms=0, max_wait_ms=1000, sequence_start='zero', rollover=None, isolated=False)"
+        signature = (layout = None, node = None, *, max_drift_ms = 0, max_wait_ms = 1000, sequence_start = "zero", rollover = None, isolated = false, shared = None, state_file = None, state_window_ms = None, lease = None, lease_field = None, lease_dir = None, lease_ttl_ms = None),
+        text_signature = "(layout='twitter', node=None, *, max_drift_ms=0, max_wait_ms=1000, sequence_start='zero', rollover=None, isolated=False, shared=None, state_file=None, state_window_ms=None, lease=None, lease_field=None, lease_dir=None, lease_ttl_ms=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         layout: Option<&Bound<'_, PyAny>>,
         node: Option<&Bound<'_, PyAny>>,
         max_drift_ms: u64,
@@ -180,6 +193,13 @@ impl PyGenerator {
         sequence_start: &str,
         rollover: Option<&str>,
         isolated: bool,
+        shared: Option<&str>,
+        state_file: Option<PathBuf>,
+        state_window_ms: Option<u64>,
+        lease: Option<&str>,
+        lease_field: Option<&str>,
+        lease_dir: Option<PathBuf>,
+        lease_ttl_ms: Option<u64>,
     ) -> PyResult<Self> {
         let layout = match layout {
             Some(l) if !l.is_none() => layout_arg(l)?,
@@ -201,9 +221,41 @@ impl PyGenerator {
             rollover,
             isolated,
         };
-        let inner = snowflake_core::Generator::with_clock(&layout, node, options, PyClock::default())
-            .map_err(Error)?;
-        if !isolated {
+        // Core checks the coordination options in their text form (the one of C, PHP and
+        // the CLI); paths go in as they are, since a path may hold any character.
+        let mut text = String::new();
+        let numbers = [("state_window_ms", state_window_ms), ("lease_ttl_ms", lease_ttl_ms)];
+        for (key, value) in [("shared", shared), ("lease", lease), ("lease_field", lease_field)]
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?.to_owned())))
+            .chain(numbers.into_iter().filter_map(|(k, v)| Some((k, v?.to_string()))))
+        {
+            if value.contains(';') || value.is_empty() {
+                return Err(Error(snowflake_core::Error::BadOption {
+                    name: Name::snippet(key),
+                    reason: "the value is empty or holds a `;`",
+                })
+                .into());
+            }
+            text.push_str(&format!("{key}={value};"));
+        }
+        let (_, mut coordination) = Coordination::parse_options(&text).map_err(Error)?;
+        coordination.state_file = state_file;
+        coordination.lease_dir = lease_dir;
+
+        let inner = if coordination.is_empty() {
+            snowflake_core::Generator::with_clock(&layout, node, options, PyClock::default())
+                .map_err(Error)?
+        } else {
+            // Files, locks, maybe Redis and a wait for a lease's floor: detached.
+            py.detach(|| snowflake_core::Generator::open(&layout, node, options, &coordination))
+                .map_err(OpenError)?
+                .map_clock(PyClock)
+        };
+        // A shared state is made to outlive fork() (every process draws from it), and a lease
+        // hands each process its own value: only a generator of this process alone must not
+        // be made again in a child.
+        if !isolated && coordination.shared.is_none() && coordination.lease.is_none() {
             claim_identity(&layout, &node)?;
         }
         Ok(PyGenerator { inner })

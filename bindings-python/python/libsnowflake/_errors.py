@@ -17,6 +17,10 @@ __all__ = [
     "ClockBehindError",
     "SequenceExhaustedError",
     "ForkedProcessError",
+    "SharedMismatchError",
+    "LeaseError",
+    "StateFileError",
+    "SnowflakeOSError",
 ]
 
 
@@ -85,3 +89,29 @@ class ForkedProcessError(SnowflakeError):
     with this process's own node values (e.g. its own worker value)."""
 
     code = "ERR_SNOWFLAKE_FORKED"
+
+
+class SharedMismatchError(SnowflakeError, ValueError):
+    """A shared state (``shared=``) was made with another layout, node values or policy than
+    this generator asks for; the message names the difference."""
+
+    code = "ERR_SNOWFLAKE_SHARED_MISMATCH"
+
+
+class LeaseError(SnowflakeError):
+    """No worker value could be leased (``lease=``), or a lease was lost: the generator stops
+    issuing rather than risk another holder's IDs."""
+
+    code = "ERR_SNOWFLAKE_LEASE"
+
+
+class StateFileError(SnowflakeError):
+    """A state file (``state_file=``) is corrupt, or belongs to another layout or node."""
+
+    code = "ERR_SNOWFLAKE_STATE_FILE"
+
+
+class SnowflakeOSError(SnowflakeError, OSError):
+    """A file, lock or shared mapping of ``shared=``, ``state_file=`` or ``lease=`` failed."""
+
+    code = "ERR_SNOWFLAKE_IO"

@@ -2,6 +2,7 @@
 
 import array
 import datetime
+import os
 from collections.abc import Iterator, Mapping
 from typing import NoReturn, Optional, Union, final
 
@@ -147,6 +148,13 @@ class Generator:
         sequence_start: str = "zero",
         rollover: Optional[str] = None,
         isolated: bool = False,
+        shared: Optional[str] = None,
+        state_file: Union[str, "os.PathLike[str]", None] = None,
+        state_window_ms: Optional[int] = None,
+        lease: Optional[str] = None,
+        lease_field: Optional[str] = None,
+        lease_dir: Union[str, "os.PathLike[str]", None] = None,
+        lease_ttl_ms: Optional[int] = None,
     ) -> "Generator": ...
     def next_id(self) -> int: ...
     def try_next_id(self) -> int: ...

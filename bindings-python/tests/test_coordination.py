@@ -18,11 +18,11 @@ LAYOUT = "twitter"
 
 
 @pytest.fixture
-def shared_name() -> Iterator[str]:
-    name = f"pytest-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    yield name
-    for path in glob.glob(f"/dev/shm/*{name}*"):
-        os.remove(path)
+def shared_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    # Shared states go to the test's directory (children of fork() inherit the variable).
+    monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
+    yield f"pytest-{uuid.uuid4().hex[:8]}"
+    assert glob.glob(str(tmp_path / "*.shm")), "the shared state lives in SNOWFLAKE_SHM_DIR"
 
 
 def _draw_shared(name: str, n: int, out: Any) -> None:

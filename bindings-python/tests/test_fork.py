@@ -70,7 +70,7 @@ def test_multiprocessing_fork_children_never_repeat_parent_ids() -> None:
 
 
 def test_pool_with_fork_and_an_initializer() -> None:
-    # The recipe of docs/python.md: each pool process takes its own worker value.
+    # Each pool process takes its own worker value from a queue, in the pool's initializer.
     ctx = mp.get_context("fork")
     values = ctx.Queue()
     for v in range(20, 24):

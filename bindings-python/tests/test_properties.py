@@ -5,6 +5,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+# The machine running the tests is shared with other builds: no per-example deadline.
+settings.register_profile("shared-machine", deadline=None)
+settings.load_profile("shared-machine")
+
 import libsnowflake as sf
 
 U64 = st.integers(min_value=0, max_value=2**64 - 1)

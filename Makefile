@@ -1,5 +1,5 @@
 # Conveniences over the scripts; `bash scripts/test.sh` is the README's test command.
-.PHONY: test deps check bench test-node
+.PHONY: test deps check bench test-node test-python
 
 test:
 	bash scripts/test.sh
@@ -15,3 +15,6 @@ bench:
 
 test-node:
 	bash bindings-node/run-tests.sh
+
+test-python:
+	bash bindings-python/run-tests.sh

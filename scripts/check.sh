@@ -19,3 +19,5 @@ cargo test -p snowflake-core --no-default-features --lib --tests
 
 step "Node: bindings-node (build, index.d.ts up to date, node:test)"
 bash bindings-node/run-tests.sh
+step "Python: wheel, fresh-venv installs, pytest (bindings-python/run-tests.sh)"
+bash bindings-python/run-tests.sh

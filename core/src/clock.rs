@@ -186,8 +186,18 @@ mod std_clocks {
             self.offset_ns
         }
 
+        /// The time in Unix nanoseconds, on the timeline of [`Clock::now_ms`]: for callers
+        /// that wait for a tick in their own way (the Python binding sleeps, detached from
+        /// the interpreter, until just before the tick starts).
+        ///
+        /// ```
+        /// use snowflake_core::{Clock, MonotonicClock};
+        /// let clock = MonotonicClock::process();
+        /// let (ns, ms) = (clock.now_ns(), clock.now_ms());
+        /// assert!(ns / 1_000_000 <= ms && ms - ns / 1_000_000 < 1_000);
+        /// ```
         #[inline]
-        fn now_ns(&self) -> u64 {
+        pub fn now_ns(&self) -> u64 {
             (monotonic_raw_ns() as i64 + self.offset_ns).max(0) as u64
         }
     }

@@ -588,6 +588,43 @@ impl<C: Clock> Generator<C> {
     }
 }
 
+impl<C: Clock> Generator<C> {
+    /// This generator reading the time through `wrap(clock)`: the same state, node values,
+    /// options and coordination. For bindings that wrap the clock of a generator made by
+    /// `Generator::open` (the Python binding waits detached from its interpreter); `wrap`
+    /// must keep the clock's timeline.
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, ManualClock, Options};
+    /// let layout = Layout::parse("twitter").unwrap();
+    /// let g = Generator::isolated(&layout, Default::default(), Options::default(), ManualClock::new(1_700_000_000_000)).unwrap();
+    /// let a = g.next_id().unwrap();
+    /// let g = g.map_clock(std::sync::Arc::new);
+    /// assert!(g.next_id().unwrap() > a);
+    /// ```
+    pub fn map_clock<D: Clock>(self, wrap: impl FnOnce(C) -> D) -> Generator<D> {
+        Generator {
+            cell: self.cell,
+            clock: wrap(self.clock),
+            layout: self.layout,
+            node: self.node,
+            options: self.options,
+            node_bits: self.node_bits,
+            seq_cap: self.seq_cap,
+            stride: self.stride,
+            roll_bits: self.roll_bits,
+            roll_shift: self.roll_shift,
+            drift_ticks: self.drift_ticks,
+            max_tick: self.max_tick,
+            counters: self.counters,
+            #[cfg(all(feature = "std", unix))]
+            fork_generation: self.fork_generation,
+            #[cfg(all(feature = "std", unix))]
+            reserve: self.reserve,
+        }
+    }
+}
+
 #[cfg(all(feature = "std", unix))]
 impl Generator<crate::clock::MonotonicClock> {
     pub(crate) fn open_coordinated(

@@ -10,8 +10,9 @@ step "lint: rustfmt, clippy"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "vectors: the files are what the model writes"
+step "generated files: vectors (the model), README sections (docs/)"
 python3 tests/vectors/make_vectors.py --check
+python3 scripts/readme.py --check
 
 step "Rust: core (std and no_std), CLI"
 cargo test --workspace

@@ -7,13 +7,13 @@
 //! up the others. Nothing else blocks; large batches are copied out detached too.
 //!
 //! # fork()
-//! Core refuses to issue from a generator inherited through `fork()` (ForkedProcessError).
-//! The binding adds the other half: a child must not *re-create* a generator its parent had
-//! (same layout and node values), since the parent, or a sibling, may still be issuing from
-//! it, and a fresh state in the child would repeat their IDs. `libsnowflake/__init__.py`
-//! registers [`_after_fork_in_child`] with `os.register_at_fork`.
+//! Core handles fork() for every binding (its `pthread_atfork` handler runs in `os.fork()`,
+//! `multiprocessing` and gunicorn alike): it refuses to issue from a generator inherited
+//! through `fork()`, and refuses to *re-create* in a child a generator its parent had (same
+//! layout and node values), since the parent, or a sibling, may still issue from it; both
+//! raise ForkedProcessError. Shared and leased generators keep working across fork().
 
-use crate::error::{raise, Error, OpenError};
+use crate::error::{Error, OpenError};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
@@ -21,7 +21,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
 use snowflake_core::{
-    Block, Clock, Coordination, Layout, MonotonicClock, Name, Node, Options, SequenceStart,
+    Block, Clock, Coordination, Layout, MonotonicClock, Name, Options, SequenceStart,
 };
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -47,66 +47,8 @@ impl Clock for PyClock {
         // SAFETY: the generator is only called while attached (module docs), and the closure
         // touches no Python object.
         let py = unsafe { Python::assume_attached() };
-        py.detach(|| wait_until_ns(&self.0, unix_ms.saturating_mul(1_000_000)));
+        py.detach(|| self.0.wait_until_ms(unix_ms));
     }
-}
-
-/// How long before a tick starts the wait stops sleeping and spins: a sleep overshoots by
-/// the timer slack (50 µs by default) plus the wake-up.
-const SPIN_NS: u64 = 80_000;
-
-/// Sleeps until `SPIN_NS` before `target_ns`, then spins. Core's own wait spins the whole
-/// last 2 ms, the best on an idle core; a Python process usually shares its cores (workers,
-/// other services), and a thread that spins there is preempted for a whole time slice at a
-/// random moment, missing whole ticks, while one that sleeps is woken promptly. Measured with
-/// `next_ids_array(1_000_000)` on `twitter`, two cores at a load average of 4: 44-66% of
-/// capacity spinning, 81-99% sleeping.
-fn wait_until_ns(clock: &MonotonicClock, target_ns: u64) {
-    loop {
-        let now = clock.now_ns();
-        if now >= target_ns {
-            return;
-        }
-        let left = target_ns - now;
-        if left > SPIN_NS {
-            std::thread::sleep(std::time::Duration::from_nanos(left - SPIN_NS));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
-}
-
-/// Identities (layout, node values) of the non-isolated generators made in this process, and
-/// of those made in its ancestors before a `fork()`. Only touched while attached and without
-/// detaching, so `os.fork()` (which holds the GIL) never copies them locked.
-static MADE_HERE: Mutex<Vec<(Layout, Node)>> = Mutex::new(Vec::new());
-static MADE_BY_PARENT: Mutex<Vec<(Layout, Node)>> = Mutex::new(Vec::new());
-
-/// Registered with `os.register_at_fork(after_in_child=...)`: what the parent made, the
-/// child may not make again.
-#[pyfunction]
-pub fn _after_fork_in_child() {
-    let mut here = MADE_HERE.lock().unwrap_or_else(|e| e.into_inner());
-    MADE_BY_PARENT.lock().unwrap_or_else(|e| e.into_inner()).append(&mut here);
-}
-
-fn claim_identity(layout: &Layout, node: &Node) -> PyResult<()> {
-    let key = (*layout, *node);
-    if MADE_BY_PARENT.lock().unwrap_or_else(|e| e.into_inner()).contains(&key) {
-        let values: Vec<String> = layout.node_values(node).map(|(n, v)| format!("{n}={v}")).collect();
-        return Err(raise(
-            "ForkedProcessError",
-            format!(
-                "a generator with layout {layout} and node values {{{}}} was made before this process was forked from its parent; the parent (or a sibling) may still issue its IDs, so this process must use different node values (e.g. its own worker value)",
-                values.join(", ")
-            ),
-        ));
-    }
-    let mut here = MADE_HERE.lock().unwrap_or_else(|e| e.into_inner());
-    if !here.contains(&key) {
-        here.push(key);
-    }
-    Ok(())
 }
 
 fn array_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
@@ -252,12 +194,6 @@ impl PyGenerator {
                 .map_err(OpenError)?
                 .map_clock(PyClock)
         };
-        // A shared state is made to outlive fork() (every process draws from it), and a lease
-        // hands each process its own value: only a generator of this process alone must not
-        // be made again in a child.
-        if !isolated && coordination.shared.is_none() && coordination.lease.is_none() {
-            claim_identity(&layout, &node)?;
-        }
         Ok(PyGenerator { inner })
     }
 

@@ -22,7 +22,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::PyStats>()?;
     m.add_function(wrap_pyfunction!(encoding::encode, m)?)?;
     m.add_function(wrap_pyfunction!(encoding::decode_str, m)?)?;
-    m.add_function(wrap_pyfunction!(generator::_after_fork_in_child, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -18,7 +18,6 @@ process needs its own node values, so that no two processes can ever issue the s
 
 from __future__ import annotations
 
-import os as _os
 
 from ._errors import (
     ClockBehindError,
@@ -42,7 +41,6 @@ from ._native import (
     Parts,
     Stats,
     __version__,
-    _after_fork_in_child,
     decode_str,
     encode,
 )
@@ -71,7 +69,3 @@ __all__ = [
     "encode",
 ]
 
-# A child of fork() must not re-create a generator its parent had (the parent may still
-# issue from it); the core already refuses to issue from an inherited one. Windows has no fork.
-if hasattr(_os, "register_at_fork"):
-    _os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -16,7 +16,6 @@ __all__ = [
     "Stats",
     "encode",
     "decode_str",
-    "_after_fork_in_child",
     "__version__",
 ]
 
@@ -183,4 +182,3 @@ class Generator:
 
 def encode(id: int, encoding: str = "base62", *, reverse: bool = False) -> str: ...
 def decode_str(s: str, encoding: str = "base62", *, reverse: bool = False) -> int: ...
-def _after_fork_in_child() -> None: ...

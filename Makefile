@@ -1,5 +1,5 @@
 # Conveniences over the scripts; `bash scripts/test.sh` is the README's test command.
-.PHONY: test deps check bench
+.PHONY: test deps check bench test-node test-python
 
 test:
 	bash scripts/test.sh
@@ -12,3 +12,9 @@ check:
 
 bench:
 	cargo bench -p snowflake-core --bench generator
+
+test-node:
+	bash bindings-node/run-tests.sh
+
+test-python:
+	bash bindings-python/run-tests.sh

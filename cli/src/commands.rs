@@ -261,10 +261,7 @@ pub fn layouts(args: &LayoutsArgs) -> Result<(), Failure> {
             .iter()
             .map(|spec| {
                 let layout = Layout::parse(spec)?;
-                let name = PRESETS
-                    .iter()
-                    .find(|(n, _)| n == spec)
-                    .map_or("custom", |(n, _)| n);
+                let name = PRESETS.iter().find(|(n, _)| n == spec).map_or("custom", |(n, _)| n);
                 Ok((name.to_string(), layout))
             })
             .collect::<Result<_, Error>>()?
@@ -326,10 +323,8 @@ pub fn bounds(args: &BoundsArgs) -> Result<(), Failure> {
         )));
     }
     let (min, max) = (layout.min_id(from)?, layout.max_id(until)?);
-    let (first_ms, last_ms) = (
-        layout.decode(min)?.unix_ms,
-        layout.decode(max)?.unix_ms + layout.tick_ms() - 1,
-    );
+    let (first_ms, last_ms) =
+        (layout.decode(min)?.unix_ms, layout.decode(max)?.unix_ms + layout.tick_ms() - 1);
     let mut out = stdout();
     writeln!(out, "min {min}  {}", output::time(first_ms))?;
     writeln!(out, "max {max}  {}", output::time(last_ms))?;
@@ -340,18 +335,12 @@ pub fn bounds(args: &BoundsArgs) -> Result<(), Failure> {
 pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     let layout = Layout::parse(&args.layout)?;
     if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
-        return Err(Failure::Input(format!(
-            "--seconds {} is not between 0 and 3600",
-            args.seconds
-        )));
+        return Err(Failure::Input(format!("--seconds {} is not between 0 and 3600", args.seconds)));
     }
     let duration = Duration::from_secs_f64(args.seconds);
     // Isolated: the bench must not move the state that other generators of this process
     // share (there are none here, but the figures should not depend on it either).
-    let options = Options {
-        isolated: true,
-        ..Options::DEFAULT
-    };
+    let options = Options { isolated: true, ..Options::DEFAULT };
     let capacity = capacity_per_second(&layout) as f64;
 
     let mut out = stdout();
@@ -368,13 +357,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
         }
         issued += 1024;
     }
-    report(
-        &mut out,
-        "next_id",
-        issued,
-        until_end_of_tick(&layout, last, start),
-        capacity,
-    )?;
+    report(&mut out, "next_id", issued, until_end_of_tick(&layout, last, start), capacity)?;
 
     let generator = Generator::new(&layout, layout.node(&[])?, options)?;
     let mut buf = vec![0u64; CHUNK];
@@ -395,24 +378,18 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
 /// last ID ends. Otherwise a run that issues a whole tick early and stops before the tick is
 /// over would report more than the layout's capacity.
 fn start_of_next_tick(layout: &Layout) -> Result<Instant, Failure> {
-    let clock = MonotonicClock;
+    let clock = MonotonicClock::process();
     let tick = layout.tick_of(clock.now_ms())?;
     clock.wait_until_ms(layout.unix_ms_of(tick + 1));
     Ok(Instant::now())
 }
 
 fn until_end_of_tick(layout: &Layout, last_id: u64, start: Instant) -> Duration {
-    MonotonicClock.wait_until_ms(layout.unix_ms_of(layout.time().get(last_id) + 1));
+    MonotonicClock::process().wait_until_ms(layout.unix_ms_of(layout.time().get(last_id) + 1));
     start.elapsed()
 }
 
-fn report(
-    out: &mut impl Write,
-    what: &str,
-    issued: u64,
-    took: Duration,
-    capacity: f64,
-) -> io::Result<()> {
+fn report(out: &mut impl Write, what: &str, issued: u64, took: Duration, capacity: f64) -> io::Result<()> {
     let per_second = issued as f64 / took.as_secs_f64();
     writeln!(
         out,

@@ -27,12 +27,7 @@ fn segments(layout: &Layout) -> Vec<Segment<'_>> {
     let mut out = Vec::new();
     let total = u32::from(layout.total_bits());
     if total < 64 {
-        out.push(Segment {
-            name: "",
-            bits: 64 - total,
-            shift: total,
-            unused: true,
-        });
+        out.push(Segment { name: "", bits: 64 - total, shift: total, unused: true });
     }
     for f in layout.fields() {
         out.push(Segment {
@@ -176,11 +171,7 @@ pub fn draw(layout: &Layout, id: Option<u64>, indent: &str) -> String {
         lines.push(border(&segs));
         lines.push(row(segs.iter().map(|s| {
             let value = (id >> s.shift) & (u64::MAX >> (64 - s.bits));
-            let text = if s.unused {
-                String::new()
-            } else {
-                value.to_string()
-            };
+            let text = if s.unused { String::new() } else { value.to_string() };
             centered(&text, s.bits as usize)
         })));
         lines.push(border(&segs));
@@ -200,19 +191,10 @@ pub fn draw(layout: &Layout, id: Option<u64>, indent: &str) -> String {
 /// For `decode --explain`: one line per field under the diagram, with what its value means.
 pub fn field_table(layout: &Layout, id: u64, indent: &str) -> String {
     let mut out = String::new();
-    let width = layout
-        .fields()
-        .iter()
-        .map(|f| f.name().len())
-        .max()
-        .unwrap_or(0);
+    let width = layout.fields().iter().map(|f| f.name().len()).max().unwrap_or(0);
     let unused = 64 - u32::from(layout.total_bits());
     if unused > 0 {
-        let bits = if unused == 1 {
-            "bit 63 is".to_string()
-        } else {
-            format!("bits 63-{} are", 64 - unused)
-        };
+        let bits = if unused == 1 { "bit 63 is".to_string() } else { format!("bits 63-{} are", 64 - unused) };
         out.push_str(&format!(
             "{indent}{bits} unused: always 0, so every ID is a positive signed 64-bit integer\n"
         ));
@@ -242,10 +224,7 @@ pub fn field_table(layout: &Layout, id: u64, indent: &str) -> String {
             1 => format!("bit  {}", f.shift()),
             _ => format!("bits {}-{}", f.shift() + f.bits() - 1, f.shift()),
         };
-        out.push_str(&format!(
-            "{indent}{:<width$}  {bits:<10}  {meaning}\n",
-            f.name()
-        ));
+        out.push_str(&format!("{indent}{:<width$}  {bits:<10}  {meaning}\n", f.name()));
     }
     out
 }
@@ -271,56 +250,17 @@ mod tests {
 
     #[test]
     fn labels_shrink_to_fit() {
-        let seg = Segment {
-            name: "datacenter",
-            bits: 5,
-            shift: 17,
-            unused: false,
-        };
-        assert_eq!(
-            label(&seg, 5),
-            ("dc(5)".to_string(), Some(("dc".to_string(), "datacenter")))
-        );
-        let seg = Segment {
-            name: "time",
-            bits: 41,
-            shift: 22,
-            unused: false,
-        };
+        let seg = Segment { name: "datacenter", bits: 5, shift: 17, unused: false };
+        assert_eq!(label(&seg, 5), ("dc(5)".to_string(), Some(("dc".to_string(), "datacenter"))));
+        let seg = Segment { name: "time", bits: 41, shift: 22, unused: false };
         assert_eq!(label(&seg, 41), ("time (41)".to_string(), None));
-        let seg = Segment {
-            name: "sequence",
-            bits: 10,
-            shift: 0,
-            unused: false,
-        };
+        let seg = Segment { name: "sequence", bits: 10, shift: 0, unused: false };
         assert_eq!(label(&seg, 10), ("sequence".to_string(), None));
-        let seg = Segment {
-            name: "platform",
-            bits: 3,
-            shift: 22,
-            unused: false,
-        };
-        assert_eq!(
-            label(&seg, 3),
-            ("pf".to_string(), Some(("pf".to_string(), "platform")))
-        );
-        let seg = Segment {
-            name: "sequence",
-            bits: 1,
-            shift: 0,
-            unused: false,
-        };
-        assert_eq!(
-            label(&seg, 1),
-            ("s".to_string(), Some(("s".to_string(), "sequence")))
-        );
-        let seg = Segment {
-            name: "",
-            bits: 20,
-            shift: 44,
-            unused: true,
-        };
+        let seg = Segment { name: "platform", bits: 3, shift: 22, unused: false };
+        assert_eq!(label(&seg, 3), ("pf".to_string(), Some(("pf".to_string(), "platform"))));
+        let seg = Segment { name: "sequence", bits: 1, shift: 0, unused: false };
+        assert_eq!(label(&seg, 1), ("s".to_string(), Some(("s".to_string(), "sequence"))));
+        let seg = Segment { name: "", bits: 20, shift: 44, unused: true };
         assert_eq!(label(&seg, 20).0, "unused (20)");
     }
 }

@@ -24,9 +24,7 @@ fn path(layout: &Layout, node: &Node) -> PathBuf {
     }
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
-    std::env::temp_dir()
-        .join(format!("snowflake-{uid}"))
-        .join(format!("{name}.lock"))
+    std::env::temp_dir().join(format!("snowflake-{uid}")).join(format!("{name}.lock"))
 }
 
 /// Waits for and takes the lock of `layout` and `node`.
@@ -36,19 +34,10 @@ pub fn acquire(layout: &Layout, node: &Node) -> Result<RunLock, String> {
     let path = path(layout, node);
     let fail = |e: std::io::Error| format!("cannot lock {}: {e}", path.display());
     if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(fail)?;
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(fail)?;
     }
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(fail)?;
+    let file =
+        File::options().create(true).truncate(false).write(true).mode(0o600).open(&path).map_err(fail)?;
     loop {
         // SAFETY: a valid open descriptor, owned by `file` for as long as the lock is held.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {

@@ -73,12 +73,7 @@ pub struct NextArgs {
     #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
     pub layout: String,
     /// Node field values, `name=value,...`; fields left out are 0.
-    #[arg(
-        long,
-        default_value = "",
-        value_name = "name=v,...",
-        hide_default_value = true
-    )]
+    #[arg(long, default_value = "", value_name = "name=v,...", hide_default_value = true)]
     pub node: String,
     /// Output: decimal, hex, base32, base36, base58, base62 (fixed width, sortable) or json.
     #[arg(short, long, default_value = "decimal", value_name = "FORMAT")]
@@ -227,9 +222,7 @@ fn usage_error(e: &clap::Error) -> String {
         message.push_str(if message.ends_with(':') { " " } else { "; " });
         message.push_str(&details.join("; "));
     }
-    let command = std::env::args()
-        .nth(1)
-        .filter(|c| SUBCOMMANDS.contains(&c.as_str()));
+    let command = std::env::args().nth(1).filter(|c| SUBCOMMANDS.contains(&c.as_str()));
     match command {
         Some(c) => message.push_str(&format!(" (see `snowflake {c} --help`)")),
         None => message.push_str(" (see `snowflake --help`)"),

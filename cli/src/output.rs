@@ -43,11 +43,7 @@ pub struct JsonWriter<'a> {
 
 impl<'a> JsonWriter<'a> {
     pub fn new(layout: &'a Layout) -> Self {
-        JsonWriter {
-            layout,
-            unix_ms: None,
-            time: String::new(),
-        }
+        JsonWriter { layout, unix_ms: None, time: String::new() }
     }
 
     pub fn write(&mut self, out: &mut impl Write, parts: &Parts) -> io::Result<()> {

@@ -24,29 +24,15 @@ fn snowflake_with_stdin(args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("run snowflake");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
 }
 
 /// stdout of a run that must succeed silently.
 fn ok(args: &[&str]) -> String {
     let out = snowflake(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {:?} {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.stderr.is_empty(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{args:?}: {:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -56,23 +42,11 @@ fn next_prints_n_unique_increasing_ids_in_every_encoding() {
         let text = ok(&["next", "-n", "5000", "--format", encoding.name()]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5000, "{encoding}");
-        let ids: Vec<u64> = lines
-            .iter()
-            .map(|l| decode_str(l, encoding, false).unwrap())
-            .collect();
-        assert!(
-            ids.windows(2).all(|w| w[0] < w[1]),
-            "{encoding}: not strictly increasing"
-        );
+        let ids: Vec<u64> = lines.iter().map(|l| decode_str(l, encoding, false).unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{encoding}: not strictly increasing");
         if let Some(width) = encoding.width() {
-            assert!(
-                lines.iter().all(|l| l.len() == width),
-                "{encoding}: not fixed width"
-            );
-            assert!(
-                lines.windows(2).all(|w| w[0] < w[1]),
-                "{encoding}: text does not sort"
-            );
+            assert!(lines.iter().all(|l| l.len() == width), "{encoding}: not fixed width");
+            assert!(lines.windows(2).all(|w| w[0] < w[1]), "{encoding}: text does not sort");
         }
         let twitter = Layout::parse("twitter").unwrap();
         for &id in &ids {
@@ -84,17 +58,8 @@ fn next_prints_n_unique_increasing_ids_in_every_encoding() {
 
 #[test]
 fn next_json_lines_are_decoded_ids() {
-    let text = ok(&[
-        "next",
-        "-n",
-        "300",
-        "--layout",
-        "discord",
-        "--node",
-        "worker=3,process=4",
-        "--format",
-        "json",
-    ]);
+    let text =
+        ok(&["next", "-n", "300", "--layout", "discord", "--node", "worker=3,process=4", "--format", "json"]);
     let discord = Layout::parse("discord").unwrap();
     let mut previous = 0;
     for line in text.lines() {
@@ -107,10 +72,7 @@ fn next_json_lines_are_decoded_ids() {
         assert_eq!(v["sequence"].as_u64(), Some(parts.sequence));
         assert_eq!(v["fields"], serde_json::json!({"worker": 3, "process": 4}));
         // The same line decode --json prints.
-        assert_eq!(
-            ok(&["decode", "--layout", "discord", "--json", &id.to_string()]).trim_end(),
-            line
-        );
+        assert_eq!(ok(&["decode", "--layout", "discord", "--json", &id.to_string()]).trim_end(), line);
     }
     assert_eq!(text.lines().count(), 300);
 }
@@ -139,10 +101,7 @@ fn next_honours_layout_node_and_options() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     for id in ids {
         let parts = layout.decode(id).unwrap();
-        assert_eq!(
-            layout.node_values(&parts.node).collect::<Vec<_>>(),
-            [("shard", 4097)]
-        );
+        assert_eq!(layout.node_values(&parts.node).collect::<Vec<_>>(), [("shard", 4097)]);
     }
     assert_eq!(ok(&["next", "-n", "0"]), "");
 }
@@ -155,17 +114,11 @@ fn a_generator_that_may_not_wait_prints_what_it_issued_then_fails_with_status_1(
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
-        stderr.starts_with(
-            "snowflake: error: every sequence number of the current tick is taken; retry in"
-        ),
+        stderr.starts_with("snowflake: error: every sequence number of the current tick is taken; retry in"),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1);
-    let ids: Vec<u64> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
-        .collect();
+    let ids: Vec<u64> = String::from_utf8(out.stdout).unwrap().lines().map(|l| l.parse().unwrap()).collect();
     assert!(!ids.is_empty() && ids.len() < 10_000_000);
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
 }
@@ -176,11 +129,7 @@ fn back_to_back_runs_never_repeat_an_id() {
     // before it exits, so the next run starts in a later one.
     let mut ids = Vec::new();
     for _ in 0..20 {
-        ids.extend(
-            ok(&["next", "-n", "3"])
-                .lines()
-                .map(|l| l.parse::<u64>().unwrap()),
-        );
+        ids.extend(ok(&["next", "-n", "3"]).lines().map(|l| l.parse::<u64>().unwrap()));
     }
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
 }
@@ -208,11 +157,7 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
     let mut all = std::collections::HashSet::new();
     for output in outputs {
         let out = output.join().unwrap();
-        assert!(
-            out.status.success() && out.stderr.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
         for line in String::from_utf8(out.stdout).unwrap().lines() {
             assert!(all.insert(line.to_string()), "{line} issued twice");
         }
@@ -222,10 +167,7 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
 
 #[test]
 fn decode_json_prints_discords_documented_example_exactly() {
-    assert_eq!(
-        ok(&["decode", "--layout", "discord", "--json", DISCORD_ID]),
-        format!("{DISCORD_JSON}\n")
-    );
+    assert_eq!(ok(&["decode", "--layout", "discord", "--json", DISCORD_ID]), format!("{DISCORD_JSON}\n"));
 }
 
 #[test]
@@ -241,15 +183,7 @@ fn decode_reads_every_encoding() {
     let id = DISCORD_ID.parse::<u64>().unwrap();
     for encoding in Encoding::ALL {
         let text = encode(id, encoding, false).to_string();
-        let out = ok(&[
-            "decode",
-            "--layout",
-            "discord",
-            "--json",
-            "--from",
-            encoding.name(),
-            &text,
-        ]);
+        let out = ok(&["decode", "--layout", "discord", "--json", "--from", encoding.name(), &text]);
         assert_eq!(out, format!("{DISCORD_JSON}\n"), "{encoding}: {text}");
     }
     // Crockford base32 reads lower case too.
@@ -267,10 +201,7 @@ fn decode_reads_standard_input_when_no_id_is_given() {
         &format!("{DISCORD_ID}\n\n  {DISCORD_ID}  \n"),
     );
     assert!(out.status.success());
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        format!("{DISCORD_JSON}\n{DISCORD_JSON}\n")
-    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("{DISCORD_JSON}\n{DISCORD_JSON}\n"));
 
     let ids = ok(&["next", "-n", "50"]);
     let out = snowflake_with_stdin(&["decode", "--json"], &ids);
@@ -278,12 +209,7 @@ fn decode_reads_standard_input_when_no_id_is_given() {
     let decoded: Vec<String> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["id"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(decoded, ids.lines().collect::<Vec<_>>());
 }
@@ -305,21 +231,11 @@ fn decode_explain_draws_the_bits_and_the_values() {
         "  worker    bits 21-17  1 (of 0..31)",
         "  sequence  bits 11-0   7 (of 0..4095 in the tick)",
     ] {
-        assert!(
-            text.lines().any(|l| l.contains(expected)),
-            "missing {expected:?} in\n{text}"
-        );
+        assert!(text.lines().any(|l| l.contains(expected)), "missing {expected:?} in\n{text}");
     }
     // A 63-bit layout shows its unused top bit.
     let text = ok(&["decode", "--explain", &(1u64 << 62).to_string()]);
-    assert!(
-        text.contains(&format!(
-            "|0|1{}|00000|00000|{}|",
-            "0".repeat(40),
-            "0".repeat(12)
-        )),
-        "{text}"
-    );
+    assert!(text.contains(&format!("|0|1{}|00000|00000|{}|", "0".repeat(40), "0".repeat(12))), "{text}");
     assert!(text.contains("bit 63 is unused"), "{text}");
 }
 
@@ -341,17 +257,11 @@ fn layouts_lists_every_preset_with_capacity_last_instant_and_diagram() {
         "  +-+---------------------------------------+--------+----------------+",
         "  |0|               time (39)               |sequence|  machine (16)  |",
     ] {
-        assert!(
-            text.lines().any(|l| l == expected),
-            "missing {expected:?} in\n{text}"
-        );
+        assert!(text.lines().any(|l| l == expected), "missing {expected:?} in\n{text}");
     }
     // Every diagram row is within 100 columns.
     assert!(text.lines().all(|l| l.len() <= 100));
-    let custom = ok(&[
-        "layouts",
-        "time:40,shard:12,sequence:12;epoch=2024-01-01T00:00:00Z",
-    ]);
+    let custom = ok(&["layouts", "time:40,shard:12,sequence:12;epoch=2024-01-01T00:00:00Z"]);
     assert!(
         custom.starts_with("custom  time:40,shard:12,sequence:12;epoch=1704067200000;tick=1ms\n"),
         "{custom}"
@@ -365,26 +275,15 @@ fn bounds_give_the_first_and_last_id_of_a_tick_or_a_range() {
         "min 0  2010-11-04T01:42:54.657Z\nmax 4194303  2010-11-04T01:42:54.657Z\n"
     );
     let text = ok(&["bounds", "--layout", "discord", "2016-04-30T11:18:25.796Z"]);
-    let bounds: Vec<u64> = text
-        .lines()
-        .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
-        .collect();
+    let bounds: Vec<u64> =
+        text.lines().map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
     let id: u64 = DISCORD_ID.parse().unwrap();
-    assert_eq!(
-        bounds,
-        [41944705796 << 22, (41944705796 << 22) | ((1 << 22) - 1)]
-    );
+    assert_eq!(bounds, [41944705796 << 22, (41944705796 << 22) | ((1 << 22) - 1)]);
     assert!(bounds[0] <= id && id <= bounds[1]);
 
     // A range, on a layout whose tick is 10 ms: from the start of the first tick to the end
     // of the last.
-    let text = ok(&[
-        "bounds",
-        "--layout",
-        "sonyflake",
-        "1462015105796",
-        "2016-05-01T00:00:00Z",
-    ]);
+    let text = ok(&["bounds", "--layout", "sonyflake", "1462015105796", "2016-05-01T00:00:00Z"]);
     assert_eq!(
         text,
         "min 88056066750808064  2016-04-30T11:18:25.790Z\nmax 88132728930697215  2016-05-01T00:00:00.009Z\n"
@@ -393,26 +292,12 @@ fn bounds_give_the_first_and_last_id_of_a_tick_or_a_range() {
 
 #[test]
 fn bench_reports_both_paths() {
-    let text = ok(&[
-        "bench",
-        "--seconds",
-        "0.05",
-        "--layout",
-        "time:41,sequence:22;epoch=1288834974657",
-    ]);
-    assert!(
-        text.contains("capacity  4,194,304,000 IDs/s per node"),
-        "{text}"
-    );
+    let text = ok(&["bench", "--seconds", "0.05", "--layout", "time:41,sequence:22;epoch=1288834974657"]);
+    assert!(text.contains("capacity  4,194,304,000 IDs/s per node"), "{text}");
     for what in ["next_id ", "next_ids "] {
-        let line = text
-            .lines()
-            .find(|l| l.starts_with(what))
-            .unwrap_or_else(|| panic!("no {what} in {text}"));
-        assert!(
-            line.contains("IDs/s") && line.contains("% of capacity"),
-            "{line}"
-        );
+        let line =
+            text.lines().find(|l| l.starts_with(what)).unwrap_or_else(|| panic!("no {what} in {text}"));
+        assert!(line.contains("IDs/s") && line.contains("% of capacity"), "{line}");
     }
 }
 
@@ -421,11 +306,7 @@ fn every_bad_input_is_one_stderr_line_exit_2_and_no_output() {
     let cases: &[&[&str]] = &[
         &["next", "--layout", "tweeter"],
         &["next", "--layout", "time:41,sequence:0"],
-        &[
-            "next",
-            "--layout",
-            "time:41,worker:10,sequence:12,sequence:1",
-        ],
+        &["next", "--layout", "time:41,worker:10,sequence:12,sequence:1"],
         &["next", "--layout", "time:41,sequence:12;epoch=yesterday"],
         &["next", "--node", "worker=32"],
         &["next", "--node", "shard=1"],
@@ -434,11 +315,7 @@ fn every_bad_input_is_one_stderr_line_exit_2_and_no_output() {
         &["next", "--format", "base64"],
         &["next", "--sequence-start", "spread:0"],
         &["next", "--sequence-start", "spread:5000"],
-        &[
-            "next",
-            "--layout",
-            "time:41,sequence:12;epoch=4102444800000",
-        ],
+        &["next", "--layout", "time:41,sequence:12;epoch=4102444800000"],
         &["next", "-n", "many"],
         &["next", "--max-wait-ms", "-1"],
         &["next", "--no-such-flag"],
@@ -465,16 +342,9 @@ fn every_bad_input_is_one_stderr_line_exit_2_and_no_output() {
         let out = snowflake(args);
         let stderr = String::from_utf8(out.stderr).unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(
-            out.stdout.is_empty(),
-            "{args:?} printed {:?}",
-            String::from_utf8_lossy(&out.stdout)
-        );
+        assert!(out.stdout.is_empty(), "{args:?} printed {:?}", String::from_utf8_lossy(&out.stdout));
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
-        assert!(
-            stderr.starts_with("snowflake: error: ") && stderr.ends_with('\n'),
-            "{args:?}: {stderr}"
-        );
+        assert!(stderr.starts_with("snowflake: error: ") && stderr.ends_with('\n'), "{args:?}: {stderr}");
     }
     // Bad input on standard input, after good lines: still nothing printed.
     let out = snowflake_with_stdin(&["decode"], &format!("{DISCORD_ID}\n{DISCORD_ID}\nbad\n"));
@@ -515,18 +385,12 @@ fn a_closed_pipe_ends_quietly_with_status_0() {
         .spawn()
         .unwrap();
     let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
     assert!(first.trim().parse::<u64>().is_ok(), "{first}");
     // The reader (and with it the pipe) is dropped here, like `| head -1`.
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(
-        out.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]

@@ -18,22 +18,13 @@ fn run(args: &[&str], input: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     child.wait_with_output().unwrap()
 }
 
 fn stdout_of(args: &[&str], input: &str) -> String {
     let out = run(args, input);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -41,11 +32,7 @@ fn assert_bad_input(args: &[&str]) {
     let out = run(args, "");
     assert_eq!(out.status.code(), Some(2), "{args:?}");
     assert!(out.stdout.is_empty(), "{args:?}");
-    assert_eq!(
-        String::from_utf8(out.stderr).unwrap().lines().count(),
-        1,
-        "{args:?}"
-    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1, "{args:?}");
 }
 
 #[test]
@@ -54,16 +41,10 @@ fn decode_and_bounds_agree_with_the_layout_vectors() {
     for layout in v["layouts"].as_array().unwrap() {
         let spec = layout["spec"].as_str().unwrap();
         let listed = stdout_of(&["layouts", spec], "");
-        assert!(
-            listed.contains(layout["canonical"].as_str().unwrap()),
-            "{spec}: {listed}"
-        );
+        assert!(listed.contains(layout["canonical"].as_str().unwrap()), "{spec}: {listed}");
 
         let cases = layout["decode"].as_array().unwrap();
-        let input: String = cases
-            .iter()
-            .map(|c| format!("{}\n", c["id"].as_str().unwrap()))
-            .collect();
+        let input: String = cases.iter().map(|c| format!("{}\n", c["id"].as_str().unwrap())).collect();
         let lines = stdout_of(&["decode", "--json", "--layout", spec], &input);
         assert_eq!(lines.lines().count(), cases.len(), "{spec}");
         for (case, line) in cases.iter().zip(lines.lines()) {
@@ -76,16 +57,10 @@ fn decode_and_bounds_agree_with_the_layout_vectors() {
         for case in layout["bounds"].as_array().into_iter().flatten() {
             let at = case["unix_ms"].as_u64().unwrap().to_string();
             let text = stdout_of(&["bounds", "--layout", spec, &at], "");
-            let got: Vec<&str> = text
-                .lines()
-                .map(|l| l.split_whitespace().nth(1).unwrap())
-                .collect();
+            let got: Vec<&str> = text.lines().map(|l| l.split_whitespace().nth(1).unwrap()).collect();
             assert_eq!(
                 got,
-                [
-                    case["min_id"].as_str().unwrap(),
-                    case["max_id"].as_str().unwrap()
-                ],
+                [case["min_id"].as_str().unwrap(), case["max_id"].as_str().unwrap()],
                 "{spec} {at}"
             );
         }
@@ -109,45 +84,21 @@ fn decode_from_agrees_with_the_encoding_vectors() {
     let ids = v["ids"].as_array().unwrap();
     // mastodon is 64 bits wide: every u64 is one of its IDs.
     for encoding in ["decimal", "hex", "base32", "base36", "base58", "base62"] {
-        let input: String = ids
-            .iter()
-            .map(|c| format!("{}\n", c["plain"][encoding].as_str().unwrap()))
-            .collect();
-        let lines = stdout_of(
-            &[
-                "decode", "--json", "--layout", "mastodon", "--from", encoding,
-            ],
-            &input,
-        );
-        let got: Vec<Value> = lines
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone())
-            .collect();
+        let input: String =
+            ids.iter().map(|c| format!("{}\n", c["plain"][encoding].as_str().unwrap())).collect();
+        let lines = stdout_of(&["decode", "--json", "--layout", "mastodon", "--from", encoding], &input);
+        let got: Vec<Value> =
+            lines.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
         let want: Vec<Value> = ids.iter().map(|c| c["id"].clone()).collect();
         assert_eq!(got, want, "{encoding}");
     }
     for case in v["aliases"].as_array().unwrap() {
-        let (encoding, text) = (
-            case["encoding"].as_str().unwrap(),
-            case["text"].as_str().unwrap(),
-        );
-        let line = stdout_of(
-            &[
-                "decode", "--json", "--layout", "mastodon", "--from", encoding, text,
-            ],
-            "",
-        );
-        assert_eq!(
-            serde_json::from_str::<Value>(&line).unwrap()["id"],
-            case["id"],
-            "{encoding} {text}"
-        );
+        let (encoding, text) = (case["encoding"].as_str().unwrap(), case["text"].as_str().unwrap());
+        let line = stdout_of(&["decode", "--json", "--layout", "mastodon", "--from", encoding, text], "");
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["id"], case["id"], "{encoding} {text}");
     }
     for case in v["invalid"].as_array().unwrap() {
-        let (encoding, text) = (
-            case["encoding"].as_str().unwrap(),
-            case["text"].as_str().unwrap(),
-        );
+        let (encoding, text) = (case["encoding"].as_str().unwrap(), case["text"].as_str().unwrap());
         assert_bad_input(&["decode", "--layout", "mastodon", "--from", encoding, text]);
     }
 }

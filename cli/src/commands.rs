@@ -48,24 +48,8 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     let layout = Layout::parse(&args.layout)?;
     let node = layout.parse_node(&args.node)?;
     let format = parse_format(&args.format)?;
-    let options = Options {
-        max_drift_ms: args.max_drift_ms,
-        max_wait_ms: args.max_wait_ms,
-        sequence_start: Options::parse_sequence_start(&args.sequence_start)?,
-        ..Options::DEFAULT
-    };
-    #[cfg(unix)]
-    let _lock = match crate::lock::acquire(&layout, &node) {
-        Ok(lock) => Some(lock),
-        Err(e) => {
-            let _ = writeln!(
-                io::stderr(),
-                "snowflake: warning: {e}; another run at the same time with the same node values could repeat IDs"
-            );
-            None
-        }
-    };
-    let generator = Generator::new(&layout, node, options)?;
+    let (options, coordination) = parse_options(args)?;
+    let generator = open_generator(&layout, node, options, coordination)?;
     let count = args.count;
 
     // The generator runs on its own thread, a chunk ahead of the formatting: on a layout
@@ -152,6 +136,75 @@ fn write_ids(
     }
     out.flush()?;
     Ok(())
+}
+
+/// The generator options of `next`: the flags and `--options`, as one text that core parses
+/// (a key given both ways is an error, like any option given twice).
+#[cfg(unix)]
+type Coordination = snowflake_core::Coordination;
+#[cfg(not(unix))]
+type Coordination = ();
+
+fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
+    let mut text = String::new();
+    if let Some(ms) = args.max_drift_ms {
+        text.push_str(&format!("max_drift_ms={ms};"));
+    }
+    if let Some(ms) = args.max_wait_ms {
+        text.push_str(&format!("max_wait_ms={ms};"));
+    }
+    if let Some(start) = &args.sequence_start {
+        // Checked alone first, so that its value cannot smuggle in other options.
+        Options::parse_sequence_start(start)?;
+        text.push_str(&format!("sequence_start={start};"));
+    }
+    text.push_str(args.options.as_deref().unwrap_or(""));
+    #[cfg(unix)]
+    return Ok(snowflake_core::Coordination::parse_options(&text)?);
+    #[cfg(not(unix))]
+    return Ok((Options::parse(&text)?, ()));
+}
+
+/// Without coordination between processes, runs of `next` with the same layout and node
+/// values take turns (see `lock.rs`); with it (`shared=`, `lease=`, `state_file=`), core
+/// keeps the processes apart.
+#[cfg(unix)]
+fn open_generator(
+    layout: &Layout,
+    node: snowflake_core::Node,
+    options: Options,
+    coordination: Coordination,
+) -> Result<Generator, Failure> {
+    if !coordination.is_empty() {
+        return Generator::open(layout, node, options, &coordination).map_err(|e| match e {
+            snowflake_core::OpenError::Core(e) => Failure::from(e),
+            snowflake_core::OpenError::Mismatch { .. } => Failure::Input(e.to_string()),
+            e => Failure::Runtime(e.to_string()),
+        });
+    }
+    let lock = match crate::lock::acquire(layout, &node) {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            let _ = writeln!(
+                io::stderr(),
+                "snowflake: warning: {e}; another run at the same time with the same node values could repeat IDs"
+            );
+            None
+        }
+    };
+    // Held until the process ends, after next has waited out its last tick.
+    std::mem::forget(lock);
+    Ok(Generator::new(layout, node, options)?)
+}
+
+#[cfg(not(unix))]
+fn open_generator(
+    layout: &Layout,
+    node: snowflake_core::Node,
+    options: Options,
+    _: Coordination,
+) -> Result<Generator, Failure> {
+    Ok(Generator::new(layout, node, options)?)
 }
 
 /// Returns once the wall clock has left the tick of `id`, so that the next `snowflake next`

@@ -64,7 +64,8 @@ Examples:
   snowflake next --layout discord --node worker=1 --format base62
   snowflake next --layout 'time:41,shard:13,sequence:10;epoch=2011-08-24T21:07:01.721Z' -n 2
   snowflake next -n 3 --format json               one decoded JSON object a line
-  snowflake next -n 10 --max-drift-ms 50 --max-wait-ms 0")]
+  snowflake next -n 10 --max-drift-ms 50 --max-wait-ms 0
+  snowflake next --options 'shared=orders;lease=local'  share a state, lease a worker value")]
 pub struct NextArgs {
     /// How many IDs.
     #[arg(short = 'n', long = "count", default_value_t = 1, value_name = "N")]
@@ -79,16 +80,21 @@ pub struct NextArgs {
     #[arg(short, long, default_value = "decimal", value_name = "FORMAT")]
     pub format: String,
     /// How far ahead of the clock the generator may issue when a tick is full or the clock
-    /// went back, in ms (0: wait instead, classic Snowflake).
-    #[arg(long, default_value = "0", value_name = "MS")]
-    pub max_drift_ms: u64,
-    /// How long to wait for the clock before failing, in ms (0: never wait).
-    #[arg(long, default_value = "1000", value_name = "MS")]
-    pub max_wait_ms: u64,
-    /// First sequence number of each tick: `zero`, or `spread:K` (a hash of the tick below
-    /// K, so that `id % N` is even when traffic is low).
-    #[arg(long, default_value = "zero", value_name = "zero|spread:K")]
-    pub sequence_start: String,
+    /// went back, in ms [default: 0: wait instead, classic Snowflake].
+    #[arg(long, value_name = "MS")]
+    pub max_drift_ms: Option<u64>,
+    /// How long to wait for the clock before failing, in ms [default: 1000; 0: never wait].
+    #[arg(long, value_name = "MS")]
+    pub max_wait_ms: Option<u64>,
+    /// First sequence number of each tick [default: zero], or `spread:K` (a hash of the tick
+    /// below K, so that `id % N` is even when traffic is low).
+    #[arg(long, value_name = "zero|spread:K")]
+    pub sequence_start: Option<String>,
+    /// Any generator options in the text form every binding reads, e.g.
+    /// `shared=orders` (one state with every process of this host that names it),
+    /// `lease=local` (claim a free worker value), `state_file=PATH`, `rollover=FIELD`.
+    #[arg(long, value_name = "key=value;...")]
+    pub options: Option<String>,
 }
 
 /// Print the parts of IDs (time, sequence, node fields).
@@ -191,10 +197,11 @@ impl From<snowflake_core::Error> for Failure {
     fn from(e: snowflake_core::Error) -> Failure {
         use snowflake_core::ErrorKind;
         match e.kind() {
-            ErrorKind::ClockBehind | ErrorKind::SequenceExhausted | ErrorKind::Forked => {
-                Failure::Runtime(e.to_string())
+            ErrorKind::Layout | ErrorKind::Value | ErrorKind::InvalidId | ErrorKind::TimeRange => {
+                Failure::Input(e.to_string())
             }
-            _ => Failure::Input(e.to_string()),
+            // The clock, the sequence, a fork, a lease, a file: not the caller's input.
+            _ => Failure::Runtime(e.to_string()),
         }
     }
 }

@@ -166,6 +166,61 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
 }
 
 #[test]
+fn options_reach_cores_coordination_between_processes() {
+    let dir = std::env::temp_dir().join(format!("snowflake-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_snowflake"))
+            .args(args)
+            .env("SNOWFLAKE_SHM_DIR", &dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // One shared state: runs at the same time draw from it without repeating an ID.
+    let children: Vec<_> =
+        (0..3).map(|_| run(&["next", "-n", "20000", "--options", "shared=clitest"])).collect();
+    let outputs: Vec<_> =
+        children.into_iter().map(|c| std::thread::spawn(move || c.wait_with_output().unwrap())).collect();
+    let mut all = std::collections::HashSet::new();
+    for output in outputs {
+        let out = output.join().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            assert!(all.insert(line.to_string()), "{line} issued twice");
+        }
+    }
+    assert_eq!(all.len(), 60_000);
+    assert!(dir.join("libsnowflake-clitest.shm").exists());
+
+    // The state remembers its policy: another one is bad input.
+    let out =
+        run(&["next", "--options", "shared=clitest", "--max-drift-ms", "5"]).wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("snowflake: error: the shared state was made with another max_drift_ms"),
+        "{stderr}"
+    );
+
+    // A leased worker value.
+    let leases = dir.join("leases");
+    let options = format!("lease=local;lease_dir={}", leases.display());
+    let out = run(&["next", "-n", "3", "--node", "datacenter=2", "--options", &options])
+        .wait_with_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let twitter = Layout::parse("twitter").unwrap();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let parts = twitter.decode(line.parse().unwrap()).unwrap();
+        assert_eq!(twitter.node_values(&parts.node).next(), Some(("datacenter", 2)));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn decode_json_prints_discords_documented_example_exactly() {
     assert_eq!(ok(&["decode", "--layout", "discord", "--json", DISCORD_ID]), format!("{DISCORD_JSON}\n"));
 }
@@ -318,6 +373,12 @@ fn every_bad_input_is_one_stderr_line_exit_2_and_no_output() {
         &["next", "--layout", "time:41,sequence:12;epoch=4102444800000"],
         &["next", "-n", "many"],
         &["next", "--max-wait-ms", "-1"],
+        &["next", "--options", "bogus=1"],
+        &["next", "--options", "shared=../etc"],
+        &["next", "--options", "lease=zookeeper"],
+        &["next", "--options", "max_wait_ms=0", "--max-wait-ms", "5"],
+        &["next", "--sequence-start", "spread:4;shared=x"],
+        &["next", "--options", "rollover=shard"],
         &["next", "--no-such-flag"],
         &["decode", "12x4"],
         &["decode", "18446744073709551616"],

@@ -5,8 +5,12 @@
 //! named after the layout's fingerprint and the node values from before its first ID until
 //! it has waited out its last tick, so such runs take turns instead (runs on other hosts
 //! still need node values of their own). The kernel drops the lock when the process dies,
-//! so a crashed run never leaves it held. When core offers state shared between processes
-//! (DESIGN §5), this belongs there.
+//! so a crashed run never leaves it held.
+//!
+//! Core's own answers (`--options shared=NAME`, `lease=local`) replace the lock when given.
+//! It is not the default because a shared state records the generator's policy, and a run
+//! with another `--max-drift-ms` than the last would then be refused: the lock asks nothing
+//! of the user.
 
 use snowflake_core::{Layout, Node};
 use std::fs::File;

@@ -337,7 +337,12 @@ pub fn layouts(args: &LayoutsArgs) -> Result<(), Failure> {
             grouped(layout.capacity_per_tick()),
         )?;
         writeln!(out, "  epoch     {}", output::time(layout.epoch_ms()))?;
-        writeln!(out, "  last      {}", output::time(layout.last_unix_ms()))?;
+        let past = if layout.last_unix_ms() < SystemClock.now_ms() {
+            "  (past: no new IDs; decode only)"
+        } else {
+            ""
+        };
+        writeln!(out, "  last      {}{past}", output::time(layout.last_unix_ms()))?;
         writeln!(out)?;
         out.write_all(diagram::draw(layout, None, "  ").as_bytes())?;
     }

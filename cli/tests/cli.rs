@@ -305,6 +305,8 @@ fn layouts_lists_every_preset_with_capacity_last_instant_and_diagram() {
         "  capacity  25,600 IDs/s per node (256 per 10 ms tick)",
         "  capacity  8,192 IDs/s per node (8,192 per 1 s tick)",
         "  last      2080-07-10T17:30:30.208Z",
+        // baidu's 28 bits of seconds ran out in 2024.
+        "  last      2024-11-20T13:24:15.999Z  (past: no new IDs; decode only)",
         "  63 62                                     22 21 17 16 12 11         0",
         "  |0|                time (41)                |dc(5)|wk(5)|sequence(12)|",
         "  |               time (39)               |pf | area (11) | app |seq(6)|",

@@ -188,7 +188,10 @@ pub fn encode(id: u64, encoding: Encoding, reverse: bool) -> Encoded {
         Some(w) => MAX_ENCODED_LEN - w,
         None => i.min(MAX_ENCODED_LEN - 1),
     };
-    Encoded { buf, start: start as u8 }
+    Encoded {
+        buf,
+        start: start as u8,
+    }
 }
 
 /// Parses an encoded ID, strictly (the inverse of [`encode`] with the same `reverse`).
@@ -206,7 +209,12 @@ pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, Par
         return Err(ParseIdError::Empty);
     }
     match encoding.width() {
-        Some(w) if b.len() != w => return Err(ParseIdError::Length { expected: w as u8, got: b.len() }),
+        Some(w) if b.len() != w => {
+            return Err(ParseIdError::Length {
+                expected: w as u8,
+                got: b.len(),
+            })
+        }
         None if b.len() > MAX_ENCODED_LEN => return Err(ParseIdError::Overflow),
         _ => {}
     }
@@ -214,7 +222,10 @@ pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, Par
     let mut v: u64 = 0;
     for (position, &c) in b.iter().enumerate() {
         let d = encoding.digit(c).ok_or(ParseIdError::Char { position })?;
-        v = v.checked_mul(base).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
+        v = v
+            .checked_mul(base)
+            .and_then(|v| v.checked_add(d))
+            .ok_or(ParseIdError::Overflow)?;
     }
     Ok(if reverse { u64::MAX - v } else { v })
 }

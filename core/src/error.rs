@@ -151,10 +151,16 @@ impl fmt::Display for ParseIdError {
         match self {
             ParseIdError::Empty => f.write_str("the ID string is empty"),
             ParseIdError::Length { expected, got } => {
-                write!(f, "the ID string has {got} characters; this encoding has exactly {expected}")
+                write!(
+                    f,
+                    "the ID string has {got} characters; this encoding has exactly {expected}"
+                )
             }
             ParseIdError::Char { position } => {
-                write!(f, "character {position} of the ID string is not in the encoding's alphabet")
+                write!(
+                    f,
+                    "character {position} of the ID string is not in the encoding's alphabet"
+                )
             }
             ParseIdError::Overflow => f.write_str("the ID string is larger than 2^64 - 1"),
         }
@@ -312,9 +318,8 @@ impl Error {
     /// For clock errors, when a retry can succeed, in ms from now.
     pub const fn retry_after_ms(&self) -> Option<u64> {
         match self {
-            Error::ClockBehind { retry_after_ms, .. } | Error::SequenceExhausted { retry_after_ms } => {
-                Some(*retry_after_ms)
-            }
+            Error::ClockBehind { retry_after_ms, .. }
+            | Error::SequenceExhausted { retry_after_ms } => Some(*retry_after_ms),
             _ => None,
         }
     }

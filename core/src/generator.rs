@@ -107,7 +107,11 @@ struct Counters {
 enum Blocked {
     /// The clock must first reach `until_tick`. `exhausted`: the tick (and the borrowing
     /// allowance) is full, as opposed to a clock that went back.
-    Wait { until_tick: u64, logical_tick: u64, exhausted: bool },
+    Wait {
+        until_tick: u64,
+        logical_tick: u64,
+        exhausted: bool,
+    },
     /// The layout's last tick is used up.
     End,
 }
@@ -187,7 +191,10 @@ impl<C: Clock> Generator<C> {
         if options.isolated {
             return Ok(g);
         }
-        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
+        let roll = options
+            .rollover
+            .and_then(|r| layout.field(r.as_str()))
+            .map(|(i, _)| i);
         g.cell = crate::registry::state_for(layout, &node, roll)?;
         Ok(g)
     }
@@ -206,12 +213,18 @@ impl<C: Clock> Generator<C> {
         }
         for (i, f) in layout.node_fields() {
             if node.get(i) > f.max() {
-                return Err(Error::ValueRange { name: Name::snippet(f.name()), value: node.get(i), max: f.max() });
+                return Err(Error::ValueRange {
+                    name: Name::snippet(f.name()),
+                    value: node.get(i),
+                    max: f.max(),
+                });
             }
         }
         let (mut roll_bits, mut roll_shift) = (0, 0);
         if let Some(r) = options.rollover {
-            let (i, f) = layout.field(r.as_str()).ok_or(Error::UnknownField { name: r })?;
+            let (i, f) = layout
+                .field(r.as_str())
+                .ok_or(Error::UnknownField { name: r })?;
             if f.kind() != FieldKind::Node {
                 return Err(Error::NotANodeField { name: r });
             }
@@ -265,7 +278,11 @@ impl<C: Clock> Generator<C> {
         let sb = self.seq_shift_in_state();
         let rb = self.roll_bits;
         let s = w & (self.seq_cap - 1);
-        let r = if rb == 0 { 0 } else { (w >> sb) & ((1 << rb) - 1) };
+        let r = if rb == 0 {
+            0
+        } else {
+            (w >> sb) & ((1 << rb) - 1)
+        };
         let l = if sb + rb >= 64 { 0 } else { w >> (sb + rb) };
         (l, r, s)
     }
@@ -291,7 +308,12 @@ impl<C: Clock> Generator<C> {
     /// One compare-and-swap: takes up to `want` slots at clock tick `t`. Returns the tick, the
     /// rollover value, the first sequence number and the count.
     #[inline]
-    fn take(&self, t: u64, want: u64, allow_ahead: bool) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
+    fn take(
+        &self,
+        t: u64,
+        want: u64,
+        allow_ahead: bool,
+    ) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
         loop {
@@ -306,19 +328,35 @@ impl<C: Clock> Generator<C> {
                 let exhausted = s == 0 && ahead == self.drift_ticks + 1;
                 if allow_ahead && ahead <= self.drift_ticks {
                     (l, r, s.max(self.start(l)))
-                } else if allow_ahead && !exhausted && self.roll_bits > 0 && r < (1 << self.roll_bits) - 1 {
+                } else if allow_ahead
+                    && !exhausted
+                    && self.roll_bits > 0
+                    && r < (1 << self.roll_bits) - 1
+                {
                     (t, r + 1, self.start(t))
                 } else {
                     let until_tick = if allow_ahead { l - self.drift_ticks } else { l };
-                    return Err(Blocked::Wait { until_tick, logical_tick: l, exhausted });
+                    return Err(Blocked::Wait {
+                        until_tick,
+                        logical_tick: l,
+                        exhausted,
+                    });
                 }
             };
-            let room = if tick == self.max_tick { self.seq_cap - 1 } else { self.seq_cap };
+            let room = if tick == self.max_tick {
+                self.seq_cap - 1
+            } else {
+                self.seq_cap
+            };
             if seq >= room {
                 return Err(Blocked::End);
             }
             let n = want.min(room - seq);
-            let next = if seq + n == self.seq_cap { self.pack(tick + 1, roll, 0) } else { self.pack(tick, roll, seq + n) };
+            let next = if seq + n == self.seq_cap {
+                self.pack(tick + 1, roll, 0)
+            } else {
+                self.pack(tick, roll, seq + n)
+            };
             match cell.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     if roll != r {
@@ -350,13 +388,24 @@ impl<C: Clock> Generator<C> {
             match self.take(t, want, true) {
                 Ok((tick, roll, seq, count)) => {
                     self.counters.issued.fetch_add(count, Ordering::Relaxed);
-                    let first = self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
-                    return Ok(Block { first, count, stride: self.stride });
+                    let first = self.layout.compose_raw(tick, self.node_bits, seq)
+                        | (roll << self.roll_shift);
+                    return Ok(Block {
+                        first,
+                        count,
+                        stride: self.stride,
+                    });
                 }
                 Err(Blocked::End) => {
-                    return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
+                    return Err(self
+                        .layout
+                        .time_range_error(self.layout.last_unix_ms().saturating_add(1)))
                 }
-                Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
+                Err(Blocked::Wait {
+                    until_tick,
+                    logical_tick,
+                    exhausted,
+                }) => {
                     let target = self.layout.unix_ms_of(until_tick);
                     if !exhausted {
                         self.counters.clock_behind.fetch_add(1, Ordering::Relaxed);
@@ -366,14 +415,20 @@ impl<C: Clock> Generator<C> {
                         return Err(if exhausted {
                             Error::SequenceExhausted { retry_after_ms }
                         } else {
-                            let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
-                            Error::ClockBehind { behind_ms, retry_after_ms }
+                            let behind_ms =
+                                self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
+                            Error::ClockBehind {
+                                behind_ms,
+                                retry_after_ms,
+                            }
                         });
                     }
                     self.clock.wait_until_ms(target);
                     let after = self.clock.now_ms();
                     self.counters.waits.fetch_add(1, Ordering::Relaxed);
-                    self.counters.waited_ms.fetch_add(after.saturating_sub(now_ms), Ordering::Relaxed);
+                    self.counters
+                        .waited_ms
+                        .fetch_add(after.saturating_sub(now_ms), Ordering::Relaxed);
                     now_ms = after;
                 }
             }
@@ -384,13 +439,15 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        self.block_at(self.clock.now_ms(), 1, self.options.max_wait_ms, true).map(|b| b.first)
+        self.block_at(self.clock.now_ms(), 1, self.options.max_wait_ms, true)
+            .map(|b| b.first)
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
     #[inline]
     pub fn try_next_id(&self) -> Result<u64> {
-        self.block_at(self.clock.now_ms(), 1, 0, false).map(|b| b.first)
+        self.block_at(self.clock.now_ms(), 1, 0, false)
+            .map(|b| b.first)
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
@@ -404,7 +461,11 @@ impl<C: Clock> Generator<C> {
     /// `n` when the tick has less room). Waits like [`Generator::next_id`].
     pub fn reserve(&self, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange {
+                name: Name::snippet("n"),
+                value: 0,
+                max: u64::MAX,
+            });
         }
         self.block_at(self.clock.now_ms(), n, self.options.max_wait_ms, true)
     }
@@ -412,7 +473,11 @@ impl<C: Clock> Generator<C> {
     /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
     pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange {
+                name: Name::snippet("n"),
+                value: 0,
+                max: u64::MAX,
+            });
         }
         self.block_at(unix_ms, n, 0, false)
     }
@@ -439,8 +504,13 @@ impl<C: Clock> Generator<C> {
         match self.take(t, u64::MAX, false) {
             Ok((tick, roll, seq, count)) => {
                 self.counters.issued.fetch_add(count, Ordering::Relaxed);
-                let first = self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
-                Ok(Some(Block { first, count, stride: self.stride }))
+                let first =
+                    self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
+                Ok(Some(Block {
+                    first,
+                    count,
+                    stride: self.stride,
+                }))
             }
             Err(_) => Ok(None),
         }

@@ -50,9 +50,9 @@ mod registry;
 mod text;
 pub mod time;
 
+pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
-pub use clock::{Clock, DefaultClock, ManualClock};
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 pub use error::{Error, ErrorKind, LayoutError, ParseIdError, Result};
 pub use generator::{Block, Generator, Stats};

@@ -1,0 +1,507 @@
+//! The generator's rules (DESIGN §3) on a manual clock, and its guarantees under threads,
+#![cfg(feature = "std")]
+//! shared identities and fork().
+
+use snowflake_core::{
+    hash::splitmix64, Clock, Error, Generator, Layout, ManualClock, Options, Pool, SequenceStart,
+};
+use std::collections::HashSet;
+use std::sync::Arc;
+
+const T: u64 = 1_700_000_000_000;
+
+fn small() -> Layout {
+    // 4 IDs a millisecond: every branch is a few calls away.
+    Layout::parse("time:41,worker:10,sequence:2;epoch=1288834974657;tick=1ms").unwrap()
+}
+
+fn opts(s: &str) -> Options {
+    Options::parse(s).unwrap()
+}
+
+fn isolated<'c>(
+    layout: &Layout,
+    options: &str,
+    clock: &'c ManualClock,
+) -> Generator<&'c ManualClock> {
+    Generator::isolated(
+        layout,
+        layout.parse_node("worker=5").unwrap(),
+        opts(options),
+        clock,
+    )
+    .unwrap()
+}
+
+fn tick_seq(layout: &Layout, id: u64) -> (u64, u64) {
+    let p = layout.decode(id).unwrap();
+    (p.unix_ms, p.sequence)
+}
+
+#[test]
+fn new_tick_then_next_sequence() {
+    let (l, clock) = (small(), ManualClock::new(T));
+    let g = isolated(&l, "", &clock);
+    assert_eq!(tick_seq(&l, g.next_id().unwrap()), (T, 0));
+    assert_eq!(tick_seq(&l, g.next_id().unwrap()), (T, 1));
+    clock.advance(3);
+    assert_eq!(tick_seq(&l, g.next_id().unwrap()), (T + 3, 0));
+    assert_eq!(g.stats().issued, 3);
+    assert_eq!(g.stats().waits, 0);
+}
+
+#[test]
+fn full_tick_waits_for_the_next_one() {
+    let (l, clock) = (small(), ManualClock::new(T));
+    let g = isolated(&l, "max_wait_ms=5", &clock);
+    let ids: Vec<u64> = (0..6).map(|_| g.next_id().unwrap()).collect();
+    assert_eq!(
+        ids.iter().map(|&id| tick_seq(&l, id)).collect::<Vec<_>>()[3..],
+        [(T, 3), (T + 1, 0), (T + 1, 1)]
+    );
+    assert_eq!(clock.now_ms(), T + 1, "the generator waited for the clock");
+    let s = g.stats();
+    assert_eq!((s.waits, s.waited_ms, s.clock_behind), (1, 1, 0));
+}
+
+#[test]
+fn full_tick_without_waiting_is_sequence_exhausted() {
+    let (l, clock) = (small(), ManualClock::new(T));
+    let g = isolated(&l, "max_wait_ms=0", &clock);
+    for _ in 0..4 {
+        g.next_id().unwrap();
+    }
+    assert_eq!(
+        g.next_id(),
+        Err(Error::SequenceExhausted { retry_after_ms: 1 })
+    );
+    assert_eq!(
+        g.try_next_id(),
+        Err(Error::SequenceExhausted { retry_after_ms: 1 })
+    );
+    assert_eq!(clock.now_ms(), T, "max_wait_ms=0 never blocks");
+    // try_next_id never waits even when max_wait_ms would allow it.
+    let g2 = isolated(&l, "max_wait_ms=1000", &clock);
+    for _ in 0..4 {
+        g2.try_next_id().unwrap();
+    }
+    assert!(matches!(
+        g2.try_next_id(),
+        Err(Error::SequenceExhausted { .. })
+    ));
+    assert_eq!(clock.now_ms(), T);
+}
+
+#[test]
+fn clock_back_by_one_tick_waits_it_out() {
+    let (l, clock) = (small(), ManualClock::new(T));
+    let g = isolated(&l, "max_wait_ms=10", &clock);
+    let a = g.next_id().unwrap();
+    clock.set(T - 1);
+    let b = g.next_id().unwrap();
+    assert!(b > a);
+    assert_eq!(
+        tick_seq(&l, b),
+        (T, 1),
+        "issued at the generator's tick after waiting"
+    );
+    assert_eq!(clock.now_ms(), T);
+    assert_eq!(g.stats().clock_behind, 1);
+}
+
+#[test]
+fn clock_back_more_than_max_wait_fails_at_once_with_how_far() {
+    let (l, clock) = (small(), ManualClock::new(T));
+    let g = isolated(&l, "max_wait_ms=1000", &clock);
+    g.next_id().unwrap();
+    clock.set(T - 5000);
+    let err = g.next_id().unwrap_err();
+    assert_eq!(
+        err,
+        Error::ClockBehind {
+            behind_ms: 5000,
+            retry_after_ms: 5000
+        }
+    );
+    assert!(err.to_string().contains("5000 ms behind"), "{err}");
+    assert_eq!(err.retry_after_ms(), Some(5000));
+    assert_eq!(
+        clock.now_ms(),
+        T - 5000,
+        "failed without waiting for nothing"
+    );
+    // A step back within max_wait_ms is waited out.
+    clock.set(T - 300);
+    let id = g.next_id().unwrap();
+    assert_eq!(tick_seq(&l, id), (T, 1));
+}
+
+#[test]
+fn max_drift_issues_ahead_within_the_allowance() {
+    let (l, clock) = (small(), ManualClock::new(T));
+    let g = isolated(&l, "max_drift_ms=3;max_wait_ms=0", &clock);
+    // A burst of 16 (4 ticks' worth) at one clock reading: T..T+3, no waiting.
+    let ids: Vec<u64> = (0..16).map(|_| g.next_id().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(tick_seq(&l, ids[15]), (T + 3, 3));
+    assert_eq!(g.stats().drift_ms, 4);
+    assert!(matches!(
+        g.next_id(),
+        Err(Error::SequenceExhausted { retry_after_ms: 1 })
+    ));
+    // The clock steps back by 2 ms (less than the drift): issuing goes on, above the rest.
+    clock.set(T + 2);
+    let next = g.next_id().unwrap();
+    assert_eq!(tick_seq(&l, next), (T + 4, 0));
+    // Back by more than the drift: behind.
+    clock.set(T - 50);
+    assert!(matches!(
+        g.next_id(),
+        Err(Error::ClockBehind {
+            behind_ms: 54,
+            retry_after_ms: 51
+        })
+    ));
+}
+
+#[test]
+fn rollover_bumps_the_field_and_never_repeats() {
+    let l = Layout::parse("time:41,clock:2,worker:8,sequence:2;epoch=1288834974657").unwrap();
+    let clock = ManualClock::new(T);
+    let node = l.parse_node("worker=9").unwrap();
+    let g = Generator::isolated(&l, node, opts("rollover=clock;max_wait_ms=0"), &clock).unwrap();
+    let mut seen = HashSet::new();
+    let mut rolls = vec![];
+    for step in 0..4u64 {
+        for _ in 0..10 {
+            match g.next_id() {
+                Ok(id) => {
+                    assert!(seen.insert(id), "repeated {id}");
+                    let p = l.decode(id).unwrap();
+                    rolls.push(l.node_values(&p.node).next().unwrap().1);
+                }
+                Err(Error::SequenceExhausted { .. }) => clock.advance(1),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        clock.set(T - 1000 * (step + 1)); // the clock steps back
+    }
+    assert_eq!(rolls.first(), Some(&0));
+    assert_eq!(rolls.last(), Some(&3));
+    assert_eq!(g.stats().rollovers, 3);
+    // Three rollbacks used the field up: a fourth step back waits like any generator.
+    assert!(matches!(g.next_id(), Err(Error::ClockBehind { .. })));
+}
+
+#[test]
+fn spread_start_is_splitmix_of_the_tick() {
+    let l = Layout::parse("twitter").unwrap();
+    let clock = ManualClock::new(T);
+    let g = Generator::isolated(
+        &l,
+        Default::default(),
+        opts("sequence_start=spread:64"),
+        &clock,
+    )
+    .unwrap();
+    let mut residues = HashSet::new();
+    for i in 0..200 {
+        clock.set(T + i);
+        let p = l.decode(g.next_id().unwrap()).unwrap();
+        assert_eq!(p.sequence, splitmix64(p.tick) % 64);
+        residues.insert(p.sequence % 8);
+        // The next ID of the tick follows, no wrap.
+        assert_eq!(
+            l.decode(g.next_id().unwrap()).unwrap().sequence,
+            p.sequence + 1
+        );
+    }
+    assert_eq!(residues.len(), 8, "id % 8 takes every value at low traffic");
+    assert_eq!(g.options().sequence_start, SequenceStart::Spread(64));
+}
+
+#[test]
+fn spread_wider_than_the_sequence_is_rejected() {
+    let l = small();
+    let err = Generator::isolated(
+        &l,
+        Default::default(),
+        opts("sequence_start=spread:5"),
+        ManualClock::new(T),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ValueRange {
+                value: 5,
+                max: 4,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn before_the_epoch_and_past_the_end_are_errors() {
+    let l = Layout::parse("time:4,sequence:2;epoch=1000;tick=1s").unwrap();
+    let clock = ManualClock::new(999);
+    let g = Generator::isolated(&l, Default::default(), Options::default(), &clock).unwrap();
+    let err = g.next_id().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::TimeRange {
+                unix_ms: 999,
+                first_unix_ms: 1000,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("before the layout's epoch"));
+    clock.set(17_000);
+    let err = g.next_id().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("past the layout's last instant 16999"),
+        "{err}"
+    );
+    // The last tick: three IDs, the last slot is never issued (the state cannot carry past it).
+    clock.set(16_999);
+    let ids: Vec<u64> = (0..3).map(|_| g.next_id().unwrap()).collect();
+    assert_eq!(ids, [60, 61, 62]);
+    assert!(matches!(g.next_id(), Err(Error::TimeRange { .. })));
+}
+
+#[test]
+fn node_values_and_options_are_validated() {
+    let l = Layout::parse("twitter").unwrap();
+    let clock = ManualClock::new(T);
+    assert!(matches!(
+        l.parse_node("worker=32"),
+        Err(Error::ValueRange {
+            value: 32,
+            max: 31,
+            ..
+        })
+    ));
+    assert!(matches!(
+        l.parse_node("worker=-1"),
+        Err(Error::BadOption { .. })
+    ));
+    assert!(matches!(
+        l.parse_node("worker=18446744073709551616"),
+        Err(Error::BadOption { .. })
+    ));
+    assert!(matches!(
+        l.parse_node("time=1"),
+        Err(Error::NotANodeField { .. })
+    ));
+    assert!(matches!(
+        l.parse_node("worker=1,worker=2"),
+        Err(Error::BadOption { .. })
+    ));
+    assert!(matches!(
+        l.parse_node("rack=1"),
+        Err(Error::UnknownField { .. })
+    ));
+    for (spec, needle) in [
+        ("rollover=rack", "no field `rack`"),
+        ("rollover=sequence", "`sequence` is set by the generator"),
+        ("max_wait_ms=-1", "non-negative integer"),
+        ("sequence_start=spread:0", "K >= 1"),
+        ("sequence_start=random", "zero` or `spread:K"),
+        ("max_wait_ms=1;max_wait_ms=2", "given twice"),
+        ("speed=9", "unknown option"),
+        ("isolated=maybe", "true` or `false"),
+    ] {
+        let err = Options::parse(spec)
+            .and_then(|o| Generator::isolated(&l, Default::default(), o, &clock).map(|_| ()))
+            .unwrap_err();
+        assert!(err.to_string().contains(needle), "{spec}: {err}");
+    }
+    let node = l.parse_node("worker=3").unwrap();
+    let err = Generator::isolated(&l, node, opts("rollover=worker"), &clock).unwrap_err();
+    assert!(err.to_string().contains("give it no node value"), "{err}");
+}
+
+#[test]
+fn reserve_takes_one_tick_with_one_stride() {
+    let l = Layout::parse("sonyflake").unwrap(); // the sequence sits above the machine id
+    let clock = ManualClock::new(T);
+    let node = l.parse_node("machine=77").unwrap();
+    let g = Generator::isolated(&l, node, Options::default(), &clock).unwrap();
+    let b = g.reserve(100).unwrap();
+    assert_eq!((b.count, b.stride), (100, 1 << 16));
+    let b2 = g.reserve(1000).unwrap();
+    assert_eq!(b2.count, 156, "the rest of the 256-ID tick");
+    assert_eq!(b2.first, b.get(99).unwrap() + b.stride);
+    for id in b.iter().chain(b2.iter()) {
+        let p = l.decode(id).unwrap();
+        assert_eq!(l.node_values(&p.node).next(), Some(("machine", 77)));
+    }
+    assert!(matches!(g.reserve(0), Err(Error::ValueRange { .. })));
+    let mut buf = vec![0u64; 1000];
+    g.next_ids(&mut buf).unwrap(); // spans four ticks, waiting on the manual clock
+    assert!(buf.windows(2).all(|w| w[0] < w[1]) && buf[0] > b2.first);
+}
+
+#[test]
+fn pool_banks_quiet_ticks_without_borrowing() {
+    let l = small();
+    let clock = ManualClock::new(T);
+    let g = isolated(&l, "max_wait_ms=0", &clock);
+    let mut pool: Pool<'_, _, 4> = Pool::new(&g);
+    assert_eq!(pool.bank().unwrap(), 4);
+    assert_eq!(
+        pool.bank().unwrap(),
+        0,
+        "nothing left in this tick, and no borrowing"
+    );
+    for i in 1..=3 {
+        clock.set(T + i);
+        assert_eq!(pool.bank().unwrap(), 4);
+    }
+    clock.set(T + 4);
+    assert_eq!(
+        pool.bank().unwrap(),
+        0,
+        "four blocks kept; the fifth is refused"
+    );
+    assert_eq!(pool.banked(), 16);
+    let ids: Vec<u64> = (0..16).map(|_| pool.next_id().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(pool.banked(), 0);
+    // The bank is empty: the generator's current tick (T + 4) comes next, above the bank.
+    let fresh = pool.next_id().unwrap();
+    assert!(fresh > ids[15]);
+    assert_eq!(tick_seq(&l, fresh), (T + 4, 0));
+}
+
+#[test]
+fn generators_with_one_identity_share_a_state() {
+    let l = Layout::parse("time:41,worker:10,sequence:12;epoch=1288834974657").unwrap();
+    let node = l.parse_node("worker=1000").unwrap();
+    let ids = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let ids = ids.clone();
+            std::thread::spawn(move || {
+                let mut mine = Vec::with_capacity(100_000);
+                for _ in 0..1000 {
+                    // "A new generator per request".
+                    let g = Generator::new(&l, node, Options::default()).unwrap();
+                    for _ in 0..100 {
+                        mine.push(g.next_id().unwrap());
+                    }
+                }
+                ids.lock().unwrap().extend(mine);
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let ids = ids.lock().unwrap();
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), 400_000);
+}
+
+#[test]
+fn isolated_generators_share_nothing() {
+    let l = small();
+    let clock = ManualClock::new(T);
+    let (a, b) = (isolated(&l, "", &clock), isolated(&l, "", &clock));
+    assert_eq!(
+        a.next_id(),
+        b.next_id(),
+        "isolated means isolated: same node, same clock, same ID"
+    );
+}
+
+#[test]
+fn rollover_and_plain_generators_of_one_identity_conflict() {
+    let l = Layout::parse("time:41,era:2,worker:8,sequence:12;epoch=1288834974657").unwrap();
+    let plain = Generator::new(
+        &l,
+        l.parse_node("worker=4,era=1").unwrap(),
+        Options::default(),
+    )
+    .unwrap();
+    let err =
+        Generator::new(&l, l.parse_node("worker=4").unwrap(), opts("rollover=era")).unwrap_err();
+    assert_eq!(err, Error::Conflict);
+    drop(plain);
+    // Another worker is another identity.
+    Generator::new(&l, l.parse_node("worker=5").unwrap(), opts("rollover=era")).unwrap();
+}
+
+#[test]
+fn eight_threads_half_a_million_each_no_duplicate() {
+    let l = Layout::parse("twitter").unwrap();
+    let node = l.parse_node("datacenter=3,worker=17").unwrap();
+    let g = Arc::new(Generator::new(&l, node, Options::default()).unwrap());
+    let per_thread = 500_000;
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                (0..per_thread)
+                    .map(|_| g.next_id().unwrap())
+                    .collect::<Vec<u64>>()
+            })
+        })
+        .collect();
+    let mut all = Vec::with_capacity(8 * per_thread);
+    for t in threads {
+        let ids = t.join().unwrap();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "each thread's IDs increase"
+        );
+        all.extend(ids);
+    }
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 8 * per_thread);
+    assert_eq!(g.stats().issued, 8 * per_thread as u64);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_generator_inherited_through_fork_refuses_to_issue() {
+    let l = Layout::parse("twitter").unwrap();
+    let g = Generator::new(&l, l.parse_node("worker=30").unwrap(), Options::default()).unwrap();
+    let parent_id = g.next_id().unwrap();
+    // SAFETY: the child only calls async-signal-tolerant code paths of this crate and exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let inherited = g.next_id();
+        let code = match inherited {
+            Err(Error::Forked) => {
+                // A new generator in the child with its own worker value works and does not
+                // reuse the parent's state.
+                let fresh =
+                    Generator::new(&l, l.parse_node("worker=29").unwrap(), Options::default());
+                match fresh.and_then(|f| f.next_id()) {
+                    Ok(_) => 0,
+                    Err(_) => 3,
+                }
+            }
+            Ok(_) => 1,
+            Err(_) => 2,
+        };
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFEXITED(status));
+    assert_eq!(
+        libc::WEXITSTATUS(status),
+        0,
+        "child: 1 = issued an ID, 2/3 = wrong error"
+    );
+    assert!(g.next_id().unwrap() > parent_id, "the parent goes on");
+}

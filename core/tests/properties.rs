@@ -1,0 +1,112 @@
+//! Property tests: round trips, order, and "malformed input is an error, never a panic".
+
+use proptest::prelude::*;
+use snowflake_core::{decode_str, encode, Encoding, Generator, Layout, ManualClock, Options};
+
+fn encoding() -> impl Strategy<Value = Encoding> {
+    prop::sample::select(Encoding::ALL.to_vec())
+}
+
+/// Valid layouts: time first, one sequence somewhere below it, node fields, at most 64 bits.
+fn layout() -> impl Strategy<Value = Layout> {
+    (
+        1u8..=44,
+        1u8..=22,
+        prop::collection::vec(1u8..=16, 0..5),
+        any::<prop::sample::Index>(),
+        0u64..2_000_000_000_000,
+        prop::sample::select(vec!["1ms", "10ms", "1s", "7ms"]),
+    )
+        .prop_filter_map("too wide", |(time, seq, nodes, at, epoch, tick)| {
+            let total: u32 =
+                u32::from(time) + u32::from(seq) + nodes.iter().map(|&b| u32::from(b)).sum::<u32>();
+            if total > 64 {
+                return None;
+            }
+            let mut fields: Vec<String> = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, b)| format!("n{i}:{b}"))
+                .collect();
+            fields.insert(at.index(fields.len() + 1), format!("sequence:{seq}"));
+            let spec = format!("time:{time},{};epoch={epoch};tick={tick}", fields.join(","));
+            Layout::parse(&spec).ok()
+        })
+}
+
+proptest! {
+    #[test]
+    fn encodings_round_trip(id: u64, e in encoding(), reverse: bool) {
+        let text = encode(id, e, reverse);
+        prop_assert_eq!(decode_str(&text, e, reverse), Ok(id));
+        if let Some(w) = e.width() {
+            prop_assert_eq!(text.len(), w);
+        }
+    }
+
+    #[test]
+    fn fixed_width_encodings_sort_like_numbers(a: u64, b: u64, e in encoding()) {
+        prop_assume!(e != Encoding::Decimal);
+        prop_assert_eq!(a.cmp(&b), encode(a, e, false).as_str().cmp(encode(b, e, false).as_str()));
+        prop_assert_eq!(b.cmp(&a), encode(a, e, true).as_str().cmp(encode(b, e, true).as_str()), "reverse: newest first");
+    }
+
+    #[test]
+    fn any_string_decodes_or_errs(s in "\\PC{0,24}", e in encoding(), reverse: bool) {
+        let _ = decode_str(&s, e, reverse);
+    }
+
+    #[test]
+    fn any_spec_parses_or_errs(s in "[a-z0-9:,;=\\-TZ. ]{0,60}") {
+        if let Ok(l) = Layout::parse(&s) {
+            prop_assert_eq!(Layout::parse(&l.to_string()), Ok(l));
+        }
+    }
+
+    #[test]
+    fn any_node_and_options_text_parses_or_errs(s in "\\PC{0,40}") {
+        let l = Layout::parse("twitter").unwrap();
+        let _ = l.parse_node(&s);
+        let _ = Options::parse(&s);
+    }
+
+    #[test]
+    fn layouts_display_and_parse_back(l in layout()) {
+        let text = l.to_string();
+        let again = Layout::parse(&text).unwrap();
+        prop_assert_eq!(again, l);
+        prop_assert_eq!(again.fingerprint(), l.fingerprint());
+    }
+
+    #[test]
+    fn decode_then_compose_is_the_identity(l in layout(), raw: u64) {
+        let id = raw & l.max_value();
+        let p = l.decode(id).unwrap();
+        prop_assert_eq!(l.compose(p.unix_ms, &p.node, p.sequence), Ok(id));
+        prop_assert!(l.min_id(p.unix_ms).unwrap() <= id && id <= l.max_id(p.unix_ms).unwrap());
+        if l.max_value() < u64::MAX {
+            prop_assert!(l.decode(l.max_value() + 1).is_err());
+        }
+    }
+
+    #[test]
+    fn generated_ids_increase_and_decode_to_the_node(l in layout(), readings in prop::collection::vec(0u64..5000, 1..200)) {
+        let start = l.epoch_ms() + 1_000_000;
+        prop_assume!(start + 10_000 < l.last_unix_ms());
+        let node_pairs: Vec<(String, u64)> = l.node_fields().map(|(_, f)| (f.name().to_string(), f.max() / 2)).collect();
+        let pairs: Vec<(&str, u64)> = node_pairs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        let node = l.node(&pairs).unwrap();
+        let g = Generator::isolated(&l, node, Options { max_drift_ms: 1000, max_wait_ms: 0, ..Options::DEFAULT }, ManualClock::new(0)).unwrap();
+        let mut last = None;
+        let mut sorted_readings = readings;
+        sorted_readings.sort_unstable();
+        for r in sorted_readings {
+            if let Ok(id) = g.next_id_at(start + r) {
+                prop_assert!(last.map_or(true, |p| id > p));
+                last = Some(id);
+                let parts = l.decode(id).unwrap();
+                prop_assert_eq!(parts.node, node);
+            }
+        }
+    }
+}

@@ -1,0 +1,235 @@
+//! The shared vectors in `tests/vectors/`, which every language's tests read too.
+#![cfg(feature = "std")]
+
+use serde_json::Value;
+use snowflake_core::{decode_str, encode, Encoding, Generator, Layout, ManualClock, Options};
+
+fn load(name: &str) -> Value {
+    let path = format!("{}/../tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect(&path)
+}
+
+fn u64_of(v: &Value) -> u64 {
+    match v {
+        Value::String(s) => s.parse().expect("decimal string"),
+        Value::Number(n) => n.as_u64().expect("u64"),
+        _ => panic!("not a number: {v}"),
+    }
+}
+
+fn node_of(layout: &Layout, fields: &Value) -> snowflake_core::Result<snowflake_core::Node> {
+    let pairs: Vec<(&str, u64)> = fields
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_u64().unwrap()))
+        .collect();
+    layout.node(&pairs)
+}
+
+#[test]
+fn layouts_decode_and_bounds() {
+    let v = load("layouts.json");
+    let layouts = v["layouts"].as_array().unwrap();
+    assert!(layouts.len() >= 10);
+    for case in layouts {
+        let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
+        assert_eq!(layout.to_string(), case["canonical"].as_str().unwrap());
+        assert_eq!(
+            Layout::parse(&layout.to_string()).unwrap(),
+            layout,
+            "canonical text parses back"
+        );
+        assert_eq!(layout.fingerprint(), u64_of(&case["fingerprint"]));
+        assert_eq!(u64::from(layout.total_bits()), u64_of(&case["total_bits"]));
+        assert_eq!(
+            layout.capacity_per_tick(),
+            u64_of(&case["capacity_per_tick"])
+        );
+        assert_eq!(layout.epoch_ms(), u64_of(&case["epoch_ms"]));
+        assert_eq!(layout.tick_ms(), u64_of(&case["tick_ms"]));
+        assert_eq!(layout.last_unix_ms(), u64_of(&case["last_unix_ms"]));
+        let fields: Vec<(String, u64, u64)> = layout
+            .fields()
+            .iter()
+            .map(|f| {
+                (
+                    f.name().to_string(),
+                    u64::from(f.bits()),
+                    u64::from(f.shift()),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, u64, u64)> = case["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| {
+                (
+                    f["name"].as_str().unwrap().to_string(),
+                    u64_of(&f["bits"]),
+                    u64_of(&f["shift"]),
+                )
+            })
+            .collect();
+        assert_eq!(fields, expected);
+        for d in case["decode"].as_array().unwrap() {
+            let id = u64_of(&d["id"]);
+            let parts = layout.decode(id).unwrap();
+            assert_eq!(parts.unix_ms, u64_of(&d["unix_ms"]), "{id}");
+            assert_eq!(parts.tick, u64_of(&d["tick"]));
+            assert_eq!(parts.sequence, u64_of(&d["sequence"]));
+            let mut got: Vec<(String, u64)> = layout
+                .node_values(&parts.node)
+                .map(|(n, v)| (n.to_string(), v))
+                .collect();
+            got.sort();
+            let want: Vec<(String, u64)> = d["fields"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .map(|(k, v)| (k.clone(), u64_of(v)))
+                .collect();
+            assert_eq!(got, want, "{id}");
+            // And back: compose(decode(id)) == id.
+            assert_eq!(
+                layout.compose(parts.unix_ms, &parts.node, parts.sequence),
+                Ok(id)
+            );
+        }
+        for b in case["bounds"].as_array().unwrap() {
+            let ms = u64_of(&b["unix_ms"]);
+            assert_eq!(layout.min_id(ms), Ok(u64_of(&b["min_id"])));
+            assert_eq!(layout.max_id(ms), Ok(u64_of(&b["max_id"])));
+        }
+    }
+}
+
+#[test]
+fn compose_cases() {
+    let v = load("layouts.json");
+    for case in v["compose"].as_array().unwrap() {
+        let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
+        let result = node_of(&layout, &case["fields"]).and_then(|node| {
+            layout.compose(u64_of(&case["unix_ms"]), &node, u64_of(&case["sequence"]))
+        });
+        match case.get("id") {
+            Some(id) => assert_eq!(result, Ok(u64_of(id)), "{case}"),
+            None => assert_eq!(
+                result.unwrap_err().kind().code(),
+                case["error"].as_str().unwrap(),
+                "{case}"
+            ),
+        }
+    }
+}
+
+#[test]
+fn invalid_layouts() {
+    let v = load("layouts.json");
+    for case in v["invalid"].as_array().unwrap() {
+        let err = Layout::parse(case["spec"].as_str().unwrap()).expect_err(&case.to_string());
+        assert_eq!(err.kind().code(), case["error"].as_str().unwrap());
+        let msg = err.to_string();
+        assert!(
+            msg.contains(case["message_contains"].as_str().unwrap()),
+            "{case}: {msg}"
+        );
+    }
+    for case in v["decode_invalid"].as_array().unwrap() {
+        let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
+        let err = layout.decode(u64_of(&case["id"])).unwrap_err();
+        assert_eq!(err.kind().code(), case["error"].as_str().unwrap());
+    }
+}
+
+#[test]
+fn encodings() {
+    let v = load("encodings.json");
+    for row in v["ids"].as_array().unwrap() {
+        let id = u64_of(&row["id"]);
+        for (reverse, key) in [(false, "plain"), (true, "reverse")] {
+            for (name, text) in row[key].as_object().unwrap() {
+                let e = Encoding::from_name(name).unwrap();
+                assert_eq!(
+                    &*encode(id, e, reverse),
+                    text.as_str().unwrap(),
+                    "{id} {name} {reverse}"
+                );
+                assert_eq!(decode_str(text.as_str().unwrap(), e, reverse), Ok(id));
+            }
+        }
+    }
+    for a in v["aliases"].as_array().unwrap() {
+        let e = Encoding::from_name(a["encoding"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            decode_str(a["text"].as_str().unwrap(), e, false),
+            Ok(u64_of(&a["id"])),
+            "{a}"
+        );
+    }
+    for bad in v["invalid"].as_array().unwrap() {
+        let e = Encoding::from_name(bad["encoding"].as_str().unwrap()).unwrap();
+        let err = decode_str(bad["text"].as_str().unwrap(), e, false).unwrap_err();
+        assert_eq!(
+            snowflake_core::Error::from(err).kind().code(),
+            bad["error"].as_str().unwrap(),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn generator_traces() {
+    let v = load("generator.json");
+    let traces = v["traces"].as_array().unwrap();
+    assert!(traces.len() >= 10);
+    for trace in traces {
+        let name = trace["name"].as_str().unwrap();
+        let layout = Layout::parse(trace["layout"].as_str().unwrap()).unwrap();
+        let node = layout
+            .parse_node(trace["node_spec"].as_str().unwrap())
+            .unwrap();
+        assert_eq!(node, node_of(&layout, &trace["node"]).unwrap());
+        let options = Options::parse(trace["options"].as_str().unwrap()).unwrap();
+        assert!(options.isolated);
+        // Both constructors must follow the trace: isolated, and the registry path honouring
+        // `isolated=true`.
+        let clock = ManualClock::new(0);
+        let a = Generator::isolated(&layout, node, options, &clock).unwrap();
+        let b = Generator::with_clock(&layout, node, options, &clock).unwrap();
+        for g in [a, b] {
+            for (i, step) in trace["steps"].as_array().unwrap().iter().enumerate() {
+                let got = g.next_id_at(u64_of(&step["unix_ms"]));
+                match step.get("id") {
+                    Some(id) => assert_eq!(got, Ok(u64_of(id)), "{name}: step {i}"),
+                    None => assert_eq!(
+                        got.map_err(|e| e.kind().code()),
+                        Err(step["error"].as_str().unwrap()),
+                        "{name}: step {i}"
+                    ),
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn vectors_match_the_model() {
+    // The vectors are written by an independent Python model; they must be what it writes now.
+    let script = format!(
+        "{}/../tests/vectors/make_vectors.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let status = std::process::Command::new("python3")
+        .arg(&script)
+        .arg("--check")
+        .status();
+    match status {
+        Ok(s) => assert!(
+            s.success(),
+            "tests/vectors are stale: run python3 tests/vectors/make_vectors.py"
+        ),
+        Err(e) => panic!("python3 is needed to check the vectors: {e}"),
+    }
+}

@@ -16,3 +16,6 @@ python3 tests/vectors/make_vectors.py --check
 step "Rust: core (std and no_std), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
+
+step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
+bash tests/c/run.sh

@@ -73,6 +73,16 @@ nodiscard_is_enforced() {
   printf '#include <snowflake.hpp>\nvoid f(const snowflake::Generator& g) { g.next_id(); }\n' >"$WORK/nodiscard.cpp"
   ! g++ -std=c++17 -Werror=unused-result -I"$PREFIX/include" -fsyntax-only "$WORK/nodiscard.cpp"
 }
+docs_show_the_tested_examples() {
+  python3 - <<'PY'
+import sys
+doc = open("docs/c.md").read()
+for path, lang in [("tests/c/example.c", "c"), ("tests/cpp/example/example.cpp", "cpp"),
+                   ("tests/cpp/example/CMakeLists.txt", "cmake")]:
+    if "```%s\n%s```" % (lang, open(path).read()) not in doc:
+        sys.exit("docs/c.md does not show %s as it is" % path)
+PY
+}
 uninstall_removes_everything() {
   make -s -C ffi-c uninstall PREFIX="$PREFIX" && test -z "$(find "$PREFIX" -type f -o -type l)"
 }
@@ -115,10 +125,13 @@ check "C++: cmake finds the installed package" \
   cmake -S tests/cpp -B "$WORK/cpp" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release
 check "C++: tests and examples build (-std=c++17 ${STRICT[*]})" cmake --build "$WORK/cpp" -j 2
 program "test_cpp: vectors, exceptions, RAII, threads, double include" "$WORK/cpp/test_cpp" "$VECTORS"
-check "example.cpp runs (shared)" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WORK/cpp/example_cpp"
+check "C++: the README's example project (tests/cpp/example) builds as it stands" bash -c "
+  cmake -S tests/cpp/example -B $WORK/example-cpp -DCMAKE_PREFIX_PATH=$PREFIX && cmake --build $WORK/example-cpp"
+check "example.cpp runs (shared)" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WORK/example-cpp/example"
 check "example.cpp runs (static)" bash -c \
   "$(declare -f no_libsnowflake_needed); no_libsnowflake_needed $WORK/cpp/example_cpp_static && $WORK/cpp/example_cpp_static"
 
+check "docs/c.md shows tests/c/example.c and tests/cpp/example/* verbatim" docs_show_the_tested_examples
 check "make -C ffi-c uninstall removes every installed file" uninstall_removes_everything
 
 echo "$passed passed, $failed failed"

@@ -83,6 +83,26 @@ for path, lang in [("tests/c/example.c", "c"), ("tests/cpp/example/example.cpp",
         sys.exit("docs/c.md does not show %s as it is" % path)
 PY
 }
+# PHP's FFI has no preprocessor: snowflake_php.h must load as it is installed (FFI::load,
+# FFI_LIB pointed at the installed library) and, without its two #defines, through FFI::cdef.
+php_ffi_reads_the_php_header() {
+  sed "s|\"libsnowflake.so\"|\"$LIBDIR/libsnowflake.so.$MAJOR\"|" "$PREFIX/include/snowflake_php.h" >"$WORK/php.h"
+  php -d ffi.enable=1 -r '
+    $f = FFI::load($argv[1]);
+    $layout = $f->new("SnowflakeLayout*");
+    if ($f->snowflake_layout_new("discord", FFI::addr($layout)) !== 0) exit(1);
+    $parts = $f->new("SnowflakeParts");
+    if ($f->snowflake_layout_decode($layout, 175928847299117063, FFI::addr($parts)) !== 0) exit(2);
+    if ($parts->unix_ms !== 1462015105796 || $parts->fields[1] !== 1 || $parts->sequence !== 7) exit(3);
+    $buf = $f->new("char[21]");
+    if ($f->snowflake_encode(175928847299117063, "base62", false, $buf, 21) !== 0) exit(4);
+    if (FFI::string($buf) !== "0Czks0tP37X") exit(5);
+    if ($f->snowflake_status_code(3) !== "ERR_SNOWFLAKE_LAYOUT") exit(6);
+    $f->snowflake_layout_free($layout);
+    $c = FFI::cdef(preg_replace("/^#define .*$/m", "", file_get_contents($argv[1])), $argv[2]);
+    if ($c->snowflake_version() !== $argv[3]) exit(7);
+  ' "$WORK/php.h" "$LIBDIR/libsnowflake.so.$MAJOR" "$VERSION"
+}
 uninstall_removes_everything() {
   make -s -C ffi-c uninstall PREFIX="$PREFIX" && test -z "$(find "$PREFIX" -type f -o -type l)"
 }
@@ -120,6 +140,7 @@ check "example.c links libsnowflake.a statically (pkg-config static_libs)" \
 check "example_static runs without libsnowflake.so" bash -c \
   "$(declare -f no_libsnowflake_needed); no_libsnowflake_needed $WORK/example_static && $WORK/example_static"
 
+check "PHP FFI::load / FFI::cdef read snowflake_php.h and call the library" php_ffi_reads_the_php_header
 check "C++: [[nodiscard]] is enforced" nodiscard_is_enforced
 check "C++: cmake finds the installed package" \
   cmake -S tests/cpp -B "$WORK/cpp" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release

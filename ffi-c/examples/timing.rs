@@ -1,4 +1,4 @@
-//! The Rust side of tests/c/bench.sh: the same loops as tests/c/bench.c (best of 5 runs), on
+//! The Rust side of tests/c/bench.sh: the same loops as tests/c/bench.c (best of 11 runs), on
 //! core's `Generator` directly and on the `extern "C"` functions called from Rust, so the
 //! cost of the C boundary can be told apart from the cost of the generator.
 //! Run: `cargo run --release -p snowflake-ffi --example timing`.
@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 const WIDE: &str = "time:41,worker:1,sequence:22;epoch=1288834974657;tick=1ms";
-const RUNS: usize = 5;
+const RUNS: usize = 11;
 
 fn core_generator(spec: &str) -> Generator {
     let layout = Layout::parse(spec).expect("layout");
@@ -96,10 +96,10 @@ fn main() {
     best_ns_per_call(1_000_000, || wide.next_id().unwrap());
     report(
         "Rust core",
-        best_ns_per_call(5_000_000, || wide.next_id().unwrap()),
-        best_ns_per_call(2_000_000, || twitter.next_id().unwrap()),
-        best_ids_per_s(1000, 20_000_000, |b| wide.next_ids(b).unwrap()),
-        best_ids_per_s(100_000, 20_000_000, |b| wide.next_ids(b).unwrap()),
+        best_ns_per_call(2_000_000, || wide.next_id().unwrap()),
+        best_ns_per_call(1_000_000, || twitter.next_id().unwrap()),
+        best_ids_per_s(1000, 10_000_000, |b| wide.next_ids(b).unwrap()),
+        best_ids_per_s(100_000, 10_000_000, |b| wide.next_ids(b).unwrap()),
     );
 
     let (wide, twitter) = (ffi_generator(WIDE), ffi_generator("twitter"));
@@ -121,9 +121,9 @@ fn main() {
     };
     report(
         "Rust->C fn",
-        best_ns_per_call(5_000_000, || next(wide)),
-        best_ns_per_call(2_000_000, || next(twitter)),
-        best_ids_per_s(1000, 20_000_000, fill),
-        best_ids_per_s(100_000, 20_000_000, fill),
+        best_ns_per_call(2_000_000, || next(wide)),
+        best_ns_per_call(1_000_000, || next(twitter)),
+        best_ids_per_s(1000, 10_000_000, fill),
+        best_ids_per_s(100_000, 10_000_000, fill),
     );
 }

@@ -2,7 +2,7 @@
 # The C benchmark against the Rust figures: builds the release library, runs
 # ffi-c/examples/timing.rs (core's Generator, and the extern "C" functions called from Rust),
 # then tests/c/bench.c linked against libsnowflake.so and against libsnowflake.a.
-# Same loops, best of 5 runs each. Usage: bash tests/c/bench.sh
+# Same loops, best of 11 runs each. Usage: bash tests/c/bench.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export PATH="$HOME/.cargo/bin:$PATH"

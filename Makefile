@@ -1,5 +1,5 @@
 # Conveniences over the scripts; `bash scripts/test.sh` is the README's test command.
-.PHONY: test deps check bench test-c
+.PHONY: test deps check bench test-c test-node test-python
 
 test:
 	bash scripts/test.sh
@@ -15,3 +15,9 @@ bench:
 
 test-c:
 	bash tests/c/run.sh
+
+test-node:
+	bash bindings-node/run-tests.sh
+
+test-python:
+	bash bindings-python/run-tests.sh

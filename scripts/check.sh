@@ -18,6 +18,8 @@ step "Rust: core (std and no_std), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
 
+step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
+bash tests/c/run.sh
 step "Node: bindings-node (build, index.d.ts up to date, node:test)"
 bash bindings-node/run-tests.sh
 step "Python: wheel, fresh-venv installs, pytest (bindings-python/run-tests.sh)"

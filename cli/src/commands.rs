@@ -2,7 +2,7 @@
 //! before anything reaches stdout, then writes through one locked, buffered stdout.
 
 use crate::output::{self, grouped};
-use crate::{diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs};
+use crate::{diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs, RedisScriptArgs};
 use snowflake_core::{
     decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
     SystemClock, PRESETS,
@@ -157,6 +157,14 @@ fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
         // Checked alone first, so that its value cannot smuggle in other options.
         Options::parse_sequence_start(start)?;
         text.push_str(&format!("sequence_start={start};"));
+    }
+    for (key, value) in [("shared", &args.shared), ("state_file", &args.state_file), ("lease", &args.lease)] {
+        if let Some(value) = value {
+            if value.contains(';') {
+                return Err(Failure::Input(format!("--{} must not contain `;`", key.replace('_', "-"))));
+            }
+            text.push_str(&format!("{key}={value};"));
+        }
     }
     text.push_str(args.options.as_deref().unwrap_or(""));
     #[cfg(unix)]
@@ -456,4 +464,13 @@ fn report(out: &mut impl Write, what: &str, issued: u64, took: Duration, capacit
         100.0 * per_second / capacity,
         1e9 / per_second,
     )
+}
+
+/// `snowflake redis-script`: the layout's Lua script for Redis.
+pub fn redis_script(args: &RedisScriptArgs) -> Result<(), Failure> {
+    let layout = Layout::parse(&args.layout)?;
+    let mut out = std::io::stdout().lock();
+    out.write_all(snowflake_core::redis_script(&layout).as_bytes())?;
+    out.flush()?;
+    Ok(())
 }

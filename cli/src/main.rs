@@ -48,6 +48,7 @@ enum Command {
     Layouts(LayoutsArgs),
     Bounds(BoundsArgs),
     Bench(BenchArgs),
+    RedisScript(RedisScriptArgs),
 }
 
 /// Print N new IDs, one a line.
@@ -65,7 +66,10 @@ Examples:
   snowflake next --layout 'time:41,shard:13,sequence:10;epoch=2011-08-24T21:07:01.721Z' -n 2
   snowflake next -n 3 --format json               one decoded JSON object a line
   snowflake next -n 10 --max-drift-ms 50 --max-wait-ms 0
-  snowflake next --options 'shared=orders;lease=local'  share a state, lease a worker value")]
+  snowflake next --shared orders -n 5             one state with every process naming `orders`
+  snowflake next --lease local -n 5               claim a free worker value on this host
+  snowflake next --state-file ids.state -n 5      never repeat an ID after a clock step back
+  snowflake next --options 'shared=orders;state_window_ms=500'  any option in the text form")]
 pub struct NextArgs {
     /// How many IDs.
     #[arg(short = 'n', long = "count", default_value_t = 1, value_name = "N")]
@@ -90,6 +94,18 @@ pub struct NextArgs {
     /// below K, so that `id % N` is even when traffic is low).
     #[arg(long, value_name = "zero|spread:K")]
     pub sequence_start: Option<String>,
+    /// Draw from one lock-free state shared with every process of this host that names it
+    /// (`shared=NAME`): no repeat, and increasing across processes.
+    #[arg(long, value_name = "NAME")]
+    pub shared: Option<String>,
+    /// Keep a durable high-water mark in this file (`state_file=PATH`): a restart after the
+    /// clock stepped back never repeats an ID.
+    #[arg(long, value_name = "PATH")]
+    pub state_file: Option<String>,
+    /// Claim a worker value for this run: `local` (file locks on this host) or
+    /// `redis://HOST:PORT/DB` (keys in Redis, for many hosts).
+    #[arg(long, value_name = "local|redis://HOST:PORT/DB")]
+    pub lease: Option<String>,
     /// Any generator options in the text form every binding reads, e.g.
     /// `shared=orders` (one state with every process of this host that names it),
     /// `lease=local` (claim a free worker value), `state_file=PATH`, `rollover=FIELD`.
@@ -125,6 +141,26 @@ pub struct DecodeArgs {
     /// IDs to decode (none: read standard input).
     #[arg(value_name = "ID")]
     pub ids: Vec<String>,
+}
+
+/// Print a Lua script that issues a layout's IDs inside Redis, for clients without a binding.
+///
+/// Load it once (`SCRIPT LOAD`), then call `EVALSHA <sha1> 1 <state-key> <node values in layout
+/// order>`: it answers the next ID as a decimal string, exact to the last bit (Lua numbers are
+/// doubles; the script composes the ID in two exact 32-bit halves). One state key per set of
+/// node values. It never waits: a full tick or a clock behind the stored one is an error
+/// (`ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED retry_after_ms=N`, `ERR_SNOWFLAKE_CLOCK_BEHIND ...`).
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake redis-script > snowflake.lua          the twitter layout
+  sha=$(redis-cli SCRIPT LOAD \"$(cat snowflake.lua)\")
+  redis-cli EVALSHA $sha 1 ids:dc1:w3 1 3         datacenter=1, worker=3
+  snowflake redis-script --layout discord")]
+pub struct RedisScriptArgs {
+    /// Preset name or layout spec.
+    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
+    pub layout: String,
 }
 
 /// Show layouts: spec, capacity, last instant, and a diagram of their bits.
@@ -264,6 +300,7 @@ fn main() -> ExitCode {
         Command::Layouts(args) => commands::layouts(&args),
         Command::Bounds(args) => commands::bounds(&args),
         Command::Bench(args) => commands::bench(&args),
+        Command::RedisScript(args) => commands::redis_script(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

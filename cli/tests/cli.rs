@@ -205,6 +205,25 @@ fn options_reach_cores_coordination_between_processes() {
         "{stderr}"
     );
 
+    // The flags say the same as the options text.
+    let children: Vec<_> = (0..2).map(|_| run(&["next", "-n", "20000", "--shared", "cliflag"])).collect();
+    let mut all = std::collections::HashSet::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            assert!(all.insert(line.to_string()), "{line} issued twice");
+        }
+    }
+    assert_eq!(all.len(), 40_000);
+    let out = run(&["next", "--shared", "x;lease=local"]).wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("--shared must not contain `;`"));
+    let state = dir.join("ids.state");
+    let out = run(&["next", "-n", "3", "--state-file", state.to_str().unwrap()]).wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&state).unwrap().len(), 48, "the state file holds its record");
+
     // A leased worker value.
     let leases = dir.join("leases");
     let options = format!("lease=local;lease_dir={}", leases.display());
@@ -458,9 +477,20 @@ fn a_closed_pipe_ends_quietly_with_status_0() {
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in ["next", "decode", "layouts", "bounds", "bench"] {
+    for sub in ["next", "decode", "layouts", "bounds", "bench", "redis-script"] {
         let text = ok(&[sub, "--help"]);
         assert!(text.contains("Examples:\n  snowflake "), "{sub}: {text}");
     }
     assert!(ok(&["--help"]).contains("Examples:"));
+}
+
+#[test]
+fn redis_script_prints_the_layouts_lua() {
+    let lua = ok(&["redis-script", "--layout", "discord"]);
+    assert!(lua.contains("-- EVALSHA <sha1> 1 <state-key> <worker> <process>"), "{lua}");
+    assert!(lua.contains("local EPOCH = 1420070400000"));
+    assert!(lua.contains("return string.reverse(table.concat(digits))"));
+    let out = snowflake(&["redis-script", "--layout", "time:41"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
 }

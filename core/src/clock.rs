@@ -94,9 +94,10 @@ mod std_clocks {
             .map_or(0, |d| d.as_nanos() as u64)
     }
 
-    /// Waits until `now_ns() >= target_ms`: sleeps while more than 2 ms remain (a sleep
-    /// overshoots by 50-100 µs, which would cost a full tick's capacity), yields, then spins
-    /// over the last few microseconds so that a new tick is seen as soon as it starts.
+    /// Waits until `now_ns() >= target_ms`: sleeps while more than 2 ms remain, then spins.
+    /// A sleep overshoots by 50-100 µs and a `yield` can lose the CPU for a whole time slice,
+    /// either of which would cost a good part of a 1 ms tick's capacity; spinning sees the new
+    /// tick as soon as it starts.
     fn wait_until(now_ns: impl Fn() -> u64, target_ms: u64) {
         let target = target_ms.saturating_mul(1_000_000);
         loop {
@@ -107,8 +108,6 @@ mod std_clocks {
             let left = target - now;
             if left > 2_000_000 {
                 std::thread::sleep(Duration::from_nanos(left - 1_000_000));
-            } else if left > 50_000 {
-                std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
             }

@@ -1,0 +1,393 @@
+//! Status codes, the thread-local error detail, and the two macros every `extern "C"`
+//! function is built from: [`ffi_boundary!`] (no panic unwinds into C) and [`non_null!`]
+//! (no NULL pointer is dereferenced).
+//!
+//! Failures never write an output; they store the core error's `Display` text (which names
+//! the field, the value, how far the clock is behind) in a per-thread buffer that
+//! `snowflake_last_error()` returns, so a caller on another thread never sees this one's detail.
+
+use core::fmt::Write as _;
+use snowflake_core::{Error, ErrorKind};
+use std::cell::{Cell, RefCell};
+use std::ffi::c_char;
+
+/// The outcome of a call. `SNOWFLAKE_STATUS_OK` (0) is success; every other value is a
+/// failure whose detail `snowflake_last_error()` returns. Values are never reused.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SnowflakeStatus {
+    /// Success; the outputs are written.
+    Ok = 0,
+    /// A pointer argument that must not be NULL was NULL.
+    NullArgument = 1,
+    /// A string argument is not valid UTF-8.
+    InvalidUtf8 = 2,
+    /// An invalid layout spec (`ERR_SNOWFLAKE_LAYOUT`).
+    Layout = 3,
+    /// A bad node value, option or argument (`ERR_SNOWFLAKE_VALUE`).
+    Value = 4,
+    /// A malformed encoded ID, or an ID outside the layout (`ERR_SNOWFLAKE_INVALID_ID`).
+    InvalidId = 5,
+    /// An instant outside the layout's time range (`ERR_SNOWFLAKE_TIME_RANGE`).
+    TimeRange = 6,
+    /// The clock is behind the generator by more than `max_drift_ms`
+    /// (`ERR_SNOWFLAKE_CLOCK_BEHIND`); see `snowflake_last_retry_after_ms()`.
+    ClockBehind = 7,
+    /// The tick's sequence numbers are used up and waiting would exceed `max_wait_ms`
+    /// (`ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED`); see `snowflake_last_retry_after_ms()`.
+    SequenceExhausted = 8,
+    /// The generator was inherited through `fork()`: make a new one in the child
+    /// (`ERR_SNOWFLAKE_FORKED`).
+    Forked = 9,
+    /// The output buffer is too small; nothing was written.
+    BufferTooSmall = 10,
+    /// A bug inside the library was caught before it could unwind into the caller.
+    Panic = 11,
+}
+
+impl SnowflakeStatus {
+    /// Every status, for turning a raw `u32` from C back into one without undefined behaviour.
+    const ALL: [SnowflakeStatus; 12] = [
+        SnowflakeStatus::Ok,
+        SnowflakeStatus::NullArgument,
+        SnowflakeStatus::InvalidUtf8,
+        SnowflakeStatus::Layout,
+        SnowflakeStatus::Value,
+        SnowflakeStatus::InvalidId,
+        SnowflakeStatus::TimeRange,
+        SnowflakeStatus::ClockBehind,
+        SnowflakeStatus::SequenceExhausted,
+        SnowflakeStatus::Forked,
+        SnowflakeStatus::BufferTooSmall,
+        SnowflakeStatus::Panic,
+    ];
+
+    /// The status of a raw value, if it is one.
+    pub(crate) fn from_raw(raw: u32) -> Option<SnowflakeStatus> {
+        SnowflakeStatus::ALL.get(raw as usize).copied()
+    }
+
+    /// The status that reports a core error.
+    pub const fn of(kind: ErrorKind) -> SnowflakeStatus {
+        match kind {
+            ErrorKind::Layout => SnowflakeStatus::Layout,
+            ErrorKind::Value => SnowflakeStatus::Value,
+            ErrorKind::InvalidId => SnowflakeStatus::InvalidId,
+            ErrorKind::TimeRange => SnowflakeStatus::TimeRange,
+            ErrorKind::ClockBehind => SnowflakeStatus::ClockBehind,
+            ErrorKind::SequenceExhausted => SnowflakeStatus::SequenceExhausted,
+            ErrorKind::Forked => SnowflakeStatus::Forked,
+            // `ErrorKind` is non-exhaustive; a kind added to core later is still a failure
+            // the caller must see, and "bad value" is the most general one.
+            _ => SnowflakeStatus::Value,
+        }
+    }
+
+    /// Static, NUL-terminated English text.
+    pub const fn text(self) -> &'static [u8] {
+        match self {
+            SnowflakeStatus::Ok => b"success\0",
+            SnowflakeStatus::NullArgument => b"a pointer argument is NULL\0",
+            SnowflakeStatus::InvalidUtf8 => b"a string argument is not valid UTF-8\0",
+            SnowflakeStatus::Layout => b"invalid layout\0",
+            SnowflakeStatus::Value => b"invalid value, option or argument\0",
+            SnowflakeStatus::InvalidId => b"invalid ID\0",
+            SnowflakeStatus::TimeRange => b"time outside the layout's range\0",
+            SnowflakeStatus::ClockBehind => b"the clock is behind the generator\0",
+            SnowflakeStatus::SequenceExhausted => {
+                b"the sequence of the current tick is exhausted\0"
+            }
+            SnowflakeStatus::Forked => b"the generator was inherited through fork()\0",
+            SnowflakeStatus::BufferTooSmall => b"the output buffer is too small\0",
+            SnowflakeStatus::Panic => b"internal error (a panic was caught)\0",
+        }
+    }
+
+    /// The stable code, NUL-terminated: the core's `ErrorKind::code()` for the core's errors.
+    pub const fn code(self) -> &'static [u8] {
+        match self {
+            SnowflakeStatus::Ok => b"OK\0",
+            SnowflakeStatus::NullArgument => b"ERR_SNOWFLAKE_NULL_ARGUMENT\0",
+            SnowflakeStatus::InvalidUtf8 => b"ERR_SNOWFLAKE_INVALID_UTF8\0",
+            SnowflakeStatus::Layout => b"ERR_SNOWFLAKE_LAYOUT\0",
+            SnowflakeStatus::Value => b"ERR_SNOWFLAKE_VALUE\0",
+            SnowflakeStatus::InvalidId => b"ERR_SNOWFLAKE_INVALID_ID\0",
+            SnowflakeStatus::TimeRange => b"ERR_SNOWFLAKE_TIME_RANGE\0",
+            SnowflakeStatus::ClockBehind => b"ERR_SNOWFLAKE_CLOCK_BEHIND\0",
+            SnowflakeStatus::SequenceExhausted => b"ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED\0",
+            SnowflakeStatus::Forked => b"ERR_SNOWFLAKE_FORKED\0",
+            SnowflakeStatus::BufferTooSmall => b"ERR_SNOWFLAKE_BUFFER_TOO_SMALL\0",
+            SnowflakeStatus::Panic => b"ERR_SNOWFLAKE_PANIC\0",
+        }
+    }
+}
+
+/// A raw status as C passes it (`SnowflakeStatus` is a `uint32_t` in C): a function that
+/// *receives* a status takes this, because a value outside the enum in a Rust enum would be
+/// undefined behaviour. The header calls it `SnowflakeStatus` (cbindgen.toml renames it).
+pub type SnowflakeStatusRaw = u32;
+
+thread_local! {
+    static LAST_ERROR: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static LAST_RETRY_AFTER_MS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Stores `detail` (and the retry delay) as this thread's last error. Never panics: it runs
+/// inside the panic handler path too.
+pub(crate) fn set_detail(detail: core::fmt::Arguments<'_>, retry_after_ms: u64) {
+    let _ = LAST_ERROR.try_with(|cell| {
+        if let Ok(mut buf) = cell.try_borrow_mut() {
+            buf.clear();
+            let mut s = String::new();
+            let _ = s.write_fmt(detail);
+            // A C string ends at the first NUL; the text comes from NUL-terminated input.
+            buf.extend(s.bytes().filter(|&b| b != 0));
+            buf.push(0);
+        }
+    });
+    let _ = LAST_RETRY_AFTER_MS.try_with(|c| c.set(retry_after_ms));
+}
+
+/// Records a core error and returns its status.
+#[cold]
+pub(crate) fn fail(e: Error) -> SnowflakeStatus {
+    set_detail(format_args!("{e}"), e.retry_after_ms().unwrap_or(0));
+    SnowflakeStatus::of(e.kind())
+}
+
+/// Records a failure of the binding itself (a NULL, a short buffer, bad UTF-8).
+#[cold]
+pub(crate) fn fail_with(
+    status: SnowflakeStatus,
+    detail: core::fmt::Arguments<'_>,
+) -> SnowflakeStatus {
+    set_detail(detail, 0);
+    status
+}
+
+/// A pointer to this thread's last error detail (`""` before any failure).
+pub(crate) fn last_error_ptr() -> *const c_char {
+    LAST_ERROR
+        .try_with(|cell| match cell.try_borrow() {
+            Ok(buf) if !buf.is_empty() => buf.as_ptr().cast::<c_char>(),
+            _ => b"\0".as_ptr().cast(),
+        })
+        .unwrap_or(b"\0".as_ptr().cast())
+}
+
+pub(crate) fn last_retry_after_ms() -> u64 {
+    LAST_RETRY_AFTER_MS.try_with(Cell::get).unwrap_or(0)
+}
+
+/// What the body of a status-returning `extern "C"` function evaluates to: `?` works on core
+/// errors (recording their detail) and on the binding's own failures.
+pub(crate) type FfiResult = Result<(), SnowflakeStatus>;
+
+impl From<Error> for SnowflakeStatus {
+    /// Records the error as this thread's last error and gives its status.
+    fn from(e: Error) -> SnowflakeStatus {
+        fail(e)
+    }
+}
+
+/// The value an `extern "C"` function returns for the value its body evaluates to.
+pub(crate) trait IntoFfi {
+    type Output;
+    fn into_ffi(self) -> Self::Output;
+}
+
+impl IntoFfi for FfiResult {
+    type Output = SnowflakeStatus;
+    fn into_ffi(self) -> SnowflakeStatus {
+        match self {
+            Ok(()) => SnowflakeStatus::Ok,
+            Err(status) => status,
+        }
+    }
+}
+
+/// What an `extern "C"` function (or its body) returns when an argument is NULL or a panic
+/// was caught: the status for functions that return one, a neutral value (0, `""`, nothing)
+/// for the few that do not.
+pub(crate) trait FfiReturn {
+    fn null_argument(name: &str) -> Self;
+    fn panicked() -> Self;
+}
+
+impl FfiReturn for SnowflakeStatus {
+    fn null_argument(name: &str) -> Self {
+        fail_with(
+            SnowflakeStatus::NullArgument,
+            format_args!("argument `{name}` is NULL"),
+        )
+    }
+    fn panicked() -> Self {
+        SnowflakeStatus::Panic
+    }
+}
+
+impl IntoFfi for SnowflakeStatus {
+    type Output = SnowflakeStatus;
+    fn into_ffi(self) -> SnowflakeStatus {
+        self
+    }
+}
+
+impl FfiReturn for FfiResult {
+    fn null_argument(name: &str) -> Self {
+        Err(SnowflakeStatus::null_argument(name))
+    }
+    fn panicked() -> Self {
+        Err(SnowflakeStatus::Panic)
+    }
+}
+
+macro_rules! plain_return {
+    ($($t:ty => $v:expr),* $(,)?) => {$(
+        impl IntoFfi for $t {
+            type Output = $t;
+            fn into_ffi(self) -> $t {
+                self
+            }
+        }
+        impl FfiReturn for $t {
+            fn null_argument(name: &str) -> Self {
+                fail_with(SnowflakeStatus::NullArgument, format_args!("argument `{name}` is NULL"));
+                $v
+            }
+            fn panicked() -> Self {
+                $v
+            }
+        }
+    )*};
+}
+
+plain_return! {
+    () => (),
+    u64 => 0,
+    usize => 0,
+    *const c_char => b"\0".as_ptr().cast(),
+}
+
+/// Records a caught panic as this thread's last error.
+#[cold]
+pub(crate) fn record_panic(payload: &(dyn std::any::Any + Send)) {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    set_detail(
+        format_args!("internal error in libsnowflake (please report it): {msg}"),
+        0,
+    );
+}
+
+/// The body of every `extern "C"` function: runs it under `catch_unwind`, so that a panic
+/// becomes `SNOWFLAKE_STATUS_PANIC` (or the neutral return value) instead of unwinding into
+/// C, which would be undefined behaviour. `return` inside the body returns from the function.
+macro_rules! ffi_boundary {
+    ($body:block) => {
+        match ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(|| $body)) {
+            Ok(value) => $crate::error::IntoFfi::into_ffi(value),
+            Err(payload) => {
+                $crate::error::record_panic(&*payload);
+                $crate::error::FfiReturn::panicked()
+            }
+        }
+    };
+}
+
+/// Returns `SNOWFLAKE_STATUS_NULL_ARGUMENT` (or the neutral value) naming the first of the
+/// listed pointer arguments that is NULL. Every pointer an `extern "C"` function dereferences
+/// is listed here first.
+macro_rules! non_null {
+    ($($ptr:ident),+ $(,)?) => {
+        $(
+            if $ptr.is_null() {
+                return $crate::error::FfiReturn::null_argument(stringify!($ptr));
+            }
+        )+
+    };
+}
+
+pub(crate) use {ffi_boundary, non_null};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CStr;
+
+    fn last() -> String {
+        // SAFETY: `last_error_ptr` always returns a NUL-terminated string.
+        unsafe { CStr::from_ptr(last_error_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_panic_becomes_a_status_with_its_message() {
+        fn explode(n: u32) -> SnowflakeStatus {
+            if n > 0 {
+                panic!("boom {n}");
+            }
+            SnowflakeStatus::Ok
+        }
+        let status: SnowflakeStatus = ffi_boundary!({ explode(42) });
+        assert_eq!(status, SnowflakeStatus::Panic);
+        assert!(last().contains("boom 42"), "{}", last());
+        let n: u64 = ffi_boundary!({ u64::from(explode(1) as u32) });
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn null_pointers_are_named() {
+        fn f(spec: *const c_char, out: *mut u64) -> SnowflakeStatus {
+            ffi_boundary!({
+                non_null!(spec, out);
+                SnowflakeStatus::Ok
+            })
+        }
+        let mut x = 0u64;
+        assert_eq!(
+            f(b"a\0".as_ptr().cast(), core::ptr::null_mut()),
+            SnowflakeStatus::NullArgument
+        );
+        assert_eq!(last(), "argument `out` is NULL");
+        assert_eq!(f(core::ptr::null(), &mut x), SnowflakeStatus::NullArgument);
+        assert_eq!(last(), "argument `spec` is NULL");
+        assert_eq!(f(b"a\0".as_ptr().cast(), &mut x), SnowflakeStatus::Ok);
+    }
+
+    #[test]
+    fn statuses_round_trip_and_match_core_codes() {
+        for (i, s) in SnowflakeStatus::ALL.iter().enumerate() {
+            assert_eq!(*s as u32, i as u32);
+            assert_eq!(SnowflakeStatus::from_raw(i as u32), Some(*s));
+            assert_eq!(s.text().last(), Some(&0));
+        }
+        assert_eq!(SnowflakeStatus::from_raw(12), None);
+        for kind in [
+            ErrorKind::Layout,
+            ErrorKind::Value,
+            ErrorKind::InvalidId,
+            ErrorKind::TimeRange,
+            ErrorKind::ClockBehind,
+            ErrorKind::SequenceExhausted,
+            ErrorKind::Forked,
+        ] {
+            let code = SnowflakeStatus::of(kind).code();
+            assert_eq!(&code[..code.len() - 1], kind.code().as_bytes());
+        }
+    }
+
+    #[test]
+    fn the_detail_is_per_thread() {
+        fail(Error::Forked);
+        let here = last();
+        std::thread::spawn(|| assert_eq!(last(), ""))
+            .join()
+            .unwrap();
+        assert_eq!(last(), here);
+    }
+}

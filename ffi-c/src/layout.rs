@@ -1,0 +1,356 @@
+//! `SnowflakeLayout`: core's [`Layout`] behind an opaque handle, with its field names kept as
+//! C strings so that `SnowflakeField.name` can point into the handle.
+
+use crate::error::{ffi_boundary, non_null, SnowflakeStatus};
+use crate::{str_arg, write_c_string};
+use snowflake_core::{Error, FieldKind, Layout, Name, MAX_FIELDS};
+use std::ffi::{c_char, CString};
+
+/// The most fields a layout has: the length of `SnowflakeParts.fields`.
+pub const SNOWFLAKE_MAX_FIELDS: usize = 16;
+
+// `SnowflakeParts.fields` is written `[u64; 16]` (not `[u64; SNOWFLAKE_MAX_FIELDS]`) so that
+// the macro-free PHP header spells the length out; this keeps the three in step.
+const _: () = assert!(SNOWFLAKE_MAX_FIELDS == MAX_FIELDS);
+
+/// An opaque, immutable layout: the bit fields of an ID, an epoch and a tick. Made by
+/// `snowflake_layout_new`, released by `snowflake_layout_free`. Safe to share between threads.
+pub struct SnowflakeLayout {
+    _private: [u8; 0],
+}
+
+/// What the handle points to.
+pub(crate) struct LayoutHandle {
+    pub(crate) layout: Layout,
+    names: Vec<CString>,
+}
+
+/// # Safety
+/// `p` is a non-NULL pointer returned by `snowflake_layout_new` and not yet freed.
+pub(crate) unsafe fn handle<'a>(p: *const SnowflakeLayout) -> &'a LayoutHandle {
+    // SAFETY: guaranteed by the caller; the handle was made from a `Box<LayoutHandle>`.
+    unsafe { &*p.cast::<LayoutHandle>() }
+}
+
+/// What a field holds.
+///
+/// cbindgen:prefix-with-name=false
+// The C names are `SNOWFLAKE_FIELD_TIME`, ... (API.md), not `SNOWFLAKE_FIELD_KIND_TIME`, so the
+// variants carry the prefix themselves.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)]
+pub enum SnowflakeFieldKind {
+    /// Ticks since the epoch; always the first (highest) field.
+    SnowflakeFieldTime = 0,
+    /// The counter within a tick.
+    SnowflakeFieldSequence = 1,
+    /// A value fixed per generator (datacenter, worker, ...), or the rollover counter.
+    SnowflakeFieldNode = 2,
+}
+
+/// One bit field of a layout.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SnowflakeField {
+    /// The name, NUL-terminated; owned by the layout and valid while it lives.
+    pub name: *const c_char,
+    /// The width in bits.
+    pub bits: u8,
+    /// The position of the field's lowest bit in the ID.
+    pub shift: u8,
+    /// What the field holds.
+    pub kind: SnowflakeFieldKind,
+}
+
+/// A decoded ID.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SnowflakeParts {
+    /// The ID.
+    pub id: u64,
+    /// The start of its tick, in Unix milliseconds.
+    pub unix_ms: u64,
+    /// Ticks since the layout's epoch.
+    pub tick: u64,
+    /// The sequence number.
+    pub sequence: u64,
+    /// How many entries of `fields` are used: the layout's field count.
+    pub field_count: usize,
+    /// The value of every field in layout order (`time` = the tick and `sequence` included);
+    /// `SNOWFLAKE_MAX_FIELDS` entries.
+    pub fields: [u64; 16],
+}
+
+/// Parses a layout spec (`"time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms"`)
+/// or a preset name (`"twitter"`, `"discord"`, `"instagram"`, `"sonyflake"`, `"baidu"`,
+/// `"mastodon"`, `"game"`) into `*out`. `SNOWFLAKE_STATUS_LAYOUT` for a bad spec, with the
+/// reason in `snowflake_last_error()`.
+///
+/// # Safety
+/// `spec` is a NUL-terminated string; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_new(
+    spec: *const c_char,
+    out: *mut *mut SnowflakeLayout,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(spec, out);
+        // SAFETY: non-NULL, NUL-terminated by contract.
+        let spec = unsafe { str_arg(spec, "spec") }?;
+        let layout = Layout::parse(spec)?;
+        let names = layout
+            .fields()
+            .iter()
+            .map(|f| CString::new(f.name()).expect("field names are lowercase identifiers"))
+            .collect();
+        let handle = Box::into_raw(Box::new(LayoutHandle { layout, names }));
+        // SAFETY: `out` is non-NULL and valid for a write by contract.
+        unsafe { *out = handle.cast() };
+        Ok(())
+    })
+}
+
+/// Releases a layout (NULL: nothing). Generators made from it stay valid: they keep their own
+/// copy.
+///
+/// # Safety
+/// `layout` is NULL or a handle from `snowflake_layout_new` not yet freed; it is not used
+/// afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_free(layout: *mut SnowflakeLayout) {
+    ffi_boundary!({
+        if !layout.is_null() {
+            // SAFETY: made by `Box::into_raw` in `snowflake_layout_new`, freed once.
+            drop(unsafe { Box::from_raw(layout.cast::<LayoutHandle>()) });
+        }
+    })
+}
+
+/// Writes the canonical text of the layout (integer epoch, `tick=` always written) and a NUL
+/// into `buf`. 1024 bytes always fit; `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written)
+/// when `len` is less than the text's length + 1.
+///
+/// # Safety
+/// `layout` is a live handle; `buf` is valid for `len` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_to_string(
+    layout: *const SnowflakeLayout,
+    buf: *mut c_char,
+    len: usize,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, buf);
+        // SAFETY: a live handle by contract.
+        let text = unsafe { handle(layout) }.layout.to_string();
+        // SAFETY: `buf` holds `len` bytes by contract.
+        unsafe { write_c_string(&text, buf, len) }
+    })
+}
+
+/// A stable 64-bit fingerprint of the layout (FNV-1a of its canonical text); 0 if `layout`
+/// is NULL.
+///
+/// # Safety
+/// `layout` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_fingerprint(layout: *const SnowflakeLayout) -> u64 {
+    ffi_boundary!({
+        non_null!(layout);
+        // SAFETY: a live handle by contract.
+        unsafe { handle(layout) }.layout.fingerprint()
+    })
+}
+
+/// How many fields the layout has (`time`, `sequence` and the node fields); 0 if `layout` is
+/// NULL.
+///
+/// # Safety
+/// `layout` is NULL or a live handle.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_field_count(layout: *const SnowflakeLayout) -> usize {
+    ffi_boundary!({
+        non_null!(layout);
+        // SAFETY: a live handle by contract.
+        unsafe { handle(layout) }.layout.fields().len()
+    })
+}
+
+/// The field at `index` (0 = `time`, the highest), into `*out`. `SNOWFLAKE_STATUS_VALUE` when
+/// `index >= snowflake_layout_field_count(layout)`.
+///
+/// # Safety
+/// `layout` is a live handle; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_field(
+    layout: *const SnowflakeLayout,
+    index: usize,
+    out: *mut SnowflakeField,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, out);
+        // SAFETY: a live handle by contract.
+        let h = unsafe { handle(layout) };
+        let fields = h.layout.fields();
+        let Some(f) = fields.get(index) else {
+            return Err(Error::ValueRange {
+                name: Name::snippet("field index"),
+                value: index as u64,
+                max: fields.len() as u64 - 1,
+            }
+            .into());
+        };
+        let field = SnowflakeField {
+            name: h.names[index].as_ptr(),
+            bits: f.bits(),
+            shift: f.shift(),
+            kind: match f.kind() {
+                FieldKind::Time => SnowflakeFieldKind::SnowflakeFieldTime,
+                FieldKind::Sequence => SnowflakeFieldKind::SnowflakeFieldSequence,
+                FieldKind::Node => SnowflakeFieldKind::SnowflakeFieldNode,
+            },
+        };
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = field };
+        Ok(())
+    })
+}
+
+/// The layout's epoch and tick length, the last instant it can represent (all in ms), and
+/// its width in bits. Any output may be NULL (not wanted).
+///
+/// # Safety
+/// `layout` is a live handle; each non-NULL output is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_info(
+    layout: *const SnowflakeLayout,
+    epoch_ms: *mut u64,
+    tick_ms: *mut u64,
+    last_unix_ms: *mut u64,
+    total_bits: *mut u8,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout);
+        // SAFETY: a live handle by contract.
+        let l = unsafe { handle(layout) }.layout;
+        // SAFETY: each output is NULL (skipped) or valid for a write, by contract.
+        unsafe {
+            if let Some(p) = epoch_ms.as_mut() {
+                *p = l.epoch_ms();
+            }
+            if let Some(p) = tick_ms.as_mut() {
+                *p = l.tick_ms();
+            }
+            if let Some(p) = last_unix_ms.as_mut() {
+                *p = l.last_unix_ms();
+            }
+            if let Some(p) = total_bits.as_mut() {
+                *p = l.total_bits();
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Decodes `id` into `*out`. `SNOWFLAKE_STATUS_INVALID_ID` when `id` has bits set above the
+/// layout's width.
+///
+/// # Safety
+/// `layout` is a live handle; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_decode(
+    layout: *const SnowflakeLayout,
+    id: u64,
+    out: *mut SnowflakeParts,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, out);
+        // SAFETY: a live handle by contract.
+        let l = &unsafe { handle(layout) }.layout;
+        let p = l.decode(id)?;
+        let mut parts = SnowflakeParts {
+            id,
+            unix_ms: p.unix_ms,
+            tick: p.tick,
+            sequence: p.sequence,
+            field_count: 0,
+            fields: [0; 16],
+        };
+        for (slot, f) in parts.fields.iter_mut().zip(l.fields()) {
+            *slot = f.get(id);
+        }
+        parts.field_count = l.fields().len();
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = parts };
+        Ok(())
+    })
+}
+
+/// The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`;
+/// NULL or `""` for all zeros) and `sequence`, each checked against its range
+/// (`SNOWFLAKE_STATUS_TIME_RANGE`, `SNOWFLAKE_STATUS_VALUE`).
+///
+/// # Safety
+/// `layout` is a live handle; `node` is NULL or NUL-terminated; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_compose(
+    layout: *const SnowflakeLayout,
+    unix_ms: u64,
+    node: *const c_char,
+    sequence: u64,
+    out: *mut u64,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, out);
+        // SAFETY: a live handle by contract.
+        let l = &unsafe { handle(layout) }.layout;
+        // SAFETY: NULL or NUL-terminated by contract.
+        let node = l.parse_node(unsafe { crate::opt_str_arg(node, "node") }?)?;
+        let id = l.compose(unix_ms, &node, sequence)?;
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = id };
+        Ok(())
+    })
+}
+
+/// The smallest ID of the tick holding `unix_ms` (the lower bound of a `WHERE id BETWEEN`
+/// range query). `SNOWFLAKE_STATUS_TIME_RANGE` outside the layout's range.
+///
+/// # Safety
+/// `layout` is a live handle; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_min_id(
+    layout: *const SnowflakeLayout,
+    unix_ms: u64,
+    out: *mut u64,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, out);
+        // SAFETY: a live handle by contract.
+        let id = unsafe { handle(layout) }.layout.min_id(unix_ms)?;
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = id };
+        Ok(())
+    })
+}
+
+/// The largest ID of the tick holding `unix_ms` (the upper bound of a range query).
+/// `SNOWFLAKE_STATUS_TIME_RANGE` outside the layout's range.
+///
+/// # Safety
+/// `layout` is a live handle; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_max_id(
+    layout: *const SnowflakeLayout,
+    unix_ms: u64,
+    out: *mut u64,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, out);
+        // SAFETY: a live handle by contract.
+        let id = unsafe { handle(layout) }.layout.max_id(unix_ms)?;
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = id };
+        Ok(())
+    })
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Every test suite, without installing anything (scripts/test.sh installs first).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+step() { printf '\n==== %s ====\n' "$*"; }
+
+step "lint: rustfmt, clippy"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "vectors: the files are what the model writes"
+python3 tests/vectors/make_vectors.py --check
+
+step "Rust: core (std and no_std), CLI"
+cargo test --workspace
+cargo test -p snowflake-core --no-default-features --lib --tests

@@ -106,13 +106,17 @@ function php_id(string $decimal): int|string
 
 /**
  * Runs PHP with extra `-d` settings on `$script`; returns [exit status, stdout+stderr].
+ * `$asNobody`: as user nobody when we are root.
  *
  * @param array<string, string> $ini
  * @param array<string, string> $env added to this process's environment
  */
-function run_php(string $script, array $ini = [], array $env = [], array $args = []): array
+function run_php(string $script, array $ini = [], array $env = [], array $args = [], bool $asNobody = false): array
 {
     $cmd = [PHP_BINARY];
+    if ($asNobody && posix_geteuid() === 0) {
+        $cmd = ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', PHP_BINARY];
+    }
     foreach ($ini as $k => $v) {
         $cmd[] = '-d';
         $cmd[] = "$k=$v";

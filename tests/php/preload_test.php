@@ -25,12 +25,14 @@ function remove_dir(string $dir): void
 }
 
 test('preload (CLI): opcache.preload=preload.php with ffi.enable=preload', function () {
+    // As root, PHP preloads only as opcache.preload_user, in a child where FFI::load() is
+    // forbidden (that is the next test); a plain user preloads with FFI::load().
     [$status, $out] = run_php(__DIR__ . '/fixtures/preload_check.php', [
         'ffi.enable' => 'preload',
         'opcache.enable' => '1',
         'opcache.enable_cli' => '1',
         'opcache.preload' => realpath(PACKAGE) . '/preload.php',
-    ]);
+    ], [], [], true);
     assert_same([0, PRELOAD_OK], [$status, $out], 'output');
 });
 
@@ -47,6 +49,7 @@ test('preload (CLI): ffi.preload of the generated header, then opcache.preload',
             'opcache.enable' => '1',
             'opcache.enable_cli' => '1',
             'opcache.preload' => realpath(PACKAGE) . '/preload.php',
+            'opcache.preload_user' => 'nobody', // as under FPM: FFI::load() is forbidden, ffi.preload does it
         ], ['SNOWFLAKE_LIB' => '/nonexistent/the-scope-must-come-from-ffi.preload.so']);
         assert_same([0, PRELOAD_OK], [$status, $out], 'output');
     } finally {

@@ -84,7 +84,7 @@ final class Layout implements \Stringable
         $count = $ffi->snowflake_layout_field_count($out);
         for ($i = 0; $i < $count; $i++) {
             $this->check($ffi->snowflake_layout_field($out, $i, FFI::addr($field)));
-            $f = new Field(FFI::string($field->name), $field->bits, $field->shift, FieldKind::from($field->kind));
+            $f = new Field(Library::string($field->name), $field->bits, $field->shift, FieldKind::from($field->kind));
             $fields[] = $byName[$f->name] = $f;
             if ($f->kind === FieldKind::Node) {
                 $nodeIndexes[$i] = $f->name;

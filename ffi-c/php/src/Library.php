@@ -56,7 +56,22 @@ final class Library
     /** The library's version, e.g. `0.1.0`. */
     public static function version(): string
     {
-        return FFI::string(self::ffi()->snowflake_version());
+        return self::string(self::ffi()->snowflake_version());
+    }
+
+    /**
+     * A `const char *` result as a PHP string: FFI already converts function results of that
+     * type (NULL gives null), but not struct fields, which stay CData.
+     *
+     * @internal
+     */
+    public static function string(mixed $ptr): string
+    {
+        return match (true) {
+            is_string($ptr) => $ptr,
+            $ptr instanceof FFI\CData && !FFI::isNull($ptr) => FFI::string($ptr),
+            default => '',
+        };
     }
 
     private static function load(): FFI
@@ -193,7 +208,13 @@ final class Library
         try {
             FFI::load($tmp);
         } catch (FFI\Exception $e) {
-            throw new SnowflakeException('preloading libsnowflake failed: ' . $e->getMessage(), 0, '', $e);
+            throw new SnowflakeException(
+                'preloading libsnowflake failed: ' . $e->getMessage()
+                . ' (php.ini: ffi.preload=<the output of ' . dirname(__DIR__) . '/bin/snowflake-preload-header>)',
+                0,
+                '',
+                $e,
+            );
         } finally {
             unlink($tmp);
         }

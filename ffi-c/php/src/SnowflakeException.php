@@ -79,10 +79,10 @@ class SnowflakeException extends \RuntimeException
     public static function fromStatus(int $status): self
     {
         $ffi = Library::ffi();
-        $detail = \FFI::string($ffi->snowflake_last_error());
-        $code = \FFI::string($ffi->snowflake_status_code($status));
+        $detail = Library::string($ffi->snowflake_last_error());
+        $code = Library::string($ffi->snowflake_status_code($status));
         if ($detail === '') {
-            $detail = \FFI::string($ffi->snowflake_status_str($status));
+            $detail = Library::string($ffi->snowflake_status_str($status));
         }
         $class = self::CLASSES[$status] ?? self::class;
         if (is_subclass_of($class, ClockException::class)) {

@@ -63,3 +63,8 @@ pub use text::{Name, MAX_NAME_LEN};
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -12,3 +12,11 @@ check:
 
 bench:
 	cargo bench -p snowflake-core --bench generator
+
+.PHONY: test-php bench-php
+test-php:
+	bash tests/php/run.sh
+
+bench-php:
+	cargo build --release -p snowflake-ffi
+	SNOWFLAKE_LIB=$(CURDIR)/target/release/libsnowflake.so php tests/php/bench.php

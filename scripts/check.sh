@@ -16,3 +16,6 @@ python3 tests/vectors/make_vectors.py --check
 step "Rust: core (std and no_std), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
+
+step "PHP: the FFI binding (builds the release library)"
+bash tests/php/run.sh

@@ -48,6 +48,8 @@ final class Layout implements \Stringable
     private readonly array $nodeIndexes;
     private readonly FFI\CData $parts;
     private readonly FFI\CData $partsPtr;
+    /** A view of `$parts->fields`: indexing it skips a struct field lookup per value. */
+    private readonly FFI\CData $partsFields;
     private readonly FFI\CData $u64;
     private readonly FFI\CData $u64Ptr;
 
@@ -68,6 +70,7 @@ final class Layout implements \Stringable
         $this->u64Ptr = FFI::addr($this->u64);
         $this->parts = $ffi->new('SnowflakeParts');
         $this->partsPtr = FFI::addr($this->parts);
+        $this->partsFields = $this->parts->fields;
 
         $epoch = $ffi->new('uint64_t');
         $tick = $ffi->new('uint64_t');
@@ -141,16 +144,25 @@ final class Layout implements \Stringable
      */
     public function decode(mixed $id): Parts
     {
-        $st = $this->ffi->snowflake_layout_decode($this->handle, Id::toU64($id), $this->partsPtr);
+        $bits = is_int($id) && $id >= 0 ? $id : Id::toU64($id);
+        $st = $this->ffi->snowflake_layout_decode($this->handle, $bits, $this->partsPtr);
         if ($st !== 0) {
             throw SnowflakeException::fromStatus($st);
         }
         $p = $this->parts;
+        $values = $this->partsFields;
         $fields = [];
         foreach ($this->nodeIndexes as $i => $name) {
-            $fields[$name] = $p->fields[$i];
+            $fields[$name] = $values[$i];
         }
-        return new Parts(Id::fromU64($p->id), Id::fromU64($p->unix_ms), $p->tick, $p->sequence, $fields);
+        $unixMs = $p->unix_ms;
+        return new Parts(
+            $bits >= 0 ? $bits : sprintf('%u', $bits),
+            $unixMs >= 0 ? $unixMs : sprintf('%u', $unixMs),
+            $p->tick,
+            $p->sequence,
+            $fields,
+        );
     }
 
     /**

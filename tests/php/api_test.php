@@ -322,3 +322,13 @@ test('many layouts and generators created and freed', function () {
     }
     assert_true(true, 'no crash');
 });
+
+test('layouts and generators cannot be cloned or unserialized into a second owner of their handle', function () {
+    $g = new Generator('twitter', ['worker' => 13]);
+    assert_throws(Error::class, fn () => clone $g, 'clone a generator');
+    assert_throws(Error::class, fn () => clone $g->layout, 'clone a layout');
+    assert_throws(Exception::class, fn () => serialize($g), 'serialize');
+    $ghost = unserialize('O:16:"Snowflake\\Layout":0:{}');
+    unset($ghost); // its destructor must not touch a handle it never had
+    assert_true($g->nextId() > 0, 'the original still works');
+});

@@ -78,7 +78,14 @@ final class Generator
 
     public function __destruct()
     {
-        $this->ffi->snowflake_generator_free($this->handle);
+        if (isset($this->handle)) { // unset when made without the constructor (unserialize)
+            $this->ffi->snowflake_generator_free($this->handle);
+        }
+    }
+
+    /** Private: a copy would own the same C handle and free it twice. */
+    private function __clone()
+    {
     }
 
     /**

@@ -107,7 +107,14 @@ final class Layout implements \Stringable
 
     public function __destruct()
     {
-        $this->ffi->snowflake_layout_free($this->handle);
+        if (isset($this->handle)) { // unset when made without the constructor (unserialize)
+            $this->ffi->snowflake_layout_free($this->handle);
+        }
+    }
+
+    /** Private: a copy would own the same C handle and free it twice. */
+    private function __clone()
+    {
     }
 
     /** The same layout, or a new one from a spec. */

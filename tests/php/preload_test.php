@@ -150,3 +150,35 @@ function docs_ini_block(): string
     }
     return $m[1];
 }
+
+test('library lookup: the header beside an installed library, SNOWFLAKE_HEADER, the loader path', function () {
+    $dir = temp_dir('sf-prefix');
+    try {
+        mkdir("$dir/lib");
+        mkdir("$dir/include");
+        copy((string) getenv('SNOWFLAKE_LIB'), "$dir/lib/libsnowflake.so");
+        copy(dirname(__DIR__, 2) . '/include/snowflake_php.h', "$dir/include/snowflake_php.h");
+        assert_same("$dir/include/snowflake_php.h", Snowflake\Library::headerPath("$dir/lib/libsnowflake.so"), '<prefix>/include');
+        putenv("SNOWFLAKE_HEADER=$dir/elsewhere.h");
+        try {
+            assert_same("$dir/elsewhere.h", Snowflake\Library::headerPath("$dir/lib/libsnowflake.so"), 'SNOWFLAKE_HEADER wins');
+        } finally {
+            putenv('SNOWFLAKE_HEADER');
+        }
+        // No SNOWFLAKE_LIB: the usual prefixes, else the dynamic loader (LD_LIBRARY_PATH here).
+        file_put_contents("$dir/t.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';'
+            . ' $g = new Snowflake\Generator("twitter", ["worker" => 1]);'
+            . ' echo Snowflake\Library::mode(), " ", Snowflake\Library::loadedPath(), " ", is_int($g->nextId()) ? "ok" : "no";');
+        [$status, $out] = run_php("$dir/t.php", [], ['SNOWFLAKE_LIB' => '', 'LD_LIBRARY_PATH' => "$dir/lib"]);
+        $installed = array_filter(['/usr/local/lib', '/usr/lib'], fn ($d) => is_file("$d/libsnowflake.so"));
+        $expected = $installed ? reset($installed) . '/libsnowflake.so' : 'libsnowflake.so';
+        assert_same([0, "cdef $expected ok"], [$status, $out], 'found without SNOWFLAKE_LIB');
+    } finally {
+        foreach (["$dir/lib/libsnowflake.so", "$dir/include/snowflake_php.h"] as $f) {
+            @unlink($f);
+        }
+        @rmdir("$dir/lib");
+        @rmdir("$dir/include");
+        remove_dir($dir);
+    }
+});

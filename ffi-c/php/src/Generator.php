@@ -36,6 +36,8 @@ final class Generator
     private readonly FFI\CData $outPtr;
     private readonly bool $wide;
     private ?FFI\CData $buf = null;
+    private ?FFI\CData $block = null;
+    private ?FFI\CData $blockPtr = null;
     private int $bufLen = 0;
 
     /** The PHP type of each option the library has now; others pass through as text. */
@@ -187,8 +189,9 @@ final class Generator
         if ($n < 0) {
             throw ValueException::of("n = $n is negative");
         }
-        $block = $this->ffi->new('SnowflakeBlock');
-        $st = $this->ffi->snowflake_reserve($this->handle, $n, FFI::addr($block));
+        $block = $this->block ??= $this->ffi->new('SnowflakeBlock');
+        $this->blockPtr ??= FFI::addr($block);
+        $st = $this->ffi->snowflake_reserve($this->handle, $n, $this->blockPtr);
         if ($st !== 0) {
             throw SnowflakeException::fromStatus($st);
         }

@@ -1,5 +1,5 @@
 # Conveniences over the scripts; `bash scripts/test.sh` is the README's test command.
-.PHONY: test deps check bench
+.PHONY: test deps check bench test-c
 
 test:
 	bash scripts/test.sh
@@ -12,6 +12,9 @@ check:
 
 bench:
 	cargo bench -p snowflake-core --bench generator
+
+test-c:
+	bash tests/c/run.sh
 
 .PHONY: test-php bench-php
 test-php:

@@ -17,5 +17,8 @@ step "Rust: core (std and no_std), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
 
+step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
+bash tests/c/run.sh
+
 step "PHP: the FFI binding (builds the release library)"
 bash tests/php/run.sh

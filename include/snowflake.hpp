@@ -1,0 +1,259 @@
+// libsnowflake for C++17: a header-only wrapper over the C API of snowflake.h.
+//
+//   snowflake::Layout layout("twitter");
+//   snowflake::Generator gen(layout, "datacenter=1,worker=3");
+//   std::uint64_t id = gen.next_id();
+//   snowflake::Parts parts = layout.decode(id);    // parts.unix_ms, parts.field("worker")
+//
+// Handles are RAII (std::unique_ptr with the C free function as deleter) and move-only.
+// Every failure throws snowflake::Error, which carries the SnowflakeStatus and the library's
+// detail message. A Generator may be used from many threads at once.
+#ifndef SNOWFLAKE_HPP
+#define SNOWFLAKE_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "snowflake.h"
+
+namespace snowflake {
+
+/// A failed call: the status, its stable code ("ERR_SNOWFLAKE_VALUE", ...) and the detail
+/// (which field, which value, how far the clock is behind). what() is the detail.
+class Error : public std::runtime_error {
+ public:
+  Error(SnowflakeStatus status, const std::string& detail, std::uint64_t retry_after_ms = 0)
+      : std::runtime_error(detail.empty() ? std::string(snowflake_status_str(status)) : detail),
+        status_(status),
+        retry_after_ms_(retry_after_ms) {}
+
+  /// The C status.
+  [[nodiscard]] SnowflakeStatus status() const noexcept { return status_; }
+  /// The stable code shared by every binding: "ERR_SNOWFLAKE_CLOCK_BEHIND", ...
+  [[nodiscard]] const char* code() const noexcept { return snowflake_status_code(status_); }
+  /// After SNOWFLAKE_STATUS_CLOCK_BEHIND or SNOWFLAKE_STATUS_SEQUENCE_EXHAUSTED: when a retry
+  /// can succeed, in ms; 0 otherwise.
+  [[nodiscard]] std::uint64_t retry_after_ms() const noexcept { return retry_after_ms_; }
+
+ private:
+  SnowflakeStatus status_;
+  std::uint64_t retry_after_ms_;
+};
+
+namespace detail {
+
+/// Throws the Error of a failed status (with this thread's detail).
+inline void check(SnowflakeStatus status) {
+  if (status != SNOWFLAKE_STATUS_OK) throw Error(status, snowflake_last_error(), snowflake_last_retry_after_ms());
+}
+
+struct LayoutDeleter {
+  void operator()(SnowflakeLayout* p) const noexcept { snowflake_layout_free(p); }
+};
+struct GeneratorDeleter {
+  void operator()(SnowflakeGenerator* p) const noexcept { snowflake_generator_free(p); }
+};
+
+}  // namespace detail
+
+/// The library's version ("0.1.0"); SNOWFLAKE_VERSION is the header's.
+[[nodiscard]] inline std::string version() { return snowflake_version(); }
+
+/// One bit field of a layout.
+struct Field {
+  std::string name;
+  std::uint8_t bits;
+  std::uint8_t shift;
+  SnowflakeFieldKind kind;
+};
+
+/// A decoded ID: named parts, and the node fields as (name, value) pairs from high to low.
+struct Parts {
+  std::uint64_t id = 0;
+  std::uint64_t unix_ms = 0;
+  std::uint64_t tick = 0;
+  std::uint64_t sequence = 0;
+  std::vector<std::pair<std::string, std::uint64_t>> fields;
+
+  /// The value of node field `name`; throws Error (SNOWFLAKE_STATUS_VALUE) if there is none.
+  [[nodiscard]] std::uint64_t field(std::string_view name) const {
+    for (const auto& f : fields)
+      if (f.first == name) return f.second;
+    throw Error(SNOWFLAKE_STATUS_VALUE, "the layout has no node field `" + std::string(name) + "`");
+  }
+};
+
+/// A run of IDs of one tick: first, first + stride, ..., count of them.
+using Block = SnowflakeBlock;
+/// What a generator has done.
+using Stats = SnowflakeStats;
+
+/// A layout: the bit fields of an ID, an epoch and a tick. Immutable; move-only.
+class Layout {
+ public:
+  /// Parses a spec ("time:41,worker:10,sequence:12;epoch=...") or a preset ("twitter").
+  explicit Layout(const std::string& spec) {
+    SnowflakeLayout* raw = nullptr;
+    detail::check(snowflake_layout_new(spec.c_str(), &raw));
+    handle_.reset(raw);
+    const std::size_t n = snowflake_layout_field_count(raw);
+    fields_.reserve(n);
+    for (std::size_t i = 0; i < n; i++) {
+      SnowflakeField f;
+      detail::check(snowflake_layout_field(raw, i, &f));
+      fields_.push_back(Field{f.name, f.bits, f.shift, f.kind});
+    }
+  }
+
+  /// The canonical text (integer epoch, tick always written).
+  [[nodiscard]] std::string to_string() const {
+    char buf[1024];  // always enough (documented in snowflake.h)
+    detail::check(snowflake_layout_to_string(get(), buf, sizeof buf));
+    return buf;
+  }
+  /// A stable 64-bit fingerprint of the layout.
+  [[nodiscard]] std::uint64_t fingerprint() const noexcept { return snowflake_layout_fingerprint(get()); }
+  /// The fields, from the most significant down (time first).
+  [[nodiscard]] const std::vector<Field>& fields() const noexcept { return fields_; }
+
+  [[nodiscard]] std::uint64_t epoch_ms() const { return info().epoch_ms; }
+  [[nodiscard]] std::uint64_t tick_ms() const { return info().tick_ms; }
+  [[nodiscard]] std::uint64_t last_unix_ms() const { return info().last_unix_ms; }
+  [[nodiscard]] std::uint8_t total_bits() const { return info().total_bits; }
+
+  /// The parts of `id`; throws Error (SNOWFLAKE_STATUS_INVALID_ID) for an ID outside the layout.
+  [[nodiscard]] Parts decode(std::uint64_t id) const {
+    SnowflakeParts p;
+    detail::check(snowflake_layout_decode(get(), id, &p));
+    Parts out;
+    out.id = p.id;
+    out.unix_ms = p.unix_ms;
+    out.tick = p.tick;
+    out.sequence = p.sequence;
+    for (std::size_t i = 0; i < p.field_count && i < fields_.size(); i++)
+      if (fields_[i].kind == SNOWFLAKE_FIELD_NODE) out.fields.emplace_back(fields_[i].name, p.fields[i]);
+    return out;
+  }
+
+  /// The ID of `unix_ms`, node values in text form ("datacenter=1,worker=3") and `sequence`.
+  [[nodiscard]] std::uint64_t compose(std::uint64_t unix_ms, const std::string& node,
+                                      std::uint64_t sequence) const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_layout_compose(get(), unix_ms, node.c_str(), sequence, &id));
+    return id;
+  }
+
+  /// The smallest and largest ID of the tick holding `unix_ms` (bounds of a range query).
+  [[nodiscard]] std::uint64_t min_id(std::uint64_t unix_ms) const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_layout_min_id(get(), unix_ms, &id));
+    return id;
+  }
+  [[nodiscard]] std::uint64_t max_id(std::uint64_t unix_ms) const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_layout_max_id(get(), unix_ms, &id));
+    return id;
+  }
+
+  /// The C handle, for calling the C API directly.
+  [[nodiscard]] const SnowflakeLayout* get() const noexcept { return handle_.get(); }
+
+ private:
+  struct Info {
+    std::uint64_t epoch_ms, tick_ms, last_unix_ms;
+    std::uint8_t total_bits;
+  };
+  [[nodiscard]] Info info() const {
+    Info i{};
+    detail::check(snowflake_layout_info(get(), &i.epoch_ms, &i.tick_ms, &i.last_unix_ms, &i.total_bits));
+    return i;
+  }
+
+  std::unique_ptr<SnowflakeLayout, detail::LayoutDeleter> handle_;
+  std::vector<Field> fields_;
+};
+
+/// A generator: lock-free, usable from many threads at once; move-only. It keeps its own copy
+/// of the layout, so the Layout it was made from may go away.
+class Generator {
+ public:
+  /// `node`: "datacenter=1,worker=3" (fields left out are 0); `options`:
+  /// "max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true".
+  explicit Generator(const Layout& layout, const std::string& node = "", const std::string& options = "") {
+    SnowflakeGenerator* raw = nullptr;
+    detail::check(snowflake_generator_new(layout.get(), node.c_str(), options.c_str(), &raw));
+    handle_.reset(raw);
+  }
+
+  /// The next ID; waits for the clock up to max_wait_ms, then throws.
+  [[nodiscard]] std::uint64_t next_id() const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_next_id(get(), &id));
+    return id;
+  }
+  /// The next ID without ever blocking (throws where next_id() would wait).
+  [[nodiscard]] std::uint64_t try_next_id() const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_try_next_id(get(), &id));
+    return id;
+  }
+  /// The next ID at the caller's clock reading (deterministic; never waits).
+  [[nodiscard]] std::uint64_t next_id_at(std::uint64_t unix_ms) const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_next_id_at(get(), unix_ms, &id));
+    return id;
+  }
+  /// Fills buf[0..n) with increasing IDs (a block per tick: the fast path). On failure it
+  /// throws and leaves buf untouched.
+  void next_ids(std::uint64_t* buf, std::size_t n) const { detail::check(snowflake_next_ids(get(), buf, n)); }
+  /// `n` increasing IDs.
+  [[nodiscard]] std::vector<std::uint64_t> next_ids(std::size_t n) const {
+    std::vector<std::uint64_t> ids(n);
+    next_ids(ids.data(), n);
+    return ids;
+  }
+  /// Up to `n` IDs of one tick, taken at once.
+  [[nodiscard]] Block reserve(std::uint64_t n) const {
+    Block b{};
+    detail::check(snowflake_reserve(get(), n, &b));
+    return b;
+  }
+  [[nodiscard]] Stats stats() const {
+    Stats s{};
+    detail::check(snowflake_generator_stats(get(), &s));
+    return s;
+  }
+
+  /// The C handle, for calling the C API directly.
+  [[nodiscard]] const SnowflakeGenerator* get() const noexcept { return handle_.get(); }
+
+ private:
+  std::unique_ptr<SnowflakeGenerator, detail::GeneratorDeleter> handle_;
+};
+
+/// `id` in "decimal", "hex", "base32", "base36", "base58" or "base62" (`reverse`: newest
+/// sorts first).
+[[nodiscard]] inline std::string encode(std::uint64_t id, const std::string& encoding = "decimal",
+                                        bool reverse = false) {
+  char buf[21];
+  detail::check(snowflake_encode(id, encoding.c_str(), reverse, buf, sizeof buf));
+  return buf;
+}
+
+/// Parses an encoded ID, strictly.
+[[nodiscard]] inline std::uint64_t decode_str(const std::string& text, const std::string& encoding = "decimal",
+                                              bool reverse = false) {
+  std::uint64_t id = 0;
+  detail::check(snowflake_decode_str(text.c_str(), encoding.c_str(), reverse, &id));
+  return id;
+}
+
+}  // namespace snowflake
+
+#endif  // SNOWFLAKE_HPP

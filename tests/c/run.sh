@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The C and C++ tests. Builds the release library, installs it (make -C ffi-c install) into a
+# temporary prefix, and builds and runs every test against that installed copy: the C tests
+# through pkg-config, the C++ tests through the CMake package. Then the main C test again
+# under valgrind. Ends with the line "N passed, M failed" (checks of the test programs plus
+# one per step here) and exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-c.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+PREFIX=$WORK/prefix
+VECTORS=$PWD/tests/vectors
+STRICT=(-Wall -Wextra -Werror -pedantic)
+passed=0
+failed=0
+
+# check <description> <command...>: one check, its output shown only when it fails.
+check() {
+  local desc=$1
+  shift
+  if "$@" >"$WORK/log" 2>&1; then
+    passed=$((passed + 1))
+    echo "ok   $desc"
+  else
+    failed=$((failed + 1))
+    echo "FAIL $desc"
+    tail -n 60 "$WORK/log" | sed 's/^/     /'
+  fi
+}
+
+# program <description> <command...>: a test program that ends with
+# "RESULT <p> passed, <f> failed"; its checks are added to the count.
+program() {
+  local desc=$1 status line p f
+  shift
+  "$@" >"$WORK/log" 2>&1
+  status=$?
+  line=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$WORK/log" | tail -n 1)
+  if [ -z "$line" ]; then
+    p=0 f=1
+  else
+    read -r _ p _ f _ <<<"$line"
+  fi
+  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  passed=$((passed + p))
+  failed=$((failed + f))
+  if [ "$f" -eq 0 ]; then
+    echo "ok   $desc ($p checks)"
+  else
+    echo "FAIL $desc (exit $status, ${line:-no RESULT line})"
+    grep -v '^RESULT' "$WORK/log" | tail -n 60 | sed 's/^/     /'
+  fi
+}
+
+installed_layout() {
+  local lib=$PREFIX/lib
+  test -f "$lib/libsnowflake.so.$VERSION" && test -L "$lib/libsnowflake.so.$MAJOR" &&
+    test -L "$lib/libsnowflake.so" && test -f "$lib/libsnowflake.a" &&
+    test "$(readlink "$lib/libsnowflake.so")" = "libsnowflake.so.$MAJOR" &&
+    readelf -d "$lib/libsnowflake.so.$VERSION" | grep -q "SONAME.*\[libsnowflake.so.$MAJOR\]" &&
+    test -f "$PREFIX/include/snowflake.h" && test -f "$PREFIX/include/snowflake.hpp" &&
+    test -f "$PREFIX/include/snowflake_php.h" && test -f "$lib/pkgconfig/snowflake.pc" &&
+    test -f "$lib/cmake/snowflake/snowflake-config.cmake" &&
+    test -f "$lib/cmake/snowflake/snowflake-config-version.cmake" &&
+    PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --exact-version="$VERSION" snowflake
+}
+
+no_libsnowflake_needed() { ! ldd "$1" | grep -q libsnowflake; }
+prints() { "$2" >"$WORK/out" 2>&1 && grep -q "$1" "$WORK/out"; }
+nodiscard_is_enforced() {
+  printf '#include <snowflake.hpp>\nvoid f(const snowflake::Generator& g) { g.next_id(); }\n' >"$WORK/nodiscard.cpp"
+  ! g++ -std=c++17 -Werror=unused-result -I"$PREFIX/include" -fsyntax-only "$WORK/nodiscard.cpp"
+}
+uninstall_removes_everything() {
+  make -s -C ffi-c uninstall PREFIX="$PREFIX" && test -z "$(find "$PREFIX" -type f -o -type l)"
+}
+
+VERSION=$(sed -n 's/^#define SNOWFLAKE_VERSION "\(.*\)"/\1/p' include/snowflake.h)
+MAJOR=${VERSION%%.*}
+
+check "cargo build --release -p snowflake-ffi" cargo build --release -p snowflake-ffi
+check "make -C ffi-c install PREFIX=<tmp>" make -s -C ffi-c install PREFIX="$PREFIX"
+check "installed: libsnowflake.so.$VERSION (soname libsnowflake.so.$MAJOR), .a, headers, .pc, CMake package" installed_layout
+
+export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+LIBDIR=$(pkg-config --variable=libdir snowflake)
+check "snowflake.h compiles as C99 (-std=c99 ${STRICT[*]})" \
+  gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake) -c tests/c/header.c -o "$WORK/header.o"
+check "snowflake.h compiles as C++11 and C++17 (${STRICT[*]})" bash -c "
+  g++ -x c++ -std=c++11 ${STRICT[*]} $(pkg-config --cflags snowflake) -c tests/c/header.c -o $WORK/header11.o &&
+  g++ -x c++ -std=c++17 ${STRICT[*]} $(pkg-config --cflags snowflake) -c tests/c/header.c -o $WORK/header17.o"
+
+check "test_api.c builds through pkg-config" \
+  gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake libcjson) tests/c/test_api.c \
+  -o "$WORK/test_api" $(pkg-config --libs snowflake libcjson) -pthread -Wl,-rpath,"$LIBDIR"
+program "test_api: vectors, error paths, 8 threads x 200k IDs, fork" "$WORK/test_api" "$VECTORS"
+program "test_api under valgrind (no leak, no invalid access)" \
+  valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
+  "$WORK/test_api" "$VECTORS"
+
+check "example.c builds through pkg-config" \
+  gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake) tests/c/example.c -o "$WORK/example" \
+  $(pkg-config --libs snowflake) -Wl,-rpath,"$LIBDIR"
+check "example.c runs" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WORK/example"
+check "example.c links libsnowflake.a statically (pkg-config static_libs)" \
+  gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake) tests/c/example.c -o "$WORK/example_static" \
+  $(pkg-config --variable=static_libs snowflake)
+check "example_static runs without libsnowflake.so" bash -c \
+  "$(declare -f no_libsnowflake_needed); no_libsnowflake_needed $WORK/example_static && $WORK/example_static"
+
+check "C++: [[nodiscard]] is enforced" nodiscard_is_enforced
+check "C++: cmake finds the installed package" \
+  cmake -S tests/cpp -B "$WORK/cpp" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release
+check "C++: tests and examples build (-std=c++17 ${STRICT[*]})" cmake --build "$WORK/cpp" -j 2
+program "test_cpp: vectors, exceptions, RAII, threads, double include" "$WORK/cpp/test_cpp" "$VECTORS"
+check "example.cpp runs (shared)" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WORK/cpp/example_cpp"
+check "example.cpp runs (static)" bash -c \
+  "$(declare -f no_libsnowflake_needed); no_libsnowflake_needed $WORK/cpp/example_cpp_static && $WORK/cpp/example_cpp_static"
+
+check "make -C ffi-c uninstall removes every installed file" uninstall_removes_everything
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

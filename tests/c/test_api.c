@@ -1,0 +1,781 @@
+/* The C API against the shared vectors (tests/vectors: layouts, encodings, generator), every error path, threads
+ * sharing one generator, and fork(). Usage: test_api <vectors-dir> [ids-per-thread]. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+static cJSON *load_json(const char *dir, const char *name) {
+  char path[1024];
+  FILE *f;
+  long size;
+  char *text;
+  cJSON *json;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  f = fopen(path, "rb");
+  if (f == NULL) {
+    fprintf(stderr, "cannot open %s\n", path);
+    exit(2);
+  }
+  fseek(f, 0, SEEK_END);
+  size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  text = malloc((size_t)size + 1);
+  if (text == NULL || fread(text, 1, (size_t)size, f) != (size_t)size) {
+    fprintf(stderr, "cannot read %s\n", path);
+    exit(2);
+  }
+  text[size] = '\0';
+  fclose(f);
+  json = cJSON_Parse(text);
+  free(text);
+  if (json == NULL) {
+    fprintf(stderr, "%s is not JSON\n", path);
+    exit(2);
+  }
+  return json;
+}
+
+/* IDs and fingerprints are decimal strings in the vectors (they exceed 2^53). */
+static uint64_t u64_of(const cJSON *item) {
+  if (cJSON_IsString(item)) return strtoull(item->valuestring, NULL, 10);
+  return (uint64_t)item->valuedouble;
+}
+
+static uint64_t u64_field(const cJSON *obj, const char *key) {
+  return u64_of(cJSON_GetObjectItemCaseSensitive(obj, key));
+}
+
+static const char *str_field(const cJSON *obj, const char *key) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+static void to_lower(const char *s, char *buf, size_t len) {
+  size_t i;
+  for (i = 0; s[i] != '\0' && i + 1 < len; i++) buf[i] = (char)tolower((unsigned char)s[i]);
+  buf[i] = '\0';
+}
+
+/* Case-insensitive: `message_contains` quotes the core's message, which quotes the input. */
+static int contains_lower(const char *haystack, const char *needle) {
+  char h[1024], n[256];
+  to_lower(haystack, h, sizeof h);
+  to_lower(needle, n, sizeof n);
+  return strstr(h, n) != NULL;
+}
+
+/* {"worker": 1, "process": 0} -> "worker=1,process=0" */
+static void node_text(const cJSON *fields, char *buf, size_t len) {
+  const cJSON *f;
+  size_t used = 0;
+  buf[0] = '\0';
+  cJSON_ArrayForEach(f, fields) {
+    used += (size_t)snprintf(buf + used, len - used, "%s%s=%" PRIu64, used ? "," : "",
+                             f->string, u64_of(f));
+  }
+}
+
+static int field_index(const SnowflakeLayout *layout, const char *name) {
+  size_t i, n = snowflake_layout_field_count(layout);
+  SnowflakeField field;
+  for (i = 0; i < n; i++) {
+    if (snowflake_layout_field(layout, i, &field) == SNOWFLAKE_STATUS_OK &&
+        strcmp(field.name, name) == 0)
+      return (int)i;
+  }
+  return -1;
+}
+
+/* ---- versions and statuses ----------------------------------------------------------- */
+
+static void test_version(void) {
+  char macros[64];
+  snprintf(macros, sizeof macros, "%d.%d.%d", SNOWFLAKE_VERSION_MAJOR, SNOWFLAKE_VERSION_MINOR,
+           SNOWFLAKE_VERSION_PATCH);
+  CHECK(strcmp(snowflake_version(), SNOWFLAKE_VERSION) == 0, "library %s, header %s",
+        snowflake_version(), SNOWFLAKE_VERSION);
+  CHECK(strcmp(macros, SNOWFLAKE_VERSION) == 0, "macros %s, string %s", macros,
+        SNOWFLAKE_VERSION);
+}
+
+static void test_statuses(void) {
+  static const char *const codes[] = {
+      "OK", "ERR_SNOWFLAKE_NULL_ARGUMENT", "ERR_SNOWFLAKE_INVALID_UTF8", "ERR_SNOWFLAKE_LAYOUT",
+      "ERR_SNOWFLAKE_VALUE", "ERR_SNOWFLAKE_INVALID_ID", "ERR_SNOWFLAKE_TIME_RANGE",
+      "ERR_SNOWFLAKE_CLOCK_BEHIND", "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED", "ERR_SNOWFLAKE_FORKED",
+      "ERR_SNOWFLAKE_BUFFER_TOO_SMALL", "ERR_SNOWFLAKE_PANIC"};
+  uint32_t s;
+  for (s = 0; s <= SNOWFLAKE_STATUS_PANIC; s++) {
+    CHECK(strcmp(snowflake_status_code(s), codes[s]) == 0, "status %u: %s", (unsigned)s,
+          snowflake_status_code(s));
+    CHECK(strlen(snowflake_status_str(s)) > 0, "status %u has no text", (unsigned)s);
+  }
+  CHECK(strcmp(snowflake_status_code(99), "ERR_SNOWFLAKE_UNKNOWN") == 0, "%s",
+        snowflake_status_code(99));
+  CHECK(strcmp(snowflake_status_str(99), "unknown status") == 0, "%s", snowflake_status_str(99));
+}
+
+/* ---- vectors: layouts ---------------------------------------------------------------- */
+
+static void test_layout_vector(const cJSON *v) {
+  const char *spec = str_field(v, "spec");
+  SnowflakeLayout *layout = NULL;
+  char text[1024];
+  uint64_t epoch_ms = 0, tick_ms = 0, last_unix_ms = 0, id = 0;
+  uint8_t total_bits = 0;
+  const cJSON *fields = cJSON_GetObjectItemCaseSensitive(v, "fields");
+  const cJSON *item;
+  size_t i = 0, seq_bits = 0;
+
+  if (CHECK_STATUS(snowflake_layout_new(spec, &layout), SNOWFLAKE_STATUS_OK)) return;
+  CHECK_STATUS(snowflake_layout_to_string(layout, text, sizeof text), SNOWFLAKE_STATUS_OK);
+  CHECK(strcmp(text, str_field(v, "canonical")) == 0, "%s: canonical %s", spec, text);
+  CHECK(snowflake_layout_fingerprint(layout) == u64_field(v, "fingerprint"),
+        "%s: fingerprint %" PRIu64, spec, snowflake_layout_fingerprint(layout));
+  CHECK_STATUS(snowflake_layout_info(layout, &epoch_ms, &tick_ms, &last_unix_ms, &total_bits),
+               SNOWFLAKE_STATUS_OK);
+  CHECK(epoch_ms == u64_field(v, "epoch_ms"), "%s: epoch %" PRIu64, spec, epoch_ms);
+  CHECK(tick_ms == u64_field(v, "tick_ms"), "%s: tick %" PRIu64, spec, tick_ms);
+  CHECK(last_unix_ms == u64_field(v, "last_unix_ms"), "%s: last %" PRIu64, spec, last_unix_ms);
+  CHECK(total_bits == u64_field(v, "total_bits"), "%s: bits %u", spec, (unsigned)total_bits);
+
+  CHECK(snowflake_layout_field_count(layout) == (size_t)cJSON_GetArraySize(fields),
+        "%s: %zu fields", spec, snowflake_layout_field_count(layout));
+  cJSON_ArrayForEach(item, fields) {
+    SnowflakeField f;
+    const char *name = str_field(item, "name");
+    SnowflakeFieldKind kind = i == 0                             ? SNOWFLAKE_FIELD_TIME
+                              : strcmp(name, "sequence") == 0 ? SNOWFLAKE_FIELD_SEQUENCE
+                                                               : SNOWFLAKE_FIELD_NODE;
+    if (CHECK_STATUS(snowflake_layout_field(layout, i, &f), SNOWFLAKE_STATUS_OK) == 0) {
+      CHECK(strcmp(f.name, name) == 0, "%s: field %zu is %s", spec, i, f.name);
+      CHECK(f.bits == u64_field(item, "bits"), "%s.%s: bits %u", spec, name, (unsigned)f.bits);
+      CHECK(f.shift == u64_field(item, "shift"), "%s.%s: shift %u", spec, name,
+            (unsigned)f.shift);
+      CHECK(f.kind == kind, "%s.%s: kind %u", spec, name, (unsigned)f.kind);
+      if (kind == SNOWFLAKE_FIELD_SEQUENCE) seq_bits = f.bits;
+    }
+    i++;
+  }
+  CHECK(((uint64_t)1 << seq_bits) == u64_field(v, "capacity_per_tick"), "%s: capacity", spec);
+
+  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(v, "decode")) {
+    SnowflakeParts p;
+    const cJSON *fv;
+    uint64_t want = u64_field(item, "id");
+    if (CHECK_STATUS(snowflake_layout_decode(layout, want, &p), SNOWFLAKE_STATUS_OK)) continue;
+    CHECK(p.id == want, "%s: id", spec);
+    CHECK(p.unix_ms == u64_field(item, "unix_ms"), "%s %" PRIu64 ": unix_ms %" PRIu64, spec,
+          want, p.unix_ms);
+    CHECK(p.tick == u64_field(item, "tick"), "%s %" PRIu64 ": tick", spec, want);
+    CHECK(p.sequence == u64_field(item, "sequence"), "%s %" PRIu64 ": sequence", spec, want);
+    CHECK(p.field_count == snowflake_layout_field_count(layout), "%s: field_count", spec);
+    CHECK(p.fields[0] == p.tick, "%s: fields[0] is the tick", spec);
+    cJSON_ArrayForEach(fv, cJSON_GetObjectItemCaseSensitive(item, "fields")) {
+      int at = field_index(layout, fv->string);
+      CHECK(at > 0 && p.fields[at] == u64_of(fv), "%s %" PRIu64 ": %s", spec, want, fv->string);
+    }
+    /* And back: compose gives the same ID. */
+    node_text(cJSON_GetObjectItemCaseSensitive(item, "fields"), text, sizeof text);
+    CHECK_STATUS(snowflake_layout_compose(layout, p.unix_ms, text, p.sequence, &id),
+                 SNOWFLAKE_STATUS_OK);
+    CHECK(id == want, "%s: compose %" PRIu64 " != %" PRIu64, spec, id, want);
+  }
+
+  cJSON_ArrayForEach(item, cJSON_GetObjectItemCaseSensitive(v, "bounds")) {
+    uint64_t lo = 0, hi = 0, ms = u64_field(item, "unix_ms");
+    CHECK_STATUS(snowflake_layout_min_id(layout, ms, &lo), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_layout_max_id(layout, ms, &hi), SNOWFLAKE_STATUS_OK);
+    CHECK(lo == u64_field(item, "min_id"), "%s: min_id %" PRIu64, spec, lo);
+    CHECK(hi == u64_field(item, "max_id"), "%s: max_id %" PRIu64, spec, hi);
+  }
+  snowflake_layout_free(layout);
+}
+
+static void test_layout_vectors(const char *dir) {
+  cJSON *json = load_json(dir, "layouts.json");
+  const cJSON *v;
+  int n = 0;
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "layouts")) {
+    test_layout_vector(v);
+    n++;
+  }
+  CHECK(n > 0, "no layouts in layouts.json");
+
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "compose")) {
+    SnowflakeLayout *layout = NULL;
+    char node[512];
+    uint64_t id = 0;
+    SnowflakeStatus st;
+    const char *error = str_field(v, "error");
+    if (CHECK_STATUS(snowflake_layout_new(str_field(v, "spec"), &layout), SNOWFLAKE_STATUS_OK))
+      continue;
+    node_text(cJSON_GetObjectItemCaseSensitive(v, "fields"), node, sizeof node);
+    st = snowflake_layout_compose(layout, u64_field(v, "unix_ms"), node, u64_field(v, "sequence"),
+                                  &id);
+    if (error) {
+      CHECK(strcmp(snowflake_status_code(st), error) == 0, "compose %s: %s, expected %s", node,
+            snowflake_status_code(st), error);
+      CHECK(id == 0, "compose wrote its output on failure");
+    } else {
+      CHECK(st == SNOWFLAKE_STATUS_OK && id == u64_field(v, "id"), "compose %s: %s %" PRIu64,
+            node, snowflake_status_code(st), id);
+    }
+    snowflake_layout_free(layout);
+  }
+
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "invalid")) {
+    SnowflakeLayout *layout = (SnowflakeLayout *)&n; /* must stay untouched */
+    const char *spec = str_field(v, "spec");
+    SnowflakeStatus st = snowflake_layout_new(spec, &layout);
+    CHECK(strcmp(snowflake_status_code(st), str_field(v, "error")) == 0, "\"%s\": %s", spec,
+          snowflake_status_code(st));
+    CHECK(contains_lower(snowflake_last_error(), str_field(v, "message_contains")),
+          "\"%s\": detail \"%s\" lacks \"%s\"", spec, snowflake_last_error(),
+          str_field(v, "message_contains"));
+    CHECK(layout == (SnowflakeLayout *)&n, "\"%s\": output written on failure", spec);
+  }
+
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "decode_invalid")) {
+    SnowflakeLayout *layout = NULL;
+    SnowflakeParts parts;
+    SnowflakeStatus st;
+    if (CHECK_STATUS(snowflake_layout_new(str_field(v, "spec"), &layout), SNOWFLAKE_STATUS_OK))
+      continue;
+    parts.id = 12345;
+    st = snowflake_layout_decode(layout, u64_field(v, "id"), &parts);
+    CHECK(strcmp(snowflake_status_code(st), str_field(v, "error")) == 0, "decode %s: %s",
+          str_field(v, "id"), snowflake_status_code(st));
+    CHECK(parts.id == 12345, "decode wrote its output on failure");
+    snowflake_layout_free(layout);
+  }
+  cJSON_Delete(json);
+}
+
+/* ---- vectors: encodings -------------------------------------------------------------- */
+
+static void test_encoding_vectors(const char *dir) {
+  static const char *const names[] = {"decimal", "hex", "base32", "base36", "base58", "base62"};
+  cJSON *json = load_json(dir, "encodings.json");
+  const cJSON *v;
+  size_t e;
+  int r;
+
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "ids")) {
+    uint64_t id = u64_field(v, "id");
+    for (r = 0; r < 2; r++) {
+      const cJSON *forms = cJSON_GetObjectItemCaseSensitive(v, r ? "reverse" : "plain");
+      for (e = 0; e < sizeof names / sizeof names[0]; e++) {
+        char buf[21];
+        uint64_t back = 0;
+        const char *want = str_field(forms, names[e]);
+        CHECK_STATUS(snowflake_encode(id, names[e], r != 0, buf, sizeof buf), SNOWFLAKE_STATUS_OK);
+        CHECK(want && strcmp(buf, want) == 0, "%" PRIu64 " %s%s: %s", id, names[e],
+              r ? " reverse" : "", buf);
+        CHECK_STATUS(snowflake_decode_str(want, names[e], r != 0, &back), SNOWFLAKE_STATUS_OK);
+        CHECK(back == id, "decode_str %s %s: %" PRIu64, want, names[e], back);
+      }
+    }
+  }
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "aliases")) {
+    uint64_t back = 0;
+    CHECK_STATUS(snowflake_decode_str(str_field(v, "text"), str_field(v, "encoding"), false, &back),
+                 SNOWFLAKE_STATUS_OK);
+    CHECK(back == u64_field(v, "id"), "alias %s: %" PRIu64, str_field(v, "text"), back);
+  }
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "invalid")) {
+    uint64_t back = 777;
+    SnowflakeStatus st =
+        snowflake_decode_str(str_field(v, "text"), str_field(v, "encoding"), false, &back);
+    CHECK(strcmp(snowflake_status_code(st), str_field(v, "error")) == 0, "invalid %s \"%s\": %s",
+          str_field(v, "encoding"), str_field(v, "text"), snowflake_status_code(st));
+    CHECK(back == 777, "decode_str wrote its output on failure");
+  }
+  cJSON_Delete(json);
+}
+
+/* ---- vectors: generator traces ------------------------------------------------------- */
+
+static void test_generator_vectors(const char *dir) {
+  cJSON *json = load_json(dir, "generator.json");
+  const cJSON *trace;
+  int n = 0;
+  cJSON_ArrayForEach(trace, cJSON_GetObjectItemCaseSensitive(json, "traces")) {
+    const char *name = str_field(trace, "name");
+    SnowflakeLayout *layout = NULL;
+    SnowflakeGenerator *g = NULL;
+    const cJSON *step;
+    int i = 0;
+    n++;
+    if (CHECK_STATUS(snowflake_layout_new(str_field(trace, "layout"), &layout),
+                     SNOWFLAKE_STATUS_OK))
+      continue;
+    if (CHECK_STATUS(snowflake_generator_new(layout, str_field(trace, "node_spec"),
+                                             str_field(trace, "options"), &g),
+                     SNOWFLAKE_STATUS_OK)) {
+      snowflake_layout_free(layout);
+      continue;
+    }
+    cJSON_ArrayForEach(step, cJSON_GetObjectItemCaseSensitive(trace, "steps")) {
+      uint64_t id = 0;
+      SnowflakeStatus st = snowflake_next_id_at(g, u64_field(step, "unix_ms"), &id);
+      const char *error = str_field(step, "error");
+      if (error) {
+        CHECK(strcmp(snowflake_status_code(st), error) == 0, "%s, step %d: %s, expected %s", name,
+              i, snowflake_status_code(st), error);
+      } else {
+        CHECK(st == SNOWFLAKE_STATUS_OK && id == u64_field(step, "id"),
+              "%s, step %d: %s %" PRIu64 ", expected %s", name, i, snowflake_status_code(st), id,
+              str_field(step, "id"));
+      }
+      i++;
+    }
+    snowflake_generator_free(g);
+    snowflake_layout_free(layout);
+  }
+  CHECK(n > 0, "no traces in generator.json");
+  cJSON_Delete(json);
+}
+
+/* ---- error paths --------------------------------------------------------------------- */
+
+#define CHECK_DETAIL(piece) \
+  CHECK(strstr(snowflake_last_error(), piece) != NULL, "detail \"%s\"", snowflake_last_error())
+
+static void test_layout_errors(void) {
+  SnowflakeLayout *layout = NULL, *untouched = (SnowflakeLayout *)&layout;
+  SnowflakeField field;
+  SnowflakeParts parts;
+  char buf[128];
+  uint64_t out = 42;
+  size_t need;
+
+  CHECK_STATUS(snowflake_layout_new(NULL, &layout), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_DETAIL("`spec`");
+  CHECK_STATUS(snowflake_layout_new("twitter", NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_DETAIL("`out`");
+  CHECK_STATUS(snowflake_layout_new("time:41,w\xff:5,sequence:12", &untouched),
+               SNOWFLAKE_STATUS_INVALID_UTF8);
+  CHECK_STATUS(snowflake_layout_new("time:41,worker:5,sequence:30", &untouched),
+               SNOWFLAKE_STATUS_LAYOUT);
+  CHECK_DETAIL("76 bits");
+  CHECK(untouched == (SnowflakeLayout *)&layout, "layout_new wrote its output on failure");
+
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
+
+  CHECK_STATUS(snowflake_layout_to_string(NULL, buf, sizeof buf), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_to_string(layout, NULL, sizeof buf),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_to_string(layout, buf, sizeof buf), SNOWFLAKE_STATUS_OK);
+  need = strlen(buf) + 1;
+  memset(buf, 'x', sizeof buf);
+  CHECK_STATUS(snowflake_layout_to_string(layout, buf, need - 1), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK(buf[0] == 'x' && buf[need - 2] == 'x', "to_string wrote into a short buffer");
+  CHECK_DETAIL("bytes");
+  CHECK_STATUS(snowflake_layout_to_string(layout, buf, 0), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK_STATUS(snowflake_layout_to_string(layout, buf, need), SNOWFLAKE_STATUS_OK);
+  CHECK(strlen(buf) == need - 1, "to_string into an exact buffer");
+
+  CHECK(snowflake_layout_fingerprint(NULL) == 0, "fingerprint(NULL)");
+  CHECK(snowflake_layout_field_count(NULL) == 0, "field_count(NULL)");
+  CHECK_DETAIL("`layout`");
+
+  CHECK_STATUS(snowflake_layout_field(NULL, 0, &field), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_field(layout, 0, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  field.bits = 99;
+  CHECK_STATUS(snowflake_layout_field(layout, 4, &field), SNOWFLAKE_STATUS_VALUE);
+  CHECK(field.bits == 99, "layout_field wrote its output on failure");
+  CHECK_DETAIL("largest allowed is 3");
+
+  CHECK_STATUS(snowflake_layout_info(NULL, &out, NULL, NULL, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_info(layout, NULL, NULL, NULL, NULL), SNOWFLAKE_STATUS_OK);
+
+  CHECK_STATUS(snowflake_layout_decode(NULL, 1, &parts), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_decode(layout, 1, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_decode(layout, UINT64_MAX, &parts), SNOWFLAKE_STATUS_INVALID_ID);
+
+  CHECK_STATUS(snowflake_layout_compose(NULL, 1700000000000u, NULL, 0, &out),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, NULL, 0, NULL),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, "worker=x", 0, &out),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, "shard=1", 0, &out),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("shard");
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, "worker=32", 0, &out),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("worker = 32");
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, "sequence=1", 0, &out),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, "", 4096, &out),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_layout_compose(layout, 0, "", 0, &out), SNOWFLAKE_STATUS_TIME_RANGE);
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, "worker=\xc3", 0, &out),
+               SNOWFLAKE_STATUS_INVALID_UTF8);
+  CHECK(out == 42, "compose wrote its output on failure");
+  CHECK_STATUS(snowflake_layout_compose(layout, 1700000000000u, NULL, 0, &out), SNOWFLAKE_STATUS_OK);
+
+  CHECK_STATUS(snowflake_layout_min_id(NULL, 1700000000000u, &out), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_min_id(layout, 1700000000000u, NULL),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_max_id(NULL, 1700000000000u, &out), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_max_id(layout, 1700000000000u, NULL),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_min_id(layout, 1, &out), SNOWFLAKE_STATUS_TIME_RANGE);
+  CHECK_DETAIL("before the layout's epoch");
+  CHECK_STATUS(snowflake_layout_max_id(layout, UINT64_MAX, &out), SNOWFLAKE_STATUS_TIME_RANGE);
+  CHECK_DETAIL("past the layout's last instant");
+
+  snowflake_layout_free(layout);
+  snowflake_layout_free(NULL);
+  snowflake_generator_free(NULL);
+  CHECK(1, "free(NULL) is a no-op");
+}
+
+/* The longest canonical text a layout can have fits in the documented 1024 bytes. */
+static void test_longest_layout_text(void) {
+  char spec[1024], buf[1024];
+  size_t used = 0;
+  int i;
+  SnowflakeLayout *layout = NULL;
+  used += (size_t)snprintf(spec + used, sizeof spec - used, "time:1");
+  for (i = 0; i < 14; i++)
+    used += (size_t)snprintf(spec + used, sizeof spec - used, ",n%030d:1", i);
+  snprintf(spec + used, sizeof spec - used,
+           ",sequence:1;epoch=18446744073709551000;tick=1ms");
+  if (CHECK_STATUS(snowflake_layout_new(spec, &layout), SNOWFLAKE_STATUS_OK)) return;
+  CHECK_STATUS(snowflake_layout_to_string(layout, buf, sizeof buf), SNOWFLAKE_STATUS_OK);
+  snowflake_layout_free(layout);
+}
+
+static void test_generator_errors(void) {
+  SnowflakeLayout *layout = NULL, *tiny = NULL;
+  SnowflakeGenerator *g = NULL, *untouched = (SnowflakeGenerator *)&g;
+  SnowflakeBlock block = {7, 7, 7};
+  SnowflakeStats stats;
+  uint64_t id = 42, buf[8];
+
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
+  CHECK_STATUS(snowflake_generator_new(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, NULL, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_generator_new(layout, "worker=32", NULL, &untouched),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("worker = 32 is out of range: the largest allowed is 31");
+  CHECK_STATUS(snowflake_generator_new(layout, "worker", NULL, &untouched), SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(layout, "time=3", NULL, &untouched), SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(layout, "\xff=1", NULL, &untouched),
+               SNOWFLAKE_STATUS_INVALID_UTF8);
+  CHECK_DETAIL("`node`");
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, "max_wait=3", &untouched),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("max_wait");
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, "max_wait_ms=-1", &untouched),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, "sequence_start=spread:0", &untouched),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, "sequence_start=spread:5000", &untouched),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, "rollover=time", &untouched),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, "isolated=maybe", &untouched),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(layout, NULL, "\xfe", &untouched),
+               SNOWFLAKE_STATUS_INVALID_UTF8);
+  CHECK(untouched == (SnowflakeGenerator *)&g, "generator_new wrote its output on failure");
+
+  if (CHECK_STATUS(snowflake_generator_new(layout, "datacenter=1,worker=2",
+                                           "max_wait_ms=0;isolated=true", &g),
+                   SNOWFLAKE_STATUS_OK))
+    return;
+  CHECK_STATUS(snowflake_next_id(NULL, &id), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_next_id(g, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_try_next_id(NULL, &id), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_try_next_id(g, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_next_id_at(NULL, 1700000000000u, &id), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_next_id_at(g, 1700000000000u, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_next_id_at(g, 5, &id), SNOWFLAKE_STATUS_TIME_RANGE);
+  CHECK(id == 42, "next_id_at wrote its output on failure");
+  CHECK_STATUS(snowflake_next_ids(NULL, buf, 8), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_next_ids(g, NULL, 8), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_next_ids(g, buf, 0), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_reserve(NULL, 4, &block), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_reserve(g, 4, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_reserve(g, 0, &block), SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_reserve_at(NULL, 1700000000000u, 4, &block),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_reserve_at(g, 1700000000000u, 4, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_reserve_at(g, 1700000000000u, 0, &block), SNOWFLAKE_STATUS_VALUE);
+  CHECK(block.first == 7 && block.count == 7, "reserve wrote its output on failure");
+  CHECK_STATUS(snowflake_generator_stats(NULL, &stats), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_generator_stats(g, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  snowflake_generator_free(g);
+
+  /* Two IDs a millisecond, never waiting: the third in one ms is refused, and so is a clock
+   * that went back. */
+  if (CHECK_STATUS(snowflake_layout_new("time:41,worker:10,sequence:1;epoch=0", &tiny),
+                   SNOWFLAKE_STATUS_OK) == 0 &&
+      CHECK_STATUS(snowflake_generator_new(tiny, "worker=5", "max_wait_ms=0;isolated=true", &g),
+                   SNOWFLAKE_STATUS_OK) == 0) {
+    CHECK_STATUS(snowflake_next_id_at(g, 1000, &id), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_next_id_at(g, 1000, &id), SNOWFLAKE_STATUS_OK);
+    id = 42;
+    CHECK_STATUS(snowflake_next_id_at(g, 1000, &id), SNOWFLAKE_STATUS_SEQUENCE_EXHAUSTED);
+    CHECK(id == 42, "next_id_at wrote its output on failure");
+    CHECK(snowflake_last_retry_after_ms() == 1, "retry after %" PRIu64 " ms",
+          snowflake_last_retry_after_ms());
+    CHECK_DETAIL("retry in 1 ms");
+    CHECK_STATUS(snowflake_next_id_at(g, 1010, &id), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_next_id_at(g, 1003, &id), SNOWFLAKE_STATUS_CLOCK_BEHIND);
+    CHECK(snowflake_last_retry_after_ms() == 7, "retry after %" PRIu64 " ms",
+          snowflake_last_retry_after_ms());
+    CHECK_DETAIL("7 ms behind");
+    CHECK_STATUS(snowflake_decode_str("x", "hex", false, &id), SNOWFLAKE_STATUS_INVALID_ID);
+    CHECK(snowflake_last_retry_after_ms() == 0, "retry_after after a non-clock error");
+
+    /* next_ids that cannot complete writes nothing. */
+    {
+      uint64_t many[1000];
+      size_t i;
+      int untouched_all = 1;
+      for (i = 0; i < 1000; i++) many[i] = 7;
+      CHECK_STATUS(snowflake_next_ids(g, many, 1000), SNOWFLAKE_STATUS_SEQUENCE_EXHAUSTED);
+      for (i = 0; i < 1000; i++) untouched_all &= many[i] == 7;
+      CHECK(untouched_all, "next_ids wrote into its buffer on failure");
+    }
+    snowflake_generator_free(g);
+  }
+  snowflake_layout_free(tiny);
+  snowflake_layout_free(layout);
+}
+
+static void test_encoding_errors(void) {
+  char buf[32];
+  uint64_t id = 42;
+  memset(buf, 'x', sizeof buf);
+  CHECK_STATUS(snowflake_encode(1, NULL, false, buf, sizeof buf), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_encode(1, "hex", false, NULL, sizeof buf), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_encode(1, "base64", false, buf, sizeof buf), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("base64");
+  CHECK_STATUS(snowflake_encode(1, "hex", false, buf, 16), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK(buf[0] == 'x', "encode wrote into a short buffer");
+  CHECK_STATUS(snowflake_encode(1, "hex", false, buf, 17), SNOWFLAKE_STATUS_OK);
+  CHECK(strcmp(buf, "0000000000000001") == 0, "%s", buf);
+  CHECK_STATUS(snowflake_encode(UINT64_MAX, "decimal", false, buf, 21), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_encode(UINT64_MAX, "decimal", false, buf, 20),
+               SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK_STATUS(snowflake_decode_str(NULL, "hex", false, &id), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_decode_str("00", NULL, false, &id), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_decode_str("00", "hex", false, NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_decode_str("00", "rot13", false, &id), SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_decode_str("000000000000000\xe9", "hex", false, &id),
+               SNOWFLAKE_STATUS_INVALID_UTF8);
+  CHECK_STATUS(snowflake_decode_str("18446744073709551616", "decimal", false, &id),
+               SNOWFLAKE_STATUS_INVALID_ID);
+  CHECK_DETAIL("2^64");
+  CHECK(id == 42, "decode_str wrote its output on failure");
+}
+
+/* ---- generators: real clock, blocks, stats, sharing ---------------------------------- */
+
+static void test_generator_basics(void) {
+  SnowflakeLayout *layout = NULL;
+  SnowflakeGenerator *g = NULL, *same = NULL, *iso = NULL;
+  SnowflakeBlock block;
+  SnowflakeStats stats;
+  SnowflakeParts parts;
+  uint64_t a = 0, b = 0, c = 0, ids[10000];
+  size_t i;
+  int increasing = 1, node_ok = 1;
+
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
+  if (CHECK_STATUS(snowflake_generator_new(layout, "datacenter=3,worker=9", "", &g),
+                   SNOWFLAKE_STATUS_OK))
+    return;
+  /* One state per identity: a second handle with the same layout and node continues it. */
+  CHECK_STATUS(snowflake_generator_new(layout, "worker=9,datacenter=3", NULL, &same),
+               SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_next_id(g, &a), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_next_id(same, &b), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_try_next_id(g, &c), SNOWFLAKE_STATUS_OK);
+  CHECK(a < b && b < c, "shared state: %" PRIu64 " %" PRIu64 " %" PRIu64, a, b, c);
+  CHECK_STATUS(snowflake_layout_decode(layout, a, &parts), SNOWFLAKE_STATUS_OK);
+  CHECK(parts.fields[1] == 3 && parts.fields[2] == 9, "node fields %" PRIu64 " %" PRIu64,
+        parts.fields[1], parts.fields[2]);
+
+  CHECK_STATUS(snowflake_next_ids(g, ids, 10000), SNOWFLAKE_STATUS_OK);
+  for (i = 0; i < 10000; i++) {
+    if (i > 0 && ids[i] <= ids[i - 1]) increasing = 0;
+    if (snowflake_layout_decode(layout, ids[i], &parts) != SNOWFLAKE_STATUS_OK ||
+        parts.fields[1] != 3 || parts.fields[2] != 9)
+      node_ok = 0;
+  }
+  CHECK(increasing && ids[0] > c, "next_ids are increasing and after next_id");
+  CHECK(node_ok, "next_ids carry the node values");
+
+  CHECK_STATUS(snowflake_reserve(g, 10, &block), SNOWFLAKE_STATUS_OK);
+  CHECK(block.count >= 1 && block.count <= 10 && block.stride == 1 && block.first > ids[9999],
+        "block %" PRIu64 " x%" PRIu64 " stride %" PRIu64, block.first, block.count, block.stride);
+  CHECK_STATUS(snowflake_generator_stats(g, &stats), SNOWFLAKE_STATUS_OK);
+  CHECK(stats.issued == 2 + 10000 + block.count, "issued %" PRIu64, stats.issued);
+
+  /* isolated=true: a state of its own, deterministic from the caller's clock. */
+  CHECK_STATUS(snowflake_generator_new(layout, "datacenter=3,worker=9", "isolated=true", &iso),
+               SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_reserve_at(iso, 1700000000000u, 5000, &block), SNOWFLAKE_STATUS_OK);
+  CHECK(block.count == 4096, "a block holds the rest of the tick: %" PRIu64, block.count);
+  CHECK_STATUS(snowflake_layout_min_id(layout, 1700000000000u, &a), SNOWFLAKE_STATUS_OK);
+  CHECK(block.first == (a | (3u << 17) | (9u << 12)), "block starts at the tick's first ID");
+
+  snowflake_generator_free(iso);
+  snowflake_generator_free(same);
+  snowflake_generator_free(g);
+  snowflake_layout_free(layout);
+}
+
+/* ---- threads ------------------------------------------------------------------------- */
+
+#define THREADS 8
+
+struct worker {
+  const SnowflakeGenerator *g;
+  uint64_t *ids;
+  size_t n;
+  int ok; /* every call succeeded and this thread's IDs increase */
+  int detail_starts_empty;
+};
+
+static void *run_worker(void *arg) {
+  struct worker *w = arg;
+  size_t i;
+  w->detail_starts_empty = snowflake_last_error()[0] == '\0';
+  w->ok = 1;
+  for (i = 0; i < w->n; i++) {
+    if (snowflake_next_id(w->g, &w->ids[i]) != SNOWFLAKE_STATUS_OK ||
+        (i > 0 && w->ids[i] <= w->ids[i - 1])) {
+      w->ok = 0;
+      break;
+    }
+  }
+  return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void test_threads(size_t per_thread) {
+  SnowflakeLayout *layout = NULL, *unused = NULL;
+  SnowflakeGenerator *g = NULL;
+  struct worker workers[THREADS];
+  pthread_t threads[THREADS];
+  uint64_t *all;
+  size_t i, dups = 0, total = per_thread * THREADS;
+  int t;
+
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
+  if (CHECK_STATUS(snowflake_generator_new(layout, "datacenter=7,worker=21", NULL, &g),
+                   SNOWFLAKE_STATUS_OK))
+    return;
+  all = malloc(total * sizeof *all);
+  CHECK(all != NULL, "out of memory");
+  if (all == NULL) return;
+  /* This thread has a detail; the workers must each start with their own, empty one. */
+  CHECK_STATUS(snowflake_layout_new("", &unused), SNOWFLAKE_STATUS_LAYOUT);
+  for (t = 0; t < THREADS; t++) {
+    workers[t].g = g;
+    workers[t].ids = all + (size_t)t * per_thread;
+    workers[t].n = per_thread;
+    CHECK(pthread_create(&threads[t], NULL, run_worker, &workers[t]) == 0, "pthread_create");
+  }
+  for (t = 0; t < THREADS; t++) {
+    pthread_join(threads[t], NULL);
+    CHECK(workers[t].ok, "thread %d: a call failed or its IDs did not increase", t);
+    CHECK(workers[t].detail_starts_empty, "thread %d saw another thread's error detail", t);
+  }
+  CHECK(contains_lower(snowflake_last_error(), "empty"), "this thread's detail was overwritten");
+  qsort(all, total, sizeof *all, cmp_u64);
+  for (i = 1; i < total; i++) dups += all[i] == all[i - 1];
+  CHECK(dups == 0, "%zu duplicate IDs among %zu from %d threads", dups, total, THREADS);
+  free(all);
+  snowflake_generator_free(g);
+  snowflake_layout_free(layout);
+}
+
+/* ---- fork ---------------------------------------------------------------------------- */
+
+static void test_fork(void) {
+  SnowflakeLayout *layout = NULL;
+  SnowflakeGenerator *g = NULL;
+  uint64_t id = 0;
+  pid_t pid;
+  int status = 0;
+
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
+  if (CHECK_STATUS(snowflake_generator_new(layout, "worker=1", NULL, &g), SNOWFLAKE_STATUS_OK))
+    return;
+  CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+  fflush(NULL);
+  pid = fork();
+  if (pid == 0) {
+    /* The child: the inherited generator must refuse (it would repeat the parent's IDs), in
+     * every entry point; a new generator with its own worker value works. Exit codes say
+     * which check failed. */
+    SnowflakeGenerator *mine = NULL;
+    uint64_t buf[4];
+    SnowflakeBlock block;
+    if (snowflake_next_id(g, &id) != SNOWFLAKE_STATUS_FORKED) _exit(10);
+    if (strstr(snowflake_last_error(), "fork") == NULL) _exit(11);
+    if (snowflake_try_next_id(g, &id) != SNOWFLAKE_STATUS_FORKED) _exit(12);
+    if (snowflake_next_ids(g, buf, 4) != SNOWFLAKE_STATUS_FORKED) _exit(13);
+    if (snowflake_reserve(g, 4, &block) != SNOWFLAKE_STATUS_FORKED) _exit(14);
+    if (snowflake_generator_new(layout, "worker=2", NULL, &mine) != SNOWFLAKE_STATUS_OK) _exit(15);
+    if (snowflake_next_id(mine, &id) != SNOWFLAKE_STATUS_OK) _exit(16);
+    snowflake_generator_free(mine);
+    snowflake_generator_free(g);
+    snowflake_layout_free(layout);
+    _exit(0);
+  }
+  CHECK(pid > 0, "fork failed");
+  if (pid > 0) {
+    CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "child: the inherited generator did not fail with FORKED (exit code %d)",
+          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  }
+  CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+  snowflake_generator_free(g);
+  snowflake_layout_free(layout);
+}
+
+int main(int argc, char **argv) {
+  const char *vectors = argc > 1 ? argv[1] : "tests/vectors";
+  size_t per_thread = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
+
+  test_version();
+  test_statuses();
+  test_layout_vectors(vectors);
+  test_encoding_vectors(vectors);
+  test_generator_vectors(vectors);
+  test_layout_errors();
+  test_longest_layout_text();
+  test_generator_errors();
+  test_encoding_errors();
+  test_generator_basics();
+  test_threads(per_thread);
+  test_fork();
+  return check_summary();
+}

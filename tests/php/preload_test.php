@@ -182,3 +182,20 @@ test('library lookup: the header beside an installed library, SNOWFLAKE_HEADER, 
         remove_dir($dir);
     }
 });
+
+test('an installed copy (make -C ffi-c install PREFIX=...): library and header found from SNOWFLAKE_LIB', function () {
+    $prefix = temp_dir('sf-install');
+    try {
+        $root = dirname(__DIR__, 2);
+        exec('make -s -C ' . escapeshellarg("$root/ffi-c") . ' install PREFIX=' . escapeshellarg($prefix) . ' 2>&1', $lines, $status);
+        assert_same(0, $status, 'make install: ' . implode("\n", $lines));
+        file_put_contents("$prefix/t.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';'
+            . ' $g = new Snowflake\Generator("discord", ["worker" => 1]);'
+            . ' echo Snowflake\Library::version(), " ", $g->layout->decode($g->nextId())->fields["worker"];');
+        [$status, $out] = run_php("$prefix/t.php", [], ['SNOWFLAKE_LIB' => "$prefix/lib/libsnowflake.so", 'SNOWFLAKE_HEADER' => '']);
+        assert_same([0, Snowflake\Library::version() . ' 1'], [$status, $out], 'the installed library');
+        assert_same("$prefix/include/snowflake_php.h", Snowflake\Library::headerPath("$prefix/lib/libsnowflake.so"), 'its header');
+    } finally {
+        exec('rm -rf ' . escapeshellarg($prefix));
+    }
+});

@@ -58,9 +58,7 @@ pub struct ManualClock {
 impl ManualClock {
     /// A clock that reads `unix_ms`.
     pub const fn new(unix_ms: u64) -> ManualClock {
-        ManualClock {
-            now: AtomicU64::new(unix_ms),
-        }
+        ManualClock { now: AtomicU64::new(unix_ms) }
     }
     /// Sets the time (also backwards).
     pub fn set(&self, unix_ms: u64) {
@@ -85,13 +83,13 @@ impl Clock for ManualClock {
 mod std_clocks {
     use super::Clock;
     use std::sync::OnceLock;
-    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+    #[cfg(not(unix))]
+    use std::time::Instant;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     fn system_ns() -> u64 {
         // A clock set before 1970 reads as 1970: the layout's epoch check then refuses it.
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos() as u64)
+        SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
     }
 
     /// Waits until `now_ns() >= target_ms`: sleeps while more than 2 ms remain, then spins.
@@ -130,30 +128,76 @@ mod std_clocks {
         }
     }
 
-    /// A monotonic clock (`CLOCK_MONOTONIC`) anchored to the wall clock once per process, the
-    /// first time any `MonotonicClock` is read: it never goes back, so a step of the wall clock
-    /// while the process runs changes nothing; it starts from the wall clock's time, so IDs
-    /// still carry real time. The default clock of [`crate::Generator::new`].
-    #[derive(Clone, Copy, Debug, Default)]
-    pub struct MonotonicClock;
-
-    fn anchor() -> &'static (Instant, u64) {
-        static ANCHOR: OnceLock<(Instant, u64)> = OnceLock::new();
-        ANCHOR.get_or_init(|| (Instant::now(), system_ns()))
+    /// A monotonic clock (`CLOCK_MONOTONIC`) anchored to the wall clock: it never goes back,
+    /// so a step of the wall clock while it runs changes nothing, and it starts from the wall
+    /// clock's time, so IDs still carry real time. The default clock of
+    /// [`crate::Generator::new`].
+    ///
+    /// `MonotonicClock::default()` is anchored once per process. Shared generators (several
+    /// processes drawing from one state) anchor theirs once per shared state, in the shared
+    /// file: `CLOCK_MONOTONIC` is one clock for the whole host, so every process reads the same
+    /// time even if the wall clock was stepped between their starts.
+    #[derive(Clone, Copy, Debug)]
+    pub struct MonotonicClock {
+        offset_ns: i64,
     }
 
-    fn monotonic_ns() -> u64 {
-        let (start, wall_ns) = *anchor();
-        wall_ns + start.elapsed().as_nanos() as u64
+    /// `CLOCK_MONOTONIC` in nanoseconds: the same clock in every process of the host.
+    #[cfg(unix)]
+    pub(crate) fn monotonic_raw_ns() -> u64 {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on unix.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    }
+
+    #[cfg(not(unix))]
+    pub(crate) fn monotonic_raw_ns() -> u64 {
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+    }
+
+    impl MonotonicClock {
+        /// The process's clock: anchored the first time any process-anchored clock is made.
+        pub fn process() -> MonotonicClock {
+            static OFFSET: OnceLock<i64> = OnceLock::new();
+            MonotonicClock { offset_ns: *OFFSET.get_or_init(MonotonicClock::current_offset_ns) }
+        }
+
+        /// A clock reading `CLOCK_MONOTONIC + offset_ns`.
+        pub const fn with_offset_ns(offset_ns: i64) -> MonotonicClock {
+            MonotonicClock { offset_ns }
+        }
+
+        /// The offset that anchors `CLOCK_MONOTONIC` to the wall clock now.
+        pub fn current_offset_ns() -> i64 {
+            system_ns() as i64 - monotonic_raw_ns() as i64
+        }
+
+        /// The offset of this clock from `CLOCK_MONOTONIC`.
+        pub const fn offset_ns(&self) -> i64 {
+            self.offset_ns
+        }
+
+        #[inline]
+        fn now_ns(&self) -> u64 {
+            (monotonic_raw_ns() as i64 + self.offset_ns).max(0) as u64
+        }
+    }
+
+    impl Default for MonotonicClock {
+        fn default() -> MonotonicClock {
+            MonotonicClock::process()
+        }
     }
 
     impl Clock for MonotonicClock {
         #[inline]
         fn now_ms(&self) -> u64 {
-            monotonic_ns() / 1_000_000
+            self.now_ns() / 1_000_000
         }
         fn wait_until_ms(&self, unix_ms: u64) {
-            wait_until(monotonic_ns, unix_ms)
+            wait_until(|| self.now_ns(), unix_ms)
         }
     }
 }

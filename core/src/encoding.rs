@@ -107,9 +107,7 @@ impl Encoding {
                 };
                 CROCKFORD.iter().position(|&a| a == c)? as u8
             }
-            Encoding::Base58 | Encoding::Base62 => {
-                self.alphabet().iter().position(|&a| a == c)? as u8
-            }
+            Encoding::Base58 | Encoding::Base62 => self.alphabet().iter().position(|&a| a == c)? as u8,
         };
         Some(u64::from(d))
     }
@@ -188,10 +186,7 @@ pub fn encode(id: u64, encoding: Encoding, reverse: bool) -> Encoded {
         Some(w) => MAX_ENCODED_LEN - w,
         None => i.min(MAX_ENCODED_LEN - 1),
     };
-    Encoded {
-        buf,
-        start: start as u8,
-    }
+    Encoded { buf, start: start as u8 }
 }
 
 /// Parses an encoded ID, strictly (the inverse of [`encode`] with the same `reverse`).
@@ -209,12 +204,7 @@ pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, Par
         return Err(ParseIdError::Empty);
     }
     match encoding.width() {
-        Some(w) if b.len() != w => {
-            return Err(ParseIdError::Length {
-                expected: w as u8,
-                got: b.len(),
-            })
-        }
+        Some(w) if b.len() != w => return Err(ParseIdError::Length { expected: w as u8, got: b.len() }),
         None if b.len() > MAX_ENCODED_LEN => return Err(ParseIdError::Overflow),
         _ => {}
     }
@@ -222,10 +212,7 @@ pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, Par
     let mut v: u64 = 0;
     for (position, &c) in b.iter().enumerate() {
         let d = encoding.digit(c).ok_or(ParseIdError::Char { position })?;
-        v = v
-            .checked_mul(base)
-            .and_then(|v| v.checked_add(d))
-            .ok_or(ParseIdError::Overflow)?;
+        v = v.checked_mul(base).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
     }
     Ok(if reverse { u64::MAX - v } else { v })
 }

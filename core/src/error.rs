@@ -151,16 +151,10 @@ impl fmt::Display for ParseIdError {
         match self {
             ParseIdError::Empty => f.write_str("the ID string is empty"),
             ParseIdError::Length { expected, got } => {
-                write!(
-                    f,
-                    "the ID string has {got} characters; this encoding has exactly {expected}"
-                )
+                write!(f, "the ID string has {got} characters; this encoding has exactly {expected}")
             }
             ParseIdError::Char { position } => {
-                write!(
-                    f,
-                    "character {position} of the ID string is not in the encoding's alphabet"
-                )
+                write!(f, "character {position} of the ID string is not in the encoding's alphabet")
             }
             ParseIdError::Overflow => f.write_str("the ID string is larger than 2^64 - 1"),
         }
@@ -237,6 +231,15 @@ pub enum Error {
     /// Another generator in this process has the same layout and node values but a
     /// different `rollover` field, so the two could issue the same IDs.
     Conflict,
+    /// The generator's worker-id lease lapsed (not renewed in time, taken by another holder,
+    /// or released): it stops issuing rather than risk an ID another holder issues too.
+    LeaseLost,
+    /// Reserving more time in the generator's state file failed (the OS error number): it
+    /// stops issuing rather than issue IDs a restart could repeat.
+    StateFile {
+        /// The OS error number (`errno`).
+        errno: i32,
+    },
 }
 
 impl From<LayoutError> for Error {
@@ -270,6 +273,14 @@ pub enum ErrorKind {
     SequenceExhausted,
     /// The generator was inherited through `fork()`.
     Forked,
+    /// A shared state exists with another layout, node or policy (or is not ours to use).
+    SharedMismatch,
+    /// A worker-id lease could not be claimed, or lapsed.
+    Lease,
+    /// A state file is corrupt or belongs to another layout or node.
+    StateFile,
+    /// A file, lock, map or network operation failed.
+    Io,
 }
 
 impl ErrorKind {
@@ -287,6 +298,10 @@ impl ErrorKind {
             ErrorKind::ClockBehind => "ERR_SNOWFLAKE_CLOCK_BEHIND",
             ErrorKind::SequenceExhausted => "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED",
             ErrorKind::Forked => "ERR_SNOWFLAKE_FORKED",
+            ErrorKind::SharedMismatch => "ERR_SNOWFLAKE_SHARED_MISMATCH",
+            ErrorKind::Lease => "ERR_SNOWFLAKE_LEASE",
+            ErrorKind::StateFile => "ERR_SNOWFLAKE_STATE_FILE",
+            ErrorKind::Io => "ERR_SNOWFLAKE_IO",
         }
     }
 }
@@ -312,14 +327,17 @@ impl Error {
             Error::ClockBehind { .. } => ErrorKind::ClockBehind,
             Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
             Error::Forked => ErrorKind::Forked,
+            Error::LeaseLost => ErrorKind::Lease,
+            Error::StateFile { .. } => ErrorKind::Io,
         }
     }
 
     /// For clock errors, when a retry can succeed, in ms from now.
     pub const fn retry_after_ms(&self) -> Option<u64> {
         match self {
-            Error::ClockBehind { retry_after_ms, .. }
-            | Error::SequenceExhausted { retry_after_ms } => Some(*retry_after_ms),
+            Error::ClockBehind { retry_after_ms, .. } | Error::SequenceExhausted { retry_after_ms } => {
+                Some(*retry_after_ms)
+            }
             _ => None,
         }
     }
@@ -367,6 +385,13 @@ impl fmt::Display for Error {
             ),
             Error::Conflict => f.write_str(
                 "another generator in this process has the same layout and node values with a different rollover field; the two could issue the same IDs",
+            ),
+            Error::LeaseLost => f.write_str(
+                "the worker-id lease lapsed (not renewed in time, or taken by another holder): this generator stops issuing; open a new one to claim a value again",
+            ),
+            Error::StateFile { errno } => write!(
+                f,
+                "could not reserve more time in the state file (OS error {errno}); no ID was issued"
             ),
         }
     }

@@ -107,19 +107,85 @@ struct Counters {
 enum Blocked {
     /// The clock must first reach `until_tick`. `exhausted`: the tick (and the borrowing
     /// allowance) is full, as opposed to a clock that went back.
-    Wait {
-        until_tick: u64,
-        logical_tick: u64,
-        exhausted: bool,
-    },
+    Wait { until_tick: u64, logical_tick: u64, exhausted: bool },
     /// The layout's last tick is used up.
     End,
+    /// The durable reservation must first be extended past `tick`.
+    #[cfg(all(feature = "std", unix))]
+    Reserve { tick: u64 },
+}
+
+/// Where the state word lives.
+#[cfg(feature = "std")]
+enum Cell {
+    /// In this process (shared by the generators of one identity through the registry).
+    Local(std::sync::Arc<AtomicU64>),
+    /// In a shared-memory file, for every process that opens it.
+    #[cfg(unix)]
+    Mapped(std::sync::Arc<crate::shared::Mapping>),
 }
 
 #[cfg(feature = "std")]
-type Cell = std::sync::Arc<AtomicU64>;
+impl Default for Cell {
+    fn default() -> Cell {
+        Cell::Local(Default::default())
+    }
+}
+
+#[cfg(feature = "std")]
+impl core::ops::Deref for Cell {
+    type Target = AtomicU64;
+    #[inline]
+    fn deref(&self) -> &AtomicU64 {
+        match self {
+            Cell::Local(word) => word,
+            #[cfg(unix)]
+            Cell::Mapped(map) => map.state(),
+        }
+    }
+}
+
 #[cfg(not(feature = "std"))]
 type Cell = AtomicU64;
+
+/// A reservation of time kept outside the process before IDs are issued in it: a state
+/// file (its end kept in the mapping for a shared state, else in the `Durable`), or a Redis
+/// lease's high-water mark.
+#[cfg(all(feature = "std", unix))]
+enum Reserve {
+    File {
+        durable: std::sync::Arc<crate::durable::Durable>,
+        mapped: Option<std::sync::Arc<crate::shared::Mapping>>,
+    },
+    Redis(std::sync::Arc<crate::redis_lease::RedisLease>),
+}
+
+#[cfg(all(feature = "std", unix))]
+impl Reserve {
+    #[inline]
+    fn word(&self) -> &AtomicU64 {
+        match self {
+            Reserve::File { mapped: Some(map), .. } => map.reserved(),
+            Reserve::File { durable, mapped: None } => &durable.local,
+            Reserve::Redis(lease) => &lease.reserved,
+        }
+    }
+
+    fn extend(&self, tick: u64) -> Result<()> {
+        match self {
+            Reserve::File { durable, .. } => durable.extend(self.word(), tick),
+            Reserve::Redis(lease) => lease.extend(tick),
+        }
+    }
+
+    #[inline]
+    fn check(&self, now_ms: u64) -> Result<()> {
+        match self {
+            Reserve::Redis(lease) => lease.check(now_ms),
+            Reserve::File { .. } => Ok(()),
+        }
+    }
+}
 
 /// A Snowflake ID generator. `Send + Sync`: share one between threads (behind an `Arc` or a
 /// `static`).
@@ -150,6 +216,8 @@ pub struct Generator<C: Clock = DefaultClock> {
     counters: Counters,
     #[cfg(all(feature = "std", unix))]
     fork_generation: u64,
+    #[cfg(all(feature = "std", unix))]
+    reserve: Option<Reserve>,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -191,11 +259,8 @@ impl<C: Clock> Generator<C> {
         if options.isolated {
             return Ok(g);
         }
-        let roll = options
-            .rollover
-            .and_then(|r| layout.field(r.as_str()))
-            .map(|(i, _)| i);
-        g.cell = crate::registry::state_for(layout, &node, roll)?;
+        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
+        g.cell = Cell::Local(crate::registry::state_for(layout, &node, roll)?);
         Ok(g)
     }
 
@@ -222,9 +287,7 @@ impl<C: Clock> Generator<C> {
         }
         let (mut roll_bits, mut roll_shift) = (0, 0);
         if let Some(r) = options.rollover {
-            let (i, f) = layout
-                .field(r.as_str())
-                .ok_or(Error::UnknownField { name: r })?;
+            let (i, f) = layout.field(r.as_str()).ok_or(Error::UnknownField { name: r })?;
             if f.kind() != FieldKind::Node {
                 return Err(Error::NotANodeField { name: r });
             }
@@ -253,6 +316,8 @@ impl<C: Clock> Generator<C> {
             counters: Counters::default(),
             #[cfg(all(feature = "std", unix))]
             fork_generation: crate::registry::fork_generation(),
+            #[cfg(all(feature = "std", unix))]
+            reserve: None,
         })
     }
 
@@ -278,11 +343,7 @@ impl<C: Clock> Generator<C> {
         let sb = self.seq_shift_in_state();
         let rb = self.roll_bits;
         let s = w & (self.seq_cap - 1);
-        let r = if rb == 0 {
-            0
-        } else {
-            (w >> sb) & ((1 << rb) - 1)
-        };
+        let r = if rb == 0 { 0 } else { (w >> sb) & ((1 << rb) - 1) };
         let l = if sb + rb >= 64 { 0 } else { w >> (sb + rb) };
         (l, r, s)
     }
@@ -328,28 +389,22 @@ impl<C: Clock> Generator<C> {
                 let exhausted = s == 0 && ahead == self.drift_ticks + 1;
                 if allow_ahead && ahead <= self.drift_ticks {
                     (l, r, s.max(self.start(l)))
-                } else if allow_ahead
-                    && !exhausted
-                    && self.roll_bits > 0
-                    && r < (1 << self.roll_bits) - 1
-                {
+                } else if allow_ahead && !exhausted && self.roll_bits > 0 && r < (1 << self.roll_bits) - 1 {
                     (t, r + 1, self.start(t))
                 } else {
                     let until_tick = if allow_ahead { l - self.drift_ticks } else { l };
-                    return Err(Blocked::Wait {
-                        until_tick,
-                        logical_tick: l,
-                        exhausted,
-                    });
+                    return Err(Blocked::Wait { until_tick, logical_tick: l, exhausted });
                 }
             };
-            let room = if tick == self.max_tick {
-                self.seq_cap - 1
-            } else {
-                self.seq_cap
-            };
+            let room = if tick == self.max_tick { self.seq_cap - 1 } else { self.seq_cap };
             if seq >= room {
                 return Err(Blocked::End);
+            }
+            #[cfg(all(feature = "std", unix))]
+            if let Some(reserve) = &self.reserve {
+                if tick >= reserve.word().load(Ordering::Acquire) {
+                    return Err(Blocked::Reserve { tick });
+                }
             }
             let n = want.min(room - seq);
             let next = if seq + n == self.seq_cap {
@@ -369,10 +424,41 @@ impl<C: Clock> Generator<C> {
         }
     }
 
+    /// [`Generator::take`] as a block of IDs, counted; extends a durable reservation first
+    /// where one is needed.
+    #[inline]
+    fn take_block(
+        &self,
+        t: u64,
+        want: u64,
+        allow_ahead: bool,
+    ) -> Result<core::result::Result<Block, Blocked>> {
+        loop {
+            return Ok(match self.take(t, want, allow_ahead) {
+                Ok((tick, roll, seq, count)) => {
+                    self.counters.issued.fetch_add(count, Ordering::Relaxed);
+                    let first =
+                        self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
+                    Ok(Block { first, count, stride: self.stride })
+                }
+                #[cfg(all(feature = "std", unix))]
+                Err(Blocked::Reserve { tick }) => {
+                    if let Some(reserve) = &self.reserve {
+                        reserve.extend(tick)?;
+                    }
+                    continue;
+                }
+                Err(blocked) => Err(blocked),
+            });
+        }
+    }
+
     #[inline]
     fn check_fork(&self) -> Result<()> {
         #[cfg(all(feature = "std", unix))]
-        if self.fork_generation != crate::registry::fork_generation() {
+        if self.fork_generation != crate::registry::current_fork_generation()
+            && !matches!(self.cell, Cell::Mapped(_))
+        {
             return Err(Error::Forked);
         }
         Ok(())
@@ -385,27 +471,18 @@ impl<C: Clock> Generator<C> {
         let deadline = now_ms.saturating_add(max_wait_ms);
         loop {
             let t = self.layout.tick_of(now_ms)?;
-            match self.take(t, want, true) {
-                Ok((tick, roll, seq, count)) => {
-                    self.counters.issued.fetch_add(count, Ordering::Relaxed);
-                    let first = self.layout.compose_raw(tick, self.node_bits, seq)
-                        | (roll << self.roll_shift);
-                    return Ok(Block {
-                        first,
-                        count,
-                        stride: self.stride,
-                    });
-                }
+            #[cfg(all(feature = "std", unix))]
+            if let Some(reserve) = &self.reserve {
+                reserve.check(now_ms)?;
+            }
+            match self.take_block(t, want, true)? {
+                Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
-                    return Err(self
-                        .layout
-                        .time_range_error(self.layout.last_unix_ms().saturating_add(1)))
+                    return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
                 }
-                Err(Blocked::Wait {
-                    until_tick,
-                    logical_tick,
-                    exhausted,
-                }) => {
+                #[cfg(all(feature = "std", unix))]
+                Err(Blocked::Reserve { .. }) => unreachable!("take_block extends reservations"),
+                Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
                     let target = self.layout.unix_ms_of(until_tick);
                     if !exhausted {
                         self.counters.clock_behind.fetch_add(1, Ordering::Relaxed);
@@ -415,20 +492,14 @@ impl<C: Clock> Generator<C> {
                         return Err(if exhausted {
                             Error::SequenceExhausted { retry_after_ms }
                         } else {
-                            let behind_ms =
-                                self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
-                            Error::ClockBehind {
-                                behind_ms,
-                                retry_after_ms,
-                            }
+                            let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
+                            Error::ClockBehind { behind_ms, retry_after_ms }
                         });
                     }
                     self.clock.wait_until_ms(target);
                     let after = self.clock.now_ms();
                     self.counters.waits.fetch_add(1, Ordering::Relaxed);
-                    self.counters
-                        .waited_ms
-                        .fetch_add(after.saturating_sub(now_ms), Ordering::Relaxed);
+                    self.counters.waited_ms.fetch_add(after.saturating_sub(now_ms), Ordering::Relaxed);
                     now_ms = after;
                 }
             }
@@ -439,15 +510,13 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        self.block_at(self.clock.now_ms(), 1, self.options.max_wait_ms, true)
-            .map(|b| b.first)
+        self.block_at(self.clock.now_ms(), 1, self.options.max_wait_ms, true).map(|b| b.first)
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
     #[inline]
     pub fn try_next_id(&self) -> Result<u64> {
-        self.block_at(self.clock.now_ms(), 1, 0, false)
-            .map(|b| b.first)
+        self.block_at(self.clock.now_ms(), 1, 0, false).map(|b| b.first)
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
@@ -461,11 +530,7 @@ impl<C: Clock> Generator<C> {
     /// `n` when the tick has less room). Waits like [`Generator::next_id`].
     pub fn reserve(&self, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange {
-                name: Name::snippet("n"),
-                value: 0,
-                max: u64::MAX,
-            });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
         }
         self.block_at(self.clock.now_ms(), n, self.options.max_wait_ms, true)
     }
@@ -473,11 +538,7 @@ impl<C: Clock> Generator<C> {
     /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
     pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange {
-                name: Name::snippet("n"),
-                value: 0,
-                max: u64::MAX,
-            });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
         }
         self.block_at(unix_ms, n, 0, false)
     }
@@ -501,19 +562,11 @@ impl<C: Clock> Generator<C> {
         self.check_fork()?;
         let now_ms = self.clock.now_ms();
         let t = self.layout.tick_of(now_ms)?;
-        match self.take(t, u64::MAX, false) {
-            Ok((tick, roll, seq, count)) => {
-                self.counters.issued.fetch_add(count, Ordering::Relaxed);
-                let first =
-                    self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
-                Ok(Some(Block {
-                    first,
-                    count,
-                    stride: self.stride,
-                }))
-            }
-            Err(_) => Ok(None),
+        #[cfg(all(feature = "std", unix))]
+        if let Some(reserve) = &self.reserve {
+            reserve.check(now_ms)?;
         }
+        Ok(self.take_block(t, u64::MAX, false)?.ok())
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.
@@ -528,6 +581,155 @@ impl<C: Clock> Generator<C> {
             clock_behind: c.clock_behind.load(Ordering::Relaxed),
             rollovers: c.rollovers.load(Ordering::Relaxed),
             drift_ms: l.saturating_sub(now_tick) * self.layout.tick_ms(),
+        }
+    }
+}
+
+#[cfg(all(feature = "std", unix))]
+impl Generator<crate::clock::MonotonicClock> {
+    pub(crate) fn open_coordinated(
+        layout: &Layout,
+        node: Node,
+        options: Options,
+        c: &crate::process::Coordination,
+    ) -> core::result::Result<Self, crate::process::OpenError> {
+        use crate::clock::MonotonicClock;
+        use crate::durable::Durable;
+        use std::sync::Arc;
+
+        if c.is_empty() {
+            return Ok(Generator::new(layout, node, options)?);
+        }
+        if c.lease.is_some() && c.shared.is_some() {
+            return Err(Error::BadOption {
+                name: Name::snippet("lease"),
+                reason: "lease and shared are alternatives: a lease gives each process its own worker value, shared gives all processes one state",
+            }
+            .into());
+        }
+        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
+        let window_ticks = |ms: u64| (ms / layout.tick_ms()).max(1);
+        let mut g = Generator::build(layout, node, options, MonotonicClock::process())?;
+
+        if let Some(kind) = &c.lease {
+            let field = crate::process::lease_field(layout, c)?;
+            if node.get(field) != 0 {
+                return Err(Error::BadOption {
+                    name: Name::snippet(layout.fields()[field].name()),
+                    reason: "the leased field is claimed by the lease: give it no node value",
+                }
+                .into());
+            }
+            if Some(field) == roll {
+                return Err(Error::BadOption {
+                    name: Name::snippet("lease_field"),
+                    reason: "the leased field cannot be the rollover field",
+                }
+                .into());
+            }
+            let clock = MonotonicClock::process();
+            match kind {
+                crate::process::LeaseKind::Local => {
+                    let dir = c.lease_dir.clone().unwrap_or_else(crate::lease::default_lease_dir);
+                    // Lease files reserve in short windows: a lease changes hands when a
+                    // process dies, and the next holder waits out at most the rest of it.
+                    let window = window_ticks(c.state_window_ms.unwrap_or(50));
+                    let lease = crate::lease::claim(&dir, layout, &node, field, window)?;
+                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
+                    let durable = Arc::new(lease.durable);
+                    floor_state(&g, durable.floor);
+                    durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
+                    g.reserve = Some(Reserve::File { durable, mapped: None });
+                }
+                crate::process::LeaseKind::Redis(url) => {
+                    let ttl = c.lease_ttl_ms.unwrap_or(5000);
+                    let window = c.state_window_ms.unwrap_or(1000);
+                    let lease = crate::redis_lease::RedisLease::claim(
+                        url, layout, &node, field, ttl, window, &clock,
+                    )?;
+                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
+                    floor_state(&g, lease.floor);
+                    if let Some(cell) = g.cell_local() {
+                        lease.attach(cell, g.seq_cap, g.roll_bits);
+                    }
+                    // Without a stored high-water mark the floor is a TTL ahead: wait for it
+                    // here rather than fail the first calls.
+                    clock.wait_until_ms(layout.unix_ms_of(lease.floor));
+                    g.reserve = Some(Reserve::Redis(lease));
+                }
+            }
+            return Ok(g);
+        }
+
+        let durable = match &c.state_file {
+            Some(path) => Some(Durable::state_file(
+                path,
+                layout.fingerprint(),
+                layout.node_bits(&match roll {
+                    Some(r) => node.with(r, 0),
+                    None => node,
+                }),
+                window_ticks(c.state_window_ms.unwrap_or(1000)),
+                layout.max_tick(),
+            )?),
+            None => None,
+        };
+
+        if let Some(name) = &c.shared {
+            let identity = crate::shared::Identity {
+                layout,
+                node: &node,
+                options: &options,
+                rollover: roll,
+                state_file: c.state_file.as_deref(),
+            };
+            let (map, fresh) = crate::shared::Mapping::open(name, &identity)?;
+            let map = Arc::new(map);
+            g.clock = MonotonicClock::with_offset_ns(map.anchor_ns());
+            g.cell = Cell::Mapped(map.clone());
+            if let Some(durable) = durable {
+                if fresh {
+                    map.reserved().store(durable.floor, Ordering::Release);
+                }
+                floor_state(&g, durable.floor);
+                g.reserve = Some(Reserve::File { durable: Arc::new(durable), mapped: Some(map) });
+            }
+            return Ok(g);
+        }
+
+        // A state file without a shared state: the process's registry state for this
+        // identity, and one reservation per file in this process.
+        g.cell = Cell::Local(crate::registry::state_for(layout, &node, roll)?);
+        if let Some(durable) = durable {
+            let durable = crate::durable::open_in_process(durable);
+            floor_state(&g, durable.floor);
+            durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
+            g.reserve = Some(Reserve::File { durable, mapped: None });
+        }
+        Ok(g)
+    }
+
+    fn cell_local(&self) -> Option<std::sync::Arc<AtomicU64>> {
+        match &self.cell {
+            Cell::Local(word) => Some(word.clone()),
+            Cell::Mapped(_) => None,
+        }
+    }
+}
+
+/// Moves the state's next free slot up to tick `floor` if it is below.
+#[cfg(all(feature = "std", unix))]
+fn floor_state<C: Clock>(g: &Generator<C>, floor: u64) {
+    let cell: &AtomicU64 = &g.cell;
+    let mut cur = cell.load(Ordering::Acquire);
+    loop {
+        let (l, r, _) = g.unpack(cur);
+        if l >= floor {
+            return;
+        }
+        match cell.compare_exchange(cur, g.pack(floor, r, 0), Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => return,
+            Err(now) => cur = now,
         }
     }
 }

@@ -16,31 +16,13 @@ pub const MAX_FIELDS: usize = 16;
 
 /// The presets, by name, with their specs (DESIGN §2). `Layout::parse` accepts the names.
 pub const PRESETS: [(&str, &str); 7] = [
-    (
-        "twitter",
-        "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms",
-    ),
-    (
-        "discord",
-        "time:42,worker:5,process:5,sequence:12;epoch=1420070400000;tick=1ms",
-    ),
-    (
-        "instagram",
-        "time:41,shard:13,sequence:10;epoch=1314220021721;tick=1ms",
-    ),
-    (
-        "sonyflake",
-        "time:39,sequence:8,machine:16;epoch=1409529600000;tick=10ms",
-    ),
-    (
-        "baidu",
-        "time:28,worker:22,sequence:13;epoch=1463673600000;tick=1s",
-    ),
+    ("twitter", "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms"),
+    ("discord", "time:42,worker:5,process:5,sequence:12;epoch=1420070400000;tick=1ms"),
+    ("instagram", "time:41,shard:13,sequence:10;epoch=1314220021721;tick=1ms"),
+    ("sonyflake", "time:39,sequence:8,machine:16;epoch=1409529600000;tick=10ms"),
+    ("baidu", "time:28,worker:22,sequence:13;epoch=1463673600000;tick=1s"),
     ("mastodon", "time:48,sequence:16;epoch=0;tick=1ms"),
-    (
-        "game",
-        "time:39,platform:3,area:11,app:5,sequence:6;epoch=1541001600000;tick=1ms",
-    ),
+    ("game", "time:39,platform:3,area:11,app:5,sequence:6;epoch=1541001600000;tick=1ms"),
 ];
 
 /// What a field holds.
@@ -64,12 +46,7 @@ pub struct Field {
 }
 
 impl Field {
-    const UNUSED: Field = Field {
-        name: Name::EMPTY,
-        bits: 0,
-        shift: 0,
-        kind: FieldKind::Node,
-    };
+    const UNUSED: Field = Field { name: Name::EMPTY, bits: 0, shift: 0, kind: FieldKind::Node };
 
     /// The field's name.
     pub fn name(&self) -> &str {
@@ -110,6 +87,13 @@ impl Node {
     /// The value of the field at `index` in [`Layout::fields`].
     pub const fn get(&self, index: usize) -> u64 {
         self.values[index]
+    }
+
+    /// The same values with the field at `index` set to `value` (unchecked: the callers
+    /// check the range).
+    pub(crate) const fn with(mut self, index: usize, value: u64) -> Node {
+        self.values[index] = value;
+        self
     }
 }
 
@@ -163,9 +147,7 @@ fn parse_u64(s: &str) -> Option<u64> {
 }
 
 fn parse_tick(s: &str) -> core::result::Result<u64, LayoutError> {
-    let bad = LayoutError::BadTick {
-        text: Name::snippet(s),
-    };
+    let bad = LayoutError::BadTick { text: Name::snippet(s) };
     let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
         (n, 1)
     } else if let Some(n) = s.strip_suffix('s') {
@@ -198,10 +180,7 @@ impl Layout {
         if !spec.contains(':') && !spec.contains(';') {
             return match PRESETS.iter().find(|(name, _)| *name == spec) {
                 Some((_, preset)) => Layout::parse(preset),
-                None => Err(LayoutError::UnknownPreset {
-                    name: Name::snippet(spec),
-                }
-                .into()),
+                None => Err(LayoutError::UnknownPreset { name: Name::snippet(spec) }.into()),
             };
         }
         let (fields_text, options_text) = match spec.split_once(';') {
@@ -220,15 +199,11 @@ impl Layout {
         let mut seen_seq = false;
         for (i, text) in fields_text.split(',').enumerate() {
             let text = text.trim();
-            let (name, bits) = text.split_once(':').ok_or(LayoutError::BadField {
-                text: Name::snippet(text),
-            })?;
+            let (name, bits) =
+                text.split_once(':').ok_or(LayoutError::BadField { text: Name::snippet(text) })?;
             let (name, bits) = (name.trim(), bits.trim());
             if !Name::is_valid_field_name(name) {
-                return Err(LayoutError::BadName {
-                    name: Name::snippet(name),
-                }
-                .into());
+                return Err(LayoutError::BadName { name: Name::snippet(name) }.into());
             }
             let name = Name::snippet(name);
             let bits = parse_u64(bits).ok_or(LayoutError::BadWidth { name })?;
@@ -257,12 +232,7 @@ impl Layout {
                 seen_seq = true;
                 layout.seq = i as u8;
             }
-            layout.fields[i] = Field {
-                name,
-                bits: bits.min(64) as u8,
-                shift: 0,
-                kind,
-            };
+            layout.fields[i] = Field { name, bits: bits.min(64) as u8, shift: 0, kind };
             layout.len = i as u8 + 1;
         }
         if total > 64 {
@@ -284,31 +254,20 @@ impl Layout {
             if opt.is_empty() {
                 continue;
             }
-            let (key, value) = split_kv(opt).ok_or(LayoutError::UnknownOption {
-                name: Name::snippet(opt),
-            })?;
+            let (key, value) =
+                split_kv(opt).ok_or(LayoutError::UnknownOption { name: Name::snippet(opt) })?;
             let seen = match key {
                 "epoch" => &mut epoch_seen,
                 "tick" => &mut tick_seen,
-                _ => {
-                    return Err(LayoutError::UnknownOption {
-                        name: Name::snippet(key),
-                    }
-                    .into())
-                }
+                _ => return Err(LayoutError::UnknownOption { name: Name::snippet(key) }.into()),
             };
             if core::mem::replace(seen, true) {
-                return Err(LayoutError::DuplicateOption {
-                    name: Name::snippet(key),
-                }
-                .into());
+                return Err(LayoutError::DuplicateOption { name: Name::snippet(key) }.into());
             }
             if key == "epoch" {
                 layout.epoch_ms = parse_u64(value)
                     .or_else(|| crate::time::parse_rfc3339(value))
-                    .ok_or(LayoutError::BadEpoch {
-                        text: Name::snippet(value),
-                    })?;
+                    .ok_or(LayoutError::BadEpoch { text: Name::snippet(value) })?;
             } else {
                 layout.tick_ms = parse_tick(value)?;
             }
@@ -326,10 +285,7 @@ impl Layout {
     /// assert_eq!(snowflake_core::Layout::preset("sonyflake").unwrap().tick_ms(), 10);
     /// ```
     pub fn preset(name: &str) -> Option<Layout> {
-        PRESETS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .and_then(|(_, spec)| Layout::parse(spec).ok())
+        PRESETS.iter().find(|(n, _)| *n == name).and_then(|(_, spec)| Layout::parse(spec).ok())
     }
 
     /// The fields, from the most significant down.
@@ -339,18 +295,12 @@ impl Layout {
 
     /// The field called `name` and its index in [`Layout::fields`].
     pub fn field(&self, name: &str) -> Option<(usize, &Field)> {
-        self.fields()
-            .iter()
-            .enumerate()
-            .find(|(_, f)| f.name == name)
+        self.fields().iter().enumerate().find(|(_, f)| f.name == name)
     }
 
     /// The node fields (all but `time` and `sequence`) with their indexes.
     pub fn node_fields(&self) -> impl Iterator<Item = (usize, &Field)> + '_ {
-        self.fields()
-            .iter()
-            .enumerate()
-            .filter(|(_, f)| f.kind == FieldKind::Node)
+        self.fields().iter().enumerate().filter(|(_, f)| f.kind == FieldKind::Node)
     }
 
     /// The `time` field.
@@ -412,19 +362,11 @@ impl Layout {
             return Err(self.time_range_error(unix_ms));
         }
         let since = unix_ms - self.epoch_ms;
-        Ok(if self.tick_ms == 1 {
-            since
-        } else {
-            since / self.tick_ms
-        })
+        Ok(if self.tick_ms == 1 { since } else { since / self.tick_ms })
     }
 
     pub(crate) fn time_range_error(&self, unix_ms: u64) -> Error {
-        Error::TimeRange {
-            unix_ms,
-            first_unix_ms: self.epoch_ms,
-            last_unix_ms: self.last_unix_ms(),
-        }
+        Error::TimeRange { unix_ms, first_unix_ms: self.epoch_ms, last_unix_ms: self.last_unix_ms() }
     }
 
     /// The start of tick `tick`, in Unix milliseconds.
@@ -460,24 +402,15 @@ impl Layout {
         let mut node = Node::default();
         let mut set = [false; MAX_FIELDS];
         for &(name, value) in pairs {
-            let (i, field) = self.field(name).ok_or(Error::UnknownField {
-                name: Name::snippet(name),
-            })?;
+            let (i, field) = self.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
             if field.kind != FieldKind::Node {
                 return Err(Error::NotANodeField { name: field.name });
             }
             if core::mem::replace(&mut set[i], true) {
-                return Err(Error::BadOption {
-                    name: field.name,
-                    reason: "the value is given twice",
-                });
+                return Err(Error::BadOption { name: field.name, reason: "the value is given twice" });
             }
             if value > field.max() {
-                return Err(Error::ValueRange {
-                    name: field.name,
-                    value,
-                    max: field.max(),
-                });
+                return Err(Error::ValueRange { name: field.name, value, max: field.max() });
             }
             node.values[i] = value;
         }
@@ -504,10 +437,7 @@ impl Layout {
                 reason: "the node value is not a non-negative integer that fits in 64 bits",
             })?;
             if n == MAX_FIELDS {
-                return Err(Error::BadOption {
-                    name: Name::snippet(name),
-                    reason: "too many node values",
-                });
+                return Err(Error::BadOption { name: Name::snippet(name), reason: "too many node values" });
             }
             pairs[n] = (name, value);
             n += 1;
@@ -517,14 +447,12 @@ impl Layout {
 
     /// The node fields' `(name, value)` pairs of `node`, from the most significant down.
     pub fn node_values<'a>(&'a self, node: &'a Node) -> impl Iterator<Item = (&'a str, u64)> + 'a {
-        self.node_fields()
-            .map(move |(i, f)| (f.name(), node.values[i]))
+        self.node_fields().map(move |(i, f)| (f.name(), node.values[i]))
     }
 
     /// The bits of the node fields of `node`, in place.
     pub(crate) fn node_bits(&self, node: &Node) -> u64 {
-        self.node_fields()
-            .fold(0, |acc, (i, f)| acc | (node.values[i] << f.shift))
+        self.node_fields().fold(0, |acc, (i, f)| acc | (node.values[i] << f.shift))
     }
 
     /// The ID of `tick`, `node` and `sequence` (all already in range).
@@ -546,19 +474,11 @@ impl Layout {
         let tick = self.tick_of(unix_ms)?;
         let seq = self.sequence();
         if sequence > seq.max() {
-            return Err(Error::ValueRange {
-                name: seq.name,
-                value: sequence,
-                max: seq.max(),
-            });
+            return Err(Error::ValueRange { name: seq.name, value: sequence, max: seq.max() });
         }
         for (i, f) in self.node_fields() {
             if node.values[i] > f.max() {
-                return Err(Error::ValueRange {
-                    name: f.name,
-                    value: node.values[i],
-                    max: f.max(),
-                });
+                return Err(Error::ValueRange { name: f.name, value: node.values[i], max: f.max() });
             }
         }
         Ok(self.compose_raw(tick, self.node_bits(node), sequence))
@@ -567,23 +487,14 @@ impl Layout {
     /// The parts of `id`; an error when `id` has bits set above the layout's width.
     pub fn decode(&self, id: u64) -> Result<Parts> {
         if id > self.max_value() {
-            return Err(Error::IdRange {
-                id,
-                bits: self.total_bits,
-            });
+            return Err(Error::IdRange { id, bits: self.total_bits });
         }
         let tick = self.time().get(id);
         let mut node = Node::default();
         for (i, f) in self.node_fields() {
             node.values[i] = f.get(id);
         }
-        Ok(Parts {
-            id,
-            tick,
-            unix_ms: self.unix_ms_of(tick),
-            sequence: self.sequence().get(id),
-            node,
-        })
+        Ok(Parts { id, tick, unix_ms: self.unix_ms_of(tick), sequence: self.sequence().get(id), node })
     }
 
     /// The smallest ID of the tick holding `unix_ms`: with [`Layout::max_id`], the bounds of a

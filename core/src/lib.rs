@@ -38,15 +38,29 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 
 mod clock;
+#[cfg(all(feature = "std", unix))]
+mod durable;
 mod encoding;
 mod error;
 mod generator;
 pub mod hash;
 mod layout;
+#[cfg(all(feature = "std", unix))]
+mod lease;
 mod options;
 mod pool;
+#[cfg(all(feature = "std", unix))]
+mod process;
+#[cfg(all(feature = "std", unix))]
+mod redis_lease;
+#[cfg(feature = "std")]
+mod redis_script;
 #[cfg(feature = "std")]
 mod registry;
+#[cfg(all(feature = "std", unix))]
+mod resp;
+#[cfg(all(feature = "std", unix))]
+mod shared;
 mod text;
 pub mod time;
 
@@ -59,7 +73,15 @@ pub use generator::{Block, Generator, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
 pub use options::{Options, SequenceStart};
 pub use pool::Pool;
+#[cfg(feature = "std")]
+pub use redis_script::redis_script;
 pub use text::{Name, MAX_NAME_LEN};
+#[cfg(all(feature = "std", unix))]
+pub use {
+    lease::default_lease_dir,
+    process::{Coordination, LeaseKind, OpenError},
+    shared::{shared_path, shm_dir, IoError},
+};
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -63,19 +63,14 @@ impl Default for Options {
 }
 
 fn bad(name: &str, reason: &'static str) -> Error {
-    Error::BadOption {
-        name: Name::snippet(name),
-        reason,
-    }
+    Error::BadOption { name: Name::snippet(name), reason }
 }
 
 fn number(name: &str, value: &str) -> Result<u64> {
     if value.is_empty() || !value.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad(name, "must be a non-negative integer"));
     }
-    value
-        .parse()
-        .map_err(|_| bad(name, "does not fit in 64 bits"))
+    value.parse().map_err(|_| bad(name, "does not fit in 64 bits"))
 }
 
 impl Options {
@@ -98,10 +93,7 @@ impl Options {
             let (key, value) = item
                 .split_once('=')
                 .map(|(k, v)| (k.trim(), v.trim()))
-                .ok_or(bad(
-                    item,
-                    "options are written `key=value`, separated by `;`",
-                ))?;
+                .ok_or(bad(item, "options are written `key=value`, separated by `;`"))?;
             let slot = match key {
                 "max_drift_ms" => 0,
                 "max_wait_ms" => 1,

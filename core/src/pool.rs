@@ -35,17 +35,7 @@ pub struct Pool<'g, C: Clock, const N: usize = 16> {
 impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
     /// An empty pool over `generator`.
     pub fn new(generator: &'g Generator<C>) -> Self {
-        Pool {
-            generator,
-            blocks: [Block {
-                first: 0,
-                count: 0,
-                stride: 1,
-            }; N],
-            head: 0,
-            len: 0,
-            used: 0,
-        }
+        Pool { generator, blocks: [Block { first: 0, count: 0, stride: 1 }; N], head: 0, len: 0, used: 0 }
     }
 
     /// Banks the rest of the current tick, if the pool has room for another block; returns how
@@ -66,10 +56,7 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
 
     /// How many IDs are banked.
     pub fn banked(&self) -> u64 {
-        (0..self.len)
-            .map(|i| self.blocks[(self.head + i) % N].count)
-            .sum::<u64>()
-            - self.used
+        (0..self.len).map(|i| self.blocks[(self.head + i) % N].count).sum::<u64>() - self.used
     }
 
     /// An ID from the bank, or else from the generator.

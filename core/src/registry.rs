@@ -35,20 +35,13 @@ struct Registry {
 // SAFETY: `entries` is only touched while `locked` is held.
 unsafe impl Sync for Registry {}
 
-static REGISTRY: Registry = Registry {
-    locked: AtomicBool::new(false),
-    entries: UnsafeCell::new(Vec::new()),
-};
+static REGISTRY: Registry = Registry { locked: AtomicBool::new(false), entries: UnsafeCell::new(Vec::new()) };
 static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 static ATFORK: Once = Once::new();
 
 impl Registry {
     fn lock(&self) {
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
+        while self.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
             std::hint::spin_loop();
         }
     }
@@ -82,20 +75,22 @@ fn install_atfork() {
 }
 
 /// How many times this process's ancestry has forked since the library was loaded (0 in
-/// the first process).
-#[inline]
+/// the first process); installs the fork handlers on first use.
 pub(crate) fn fork_generation() -> u64 {
     install_atfork();
+    current_fork_generation()
+}
+
+/// [`fork_generation`] without the installation check, for the hot path of generators that
+/// installed it when they were built.
+#[inline]
+pub(crate) fn current_fork_generation() -> u64 {
     FORK_GENERATION.load(Ordering::Relaxed)
 }
 
 /// The state shared by every generator of this process with `layout` and `node` (the
 /// rollover field's value aside).
-pub(crate) fn state_for(
-    layout: &Layout,
-    node: &Node,
-    rollover: Option<usize>,
-) -> Result<Arc<AtomicU64>> {
+pub(crate) fn state_for(layout: &Layout, node: &Node, rollover: Option<usize>) -> Result<Arc<AtomicU64>> {
     let generation = fork_generation();
     REGISTRY.lock();
     // SAFETY: the lock is held until `unlock` below.
@@ -103,22 +98,16 @@ pub(crate) fn state_for(
     entries.retain(|e| e.generation == generation);
     let same = |e: &Entry| {
         e.layout == *layout
-            && layout.node_fields().all(|(i, _)| {
-                Some(i) == rollover || Some(i) == e.rollover || e.node.get(i) == node.get(i)
-            })
+            && layout
+                .node_fields()
+                .all(|(i, _)| Some(i) == rollover || Some(i) == e.rollover || e.node.get(i) == node.get(i))
     };
     let result = match entries.iter().find(|e| same(e)) {
         Some(e) if e.rollover == rollover => Ok(e.cell.clone()),
         Some(_) => Err(Error::Conflict),
         None => {
             let cell = Arc::new(AtomicU64::new(0));
-            entries.push(Entry {
-                layout: *layout,
-                node: *node,
-                rollover,
-                generation,
-                cell: cell.clone(),
-            });
+            entries.push(Entry { layout: *layout, node: *node, rollover, generation, cell: cell.clone() });
             Ok(cell)
         }
     };

@@ -28,10 +28,7 @@ impl Name {
         }
         let mut bytes = [0u8; MAX_NAME_LEN];
         bytes[..s.len()].copy_from_slice(s.as_bytes());
-        Some(Name {
-            len: s.len() as u8,
-            bytes,
-        })
+        Some(Name { len: s.len() as u8, bytes })
     }
 
     /// The text `s` cut (at a character boundary) to fit, for quoting bad input in errors.
@@ -44,10 +41,7 @@ impl Name {
     }
 
     /// The empty name.
-    pub const EMPTY: Name = Name {
-        len: 0,
-        bytes: [0; MAX_NAME_LEN],
-    };
+    pub const EMPTY: Name = Name { len: 0, bytes: [0; MAX_NAME_LEN] };
 
     /// The text.
     pub fn as_str(&self) -> &str {
@@ -62,8 +56,7 @@ impl Name {
         !b.is_empty()
             && b.len() <= MAX_NAME_LEN
             && b[0].is_ascii_lowercase()
-            && b.iter()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+            && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
     }
 }
 

@@ -16,17 +16,14 @@ const LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 fn child(clock: &str) {
     let layout = Layout::parse("twitter").unwrap();
     let node = layout.parse_node("worker=1").unwrap();
-    let options = Options {
-        max_wait_ms: 200,
-        ..Options::default()
-    };
+    let options = Options { max_wait_ms: 200, ..Options::default() };
     let next: Box<dyn Fn() -> Result<u64, Error>> = match clock {
         "system" => {
             let g = Generator::with_clock(&layout, node, options, SystemClock).unwrap();
             Box::new(move || g.next_id())
         }
         _ => {
-            let g = Generator::with_clock(&layout, node, options, MonotonicClock).unwrap();
+            let g = Generator::with_clock(&layout, node, options, MonotonicClock::default()).unwrap();
             Box::new(move || g.next_id())
         }
     };
@@ -49,10 +46,7 @@ fn child(clock: &str) {
 /// Runs the child under faketime, steps its clock back 3 s after 700 ms; returns the IDs and
 /// how many clock-behind errors it saw.
 fn run(clock: &str) -> (Vec<u64>, usize) {
-    let dir = std::env::temp_dir().join(format!(
-        "snowflake-clock-step-{}-{clock}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("snowflake-clock-step-{}-{clock}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let stamp = dir.join("faketime");
     std::fs::write(&stamp, "+0\n").unwrap();
@@ -89,25 +83,13 @@ fn run(clock: &str) -> (Vec<u64>, usize) {
 fn check(clock: &str) {
     let (ids, behind) = run(clock);
     assert!(ids.len() > 1000, "{clock}: only {} IDs", ids.len());
-    assert!(
-        ids.windows(2).all(|w| w[0] < w[1]),
-        "{clock}: IDs repeated or went back"
-    );
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{clock}: IDs repeated or went back");
     if clock == "system" {
-        assert!(
-            behind > 0,
-            "system clock: the step back was not seen (is libfaketime working?)"
-        );
+        assert!(behind > 0, "system clock: the step back was not seen (is libfaketime working?)");
     } else {
-        assert_eq!(
-            behind, 0,
-            "monotonic clock: a wall-clock step must change nothing"
-        );
+        assert_eq!(behind, 0, "monotonic clock: a wall-clock step must change nothing");
     }
-    println!(
-        "test clock_step_{clock} ... ok ({} IDs, {behind} clock-behind errors)",
-        ids.len()
-    );
+    println!("test clock_step_{clock} ... ok ({} IDs, {behind} clock-behind errors)", ids.len());
 }
 
 fn main() {
@@ -115,10 +97,7 @@ fn main() {
         child(&clock);
         return;
     }
-    assert!(
-        std::path::Path::new(LIB).exists(),
-        "{LIB} is missing: apt-get install faketime (make deps)"
-    );
+    assert!(std::path::Path::new(LIB).exists(), "{LIB} is missing: apt-get install faketime (make deps)");
     check("system");
     check("monotonic");
     println!("\ntest result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out");

@@ -19,18 +19,8 @@ fn opts(s: &str) -> Options {
     Options::parse(s).unwrap()
 }
 
-fn isolated<'c>(
-    layout: &Layout,
-    options: &str,
-    clock: &'c ManualClock,
-) -> Generator<&'c ManualClock> {
-    Generator::isolated(
-        layout,
-        layout.parse_node("worker=5").unwrap(),
-        opts(options),
-        clock,
-    )
-    .unwrap()
+fn isolated<'c>(layout: &Layout, options: &str, clock: &'c ManualClock) -> Generator<&'c ManualClock> {
+    Generator::isolated(layout, layout.parse_node("worker=5").unwrap(), opts(options), clock).unwrap()
 }
 
 fn tick_seq(layout: &Layout, id: u64) -> (u64, u64) {
@@ -71,24 +61,15 @@ fn full_tick_without_waiting_is_sequence_exhausted() {
     for _ in 0..4 {
         g.next_id().unwrap();
     }
-    assert_eq!(
-        g.next_id(),
-        Err(Error::SequenceExhausted { retry_after_ms: 1 })
-    );
-    assert_eq!(
-        g.try_next_id(),
-        Err(Error::SequenceExhausted { retry_after_ms: 1 })
-    );
+    assert_eq!(g.next_id(), Err(Error::SequenceExhausted { retry_after_ms: 1 }));
+    assert_eq!(g.try_next_id(), Err(Error::SequenceExhausted { retry_after_ms: 1 }));
     assert_eq!(clock.now_ms(), T, "max_wait_ms=0 never blocks");
     // try_next_id never waits even when max_wait_ms would allow it.
     let g2 = isolated(&l, "max_wait_ms=1000", &clock);
     for _ in 0..4 {
         g2.try_next_id().unwrap();
     }
-    assert!(matches!(
-        g2.try_next_id(),
-        Err(Error::SequenceExhausted { .. })
-    ));
+    assert!(matches!(g2.try_next_id(), Err(Error::SequenceExhausted { .. })));
     assert_eq!(clock.now_ms(), T);
 }
 
@@ -100,11 +81,7 @@ fn clock_back_by_one_tick_waits_it_out() {
     clock.set(T - 1);
     let b = g.next_id().unwrap();
     assert!(b > a);
-    assert_eq!(
-        tick_seq(&l, b),
-        (T, 1),
-        "issued at the generator's tick after waiting"
-    );
+    assert_eq!(tick_seq(&l, b), (T, 1), "issued at the generator's tick after waiting");
     assert_eq!(clock.now_ms(), T);
     assert_eq!(g.stats().clock_behind, 1);
 }
@@ -116,20 +93,10 @@ fn clock_back_more_than_max_wait_fails_at_once_with_how_far() {
     g.next_id().unwrap();
     clock.set(T - 5000);
     let err = g.next_id().unwrap_err();
-    assert_eq!(
-        err,
-        Error::ClockBehind {
-            behind_ms: 5000,
-            retry_after_ms: 5000
-        }
-    );
+    assert_eq!(err, Error::ClockBehind { behind_ms: 5000, retry_after_ms: 5000 });
     assert!(err.to_string().contains("5000 ms behind"), "{err}");
     assert_eq!(err.retry_after_ms(), Some(5000));
-    assert_eq!(
-        clock.now_ms(),
-        T - 5000,
-        "failed without waiting for nothing"
-    );
+    assert_eq!(clock.now_ms(), T - 5000, "failed without waiting for nothing");
     // A step back within max_wait_ms is waited out.
     clock.set(T - 300);
     let id = g.next_id().unwrap();
@@ -145,23 +112,14 @@ fn max_drift_issues_ahead_within_the_allowance() {
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(tick_seq(&l, ids[15]), (T + 3, 3));
     assert_eq!(g.stats().drift_ms, 4);
-    assert!(matches!(
-        g.next_id(),
-        Err(Error::SequenceExhausted { retry_after_ms: 1 })
-    ));
+    assert!(matches!(g.next_id(), Err(Error::SequenceExhausted { retry_after_ms: 1 })));
     // The clock steps back by 2 ms (less than the drift): issuing goes on, above the rest.
     clock.set(T + 2);
     let next = g.next_id().unwrap();
     assert_eq!(tick_seq(&l, next), (T + 4, 0));
     // Back by more than the drift: behind.
     clock.set(T - 50);
-    assert!(matches!(
-        g.next_id(),
-        Err(Error::ClockBehind {
-            behind_ms: 54,
-            retry_after_ms: 51
-        })
-    ));
+    assert!(matches!(g.next_id(), Err(Error::ClockBehind { behind_ms: 54, retry_after_ms: 51 })));
 }
 
 #[test]
@@ -197,13 +155,7 @@ fn rollover_bumps_the_field_and_never_repeats() {
 fn spread_start_is_splitmix_of_the_tick() {
     let l = Layout::parse("twitter").unwrap();
     let clock = ManualClock::new(T);
-    let g = Generator::isolated(
-        &l,
-        Default::default(),
-        opts("sequence_start=spread:64"),
-        &clock,
-    )
-    .unwrap();
+    let g = Generator::isolated(&l, Default::default(), opts("sequence_start=spread:64"), &clock).unwrap();
     let mut residues = HashSet::new();
     for i in 0..200 {
         clock.set(T + i);
@@ -211,10 +163,7 @@ fn spread_start_is_splitmix_of_the_tick() {
         assert_eq!(p.sequence, splitmix64(p.tick) % 64);
         residues.insert(p.sequence % 8);
         // The next ID of the tick follows, no wrap.
-        assert_eq!(
-            l.decode(g.next_id().unwrap()).unwrap().sequence,
-            p.sequence + 1
-        );
+        assert_eq!(l.decode(g.next_id().unwrap()).unwrap().sequence, p.sequence + 1);
     }
     assert_eq!(residues.len(), 8, "id % 8 takes every value at low traffic");
     assert_eq!(g.options().sequence_start, SequenceStart::Spread(64));
@@ -223,24 +172,10 @@ fn spread_start_is_splitmix_of_the_tick() {
 #[test]
 fn spread_wider_than_the_sequence_is_rejected() {
     let l = small();
-    let err = Generator::isolated(
-        &l,
-        Default::default(),
-        opts("sequence_start=spread:5"),
-        ManualClock::new(T),
-    )
-    .unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::ValueRange {
-                value: 5,
-                max: 4,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    let err =
+        Generator::isolated(&l, Default::default(), opts("sequence_start=spread:5"), ManualClock::new(T))
+            .unwrap_err();
+    assert!(matches!(err, Error::ValueRange { value: 5, max: 4, .. }), "{err}");
 }
 
 #[test]
@@ -249,25 +184,11 @@ fn before_the_epoch_and_past_the_end_are_errors() {
     let clock = ManualClock::new(999);
     let g = Generator::isolated(&l, Default::default(), Options::default(), &clock).unwrap();
     let err = g.next_id().unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::TimeRange {
-                unix_ms: 999,
-                first_unix_ms: 1000,
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, Error::TimeRange { unix_ms: 999, first_unix_ms: 1000, .. }), "{err}");
     assert!(err.to_string().contains("before the layout's epoch"));
     clock.set(17_000);
     let err = g.next_id().unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("past the layout's last instant 16999"),
-        "{err}"
-    );
+    assert!(err.to_string().contains("past the layout's last instant 16999"), "{err}");
     // The last tick: three IDs, the last slot is never issued (the state cannot carry past it).
     clock.set(16_999);
     let ids: Vec<u64> = (0..3).map(|_| g.next_id().unwrap()).collect();
@@ -279,34 +200,12 @@ fn before_the_epoch_and_past_the_end_are_errors() {
 fn node_values_and_options_are_validated() {
     let l = Layout::parse("twitter").unwrap();
     let clock = ManualClock::new(T);
-    assert!(matches!(
-        l.parse_node("worker=32"),
-        Err(Error::ValueRange {
-            value: 32,
-            max: 31,
-            ..
-        })
-    ));
-    assert!(matches!(
-        l.parse_node("worker=-1"),
-        Err(Error::BadOption { .. })
-    ));
-    assert!(matches!(
-        l.parse_node("worker=18446744073709551616"),
-        Err(Error::BadOption { .. })
-    ));
-    assert!(matches!(
-        l.parse_node("time=1"),
-        Err(Error::NotANodeField { .. })
-    ));
-    assert!(matches!(
-        l.parse_node("worker=1,worker=2"),
-        Err(Error::BadOption { .. })
-    ));
-    assert!(matches!(
-        l.parse_node("rack=1"),
-        Err(Error::UnknownField { .. })
-    ));
+    assert!(matches!(l.parse_node("worker=32"), Err(Error::ValueRange { value: 32, max: 31, .. })));
+    assert!(matches!(l.parse_node("worker=-1"), Err(Error::BadOption { .. })));
+    assert!(matches!(l.parse_node("worker=18446744073709551616"), Err(Error::BadOption { .. })));
+    assert!(matches!(l.parse_node("time=1"), Err(Error::NotANodeField { .. })));
+    assert!(matches!(l.parse_node("worker=1,worker=2"), Err(Error::BadOption { .. })));
+    assert!(matches!(l.parse_node("rack=1"), Err(Error::UnknownField { .. })));
     for (spec, needle) in [
         ("rollover=rack", "no field `rack`"),
         ("rollover=sequence", "`sequence` is set by the generator"),
@@ -355,21 +254,13 @@ fn pool_banks_quiet_ticks_without_borrowing() {
     let g = isolated(&l, "max_wait_ms=0", &clock);
     let mut pool: Pool<'_, _, 4> = Pool::new(&g);
     assert_eq!(pool.bank().unwrap(), 4);
-    assert_eq!(
-        pool.bank().unwrap(),
-        0,
-        "nothing left in this tick, and no borrowing"
-    );
+    assert_eq!(pool.bank().unwrap(), 0, "nothing left in this tick, and no borrowing");
     for i in 1..=3 {
         clock.set(T + i);
         assert_eq!(pool.bank().unwrap(), 4);
     }
     clock.set(T + 4);
-    assert_eq!(
-        pool.bank().unwrap(),
-        0,
-        "four blocks kept; the fifth is refused"
-    );
+    assert_eq!(pool.bank().unwrap(), 0, "four blocks kept; the fifth is refused");
     assert_eq!(pool.banked(), 16);
     let ids: Vec<u64> = (0..16).map(|_| pool.next_id().unwrap()).collect();
     assert!(ids.windows(2).all(|w| w[0] < w[1]));
@@ -413,24 +304,14 @@ fn isolated_generators_share_nothing() {
     let l = small();
     let clock = ManualClock::new(T);
     let (a, b) = (isolated(&l, "", &clock), isolated(&l, "", &clock));
-    assert_eq!(
-        a.next_id(),
-        b.next_id(),
-        "isolated means isolated: same node, same clock, same ID"
-    );
+    assert_eq!(a.next_id(), b.next_id(), "isolated means isolated: same node, same clock, same ID");
 }
 
 #[test]
 fn rollover_and_plain_generators_of_one_identity_conflict() {
     let l = Layout::parse("time:41,era:2,worker:8,sequence:12;epoch=1288834974657").unwrap();
-    let plain = Generator::new(
-        &l,
-        l.parse_node("worker=4,era=1").unwrap(),
-        Options::default(),
-    )
-    .unwrap();
-    let err =
-        Generator::new(&l, l.parse_node("worker=4").unwrap(), opts("rollover=era")).unwrap_err();
+    let plain = Generator::new(&l, l.parse_node("worker=4,era=1").unwrap(), Options::default()).unwrap();
+    let err = Generator::new(&l, l.parse_node("worker=4").unwrap(), opts("rollover=era")).unwrap_err();
     assert_eq!(err, Error::Conflict);
     drop(plain);
     // Another worker is another identity.
@@ -446,20 +327,13 @@ fn eight_threads_half_a_million_each_no_duplicate() {
     let threads: Vec<_> = (0..8)
         .map(|_| {
             let g = g.clone();
-            std::thread::spawn(move || {
-                (0..per_thread)
-                    .map(|_| g.next_id().unwrap())
-                    .collect::<Vec<u64>>()
-            })
+            std::thread::spawn(move || (0..per_thread).map(|_| g.next_id().unwrap()).collect::<Vec<u64>>())
         })
         .collect();
     let mut all = Vec::with_capacity(8 * per_thread);
     for t in threads {
         let ids = t.join().unwrap();
-        assert!(
-            ids.windows(2).all(|w| w[0] < w[1]),
-            "each thread's IDs increase"
-        );
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "each thread's IDs increase");
         all.extend(ids);
     }
     all.sort_unstable();
@@ -483,8 +357,7 @@ fn a_generator_inherited_through_fork_refuses_to_issue() {
             Err(Error::Forked) => {
                 // A new generator in the child with its own worker value works and does not
                 // reuse the parent's state.
-                let fresh =
-                    Generator::new(&l, l.parse_node("worker=29").unwrap(), Options::default());
+                let fresh = Generator::new(&l, l.parse_node("worker=29").unwrap(), Options::default());
                 match fresh.and_then(|f| f.next_id()) {
                     Ok(_) => 0,
                     Err(_) => 3,
@@ -498,10 +371,6 @@ fn a_generator_inherited_through_fork_refuses_to_issue() {
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert!(libc::WIFEXITED(status));
-    assert_eq!(
-        libc::WEXITSTATUS(status),
-        0,
-        "child: 1 = issued an ID, 2/3 = wrong error"
-    );
+    assert_eq!(libc::WEXITSTATUS(status), 0, "child: 1 = issued an ID, 2/3 = wrong error");
     assert!(g.next_id().unwrap() > parent_id, "the parent goes on");
 }

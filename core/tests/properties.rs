@@ -23,11 +23,8 @@ fn layout() -> impl Strategy<Value = Layout> {
             if total > 64 {
                 return None;
             }
-            let mut fields: Vec<String> = nodes
-                .iter()
-                .enumerate()
-                .map(|(i, b)| format!("n{i}:{b}"))
-                .collect();
+            let mut fields: Vec<String> =
+                nodes.iter().enumerate().map(|(i, b)| format!("n{i}:{b}")).collect();
             fields.insert(at.index(fields.len() + 1), format!("sequence:{seq}"));
             let spec = format!("time:{time},{};epoch={epoch};tick={tick}", fields.join(","));
             Layout::parse(&spec).ok()

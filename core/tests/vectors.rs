@@ -18,12 +18,8 @@ fn u64_of(v: &Value) -> u64 {
 }
 
 fn node_of(layout: &Layout, fields: &Value) -> snowflake_core::Result<snowflake_core::Node> {
-    let pairs: Vec<(&str, u64)> = fields
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_u64().unwrap()))
-        .collect();
+    let pairs: Vec<(&str, u64)> =
+        fields.as_object().unwrap().iter().map(|(k, v)| (k.as_str(), v.as_u64().unwrap())).collect();
     layout.node(&pairs)
 }
 
@@ -35,42 +31,23 @@ fn layouts_decode_and_bounds() {
     for case in layouts {
         let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
         assert_eq!(layout.to_string(), case["canonical"].as_str().unwrap());
-        assert_eq!(
-            Layout::parse(&layout.to_string()).unwrap(),
-            layout,
-            "canonical text parses back"
-        );
+        assert_eq!(Layout::parse(&layout.to_string()).unwrap(), layout, "canonical text parses back");
         assert_eq!(layout.fingerprint(), u64_of(&case["fingerprint"]));
         assert_eq!(u64::from(layout.total_bits()), u64_of(&case["total_bits"]));
-        assert_eq!(
-            layout.capacity_per_tick(),
-            u64_of(&case["capacity_per_tick"])
-        );
+        assert_eq!(layout.capacity_per_tick(), u64_of(&case["capacity_per_tick"]));
         assert_eq!(layout.epoch_ms(), u64_of(&case["epoch_ms"]));
         assert_eq!(layout.tick_ms(), u64_of(&case["tick_ms"]));
         assert_eq!(layout.last_unix_ms(), u64_of(&case["last_unix_ms"]));
         let fields: Vec<(String, u64, u64)> = layout
             .fields()
             .iter()
-            .map(|f| {
-                (
-                    f.name().to_string(),
-                    u64::from(f.bits()),
-                    u64::from(f.shift()),
-                )
-            })
+            .map(|f| (f.name().to_string(), u64::from(f.bits()), u64::from(f.shift())))
             .collect();
         let expected: Vec<(String, u64, u64)> = case["fields"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|f| {
-                (
-                    f["name"].as_str().unwrap().to_string(),
-                    u64_of(&f["bits"]),
-                    u64_of(&f["shift"]),
-                )
-            })
+            .map(|f| (f["name"].as_str().unwrap().to_string(), u64_of(&f["bits"]), u64_of(&f["shift"])))
             .collect();
         assert_eq!(fields, expected);
         for d in case["decode"].as_array().unwrap() {
@@ -79,23 +56,14 @@ fn layouts_decode_and_bounds() {
             assert_eq!(parts.unix_ms, u64_of(&d["unix_ms"]), "{id}");
             assert_eq!(parts.tick, u64_of(&d["tick"]));
             assert_eq!(parts.sequence, u64_of(&d["sequence"]));
-            let mut got: Vec<(String, u64)> = layout
-                .node_values(&parts.node)
-                .map(|(n, v)| (n.to_string(), v))
-                .collect();
+            let mut got: Vec<(String, u64)> =
+                layout.node_values(&parts.node).map(|(n, v)| (n.to_string(), v)).collect();
             got.sort();
-            let want: Vec<(String, u64)> = d["fields"]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), u64_of(v)))
-                .collect();
+            let want: Vec<(String, u64)> =
+                d["fields"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), u64_of(v))).collect();
             assert_eq!(got, want, "{id}");
             // And back: compose(decode(id)) == id.
-            assert_eq!(
-                layout.compose(parts.unix_ms, &parts.node, parts.sequence),
-                Ok(id)
-            );
+            assert_eq!(layout.compose(parts.unix_ms, &parts.node, parts.sequence), Ok(id));
         }
         for b in case["bounds"].as_array().unwrap() {
             let ms = u64_of(&b["unix_ms"]);
@@ -110,16 +78,11 @@ fn compose_cases() {
     let v = load("layouts.json");
     for case in v["compose"].as_array().unwrap() {
         let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
-        let result = node_of(&layout, &case["fields"]).and_then(|node| {
-            layout.compose(u64_of(&case["unix_ms"]), &node, u64_of(&case["sequence"]))
-        });
+        let result = node_of(&layout, &case["fields"])
+            .and_then(|node| layout.compose(u64_of(&case["unix_ms"]), &node, u64_of(&case["sequence"])));
         match case.get("id") {
             Some(id) => assert_eq!(result, Ok(u64_of(id)), "{case}"),
-            None => assert_eq!(
-                result.unwrap_err().kind().code(),
-                case["error"].as_str().unwrap(),
-                "{case}"
-            ),
+            None => assert_eq!(result.unwrap_err().kind().code(), case["error"].as_str().unwrap(), "{case}"),
         }
     }
 }
@@ -131,10 +94,7 @@ fn invalid_layouts() {
         let err = Layout::parse(case["spec"].as_str().unwrap()).expect_err(&case.to_string());
         assert_eq!(err.kind().code(), case["error"].as_str().unwrap());
         let msg = err.to_string();
-        assert!(
-            msg.contains(case["message_contains"].as_str().unwrap()),
-            "{case}: {msg}"
-        );
+        assert!(msg.contains(case["message_contains"].as_str().unwrap()), "{case}: {msg}");
     }
     for case in v["decode_invalid"].as_array().unwrap() {
         let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
@@ -151,31 +111,19 @@ fn encodings() {
         for (reverse, key) in [(false, "plain"), (true, "reverse")] {
             for (name, text) in row[key].as_object().unwrap() {
                 let e = Encoding::from_name(name).unwrap();
-                assert_eq!(
-                    &*encode(id, e, reverse),
-                    text.as_str().unwrap(),
-                    "{id} {name} {reverse}"
-                );
+                assert_eq!(&*encode(id, e, reverse), text.as_str().unwrap(), "{id} {name} {reverse}");
                 assert_eq!(decode_str(text.as_str().unwrap(), e, reverse), Ok(id));
             }
         }
     }
     for a in v["aliases"].as_array().unwrap() {
         let e = Encoding::from_name(a["encoding"].as_str().unwrap()).unwrap();
-        assert_eq!(
-            decode_str(a["text"].as_str().unwrap(), e, false),
-            Ok(u64_of(&a["id"])),
-            "{a}"
-        );
+        assert_eq!(decode_str(a["text"].as_str().unwrap(), e, false), Ok(u64_of(&a["id"])), "{a}");
     }
     for bad in v["invalid"].as_array().unwrap() {
         let e = Encoding::from_name(bad["encoding"].as_str().unwrap()).unwrap();
         let err = decode_str(bad["text"].as_str().unwrap(), e, false).unwrap_err();
-        assert_eq!(
-            snowflake_core::Error::from(err).kind().code(),
-            bad["error"].as_str().unwrap(),
-            "{bad}"
-        );
+        assert_eq!(snowflake_core::Error::from(err).kind().code(), bad["error"].as_str().unwrap(), "{bad}");
     }
 }
 
@@ -187,9 +135,7 @@ fn generator_traces() {
     for trace in traces {
         let name = trace["name"].as_str().unwrap();
         let layout = Layout::parse(trace["layout"].as_str().unwrap()).unwrap();
-        let node = layout
-            .parse_node(trace["node_spec"].as_str().unwrap())
-            .unwrap();
+        let node = layout.parse_node(trace["node_spec"].as_str().unwrap()).unwrap();
         assert_eq!(node, node_of(&layout, &trace["node"]).unwrap());
         let options = Options::parse(trace["options"].as_str().unwrap()).unwrap();
         assert!(options.isolated);
@@ -217,19 +163,10 @@ fn generator_traces() {
 #[test]
 fn vectors_match_the_model() {
     // The vectors are written by an independent Python model; they must be what it writes now.
-    let script = format!(
-        "{}/../tests/vectors/make_vectors.py",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let status = std::process::Command::new("python3")
-        .arg(&script)
-        .arg("--check")
-        .status();
+    let script = format!("{}/../tests/vectors/make_vectors.py", env!("CARGO_MANIFEST_DIR"));
+    let status = std::process::Command::new("python3").arg(&script).arg("--check").status();
     match status {
-        Ok(s) => assert!(
-            s.success(),
-            "tests/vectors are stale: run python3 tests/vectors/make_vectors.py"
-        ),
+        Ok(s) => assert!(s.success(), "tests/vectors are stale: run python3 tests/vectors/make_vectors.py"),
         Err(e) => panic!("python3 is needed to check the vectors: {e}"),
     }
 }

@@ -73,6 +73,36 @@ nodiscard_is_enforced() {
   printf '#include <snowflake.hpp>\nvoid f(const snowflake::Generator& g) { g.next_id(); }\n' >"$WORK/nodiscard.cpp"
   ! g++ -std=c++17 -Werror=unused-result -I"$PREFIX/include" -fsyntax-only "$WORK/nodiscard.cpp"
 }
+docs_show_the_tested_examples() {
+  python3 - <<'PY'
+import sys
+doc = open("docs/c.md").read()
+for path, lang in [("tests/c/example.c", "c"), ("tests/cpp/example/example.cpp", "cpp"),
+                   ("tests/cpp/example/CMakeLists.txt", "cmake")]:
+    if "```%s\n%s```" % (lang, open(path).read()) not in doc:
+        sys.exit("docs/c.md does not show %s as it is" % path)
+PY
+}
+# PHP's FFI has no preprocessor: snowflake_php.h must load as it is installed (FFI::load,
+# FFI_LIB pointed at the installed library) and, without its two #defines, through FFI::cdef.
+php_ffi_reads_the_php_header() {
+  sed "s|\"libsnowflake.so\"|\"$LIBDIR/libsnowflake.so.$MAJOR\"|" "$PREFIX/include/snowflake_php.h" >"$WORK/php.h"
+  php -d ffi.enable=1 -r '
+    $f = FFI::load($argv[1]);
+    $layout = $f->new("SnowflakeLayout*");
+    if ($f->snowflake_layout_new("discord", FFI::addr($layout)) !== 0) exit(1);
+    $parts = $f->new("SnowflakeParts");
+    if ($f->snowflake_layout_decode($layout, 175928847299117063, FFI::addr($parts)) !== 0) exit(2);
+    if ($parts->unix_ms !== 1462015105796 || $parts->fields[1] !== 1 || $parts->sequence !== 7) exit(3);
+    $buf = $f->new("char[21]");
+    if ($f->snowflake_encode(175928847299117063, "base62", false, $buf, 21) !== 0) exit(4);
+    if (FFI::string($buf) !== "0Czks0tP37X") exit(5);
+    if ($f->snowflake_status_code(3) !== "ERR_SNOWFLAKE_LAYOUT") exit(6);
+    $f->snowflake_layout_free($layout);
+    $c = FFI::cdef(preg_replace("/^#define .*$/m", "", file_get_contents($argv[1])), $argv[2]);
+    if ($c->snowflake_version() !== $argv[3]) exit(7);
+  ' "$WORK/php.h" "$LIBDIR/libsnowflake.so.$MAJOR" "$VERSION"
+}
 uninstall_removes_everything() {
   make -s -C ffi-c uninstall PREFIX="$PREFIX" && test -z "$(find "$PREFIX" -type f -o -type l)"
 }
@@ -110,15 +140,19 @@ check "example.c links libsnowflake.a statically (pkg-config static_libs)" \
 check "example_static runs without libsnowflake.so" bash -c \
   "$(declare -f no_libsnowflake_needed); no_libsnowflake_needed $WORK/example_static && $WORK/example_static"
 
+check "PHP FFI::load / FFI::cdef read snowflake_php.h and call the library" php_ffi_reads_the_php_header
 check "C++: [[nodiscard]] is enforced" nodiscard_is_enforced
 check "C++: cmake finds the installed package" \
   cmake -S tests/cpp -B "$WORK/cpp" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release
 check "C++: tests and examples build (-std=c++17 ${STRICT[*]})" cmake --build "$WORK/cpp" -j 2
 program "test_cpp: vectors, exceptions, RAII, threads, double include" "$WORK/cpp/test_cpp" "$VECTORS"
-check "example.cpp runs (shared)" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WORK/cpp/example_cpp"
+check "C++: the README's example project (tests/cpp/example) builds as it stands" bash -c "
+  cmake -S tests/cpp/example -B $WORK/example-cpp -DCMAKE_PREFIX_PATH=$PREFIX && cmake --build $WORK/example-cpp"
+check "example.cpp runs (shared)" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WORK/example-cpp/example"
 check "example.cpp runs (static)" bash -c \
   "$(declare -f no_libsnowflake_needed); no_libsnowflake_needed $WORK/cpp/example_cpp_static && $WORK/cpp/example_cpp_static"
 
+check "docs/c.md shows tests/c/example.c and tests/cpp/example/* verbatim" docs_show_the_tested_examples
 check "make -C ffi-c uninstall removes every installed file" uninstall_removes_everything
 
 echo "$passed passed, $failed failed"

@@ -1,0 +1,87 @@
+//! Speed of a shared state (issue 6): `next_id` on a state in shared memory, against the same
+//! on a process-local state; and four processes on `twitter` together, as a share of the
+//! layout's capacity. Prints figures; run with `cargo bench -p snowflake-core --bench shared`.
+
+use snowflake_core::{Coordination, Generator, Layout};
+use std::hint::black_box;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const WIDE: &str = "time:41,worker:1,sequence:22;epoch=1288834974657;tick=1ms";
+
+fn open(spec: &str, options: &str) -> Generator {
+    let layout = Layout::parse(spec).unwrap();
+    let (o, c) = Coordination::parse_options(options).unwrap();
+    Generator::open(&layout, Default::default(), o, &c).unwrap()
+}
+
+fn ns_per_call(g: &Generator) -> f64 {
+    let mut best = f64::MAX;
+    for _ in 0..7 {
+        let n = 2_000_000;
+        let start = Instant::now();
+        for _ in 0..n {
+            black_box(g.next_id().unwrap());
+        }
+        best = best.min(start.elapsed().as_nanos() as f64 / n as f64);
+    }
+    best
+}
+
+fn main() {
+    if let Ok(name) = std::env::var("SNOWFLAKE_BENCH_WORKER") {
+        // A worker: next_id on the shared twitter state for the given time, then the count.
+        let g = open("twitter", &format!("shared={name}"));
+        let until: u64 = std::env::var("SNOWFLAKE_BENCH_MS").unwrap().parse().unwrap();
+        let start = Instant::now();
+        let mut n = 0u64;
+        while start.elapsed() < Duration::from_millis(until) {
+            for _ in 0..256 {
+                black_box(g.next_id().unwrap());
+            }
+            n += 256;
+        }
+        println!("{n}");
+        return;
+    }
+    if std::env::args().any(|a| a == "--list") {
+        return; // cargo test --benches asks for a list
+    }
+    let name = format!("bench-{}", std::process::id());
+    let local = {
+        let layout = Layout::parse(WIDE).unwrap();
+        let (o, _) = Coordination::parse_options("isolated=true").unwrap();
+        Generator::new(&layout, Default::default(), o).unwrap()
+    };
+    let shared = open(WIDE, &format!("shared={name}-wide"));
+    println!("next_id, 22 sequence bits, process-local state: {:.1} ns", ns_per_call(&local));
+    println!("next_id, 22 sequence bits, shared state:        {:.1} ns", ns_per_call(&shared));
+
+    let ms = 3000;
+    let start = Instant::now();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap())
+                .env("SNOWFLAKE_BENCH_WORKER", &name)
+                .env("SNOWFLAKE_BENCH_MS", ms.to_string())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let total: u64 = children
+        .into_iter()
+        .map(|c| {
+            String::from_utf8(c.wait_with_output().unwrap().stdout).unwrap().trim().parse::<u64>().unwrap()
+        })
+        .sum();
+    let secs = start.elapsed().as_secs_f64().max(ms as f64 / 1000.0);
+    let rate = total as f64 / (ms as f64 / 1000.0);
+    println!(
+        "4 processes, shared twitter state: {rate:.0} IDs/s = {:.1}% of 4,096,000 (wall {secs:.2}s)",
+        100.0 * rate / 4_096_000.0
+    );
+    for n in [format!("{name}-wide"), name] {
+        let _ = std::fs::remove_file(snowflake_core::shared_path(&n));
+    }
+}

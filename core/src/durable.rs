@@ -1,0 +1,299 @@
+//! The durable high-water mark: a file that reserves time ahead, so that a restart after the
+//! clock stepped back never repeats an ID.
+//!
+//! Before a generator issues an ID at a tick at or beyond its reservation, it writes a new
+//! reservation (the tick plus a window, by default 1 s) to the file, makes it durable, and
+//! only then issues. On start it never issues below what the file says was reserved. A clean
+//! close writes the exact high-water mark, so a restart need not wait out the window.
+//!
+//! The record is 48 bytes: magic `SNOWHWM1`, a version, the layout fingerprint, the node bits,
+//! the reserved end (an exclusive tick), and an FNV-1a checksum of the rest. State files are
+//! replaced whole (write a temporary file, `fsync`, `rename`, `fsync` the directory), so a
+//! crash leaves the old record or the new one; a record that is torn or corrupt anyway, or
+//! that belongs to another layout or node, is an error, never a silent reset. Lease files
+//! (see `lease`) hold the same record, written in place (their holder holds a lock on them).
+
+use crate::error::Error;
+use crate::hash::Fnv1a;
+use crate::process::OpenError;
+use crate::shared::{io_err, Flock};
+use core::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+const MAGIC: &[u8; 8] = b"SNOWHWM1";
+const LEN: usize = 48;
+
+/// What a record says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Record {
+    pub fingerprint: u64,
+    pub node_bits: u64,
+    /// Ticks below this may have been issued; nothing at or above it.
+    pub reserved_end: u64,
+}
+
+fn checksum(bytes: &[u8]) -> u64 {
+    let mut h = Fnv1a::new();
+    for b in bytes {
+        let _ = h.write_char(char::from(*b));
+    }
+    h.0
+}
+
+impl Record {
+    fn encode(&self) -> [u8; LEN] {
+        let mut b = [0u8; LEN];
+        b[..8].copy_from_slice(MAGIC);
+        b[8..12].copy_from_slice(&1u32.to_le_bytes());
+        b[16..24].copy_from_slice(&self.fingerprint.to_le_bytes());
+        b[24..32].copy_from_slice(&self.node_bits.to_le_bytes());
+        b[32..40].copy_from_slice(&self.reserved_end.to_le_bytes());
+        let sum = checksum(&b[..40]);
+        b[40..48].copy_from_slice(&sum.to_le_bytes());
+        b
+    }
+
+    /// `None` for an empty file (never written).
+    fn decode(bytes: &[u8], path: &Path) -> Result<Option<Record>, OpenError> {
+        if bytes.is_empty() {
+            return Ok(None);
+        }
+        let corrupt = |why: &str| {
+            OpenError::StateFile {
+            path: path.to_path_buf(),
+            detail: format!(
+                "{why}: it is torn or corrupt. Nothing was reset. If you are sure no ID above the time it guarded was issued, delete it"
+            ),
+        }
+        };
+        if bytes.len() != LEN {
+            return Err(corrupt(&format!("{} bytes, not {LEN}", bytes.len())));
+        }
+        if &bytes[..8] != MAGIC {
+            return Err(corrupt("not a libsnowflake state file"));
+        }
+        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+        if word(40) != checksum(&bytes[..40]) {
+            return Err(corrupt("its checksum does not match"));
+        }
+        Ok(Some(Record { fingerprint: word(16), node_bits: word(24), reserved_end: word(32) }))
+    }
+}
+
+/// How a record is stored.
+enum Store {
+    /// A state file, replaced whole and synced; `lock` serializes processes sharing it.
+    StateFile { lock: PathBuf, sync: bool },
+    /// A lease file held (locked) by this process, written in place.
+    Held(File),
+}
+
+/// A reservation kept in a file.
+pub(crate) struct Durable {
+    path: PathBuf,
+    store: Store,
+    fingerprint: u64,
+    node_bits: u64,
+    window_ticks: u64,
+    max_tick: u64,
+    /// Where the reservation lives when the state is not in a shared mapping.
+    pub(crate) local: AtomicU64,
+    /// What the file said at open: the state must start at or above it.
+    pub(crate) floor: u64,
+    extend_lock: Mutex<()>,
+    /// The process-local state this reservation guards, to write the exact high-water mark
+    /// at close: (the state word, sequence capacity, rollover bits).
+    closing: Mutex<Option<(std::sync::Arc<AtomicU64>, u64, u32)>>,
+}
+
+fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
+    let mut v = Vec::new();
+    file.read_to_end(&mut v)?;
+    Ok(v)
+}
+
+impl Durable {
+    fn check(&self, rec: Option<Record>) -> Result<u64, OpenError> {
+        match rec {
+            None => Ok(0),
+            Some(r) if r.fingerprint != self.fingerprint => Err(OpenError::StateFile {
+                path: self.path.clone(),
+                detail: "it belongs to another layout".into(),
+            }),
+            Some(r) if r.node_bits != self.node_bits => Err(OpenError::StateFile {
+                path: self.path.clone(),
+                detail: "it belongs to other node values".into(),
+            }),
+            Some(r) => Ok(r.reserved_end),
+        }
+    }
+
+    /// Opens (or prepares to create) the state file at `path`.
+    pub(crate) fn state_file(
+        path: &Path,
+        fingerprint: u64,
+        node_bits: u64,
+        window_ticks: u64,
+        max_tick: u64,
+    ) -> Result<Durable, OpenError> {
+        let mut lock_path = path.as_os_str().to_owned();
+        lock_path.push(".lock");
+        let mut d = Durable {
+            path: path.to_path_buf(),
+            store: Store::StateFile { lock: PathBuf::from(lock_path), sync: true },
+            fingerprint,
+            node_bits,
+            window_ticks: window_ticks.max(1),
+            max_tick,
+            local: AtomicU64::new(0),
+            floor: 0,
+            extend_lock: Mutex::new(()),
+            closing: Mutex::new(None),
+        };
+        let bytes = match File::open(path) {
+            Ok(mut f) => read_all(&mut f).map_err(|e| io_err("reading the state file", path, e))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_err("opening the state file", path, e).into()),
+        };
+        d.floor = d.check(Record::decode(&bytes, path)?)?;
+        d.local.store(d.floor, Ordering::Release);
+        Ok(d)
+    }
+
+    /// A reservation kept in a lease file that this process holds locked.
+    pub(crate) fn held(
+        mut file: File,
+        path: &Path,
+        fingerprint: u64,
+        node_bits: u64,
+        window_ticks: u64,
+        max_tick: u64,
+    ) -> Result<Durable, OpenError> {
+        let bytes = read_all(&mut file).map_err(|e| io_err("reading the lease file", path, e))?;
+        let mut d = Durable {
+            path: path.to_path_buf(),
+            store: Store::Held(file),
+            fingerprint,
+            node_bits,
+            window_ticks: window_ticks.max(1),
+            max_tick,
+            local: AtomicU64::new(0),
+            floor: 0,
+            extend_lock: Mutex::new(()),
+            closing: Mutex::new(None),
+        };
+        // Another layout's or node's lease file in the same directory is not an error for a
+        // lease: the value is ours now, and its old reservation does not concern this layout.
+        d.floor = match Record::decode(&bytes, path)? {
+            Some(r) if r.fingerprint == fingerprint && r.node_bits == node_bits => r.reserved_end,
+            _ => 0,
+        };
+        d.local.store(d.floor, Ordering::Release);
+        Ok(d)
+    }
+
+    fn write(&self, reserved_end: u64) -> io::Result<()> {
+        let rec = Record { fingerprint: self.fingerprint, node_bits: self.node_bits, reserved_end }.encode();
+        match &self.store {
+            Store::Held(file) => file.write_all_at(&rec, 0),
+            Store::StateFile { sync, .. } => {
+                let mut tmp = self.path.as_os_str().to_owned();
+                tmp.push(format!(".tmp{}", std::process::id()));
+                let tmp = PathBuf::from(tmp);
+                let mut f =
+                    OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+                f.write_all(&rec)?;
+                if *sync {
+                    f.sync_all()?;
+                }
+                std::fs::rename(&tmp, &self.path)?;
+                if *sync {
+                    if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                        File::open(dir)?.sync_all()?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Makes the reservation reach past `tick` (stored in `word`), writing the file first.
+    pub(crate) fn extend(&self, word: &AtomicU64, tick: u64) -> Result<(), Error> {
+        let _guard = self.extend_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if word.load(Ordering::Acquire) > tick {
+            return Ok(()); // another thread extended it
+        }
+        let errno = |e: io::Error| Error::StateFile { errno: e.raw_os_error().unwrap_or(libc::EIO) };
+        let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
+        match &self.store {
+            Store::Held(_) => self.write(new_end).map_err(errno)?,
+            Store::StateFile { lock, .. } => {
+                // Processes sharing the state (and the file) take turns, and never lower it.
+                let lock_file = OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .mode(0o600)
+                    .open(lock)
+                    .map_err(errno)?;
+                let _flock = Flock::exclusive(&lock_file, lock).map_err(|e| errno(e.source))?;
+                let on_disk = match File::open(&self.path) {
+                    Ok(mut f) => {
+                        let bytes = read_all(&mut f).map_err(errno)?;
+                        Record::decode(&bytes, &self.path).ok().flatten().map_or(0, |r| r.reserved_end)
+                    }
+                    Err(_) => 0,
+                };
+                self.write(new_end.max(on_disk)).map_err(errno)?;
+            }
+        }
+        word.fetch_max(new_end, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Remembers the process-local state word, so that dropping the reservation writes the
+    /// exact high-water mark (a restart then need not wait out the window).
+    pub(crate) fn attach(&self, state: Option<std::sync::Arc<AtomicU64>>, seq_cap: u64, roll_bits: u32) {
+        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = state.map(|s| (s, seq_cap, roll_bits));
+    }
+}
+
+impl Drop for Durable {
+    fn drop(&mut self) {
+        let closing = self.closing.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        let Some((state, seq_cap, roll_bits)) = closing else { return };
+        let word = state.load(Ordering::Acquire);
+        let low = seq_cap.trailing_zeros() + roll_bits;
+        let (tick, seq) = (word >> low, word & (seq_cap - 1));
+        // Nothing is issued at the next free slot; the tick holds issued IDs when seq > 0.
+        let high_water_end = if seq > 0 { tick + 1 } else { tick };
+        let reserved = self.local.load(Ordering::Acquire);
+        // Only ever lower the record to what was really issued (never below the floor read
+        // at open, which the state started above).
+        if high_water_end < reserved {
+            let _ = self.write(high_water_end.max(self.floor));
+        }
+    }
+}
+
+/// One reservation per state file in this process: generators that open the same file share
+/// it (and so its state, through the registry), and it closes when the last one goes.
+pub(crate) fn open_in_process(fresh: Durable) -> std::sync::Arc<Durable> {
+    use std::sync::{Arc, Weak};
+    static OPEN: Mutex<Vec<(PathBuf, Weak<Durable>)>> = Mutex::new(Vec::new());
+    let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+    open.retain(|(_, w)| w.strong_count() > 0);
+    let key = std::fs::canonicalize(&fresh.path).unwrap_or_else(|_| fresh.path.clone());
+    if let Some(existing) = open.iter().find(|(p, _)| *p == key).and_then(|(_, w)| w.upgrade()) {
+        return existing;
+    }
+    let d = Arc::new(fresh);
+    open.push((key, Arc::downgrade(&d)));
+    d
+}

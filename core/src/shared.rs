@@ -1,0 +1,387 @@
+//! Shared generator state: one state word in a named shared-memory file, used by every
+//! process of a host that opens the name (PHP-FPM, gunicorn and Node cluster workers, game
+//! server processes), lock-free.
+//!
+//! # The file
+//!
+//! `$SNOWFLAKE_SHM_DIR/libsnowflake-<name>.shm`, by default in `/dev/shm` (memory, cleared at
+//! boot) or else the temporary directory; created `0600` and refused when another user owns
+//! it or others may read it. One page:
+//!
+//! | offset | what |
+//! |---|---|
+//! | 0 | magic `SNOWFLK1`, written last when the file is set up |
+//! | 8 | layout fingerprint, node bits, `max_drift_ms`, sequence start, rollover field |
+//! | 64 | clock anchor: `wall - CLOCK_MONOTONIC` in ns, and the boot id it holds for |
+//! | 128 | the layout's canonical text (to name a difference) |
+//! | 1024 | the state word (its own cache line) |
+//! | 1088 | the durable reservation word (see `durable`) |
+//!
+//! Setting up takes an exclusive `flock`; issuing takes none: every ID is one
+//! compare-and-swap on the mapped word, so a process killed at any instant leaves the state
+//! consistent (a creator killed before writing the magic leaves a file the next opener sets up
+//! anew: nothing can have been issued from it).
+//!
+//! # One clock for all
+//!
+//! Every process of a shared state reads `CLOCK_MONOTONIC` (one clock for the whole host) plus
+//! the anchor stored in the file. Processes started before and after a wall-clock step agree
+//! on the time; after a reboot (another boot id) the anchor is taken anew, and the state word
+//! (the high-water mark of what was issued) still keeps new IDs above the old ones.
+
+use crate::error::Error;
+use crate::layout::{Layout, Node};
+use crate::options::{Options, SequenceStart};
+use crate::process::OpenError;
+use crate::text::Name;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const MAGIC: u64 = u64::from_le_bytes(*b"SNOWFLK1");
+const SIZE: usize = 4096;
+const STATE_AT: usize = 1024;
+const RESERVED_AT: usize = 1088;
+const TEXT_AT: usize = 128;
+const TEXT_MAX: usize = 800;
+
+/// Failures outside the library's own rules (files, locks, maps, networks): what was being
+/// done, where, and the OS error.
+#[derive(Debug)]
+pub struct IoError {
+    /// What was being done.
+    pub action: &'static str,
+    /// The file or address.
+    pub target: String,
+    /// The OS error.
+    pub source: io::Error,
+}
+
+impl std::fmt::Display for IoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}: {}", self.action, self.target, self.source)
+    }
+}
+
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+pub(crate) fn io_err(action: &'static str, target: &Path, source: io::Error) -> IoError {
+    IoError { action, target: target.display().to_string(), source }
+}
+
+/// The directory of shared state files: `$SNOWFLAKE_SHM_DIR`, else `/dev/shm`, else the
+/// temporary directory.
+pub fn shm_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SNOWFLAKE_SHM_DIR") {
+        return PathBuf::from(dir);
+    }
+    let dev_shm = Path::new("/dev/shm");
+    if dev_shm.is_dir() {
+        return dev_shm.to_path_buf();
+    }
+    std::env::temp_dir()
+}
+
+/// Whether `name` can name a shared state: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`.
+pub fn valid_shared_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}
+
+/// The path of the shared state called `name`.
+pub fn shared_path(name: &str) -> PathBuf {
+    shm_dir().join(format!("libsnowflake-{name}.shm"))
+}
+
+pub(crate) fn boot_id() -> [u8; 36] {
+    let mut id = [b'?'; 36];
+    if let Ok(text) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") {
+        let b = text.trim().as_bytes();
+        let n = b.len().min(36);
+        id[..n].copy_from_slice(&b[..n]);
+    }
+    id
+}
+
+/// A mapped shared state file.
+pub(crate) struct Mapping {
+    ptr: *mut u8,
+    path: PathBuf,
+}
+
+// SAFETY: the mapping is only accessed through atomics (the state and reservation words) or
+// read after set-up under the file lock.
+unsafe impl Send for Mapping {}
+unsafe impl Sync for Mapping {}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` is the start of a SIZE-byte mapping made in `open`.
+        unsafe { libc::munmap(self.ptr.cast(), SIZE) };
+    }
+}
+
+pub(crate) struct Flock<'a>(&'a File);
+
+impl<'a> Flock<'a> {
+    pub(crate) fn exclusive(file: &'a File, path: &Path) -> Result<Flock<'a>, IoError> {
+        Flock::take(file, path, libc::LOCK_EX).map(|l| l.expect("a blocking lock is taken"))
+    }
+
+    /// Takes the lock; with `LOCK_NB` in `how`, `None` when another holds it.
+    pub(crate) fn take(file: &'a File, path: &Path, how: libc::c_int) -> Result<Option<Flock<'a>>, IoError> {
+        loop {
+            // SAFETY: a valid descriptor.
+            if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
+                return Ok(Some(Flock(file)));
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Ok(None);
+            }
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(io_err("locking", path, e));
+            }
+        }
+    }
+
+    /// Keeps the lock for the life of the open file (released by the kernel at exit).
+    pub(crate) fn keep(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Flock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a valid descriptor.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+fn sequence_code(s: SequenceStart) -> u64 {
+    match s {
+        SequenceStart::Zero => 0,
+        SequenceStart::Spread(k) => k,
+    }
+}
+
+/// What a shared file records of the generators that use it.
+pub(crate) struct Identity<'a> {
+    pub layout: &'a Layout,
+    pub node: &'a Node,
+    pub options: &'a Options,
+    pub rollover: Option<usize>,
+    pub state_file: Option<&'a Path>,
+}
+
+impl Identity<'_> {
+    fn words(&self) -> [u64; 6] {
+        let mut node = *self.node;
+        if let Some(r) = self.rollover {
+            node = node.with(r, 0);
+        }
+        [
+            self.layout.fingerprint(),
+            self.layout.node_bits(&node),
+            self.options.max_drift_ms,
+            sequence_code(self.options.sequence_start),
+            self.rollover.map_or(0, |i| i as u64 + 1),
+            self.state_file.map_or(0, |p| {
+                let mut h = crate::hash::Fnv1a::new();
+                let _ = std::fmt::Write::write_str(&mut h, &p.to_string_lossy());
+                h.0 | 1
+            }),
+        ]
+    }
+}
+
+impl Mapping {
+    fn word(&self, at: usize) -> &AtomicU64 {
+        // SAFETY: `at` is 8-aligned and inside the page-aligned mapping, which outlives `self`.
+        unsafe { &*(self.ptr.add(at) as *const AtomicU64) }
+    }
+
+    /// The state word.
+    pub(crate) fn state(&self) -> &AtomicU64 {
+        self.word(STATE_AT)
+    }
+
+    /// The durable reservation word (`u64::MAX` when no state file reserves for it).
+    pub(crate) fn reserved(&self) -> &AtomicU64 {
+        self.word(RESERVED_AT)
+    }
+
+    fn read(&self, at: usize) -> u64 {
+        self.word(at).load(Ordering::Acquire)
+    }
+
+    fn write(&self, at: usize, v: u64) {
+        self.word(at).store(v, Ordering::Release)
+    }
+
+    fn bytes(&self, at: usize, n: usize) -> &[u8] {
+        // SAFETY: inside the mapping; the header is only written under the file lock.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), n) }
+    }
+
+    /// Writes `src` at `at` (under the file lock), zero-filling up to `n` bytes.
+    fn set_bytes(&self, at: usize, n: usize, src: &[u8]) {
+        let len = src.len().min(n);
+        // SAFETY: inside the mapping; the header is only written under the file lock, and no
+        // reference into these bytes is alive while they are written.
+        unsafe {
+            std::ptr::write_bytes(self.ptr.add(at), 0, n);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), len);
+        }
+    }
+
+    /// The clock anchor recorded in the file.
+    pub(crate) fn anchor_ns(&self) -> i64 {
+        self.read(64) as i64
+    }
+
+    /// Opens (creating if need be) the shared state called `name` for `identity`.
+    /// Opens (creating if need be) the shared state called `name`; `true` when this call set
+    /// it up.
+    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<(Mapping, bool), OpenError> {
+        if !valid_shared_name(name) {
+            return Err(OpenError::Core(Error::BadOption {
+                name: Name::snippet(name),
+                reason: "a shared name is 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .)",
+            }));
+        }
+        Mapping::open_path(&shared_path(name), identity)
+    }
+
+    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<(Mapping, bool), OpenError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+            .open(path)
+            .map_err(|e| io_err("opening the shared state", path, e))?;
+        let meta = file.metadata().map_err(|e| io_err("reading", path, e))?;
+        // SAFETY: no arguments.
+        let uid = unsafe { libc::geteuid() };
+        if meta.uid() != uid || meta.mode() & 0o077 != 0 {
+            return Err(OpenError::Mismatch {
+                what: "owner",
+                detail: format!(
+                    "{} belongs to uid {} with mode {:o}; it must be this user's ({uid}) with mode 600",
+                    path.display(),
+                    meta.uid(),
+                    meta.mode() & 0o777
+                ),
+            });
+        }
+        let _lock = Flock::exclusive(&file, path)?;
+        let len = file.metadata().map_err(|e| io_err("reading", path, e))?.len();
+        if len < SIZE as u64 {
+            file.set_len(SIZE as u64).map_err(|e| io_err("sizing", path, e))?;
+        }
+        // SAFETY: a fresh shared mapping of a file at least SIZE bytes long.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                SIZE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io_err("mapping", path, io::Error::last_os_error()).into());
+        }
+        let map = Mapping { ptr: ptr.cast(), path: path.to_path_buf() };
+        let words = identity.words();
+        let magic = map.read(0);
+        let fresh = magic == 0;
+        if fresh {
+            for (i, w) in words.iter().enumerate() {
+                map.write(8 + 8 * i, *w);
+            }
+            map.set_bytes(TEXT_AT, TEXT_MAX, identity.layout.to_string().as_bytes());
+            map.state().store(0, Ordering::Release);
+            map.reserved().store(u64::MAX, Ordering::Release);
+            map.write(64, crate::clock::MonotonicClock::current_offset_ns() as u64);
+            map.set_bytes(72, 36, &boot_id());
+            map.write(0, MAGIC);
+        } else if magic != MAGIC {
+            return Err(OpenError::Mismatch {
+                what: "file",
+                detail: format!("{} is not a libsnowflake shared state", path.display()),
+            });
+        } else {
+            if let Some(e) = map.compare(identity, &words) {
+                return Err(e);
+            }
+            if map.bytes(72, 36) != boot_id() {
+                // Another boot: CLOCK_MONOTONIC restarted. Anchor anew; the state word keeps
+                // every new ID above the ones issued before.
+                map.write(64, crate::clock::MonotonicClock::current_offset_ns() as u64);
+                map.set_bytes(72, 36, &boot_id());
+            }
+        }
+        Ok((map, fresh))
+    }
+
+    fn compare(&self, identity: &Identity<'_>, words: &[u64; 6]) -> Option<OpenError> {
+        let theirs: Vec<u64> = (0..6).map(|i| self.read(8 + 8 * i)).collect();
+        let text = self.bytes(TEXT_AT, TEXT_MAX);
+        let end = text.iter().position(|&b| b == 0).unwrap_or(TEXT_MAX);
+        let their_layout = String::from_utf8_lossy(&text[..end]).into_owned();
+        let (what, detail) = if theirs[0] != words[0] {
+            ("layout", format!("it holds `{their_layout}`, not `{}`", identity.layout))
+        } else if theirs[1] != words[1] {
+            let layout = identity.layout;
+            let describe = |bits: u64| {
+                layout
+                    .node_fields()
+                    .filter(|(i, _)| Some(*i) != identity.rollover)
+                    .map(|(_, f)| format!("{}={}", f.name(), f.get(bits)))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            ("node", format!("it holds node `{}`, not `{}`", describe(theirs[1]), describe(words[1])))
+        } else if theirs[2] != words[2] {
+            ("max_drift_ms", format!("it holds max_drift_ms={}, not {}", theirs[2], words[2]))
+        } else if theirs[3] != words[3] {
+            let s = |k: u64| if k == 0 { "zero".to_string() } else { format!("spread:{k}") };
+            ("sequence_start", format!("it holds sequence_start={}, not {}", s(theirs[3]), s(words[3])))
+        } else if theirs[4] != words[4] {
+            let r = |k: u64| {
+                if k == 0 {
+                    "none".to_string()
+                } else {
+                    identity.layout.fields().get(k as usize - 1).map_or("?".into(), |f| f.name().to_string())
+                }
+            };
+            ("rollover", format!("it holds rollover={}, not {}", r(theirs[4]), r(words[4])))
+        } else if theirs[5] != words[5] {
+            let s = |k: u64| if k == 0 { "none" } else { "a state file" };
+            let mine = identity.state_file.map_or("none".to_string(), |p| p.display().to_string());
+            (
+                "state_file",
+                format!(
+                    "it holds {}, not {mine} (every process of a shared state names the same state_file)",
+                    s(theirs[5])
+                ),
+            )
+        } else {
+            return None;
+        };
+        Some(OpenError::Mismatch { what, detail: format!("{}: {detail}", self.path.display()) })
+    }
+}

@@ -1,0 +1,125 @@
+//! `lease=redis://…` against a real `redis-server` started here: racing claimants get distinct
+//! values; a holder whose key is deleted, or whose Redis stops, stops issuing before its TTL
+//! ends; the next holder starts above everything the previous one issued, also after Redis
+//! restarts empty; a closed holder releases its value.
+#![cfg(all(feature = "std", unix))]
+
+mod common;
+use common::{start_redis, start_redis_on, Conn, Reply};
+use snowflake_core::{Coordination, Error, Generator, Layout};
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+const LAYOUT: &str = "time:41,worker:3,sequence:12;epoch=1288834974657";
+
+fn open(port: u16, ttl_ms: u64) -> Result<Generator, snowflake_core::OpenError> {
+    let layout = Layout::parse(LAYOUT).unwrap();
+    let (options, c) = Coordination::parse_options(&format!(
+        "lease=redis://127.0.0.1:{port}/0;lease_ttl_ms={ttl_ms};max_wait_ms=50"
+    ))
+    .unwrap();
+    Generator::open(&layout, Default::default(), options, &c)
+}
+
+fn worker(g: &Generator) -> u64 {
+    g.node().get(1)
+}
+
+/// Issues until the first error (or `limit`), pausing a little between IDs.
+fn issue_until_error(g: &Generator, limit: Duration) -> (Vec<u64>, Option<Error>, Instant) {
+    let start = Instant::now();
+    let mut ids = vec![];
+    while start.elapsed() < limit {
+        match g.next_id() {
+            Ok(id) => ids.push(id),
+            Err(e) => return (ids, Some(e), Instant::now()),
+        }
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    (ids, None, Instant::now())
+}
+
+#[test]
+fn racing_claimants_get_distinct_values() {
+    let server = start_redis();
+    let port = server.1;
+    let threads: Vec<_> = (0..8).map(|_| std::thread::spawn(move || open(port, 2000))).collect();
+    let gens: Vec<Generator> = threads.into_iter().map(|t| t.join().unwrap().unwrap()).collect();
+    let workers: HashSet<u64> = gens.iter().map(worker).collect();
+    assert_eq!(workers.len(), 8, "8 claimants, 8 values of a 3-bit field");
+    let err = open(port, 2000).unwrap_err();
+    assert!(err.to_string().contains("all 8 values of `worker` are leased"), "{err}");
+    let mut all = HashSet::new();
+    for g in &gens {
+        for _ in 0..10_000 {
+            assert!(all.insert(g.next_id().unwrap()));
+        }
+    }
+}
+
+#[test]
+fn a_deleted_key_stops_the_holder_and_the_next_starts_above_it() {
+    let server = start_redis();
+    let ttl = 600;
+    let old = open(server.1, ttl).unwrap();
+    let w = worker(&old);
+    let first: Vec<u64> = (0..1000).map(|_| old.next_id().unwrap()).collect();
+    let mut admin = Conn::connect(server.1);
+    let keys = match admin.call(&["KEYS", &format!("libsnowflake:*:worker:{w}")]) {
+        Reply::Array(k) => k,
+        r => panic!("{r:?}"),
+    };
+    assert_eq!(keys.len(), 1);
+    let Reply::Bulk(Some(key)) = &keys[0] else { panic!() };
+    let deleted_at = Instant::now();
+    assert_eq!(admin.call(&["DEL", key]), Reply::Int(1));
+    // The old holder must stop (its renewal finds the key gone) within the TTL.
+    let (late, err, stopped_at) = issue_until_error(&old, Duration::from_millis(3 * ttl));
+    assert_eq!(err, Some(Error::LeaseLost), "the old holder must stop");
+    assert!(stopped_at - deleted_at < Duration::from_millis(ttl), "it stopped within the TTL");
+    // A newcomer claims the freed value and starts above the old holder's reservation.
+    let newcomer = open(server.1, ttl).unwrap();
+    assert_eq!(worker(&newcomer), w, "the freed value is claimed again");
+    let new_ids: Vec<u64> = (0..1000).map(|_| newcomer.next_id().unwrap()).collect();
+    let old_max = late.iter().chain(&first).max().unwrap();
+    assert!(new_ids[0] > *old_max, "the new holder starts above the old holder's IDs");
+}
+
+#[test]
+fn redis_stopping_stops_issuing_before_the_ttl_and_a_restart_repeats_nothing() {
+    let mut server = start_redis();
+    let port = server.1;
+    let ttl = 800;
+    let g = open(port, ttl).unwrap();
+    let before: Vec<u64> = (0..500).map(|_| g.next_id().unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(ttl / 2)); // a renewal has happened
+    let _ = server.0.kill();
+    let _ = server.0.wait();
+    let stopped = Instant::now();
+    let (during, err, stopped_at) = issue_until_error(&g, Duration::from_millis(3 * ttl));
+    assert_eq!(err, Some(Error::LeaseLost));
+    assert!(stopped_at - stopped < Duration::from_millis(ttl), "stopped before the TTL ran out");
+    // Redis comes back empty (no persistence): no high-water mark survives. A new holder of
+    // the same value must still never repeat an ID.
+    let _server2 = start_redis_on(port);
+    let next = open(port, ttl).unwrap();
+    assert_eq!(worker(&next), worker(&g), "the only value in use is free again: same value");
+    let after: Vec<u64> = (0..500).map(|_| next.next_id().unwrap()).collect();
+    let old: HashSet<u64> = before.iter().chain(&during).copied().collect();
+    assert!(after.iter().all(|id| !old.contains(id)));
+    assert!(after[0] > *old.iter().max().unwrap());
+}
+
+#[test]
+fn closing_releases_the_value_with_its_exact_high_water_mark() {
+    let server = start_redis();
+    let g = open(server.1, 2000).unwrap();
+    let w = worker(&g);
+    let last = (0..100).map(|_| g.next_id().unwrap()).last().unwrap();
+    drop(g);
+    let start = Instant::now();
+    let again = open(server.1, 2000).unwrap();
+    assert_eq!(worker(&again), w, "released: the same value is free");
+    assert!(start.elapsed() < Duration::from_millis(500), "no TTL to wait: the exact mark was stored");
+    assert!(again.next_id().unwrap() > last);
+}

@@ -1,7 +1,7 @@
 <?php
 
 /*
- * The PHP binding's speed, in ns per call (per ID for batches): the median of 7 rounds.
+ * The PHP binding's speed, in ns per call (per ID for batches).
  *
  *   SNOWFLAKE_LIB=target/release/libsnowflake.so php tests/php/bench.php [--quick]
  *
@@ -14,8 +14,8 @@
  * (b) on `twitter` one batch per millisecond, timing the call alone; the sustained twitter
  * figure shows the cap.
  *
- * Each figure is the median of 7 rounds, with the best round beside it: on a shared machine
- * the spread is wide.
+ * Each figure is the median of 15 short rounds, with the best round beside it: on a shared
+ * machine the spread is wide, and the best round is the closest to an idle machine.
  */
 
 declare(strict_types=1);
@@ -28,8 +28,8 @@ use Snowflake\Layout;
 use Snowflake\Library;
 
 $quick = in_array('--quick', $argv, true);
-$rounds = 7;
-$calls = $quick ? 20000 : 200000;
+$rounds = $quick ? 5 : 15;
+$calls = $quick ? 20000 : 50000;
 
 /**
  * Median and best ns per unit of `$round()`, which returns [elapsed ns, units].
@@ -124,13 +124,13 @@ report('nextIds(1000) [21 sequence bits, sustained]', measure($rounds, function 
 
 report('nextIds(1000) [twitter, one batch a millisecond]', measure($rounds, function () use ($twitter) {
     $ns = 0;
-    for ($i = 0; $i < 200; $i++) {
+    for ($i = 0; $i < 50; $i++) {
         usleep(1000);
         $t = hrtime(true);
         $twitter->nextIds(1000);
         $ns += hrtime(true) - $t;
     }
-    return [$ns, 200 * 1000];
+    return [$ns, 50 * 1000];
 }), 'ID', 50);
 
 report('nextIds(1000) [twitter, sustained: 4096 IDs/ms cap]', measure($rounds, function () use ($twitter, $batches) {

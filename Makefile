@@ -1,5 +1,5 @@
 # Conveniences over the scripts; `bash scripts/test.sh` is the README's test command.
-.PHONY: test deps check bench test-c
+.PHONY: test deps check bench test-c test-node test-python
 
 test:
 	bash scripts/test.sh
@@ -15,6 +15,12 @@ bench:
 
 test-c:
 	bash tests/c/run.sh
+
+test-node:
+	bash bindings-node/run-tests.sh
+
+test-python:
+	bash bindings-python/run-tests.sh
 
 .PHONY: test-php bench-php
 test-php:

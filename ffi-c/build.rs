@@ -5,8 +5,7 @@
 fn main() {
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" || target_os == "freebsd" || target_os == "android" {
-        let major =
-            std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
+        let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsnowflake.so.{major}");
     }
     println!("cargo:rerun-if-changed=build.rs");

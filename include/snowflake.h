@@ -84,6 +84,25 @@ enum SnowflakeStatus
    * A bug inside the library was caught before it could unwind into the caller.
    */
   SNOWFLAKE_STATUS_PANIC = 11,
+  /**
+   * A shared state (`shared=`) exists with another layout, node values or policy, or is
+   * not this user's (`ERR_SNOWFLAKE_SHARED_MISMATCH`).
+   */
+  SNOWFLAKE_STATUS_SHARED_MISMATCH = 12,
+  /**
+   * No worker value could be leased (`lease=`), or the lease lapsed and the generator
+   * stopped issuing (`ERR_SNOWFLAKE_LEASE`).
+   */
+  SNOWFLAKE_STATUS_LEASE = 13,
+  /**
+   * A state file (`state_file=`) is corrupt or belongs to another layout or node
+   * (`ERR_SNOWFLAKE_STATE_FILE`).
+   */
+  SNOWFLAKE_STATUS_STATE_FILE = 14,
+  /**
+   * A file, lock, map or network operation failed (`ERR_SNOWFLAKE_IO`).
+   */
+  SNOWFLAKE_STATUS_IO = 15,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -296,13 +315,22 @@ SnowflakeStatus snowflake_decode_str(const char *text, const char *encoding, boo
 
 /**
  * Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
- * fields left out are 0) and `options` (`"max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true"`),
- * NULL or `""` for the defaults (no drift, wait up to 1000 ms, sequence from 0). Every
- * generator of the process with the same layout and node values shares one state (unless
- * `isolated=true`), so making one per request cannot repeat an ID.
+ * fields left out are 0) and `options`, NULL or `""` for the defaults (no drift, wait up to
+ * 1000 ms, sequence from 0):
  *
- * After `fork()`, a generator made before it fails with `SNOWFLAKE_STATUS_FORKED` in the
- * child: make a new one there (with its own worker value).
+ * - `max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true`
+ *   (how it behaves when a tick is full or the clock goes back);
+ * - `shared=<name>`: every process of the host opening that name draws from one state in
+ *   shared memory (`$SNOWFLAKE_SHM_DIR`, default `/dev/shm`), and keeps working after fork();
+ * - `state_file=<path>` (+ `state_window_ms=`): a durable high-water mark, so a restart after
+ *   the clock stepped back never repeats an ID;
+ * - `lease=local` (+ `lease_dir=`, `lease_field=`) or `lease=redis://host:port/db`
+ *   (+ `lease_ttl_ms=`): claim a free worker value instead of giving one.
+ *
+ * Without `shared=`, every generator of the process with the same layout and node values
+ * shares one state (unless `isolated=true`), so making one per request cannot repeat an ID;
+ * after `fork()` such a generator fails in the child with `SNOWFLAKE_STATUS_FORKED`: make a
+ * new one there (with its own worker value).
  *
  * # Safety
  * `layout` is a live handle; `node` and `options` are NULL or NUL-terminated; `out` is valid

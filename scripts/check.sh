@@ -10,8 +10,9 @@ step "lint: rustfmt, clippy"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "vectors: the files are what the model writes"
+step "generated files: vectors (the model), README sections (docs/)"
 python3 tests/vectors/make_vectors.py --check
+python3 scripts/readme.py --check
 
 step "Rust: core (std and no_std), CLI"
 cargo test --workspace
@@ -19,6 +20,10 @@ cargo test -p snowflake-core --no-default-features --lib --tests
 
 step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
 bash tests/c/run.sh
+step "Node: bindings-node (build, index.d.ts up to date, node:test)"
+bash bindings-node/run-tests.sh
+step "Python: wheel, fresh-venv installs, pytest (bindings-python/run-tests.sh)"
+bash bindings-python/run-tests.sh
 
 step "PHP: the FFI binding (builds the release library)"
 bash tests/php/run.sh

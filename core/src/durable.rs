@@ -109,6 +109,8 @@ pub(crate) struct Durable {
     /// The process-local state this reservation guards, to write the exact high-water mark
     /// at close: (the state word, sequence capacity, rollover bits).
     closing: Mutex<Option<(std::sync::Arc<AtomicU64>, u64, u32)>>,
+    /// The fork generation that owns the file: a child of fork() must not write it.
+    fork_generation: u64,
 }
 
 fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
@@ -154,6 +156,7 @@ impl Durable {
             floor: 0,
             extend_lock: Mutex::new(()),
             closing: Mutex::new(None),
+            fork_generation: crate::registry::fork_generation(),
         };
         let bytes = match File::open(path) {
             Ok(mut f) => read_all(&mut f).map_err(|e| io_err("reading the state file", path, e))?,
@@ -186,6 +189,7 @@ impl Durable {
             floor: 0,
             extend_lock: Mutex::new(()),
             closing: Mutex::new(None),
+            fork_generation: crate::registry::fork_generation(),
         };
         // Another layout's or node's lease file in the same directory is not an error for a
         // lease: the value is ours now, and its old reservation does not concern this layout.
@@ -203,7 +207,8 @@ impl Durable {
             Store::Held(file) => file.write_all_at(&rec, 0),
             Store::StateFile { sync, .. } => {
                 let mut tmp = self.path.as_os_str().to_owned();
-                tmp.push(format!(".tmp{}", std::process::id()));
+                static SERIAL: AtomicU64 = AtomicU64::new(0);
+                tmp.push(format!(".tmp{}.{}", std::process::id(), SERIAL.fetch_add(1, Ordering::Relaxed)));
                 let tmp = PathBuf::from(tmp);
                 let mut f =
                     OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
@@ -230,31 +235,35 @@ impl Durable {
         }
         let errno = |e: io::Error| Error::StateFile { errno: e.raw_os_error().unwrap_or(libc::EIO) };
         let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
+        self.store_end(new_end, |on_disk| new_end.max(on_disk)).map_err(errno)?;
+        word.fetch_max(new_end, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// Writes `choose(the end on disk)` to the file; for a state file under the `.lock` flock
+    /// that processes sharing it take in turn.
+    fn store_end(&self, new_end: u64, choose: impl FnOnce(u64) -> u64) -> io::Result<()> {
         match &self.store {
-            Store::Held(_) => self.write(new_end).map_err(errno)?,
+            Store::Held(_) => self.write(choose(0).max(new_end)),
             Store::StateFile { lock, .. } => {
-                // Processes sharing the state (and the file) take turns, and never lower it.
                 let lock_file = OpenOptions::new()
                     .read(true)
                     .write(true)
                     .create(true)
                     .truncate(false)
                     .mode(0o600)
-                    .open(lock)
-                    .map_err(errno)?;
-                let _flock = Flock::exclusive(&lock_file, lock).map_err(|e| errno(e.source))?;
+                    .open(lock)?;
+                let _flock = Flock::exclusive(&lock_file, lock).map_err(|e| e.source)?;
                 let on_disk = match File::open(&self.path) {
-                    Ok(mut f) => {
-                        let bytes = read_all(&mut f).map_err(errno)?;
-                        Record::decode(&bytes, &self.path).ok().flatten().map_or(0, |r| r.reserved_end)
-                    }
+                    Ok(mut f) => Record::decode(&read_all(&mut f)?, &self.path)
+                        .ok()
+                        .flatten()
+                        .map_or(0, |r| r.reserved_end),
                     Err(_) => 0,
                 };
-                self.write(new_end.max(on_disk)).map_err(errno)?;
+                self.write(choose(on_disk))
             }
         }
-        word.fetch_max(new_end, Ordering::AcqRel);
-        Ok(())
     }
 
     /// Remembers the process-local state word, so that dropping the reservation writes the
@@ -266,34 +275,56 @@ impl Durable {
 
 impl Drop for Durable {
     fn drop(&mut self) {
+        // A child of fork() holds a copy of the parent's reservation: the parent still issues
+        // under it, so the child must leave the file alone.
+        if self.fork_generation != crate::registry::current_fork_generation() {
+            return;
+        }
         let closing = self.closing.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         let Some((state, seq_cap, roll_bits)) = closing else { return };
+        // With a rollover field the state's tick can sit below ticks issued under a lower
+        // counter: the reservation stays as it is.
+        if roll_bits > 0 {
+            return;
+        }
         let word = state.load(Ordering::Acquire);
-        let low = seq_cap.trailing_zeros() + roll_bits;
-        let (tick, seq) = (word >> low, word & (seq_cap - 1));
+        let (tick, seq) = (word >> seq_cap.trailing_zeros(), word & (seq_cap - 1));
         // Nothing is issued at the next free slot; the tick holds issued IDs when seq > 0.
-        let high_water_end = if seq > 0 { tick + 1 } else { tick };
+        let high_water_end = (if seq > 0 { tick + 1 } else { tick }).max(self.floor);
         let reserved = self.local.load(Ordering::Acquire);
-        // Only ever lower the record to what was really issued (never below the floor read
-        // at open, which the state started above).
+        // Under the lock of open_in_process: a generator opening this file now reads the
+        // record after this write.
+        let _open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
         if high_water_end < reserved {
-            let _ = self.write(high_water_end.max(self.floor));
+            // Lower the record to what was really issued, unless another process sharing the
+            // file reserved more meanwhile.
+            let _ = self.store_end(
+                high_water_end,
+                |on_disk| if on_disk > reserved { on_disk } else { high_water_end },
+            );
         }
     }
 }
 
+/// The reservations of this process's state files (see [`open_in_process`]).
+static OPEN: Mutex<Vec<(PathBuf, std::sync::Weak<Durable>)>> = Mutex::new(Vec::new());
+
 /// One reservation per state file in this process: generators that open the same file share
 /// it (and so its state, through the registry), and it closes when the last one goes.
-pub(crate) fn open_in_process(fresh: Durable) -> std::sync::Arc<Durable> {
-    use std::sync::{Arc, Weak};
-    static OPEN: Mutex<Vec<(PathBuf, Weak<Durable>)>> = Mutex::new(Vec::new());
+pub(crate) fn open_in_process(
+    path: &Path,
+    make: impl FnOnce() -> Result<Durable, OpenError>,
+) -> Result<std::sync::Arc<Durable>, OpenError> {
+    use std::sync::Arc;
+    // Built under the lock: a generator opening the file while the last one closes it reads
+    // the record after that close has written it.
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
     open.retain(|(_, w)| w.strong_count() > 0);
-    let key = std::fs::canonicalize(&fresh.path).unwrap_or_else(|_| fresh.path.clone());
+    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     if let Some(existing) = open.iter().find(|(p, _)| *p == key).and_then(|(_, w)| w.upgrade()) {
-        return existing;
+        return Ok(existing);
     }
-    let d = Arc::new(fresh);
+    let d = Arc::new(make()?);
     open.push((key, Arc::downgrade(&d)));
-    d
+    Ok(d)
 }

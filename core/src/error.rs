@@ -231,6 +231,10 @@ pub enum Error {
     /// Another generator in this process has the same layout and node values but a
     /// different `rollover` field, so the two could issue the same IDs.
     Conflict,
+    /// In a child of `fork()`: a generator with this layout and node values was made before
+    /// the fork, so the parent (or a sibling) may still issue its IDs; the child needs node
+    /// values of its own (or a shared state).
+    ForkedIdentity,
     /// The generator's worker-id lease lapsed (not renewed in time, taken by another holder,
     /// or released): it stops issuing rather than risk an ID another holder issues too.
     LeaseLost,
@@ -326,7 +330,7 @@ impl Error {
             Error::TimeRange { .. } => ErrorKind::TimeRange,
             Error::ClockBehind { .. } => ErrorKind::ClockBehind,
             Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
-            Error::Forked => ErrorKind::Forked,
+            Error::Forked | Error::ForkedIdentity => ErrorKind::Forked,
             Error::LeaseLost => ErrorKind::Lease,
             Error::StateFile { .. } => ErrorKind::Io,
         }
@@ -385,6 +389,9 @@ impl fmt::Display for Error {
             ),
             Error::Conflict => f.write_str(
                 "another generator in this process has the same layout and node values with a different rollover field; the two could issue the same IDs",
+            ),
+            Error::ForkedIdentity => f.write_str(
+                "a generator with this layout and node values was made before this process was forked: the parent (or a sibling) may still issue its IDs; give this process node values of its own (e.g. its own worker value), or use a shared state (shared=...)",
             ),
             Error::LeaseLost => f.write_str(
                 "the worker-id lease lapsed (not renewed in time, or taken by another holder): this generator stops issuing; open a new one to claim a value again",

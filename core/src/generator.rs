@@ -386,7 +386,7 @@ impl<C: Clock> Generator<C> {
             } else {
                 let ahead = l - t;
                 // A carry out of a full tick leaves s == 0 one tick past the allowance.
-                let exhausted = s == 0 && ahead == self.drift_ticks + 1;
+                let exhausted = s == 0 && ahead == self.drift_ticks.saturating_add(1);
                 if allow_ahead && ahead <= self.drift_ticks {
                     (l, r, s.max(self.start(l)))
                 } else if allow_ahead && !exhausted && self.roll_bits > 0 && r < (1 << self.roll_bits) - 1 {
@@ -396,6 +396,9 @@ impl<C: Clock> Generator<C> {
                     return Err(Blocked::Wait { until_tick, logical_tick: l, exhausted });
                 }
             };
+            if tick > self.max_tick {
+                return Err(Blocked::End);
+            }
             let room = if tick == self.max_tick { self.seq_cap - 1 } else { self.seq_cap };
             if seq >= room {
                 return Err(Blocked::End);
@@ -585,6 +588,43 @@ impl<C: Clock> Generator<C> {
     }
 }
 
+impl<C: Clock> Generator<C> {
+    /// This generator reading the time through `wrap(clock)`: the same state, node values,
+    /// options and coordination. For bindings that wrap the clock of a generator made by
+    /// `Generator::open` (the Python binding waits detached from its interpreter); `wrap`
+    /// must keep the clock's timeline.
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, ManualClock, Options};
+    /// let layout = Layout::parse("twitter").unwrap();
+    /// let g = Generator::isolated(&layout, Default::default(), Options::default(), ManualClock::new(1_700_000_000_000)).unwrap();
+    /// let a = g.next_id().unwrap();
+    /// let g = g.map_clock(std::sync::Arc::new);
+    /// assert!(g.next_id().unwrap() > a);
+    /// ```
+    pub fn map_clock<D: Clock>(self, wrap: impl FnOnce(C) -> D) -> Generator<D> {
+        Generator {
+            cell: self.cell,
+            clock: wrap(self.clock),
+            layout: self.layout,
+            node: self.node,
+            options: self.options,
+            node_bits: self.node_bits,
+            seq_cap: self.seq_cap,
+            stride: self.stride,
+            roll_bits: self.roll_bits,
+            roll_shift: self.roll_shift,
+            drift_ticks: self.drift_ticks,
+            max_tick: self.max_tick,
+            counters: self.counters,
+            #[cfg(all(feature = "std", unix))]
+            fork_generation: self.fork_generation,
+            #[cfg(all(feature = "std", unix))]
+            reserve: self.reserve,
+        }
+    }
+}
+
 #[cfg(all(feature = "std", unix))]
 impl Generator<crate::clock::MonotonicClock> {
     pub(crate) fn open_coordinated(
@@ -604,6 +644,16 @@ impl Generator<crate::clock::MonotonicClock> {
             return Err(Error::BadOption {
                 name: Name::snippet("lease"),
                 reason: "lease and shared are alternatives: a lease gives each process its own worker value, shared gives all processes one state",
+            }
+            .into());
+        }
+        if options.rollover.is_some() && (c.state_file.is_some() || c.lease.is_some()) {
+            // The rollover counter lives in the state word only: after a restart (or a lease
+            // hand-over) it would start again at 0 and could reuse a value the previous
+            // process issued with, at ticks below the stored mark.
+            return Err(Error::BadOption {
+                name: Name::snippet("rollover"),
+                reason: "rollover cannot be combined with state_file or lease: choose rollover for steps back within a process, or a state file / lease across restarts",
             }
             .into());
         }
@@ -627,6 +677,13 @@ impl Generator<crate::clock::MonotonicClock> {
                 }
                 .into());
             }
+            if c.state_file.is_some() {
+                return Err(Error::BadOption {
+                    name: Name::snippet("state_file"),
+                    reason: "a lease keeps its own high-water mark (in the lease file or in Redis): give no state_file",
+                }
+                .into());
+            }
             let clock = MonotonicClock::process();
             match kind {
                 crate::process::LeaseKind::Local => {
@@ -644,9 +701,13 @@ impl Generator<crate::clock::MonotonicClock> {
                 crate::process::LeaseKind::Redis(url) => {
                     let ttl = c.lease_ttl_ms.unwrap_or(5000);
                     let window = c.state_window_ms.unwrap_or(1000);
-                    let lease = crate::redis_lease::RedisLease::claim(
-                        url, layout, &node, field, ttl, window, &clock,
-                    )?;
+                    let timing = crate::redis_lease::Timing {
+                        ttl_ms: ttl,
+                        window_ms: window,
+                        max_drift_ms: options.max_drift_ms,
+                    };
+                    let lease =
+                        crate::redis_lease::RedisLease::claim(url, layout, &node, field, timing, &clock)?;
                     g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
                     floor_state(&g, lease.floor);
                     if let Some(cell) = g.cell_local() {
@@ -661,37 +722,42 @@ impl Generator<crate::clock::MonotonicClock> {
             return Ok(g);
         }
 
-        let durable = match &c.state_file {
-            Some(path) => Some(Durable::state_file(
+        let state_node = match roll {
+            Some(r) => node.with(r, 0),
+            None => node,
+        };
+        let make_durable = |path: &std::path::Path| {
+            Durable::state_file(
                 path,
                 layout.fingerprint(),
-                layout.node_bits(&match roll {
-                    Some(r) => node.with(r, 0),
-                    None => node,
-                }),
+                layout.node_bits(&state_node),
                 window_ticks(c.state_window_ms.unwrap_or(1000)),
                 layout.max_tick(),
-            )?),
-            None => None,
+            )
         };
 
         if let Some(name) = &c.shared {
+            let durable = c.state_file.as_deref().map(make_durable).transpose()?;
+            // A state set up now starts above the state file's record, with the file's
+            // reservation: written before the file is marked set up, under its lock, so no
+            // process ever issues from it unguarded; one joining later changes nothing.
+            let (initial_state, initial_reserved) = match &durable {
+                Some(d) => (g.floor_word(d.floor, 0), d.floor),
+                None => (0, u64::MAX),
+            };
             let identity = crate::shared::Identity {
                 layout,
                 node: &node,
                 options: &options,
                 rollover: roll,
                 state_file: c.state_file.as_deref(),
+                initial_state,
+                initial_reserved,
             };
-            let (map, fresh) = crate::shared::Mapping::open(name, &identity)?;
-            let map = Arc::new(map);
+            let map = Arc::new(crate::shared::Mapping::open(name, &identity)?);
             g.clock = MonotonicClock::with_offset_ns(map.anchor_ns());
             g.cell = Cell::Mapped(map.clone());
             if let Some(durable) = durable {
-                if fresh {
-                    map.reserved().store(durable.floor, Ordering::Release);
-                }
-                floor_state(&g, durable.floor);
                 g.reserve = Some(Reserve::File { durable: Arc::new(durable), mapped: Some(map) });
             }
             return Ok(g);
@@ -700,13 +766,23 @@ impl Generator<crate::clock::MonotonicClock> {
         // A state file without a shared state: the process's registry state for this
         // identity, and one reservation per file in this process.
         g.cell = Cell::Local(crate::registry::state_for(layout, &node, roll)?);
-        if let Some(durable) = durable {
-            let durable = crate::durable::open_in_process(durable);
+        if let Some(path) = &c.state_file {
+            let durable = crate::durable::open_in_process(path, || make_durable(path))?;
             floor_state(&g, durable.floor);
             durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
             g.reserve = Some(Reserve::File { durable, mapped: None });
         }
         Ok(g)
+    }
+
+    /// The state word whose next free slot is the start of tick `floor` (rollover `r`); a
+    /// floor past the layout's last tick is its last slot, which is never issued.
+    fn floor_word(&self, floor: u64, r: u64) -> u64 {
+        if floor > self.max_tick {
+            self.pack(self.max_tick, r, self.seq_cap - 1)
+        } else {
+            self.pack(floor, r, 0)
+        }
     }
 
     fn cell_local(&self) -> Option<std::sync::Arc<AtomicU64>> {
@@ -719,7 +795,7 @@ impl Generator<crate::clock::MonotonicClock> {
 
 /// Moves the state's next free slot up to tick `floor` if it is below.
 #[cfg(all(feature = "std", unix))]
-fn floor_state<C: Clock>(g: &Generator<C>, floor: u64) {
+fn floor_state(g: &Generator<crate::clock::MonotonicClock>, floor: u64) {
     let cell: &AtomicU64 = &g.cell;
     let mut cur = cell.load(Ordering::Acquire);
     loop {
@@ -727,7 +803,7 @@ fn floor_state<C: Clock>(g: &Generator<C>, floor: u64) {
         if l >= floor {
             return;
         }
-        match cell.compare_exchange(cur, g.pack(floor, r, 0), Ordering::AcqRel, Ordering::Acquire) {
+        match cell.compare_exchange(cur, g.floor_word(floor, r), Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return,
             Err(now) => cur = now,
         }

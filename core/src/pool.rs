@@ -30,17 +30,30 @@ pub struct Pool<'g, C: Clock, const N: usize = 16> {
     head: usize,
     len: usize,
     used: u64,
+    /// The fork generation the bank was filled in: a child of fork() must not hand out the
+    /// parent's banked IDs (a shared generator keeps working in a child; its bank must not).
+    #[cfg(all(feature = "std", unix))]
+    fork_generation: u64,
 }
 
 impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
     /// An empty pool over `generator`.
     pub fn new(generator: &'g Generator<C>) -> Self {
-        Pool { generator, blocks: [Block { first: 0, count: 0, stride: 1 }; N], head: 0, len: 0, used: 0 }
+        Pool {
+            generator,
+            blocks: [Block { first: 0, count: 0, stride: 1 }; N],
+            head: 0,
+            len: 0,
+            used: 0,
+            #[cfg(all(feature = "std", unix))]
+            fork_generation: crate::registry::fork_generation(),
+        }
     }
 
     /// Banks the rest of the current tick, if the pool has room for another block; returns how
     /// many IDs it banked (0 when the tick is used up or the bank full).
     pub fn bank(&mut self) -> Result<u64> {
+        self.forget_after_fork();
         if self.len == N {
             return Ok(0);
         }
@@ -56,11 +69,26 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
 
     /// How many IDs are banked.
     pub fn banked(&self) -> u64 {
+        #[cfg(all(feature = "std", unix))]
+        if self.fork_generation != crate::registry::current_fork_generation() {
+            return 0;
+        }
         (0..self.len).map(|i| self.blocks[(self.head + i) % N].count).sum::<u64>() - self.used
+    }
+
+    /// Forgets the bank if this is a child of fork() of the process that filled it.
+    fn forget_after_fork(&mut self) {
+        #[cfg(all(feature = "std", unix))]
+        if self.fork_generation != crate::registry::current_fork_generation() {
+            self.fork_generation = crate::registry::current_fork_generation();
+            self.len = 0;
+            self.used = 0;
+        }
     }
 
     /// An ID from the bank, or else from the generator.
     pub fn next_id(&mut self) -> Result<u64> {
+        self.forget_after_fork();
         if self.len > 0 {
             let block = self.blocks[self.head];
             let id = block.first + self.used * block.stride;

@@ -104,8 +104,9 @@ impl Coordination {
                 }
                 "state_window_ms" => {
                     dup(c.state_window_ms.is_some())?;
-                    let ms = value.parse::<u64>().ok().filter(|ms| *ms >= 1);
-                    c.state_window_ms = Some(ms.ok_or(bad(key, "a whole number of ms, at least 1"))?);
+                    let ms = value.parse::<u64>().ok().filter(|ms| (1..=86_400_000).contains(ms));
+                    c.state_window_ms =
+                        Some(ms.ok_or(bad(key, "a whole number of ms from 1 to 86400000 (a day)"))?);
                 }
                 "lease" => {
                     dup(c.lease.is_some())?;
@@ -123,8 +124,9 @@ impl Coordination {
                 }
                 "lease_ttl_ms" => {
                     dup(c.lease_ttl_ms.is_some())?;
-                    let ms = value.parse::<u64>().ok().filter(|ms| *ms >= 100);
-                    c.lease_ttl_ms = Some(ms.ok_or(bad(key, "a whole number of ms, at least 100"))?);
+                    let ms = value.parse::<u64>().ok().filter(|ms| (100..=86_400_000).contains(ms));
+                    c.lease_ttl_ms =
+                        Some(ms.ok_or(bad(key, "a whole number of ms from 100 to 86400000 (a day)"))?);
                 }
                 "lease_dir" => {
                     dup(c.lease_dir.is_some())?;

@@ -32,6 +32,14 @@ if tonumber(ARGV[2]) > cur then redis.call('SET', KEYS[2], ARGV[2]) end return 1
 const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
 redis.call('SET', KEYS[2], ARGV[2]) redis.call('DEL', KEYS[1]) return 1";
 
+/// A lease's times, in ms.
+#[derive(Clone, Copy)]
+pub(crate) struct Timing {
+    pub ttl_ms: u64,
+    pub window_ms: u64,
+    pub max_drift_ms: u64,
+}
+
 /// A held lease.
 pub(crate) struct RedisLease {
     url: Url,
@@ -52,6 +60,8 @@ pub(crate) struct RedisLease {
     conn: Mutex<Option<Conn>>,
     stop: Arc<(Mutex<bool>, Condvar)>,
     closing: Mutex<Option<(Arc<AtomicU64>, u64, u32)>>,
+    /// A child of fork() holds a copy of the parent's lease: it must not release it.
+    fork_generation: u64,
 }
 
 fn timeout(ttl_ms: u64) -> Duration {
@@ -83,16 +93,16 @@ impl RedisLease {
     }
 
     /// Claims a value of `field`.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn claim(
         url_text: &str,
         layout: &Layout,
         node: &Node,
         field: usize,
-        ttl_ms: u64,
-        window_ms: u64,
+        timing: Timing,
         clock: &MonotonicClock,
     ) -> Result<Arc<RedisLease>, OpenError> {
+        let ttl_ms = timing.ttl_ms;
+        let window_ms = timing.window_ms.min(ttl_ms / 2).max(1);
         let url = Url::parse(url_text).ok_or_else(|| OpenError::Lease {
             detail: format!("`{url_text}` is not a redis://host:port/db address"),
         })?;
@@ -127,27 +137,46 @@ impl RedisLease {
                 Some(Reply::Bulk(Some(b))) => std::str::from_utf8(b).ok().and_then(|s| s.parse::<u64>().ok()),
                 _ => None,
             };
-            let ttl_ticks = ttl_ms.div_ceil(layout.tick_ms());
+            let ticks = |ms: u64| ms.div_ceil(layout.tick_ms());
             let now_tick = layout.tick_of(sent_at).map_err(OpenError::Core)?;
-            let floor = stored.unwrap_or(now_tick + ttl_ticks + 1);
+            // Without a stored mark (a value never used, or Redis lost its data), a holder that
+            // may still think it owns the value can issue until its validity (4/5 TTL after its
+            // last renewal) runs out, at ticks up to its drift plus one reservation window
+            // ahead: start beyond all of that.
+            let unknown_floor =
+                now_tick.saturating_add(ticks(ttl_ms) + ticks(window_ms) + ticks(timing.max_drift_ms) + 1);
+            let floor = stored.unwrap_or(unknown_floor).min(layout.max_tick().saturating_add(1));
+            if floor > unknown_floor {
+                let _ = eval(&mut conn, RELEASE, &[&owner_key, &hwm_key], &[&token, &floor.to_string()]);
+                return Err(OpenError::Lease {
+                    detail: format!(
+                        "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
+                        f.name(),
+                        (floor - now_tick).saturating_mul(layout.tick_ms())
+                    ),
+                });
+            }
             let lease = Arc::new(RedisLease {
                 url: url.clone(),
                 owner_key,
                 hwm_key,
                 token: token.clone(),
                 ttl_ms,
-                window_ticks: (window_ms.min(ttl_ms / 2) / layout.tick_ms()).max(1),
+                window_ticks: (window_ms / layout.tick_ms()).max(1),
                 max_tick: layout.max_tick(),
                 field,
                 value,
                 reserved: AtomicU64::new(floor),
-                valid_until_ms: AtomicU64::new(sent_at + ttl_ms * 4 / 5),
+                valid_until_ms: AtomicU64::new(sent_at + ttl_ms / 5 * 4),
                 floor,
                 conn: Mutex::new(Some(conn)),
                 stop: Arc::new((Mutex::new(false), Condvar::new())),
                 closing: Mutex::new(None),
+                fork_generation: crate::registry::fork_generation(),
             });
-            RedisLease::start_renewing(&lease, *clock);
+            RedisLease::start_renewing(&lease, *clock).map_err(|e| OpenError::Lease {
+                detail: format!("cannot start the lease renewal thread: {e}"),
+            })?;
             return Ok(lease);
         }
         Err(OpenError::Lease {
@@ -155,7 +184,7 @@ impl RedisLease {
         })
     }
 
-    fn start_renewing(lease: &Arc<RedisLease>, clock: MonotonicClock) {
+    fn start_renewing(lease: &Arc<RedisLease>, clock: MonotonicClock) -> std::io::Result<()> {
         let weak: Weak<RedisLease> = Arc::downgrade(lease);
         let stop = lease.stop.clone();
         let period = Duration::from_millis((lease.ttl_ms / 3).max(1));
@@ -175,7 +204,7 @@ impl RedisLease {
                     let ttl = lease.ttl_ms.to_string();
                     match lease.with_conn(|c| eval(c, RENEW, &[&lease.owner_key], &[&lease.token, &ttl])) {
                         Ok(Reply::Int(1)) => {
-                            lease.valid_until_ms.fetch_max(sent_at + lease.ttl_ms * 4 / 5, Ordering::AcqRel);
+                            lease.valid_until_ms.fetch_max(sent_at + lease.ttl_ms / 5 * 4, Ordering::AcqRel);
                             wait = period;
                         }
                         Ok(_) => {
@@ -187,7 +216,7 @@ impl RedisLease {
                     }
                 }
             })
-            .expect("spawn the lease renewal thread");
+            .map(|_| ())
     }
 
     /// Whether the generator may issue at `now_ms`.
@@ -227,6 +256,11 @@ impl RedisLease {
 
 impl Drop for RedisLease {
     fn drop(&mut self) {
+        // A child of fork(): the parent still holds and uses the lease (and the socket).
+        if self.fork_generation != crate::registry::current_fork_generation() {
+            std::mem::forget(self.conn.get_mut().unwrap_or_else(|e| e.into_inner()).take());
+            return;
+        }
         {
             let (lock, cv) = &*self.stop;
             *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;

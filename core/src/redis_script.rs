@@ -42,6 +42,8 @@ pub fn redis_script(layout: &Layout) -> String {
     debug_assert!(layout.fields().iter().filter(|f| f.kind() == FieldKind::Node).count() == nodes.len());
     s.push_str(
         r#"
+-- Redis 3.2-4 need effects replication to write after TIME; 5+ always do it.
+if redis.replicate_commands then redis.replicate_commands() end
 if #ARGV ~= #NODE then
   return redis.error_reply('ERR_SNOWFLAKE_VALUE expected ' .. #NODE .. ' node values, got ' .. #ARGV)
 end

@@ -7,8 +7,10 @@
 //!
 //! A child of `fork()` gets a copy of the parent's memory, generators included; issuing from
 //! the copy would repeat the parent's IDs. A `pthread_atfork` child handler bumps the fork
-//! generation; a generator made in another generation refuses to issue, and the registry
-//! forgets the parent's states. The registry's lock is taken around `fork()` (prepare/parent/
+//! generation; a generator made in another generation refuses to issue. Making the same
+//! identity anew in the child is refused too: the parent (or a sibling) may still issue from
+//! it, and a fresh state would repeat their IDs (a prefork server whose master made a
+//! generator with `worker=1` must give each worker its own value, or use a shared state). The registry's lock is taken around `fork()` (prepare/parent/
 //! child handlers) so that a child never inherits it held.
 
 use crate::error::{Error, Result};
@@ -21,7 +23,9 @@ struct Entry {
     layout: Layout,
     node: Node,
     rollover: Option<usize>,
-    generation: u64,
+    /// Made by an ancestor before a fork(): the ancestor, or a sibling forked from it, may
+    /// still issue from this identity, so this process must not make it anew.
+    inherited: bool,
     cell: Arc<AtomicU64>,
 }
 
@@ -61,6 +65,10 @@ extern "C" fn parent() {
 #[cfg(unix)]
 extern "C" fn child() {
     FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: the lock is held (taken in `prepare`) and this is the only thread of the child.
+    for e in unsafe { &mut *REGISTRY.entries.get() } {
+        e.inherited = true;
+    }
     REGISTRY.unlock();
 }
 
@@ -90,12 +98,15 @@ pub(crate) fn current_fork_generation() -> u64 {
 
 /// The state shared by every generator of this process with `layout` and `node` (the
 /// rollover field's value aside).
+///
+/// In a child of `fork()`, an identity that an ancestor made is refused
+/// ([`Error::ForkedIdentity`]): the ancestor, or a sibling forked from it, may still issue
+/// from it, and a fresh state here would repeat their IDs.
 pub(crate) fn state_for(layout: &Layout, node: &Node, rollover: Option<usize>) -> Result<Arc<AtomicU64>> {
-    let generation = fork_generation();
+    install_atfork();
     REGISTRY.lock();
     // SAFETY: the lock is held until `unlock` below.
     let entries = unsafe { &mut *REGISTRY.entries.get() };
-    entries.retain(|e| e.generation == generation);
     let same = |e: &Entry| {
         e.layout == *layout
             && layout
@@ -103,11 +114,18 @@ pub(crate) fn state_for(layout: &Layout, node: &Node, rollover: Option<usize>) -
                 .all(|(i, _)| Some(i) == rollover || Some(i) == e.rollover || e.node.get(i) == node.get(i))
     };
     let result = match entries.iter().find(|e| same(e)) {
+        Some(e) if e.inherited => Err(Error::ForkedIdentity),
         Some(e) if e.rollover == rollover => Ok(e.cell.clone()),
         Some(_) => Err(Error::Conflict),
         None => {
             let cell = Arc::new(AtomicU64::new(0));
-            entries.push(Entry { layout: *layout, node: *node, rollover, generation, cell: cell.clone() });
+            entries.push(Entry {
+                layout: *layout,
+                node: *node,
+                rollover,
+                inherited: false,
+                cell: cell.clone(),
+            });
             Ok(cell)
         }
     };

@@ -91,6 +91,15 @@ impl Conn {
     }
 
     fn read(&mut self) -> io::Result<Reply> {
+        self.read_at(0)
+    }
+
+    /// Replies nest at most 4 deep and bulk strings are at most 1 MiB: nothing this client
+    /// sends asks for more, and a bad server must not make it allocate or recurse without end.
+    fn read_at(&mut self, depth: usize) -> io::Result<Reply> {
+        if depth > 4 {
+            return Err(protocol("replies nested too deep"));
+        }
         let mut line = String::new();
         if self.r.read_line(&mut line)? == 0 {
             return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "redis closed the connection"));
@@ -98,6 +107,9 @@ impl Conn {
         let line = line.trim_end_matches(['\r', '\n']);
         if line.is_empty() {
             return Err(protocol("empty line"));
+        }
+        if !line.is_char_boundary(1) {
+            return Err(protocol("unknown reply type"));
         }
         let (kind, rest) = line.split_at(1);
         let int = |s: &str| s.parse::<i64>().map_err(|_| protocol("bad integer"));
@@ -107,6 +119,7 @@ impl Conn {
             ":" => Reply::Int(int(rest)?),
             "$" => match int(rest)? {
                 n if n < 0 => Reply::Bulk(None),
+                n if n > 1 << 20 => return Err(protocol("bulk string too long")),
                 n => {
                     let mut data = vec![0u8; n as usize + 2];
                     self.r.read_exact(&mut data)?;
@@ -116,7 +129,8 @@ impl Conn {
             },
             "*" => match int(rest)? {
                 n if n < 0 => Reply::Array(vec![]),
-                n => Reply::Array((0..n).map(|_| self.read()).collect::<io::Result<_>>()?),
+                n if n > 1 << 16 => return Err(protocol("array too long")),
+                n => Reply::Array((0..n).map(|_| self.read_at(depth + 1)).collect::<io::Result<_>>()?),
             },
             _ => return Err(protocol("unknown reply type")),
         })

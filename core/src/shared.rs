@@ -180,6 +180,9 @@ pub(crate) struct Identity<'a> {
     pub options: &'a Options,
     pub rollover: Option<usize>,
     pub state_file: Option<&'a Path>,
+    /// The state word and reservation a fresh state starts with.
+    pub initial_state: u64,
+    pub initial_reserved: u64,
 }
 
 impl Identity<'_> {
@@ -249,9 +252,8 @@ impl Mapping {
     }
 
     /// Opens (creating if need be) the shared state called `name` for `identity`.
-    /// Opens (creating if need be) the shared state called `name`; `true` when this call set
-    /// it up.
-    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<(Mapping, bool), OpenError> {
+    /// Opens (creating if need be) the shared state called `name`.
+    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<Mapping, OpenError> {
         if !valid_shared_name(name) {
             return Err(OpenError::Core(Error::BadOption {
                 name: Name::snippet(name),
@@ -261,7 +263,7 @@ impl Mapping {
         Mapping::open_path(&shared_path(name), identity)
     }
 
-    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<(Mapping, bool), OpenError> {
+    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, OpenError> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -313,8 +315,8 @@ impl Mapping {
                 map.write(8 + 8 * i, *w);
             }
             map.set_bytes(TEXT_AT, TEXT_MAX, identity.layout.to_string().as_bytes());
-            map.state().store(0, Ordering::Release);
-            map.reserved().store(u64::MAX, Ordering::Release);
+            map.state().store(identity.initial_state, Ordering::Release);
+            map.reserved().store(identity.initial_reserved, Ordering::Release);
             map.write(64, crate::clock::MonotonicClock::current_offset_ns() as u64);
             map.set_bytes(72, 36, &boot_id());
             map.write(0, MAGIC);
@@ -334,7 +336,7 @@ impl Mapping {
                 map.set_bytes(72, 36, &boot_id());
             }
         }
-        Ok((map, fresh))
+        Ok(map)
     }
 
     fn compare(&self, identity: &Identity<'_>, words: &[u64; 6]) -> Option<OpenError> {

@@ -355,12 +355,14 @@ fn a_generator_inherited_through_fork_refuses_to_issue() {
         let inherited = g.next_id();
         let code = match inherited {
             Err(Error::Forked) => {
-                // A new generator in the child with its own worker value works and does not
-                // reuse the parent's state.
+                // Making the parent's identity anew is refused (the parent still issues from
+                // it); a new generator with its own worker value works.
+                let again = Generator::new(&l, l.parse_node("worker=30").unwrap(), Options::default());
                 let fresh = Generator::new(&l, l.parse_node("worker=29").unwrap(), Options::default());
-                match fresh.and_then(|f| f.next_id()) {
-                    Ok(_) => 0,
-                    Err(_) => 3,
+                match (again.map(|_| ()), fresh.and_then(|f| f.next_id())) {
+                    (Err(Error::ForkedIdentity), Ok(_)) => 0,
+                    (Ok(()), _) => 4,
+                    _ => 3,
                 }
             }
             Ok(_) => 1,
@@ -371,6 +373,10 @@ fn a_generator_inherited_through_fork_refuses_to_issue() {
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert!(libc::WIFEXITED(status));
-    assert_eq!(libc::WEXITSTATUS(status), 0, "child: 1 = issued an ID, 2/3 = wrong error");
+    assert_eq!(
+        libc::WEXITSTATUS(status),
+        0,
+        "child: 1 = issued an ID, 2/3 = wrong error, 4 = remade the parent's identity"
+    );
     assert!(g.next_id().unwrap() > parent_id, "the parent goes on");
 }

@@ -344,6 +344,114 @@ fn local_leases() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+fn record_end(path: &Path) -> u64 {
+    let b = std::fs::read(path).unwrap();
+    u64::from_le_bytes(b[32..40].try_into().unwrap())
+}
+
+fn fork_and<F: FnOnce() -> i32>(child: F) -> i32 {
+    // SAFETY: the child runs `child` and _exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        let code = child();
+        unsafe { libc::_exit(code) };
+    }
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    libc::WEXITSTATUS(status)
+}
+
+/// Review finding: a child of fork() dropping its copy of a state-file generator must not
+/// lower the parent's reservation.
+fn a_forked_child_leaves_the_parents_state_file_alone() {
+    let dir = tmp("forkdrop");
+    let path = dir.join("ids.state");
+    let layout = Layout::parse("twitter").unwrap();
+    let (o, c) =
+        Coordination::parse_options(&format!("state_file={};state_window_ms=60000", path.display())).unwrap();
+    let g = Generator::open(&layout, layout.parse_node("worker=11").unwrap(), o, &c).unwrap();
+    let first = g.next_id().unwrap();
+    let reserved = record_end(&path);
+    // The child drops its copy of the generator (as an exiting interpreter would); the
+    // parent keeps its own and goes on.
+    // SAFETY: in the child, the bitwise copy is the only one ever dropped (it _exits).
+    assert_eq!(
+        fork_and(|| {
+            drop(unsafe { std::ptr::read(&g) });
+            0
+        }),
+        0
+    );
+    assert_eq!(record_end(&path), reserved, "the child's drop rewrote the parent's record");
+    assert!(g.next_id().unwrap() > first);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Review finding: a pool's bank must not be handed out again in a child of fork().
+fn a_pools_bank_is_not_inherited() {
+    let name = shared_name("poolfork");
+    let layout = Layout::parse("twitter").unwrap();
+    let (o, c) = Coordination::parse_options(&format!("shared={name}")).unwrap();
+    let g = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    let mut pool: snowflake_core::Pool<'_, _, 4> = snowflake_core::Pool::new(&g);
+    g.next_id().unwrap();
+    assert!(pool.bank().unwrap() > 0);
+    let dir = tmp("poolfork");
+    let file = dir.join("child");
+    let file2 = file.clone();
+    let code = fork_and(|| {
+        assert_eq!(pool.banked(), 0);
+        let ids: Vec<String> = (0..3).map(|_| pool.next_id().unwrap().to_string()).collect();
+        std::fs::write(&file2, ids.join("\n")).unwrap();
+        0
+    });
+    assert_eq!(code, 0);
+    let child: HashSet<u64> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    // The parent hands out its bank; the child's IDs are none of them.
+    let parent: Vec<u64> = (0..pool.banked()).map(|_| pool.next_id().unwrap()).collect();
+    assert!(!parent.is_empty());
+    assert!(parent.iter().all(|id| !child.contains(id)), "the child repeated the parent's banked IDs");
+    assert_eq!(child.len(), 3);
+    cleanup_shared(&name);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Review finding: the rollover counter is not kept across restarts or lease hand-overs, so
+/// rollover with a state file or a lease is refused (a restarted process could reuse a counter
+/// value at ticks below the stored mark).
+fn rollover_with_a_state_file_or_lease_is_refused() {
+    let layout = Layout::parse("time:41,era:2,worker:8,sequence:12;epoch=1288834974657").unwrap();
+    for spec in
+        ["state_file=/tmp/never-created.state;rollover=era", "lease=local;lease_field=worker;rollover=era"]
+    {
+        let (o, c) = Coordination::parse_options(spec).unwrap();
+        let err = Generator::open(&layout, Default::default(), o, &c).unwrap_err();
+        assert!(err.to_string().contains("rollover cannot be combined"), "{spec}: {err}");
+    }
+    assert!(!Path::new("/tmp/never-created.state").exists());
+}
+
+/// Review finding: a process joining a shared state with a state file must not push the
+/// others ahead of the clock.
+fn joining_a_durable_shared_state_does_not_stall_the_others() {
+    let dir = tmp("join");
+    let name = shared_name("join");
+    let layout = Layout::parse("twitter").unwrap();
+    let spec = format!("shared={name};state_file={};max_wait_ms=0", dir.join("s").display());
+    let (o, c) = Coordination::parse_options(&spec).unwrap();
+    let first = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    first.next_id().unwrap();
+    let second = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    for _ in 0..100 {
+        first.next_id().unwrap();
+        second.next_id().unwrap();
+    }
+    cleanup_shared(&name);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 fn main() {
     if let Ok(spec) = std::env::var("SNOWFLAKE_WORKER") {
         worker(&spec);
@@ -353,7 +461,17 @@ fn main() {
         Path::new(FAKETIME).exists(),
         "{FAKETIME} is missing: apt-get install faketime (bash scripts/install-deps.sh)"
     );
-    let tests: [(&str, fn()); 6] = [
+    let tests: [(&str, fn()); 10] = [
+        (
+            "a_forked_child_leaves_the_parents_state_file_alone",
+            a_forked_child_leaves_the_parents_state_file_alone,
+        ),
+        ("a_pools_bank_is_not_inherited", a_pools_bank_is_not_inherited),
+        ("rollover_with_a_state_file_or_lease_is_refused", rollover_with_a_state_file_or_lease_is_refused),
+        (
+            "joining_a_durable_shared_state_does_not_stall_the_others",
+            joining_a_durable_shared_state_does_not_stall_the_others,
+        ),
         ("shared_four_processes", shared_four_processes),
         ("shared_mismatch_names_the_difference", shared_mismatch_names_the_difference),
         ("shared_survives_kill_9", shared_survives_kill_9),

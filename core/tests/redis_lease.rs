@@ -123,3 +123,24 @@ fn closing_releases_the_value_with_its_exact_high_water_mark() {
     assert!(start.elapsed() < Duration::from_millis(500), "no TTL to wait: the exact mark was stored");
     assert!(again.next_id().unwrap() > last);
 }
+
+/// Review finding: a child of fork() dropping its copy of the generator (an exiting
+/// interpreter) must not release the parent's lease, or a newcomer would take the value
+/// while the parent still issues with it.
+#[test]
+fn a_forked_child_does_not_release_the_parents_lease() {
+    let server = start_redis();
+    let parent = open(server.1, 2000).unwrap();
+    let w = worker(&parent);
+    // SAFETY: the child drops a bitwise copy (the only one it ever drops) and _exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        drop(unsafe { std::ptr::read(&parent) });
+        unsafe { libc::_exit(0) };
+    }
+    let mut status = 0;
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    let newcomer = open(server.1, 2000).unwrap();
+    assert_ne!(worker(&newcomer), w, "the parent's value was released by its child");
+    assert!(parent.next_id().is_ok());
+}

@@ -4,8 +4,7 @@
 //! Run: `cargo run --release -p snowflake-ffi --example timing`.
 
 use snowflake::{
-    snowflake_generator_new, snowflake_layout_new, snowflake_next_id, snowflake_next_ids,
-    SnowflakeStatus,
+    snowflake_generator_new, snowflake_layout_new, snowflake_next_id, snowflake_next_ids, SnowflakeStatus,
 };
 use snowflake_core::{Generator, Layout, Options};
 use std::hint::black_box;
@@ -16,15 +15,8 @@ const RUNS: usize = 11;
 
 fn core_generator(spec: &str) -> Generator {
     let layout = Layout::parse(spec).expect("layout");
-    Generator::new(
-        &layout,
-        Default::default(),
-        Options {
-            isolated: true,
-            ..Options::default()
-        },
-    )
-    .expect("generator")
+    Generator::new(&layout, Default::default(), Options { isolated: true, ..Options::default() })
+        .expect("generator")
 }
 
 fn best_ns_per_call(calls: u64, mut f: impl FnMut() -> u64) -> f64 {
@@ -64,14 +56,8 @@ fn report(label: &str, wide_ns: f64, twitter_ns: f64, ids_1000: f64, ids_100k: f
         "{label:<10} next_id, twitter:           {twitter_ns:6.2} ns/call = {per_ms:.0} IDs/ms = {:.1}% of 4096/ms",
         100.0 * per_ms / 4096.0
     );
-    println!(
-        "{label:<10} next_ids(1000), 22 bits:    {:6.1} M IDs/s",
-        ids_1000 / 1e6
-    );
-    println!(
-        "{label:<10} next_ids(100000), 22 bits:  {:6.1} M IDs/s",
-        ids_100k / 1e6
-    );
+    println!("{label:<10} next_ids(1000), 22 bits:    {:6.1} M IDs/s", ids_1000 / 1e6);
+    println!("{label:<10} next_ids(100000), 22 bits:  {:6.1} M IDs/s", ids_100k / 1e6);
 }
 
 fn ffi_generator(spec: &str) -> *mut snowflake::SnowflakeGenerator {
@@ -79,10 +65,7 @@ fn ffi_generator(spec: &str) -> *mut snowflake::SnowflakeGenerator {
     let (mut layout, mut g) = (std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: valid C strings and out pointers; the layout handle is leaked (a bench).
     unsafe {
-        assert_eq!(
-            snowflake_layout_new(spec.as_ptr(), &mut layout),
-            SnowflakeStatus::Ok
-        );
+        assert_eq!(snowflake_layout_new(spec.as_ptr(), &mut layout), SnowflakeStatus::Ok);
         assert_eq!(
             snowflake_generator_new(layout, std::ptr::null(), c"isolated=true".as_ptr(), &mut g),
             SnowflakeStatus::Ok
@@ -106,18 +89,12 @@ fn main() {
     let next = |g: *mut snowflake::SnowflakeGenerator| {
         let mut id = 0;
         // SAFETY: a live handle and a valid out pointer.
-        assert_eq!(
-            unsafe { snowflake_next_id(g, &mut id) },
-            SnowflakeStatus::Ok
-        );
+        assert_eq!(unsafe { snowflake_next_id(g, &mut id) }, SnowflakeStatus::Ok);
         id
     };
     let fill = |b: &mut [u64]| {
         // SAFETY: a live handle and a buffer of b.len() u64s.
-        assert_eq!(
-            unsafe { snowflake_next_ids(wide, b.as_mut_ptr(), b.len()) },
-            SnowflakeStatus::Ok
-        );
+        assert_eq!(unsafe { snowflake_next_ids(wide, b.as_mut_ptr(), b.len()) }, SnowflakeStatus::Ok);
     };
     report(
         "Rust->C fn",

@@ -43,11 +43,22 @@ pub enum SnowflakeStatus {
     BufferTooSmall = 10,
     /// A bug inside the library was caught before it could unwind into the caller.
     Panic = 11,
+    /// A shared state (`shared=`) exists with another layout, node values or policy, or is
+    /// not this user's (`ERR_SNOWFLAKE_SHARED_MISMATCH`).
+    SharedMismatch = 12,
+    /// No worker value could be leased (`lease=`), or the lease lapsed and the generator
+    /// stopped issuing (`ERR_SNOWFLAKE_LEASE`).
+    Lease = 13,
+    /// A state file (`state_file=`) is corrupt or belongs to another layout or node
+    /// (`ERR_SNOWFLAKE_STATE_FILE`).
+    StateFile = 14,
+    /// A file, lock, map or network operation failed (`ERR_SNOWFLAKE_IO`).
+    Io = 15,
 }
 
 impl SnowflakeStatus {
     /// Every status, for turning a raw `u32` from C back into one without undefined behaviour.
-    const ALL: [SnowflakeStatus; 12] = [
+    const ALL: [SnowflakeStatus; 16] = [
         SnowflakeStatus::Ok,
         SnowflakeStatus::NullArgument,
         SnowflakeStatus::InvalidUtf8,
@@ -60,6 +71,10 @@ impl SnowflakeStatus {
         SnowflakeStatus::Forked,
         SnowflakeStatus::BufferTooSmall,
         SnowflakeStatus::Panic,
+        SnowflakeStatus::SharedMismatch,
+        SnowflakeStatus::Lease,
+        SnowflakeStatus::StateFile,
+        SnowflakeStatus::Io,
     ];
 
     /// The status of a raw value, if it is one.
@@ -77,6 +92,10 @@ impl SnowflakeStatus {
             ErrorKind::ClockBehind => SnowflakeStatus::ClockBehind,
             ErrorKind::SequenceExhausted => SnowflakeStatus::SequenceExhausted,
             ErrorKind::Forked => SnowflakeStatus::Forked,
+            ErrorKind::SharedMismatch => SnowflakeStatus::SharedMismatch,
+            ErrorKind::Lease => SnowflakeStatus::Lease,
+            ErrorKind::StateFile => SnowflakeStatus::StateFile,
+            ErrorKind::Io => SnowflakeStatus::Io,
             // `ErrorKind` is non-exhaustive; a kind added to core later is still a failure
             // the caller must see, and "bad value" is the most general one.
             _ => SnowflakeStatus::Value,
@@ -94,12 +113,14 @@ impl SnowflakeStatus {
             SnowflakeStatus::InvalidId => b"invalid ID\0",
             SnowflakeStatus::TimeRange => b"time outside the layout's range\0",
             SnowflakeStatus::ClockBehind => b"the clock is behind the generator\0",
-            SnowflakeStatus::SequenceExhausted => {
-                b"the sequence of the current tick is exhausted\0"
-            }
+            SnowflakeStatus::SequenceExhausted => b"the sequence of the current tick is exhausted\0",
             SnowflakeStatus::Forked => b"the generator was inherited through fork()\0",
             SnowflakeStatus::BufferTooSmall => b"the output buffer is too small\0",
             SnowflakeStatus::Panic => b"internal error (a panic was caught)\0",
+            SnowflakeStatus::SharedMismatch => b"the shared state was made for another generator\0",
+            SnowflakeStatus::Lease => b"no worker id could be leased, or the lease lapsed\0",
+            SnowflakeStatus::StateFile => b"the state file is corrupt or another generator's\0",
+            SnowflakeStatus::Io => b"a file, lock, map or network operation failed\0",
         }
     }
 
@@ -118,6 +139,10 @@ impl SnowflakeStatus {
             SnowflakeStatus::Forked => b"ERR_SNOWFLAKE_FORKED\0",
             SnowflakeStatus::BufferTooSmall => b"ERR_SNOWFLAKE_BUFFER_TOO_SMALL\0",
             SnowflakeStatus::Panic => b"ERR_SNOWFLAKE_PANIC\0",
+            SnowflakeStatus::SharedMismatch => b"ERR_SNOWFLAKE_SHARED_MISMATCH\0",
+            SnowflakeStatus::Lease => b"ERR_SNOWFLAKE_LEASE\0",
+            SnowflakeStatus::StateFile => b"ERR_SNOWFLAKE_STATE_FILE\0",
+            SnowflakeStatus::Io => b"ERR_SNOWFLAKE_IO\0",
         }
     }
 }
@@ -157,10 +182,7 @@ pub(crate) fn fail(e: Error) -> SnowflakeStatus {
 
 /// Records a failure of the binding itself (a NULL, a short buffer, bad UTF-8).
 #[cold]
-pub(crate) fn fail_with(
-    status: SnowflakeStatus,
-    detail: core::fmt::Arguments<'_>,
-) -> SnowflakeStatus {
+pub(crate) fn fail_with(status: SnowflakeStatus, detail: core::fmt::Arguments<'_>) -> SnowflakeStatus {
     set_detail(detail, 0);
     status
 }
@@ -190,6 +212,20 @@ impl From<Error> for SnowflakeStatus {
     }
 }
 
+#[cfg(unix)]
+impl From<snowflake_core::OpenError> for SnowflakeStatus {
+    /// Records why a generator could not be opened (shared state, lease, state file) and
+    /// gives its status.
+    #[cold]
+    fn from(e: snowflake_core::OpenError) -> SnowflakeStatus {
+        if let snowflake_core::OpenError::Core(core) = e {
+            return fail(core);
+        }
+        set_detail(format_args!("{e}"), 0);
+        SnowflakeStatus::of(e.kind())
+    }
+}
+
 /// The value an `extern "C"` function returns for the value its body evaluates to.
 pub(crate) trait IntoFfi {
     type Output;
@@ -216,10 +252,7 @@ pub(crate) trait FfiReturn {
 
 impl FfiReturn for SnowflakeStatus {
     fn null_argument(name: &str) -> Self {
-        fail_with(
-            SnowflakeStatus::NullArgument,
-            format_args!("argument `{name}` is NULL"),
-        )
+        fail_with(SnowflakeStatus::NullArgument, format_args!("argument `{name}` is NULL"))
     }
     fn panicked() -> Self {
         SnowflakeStatus::Panic
@@ -277,10 +310,7 @@ pub(crate) fn record_panic(payload: &(dyn std::any::Any + Send)) {
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("(no message)");
-    set_detail(
-        format_args!("internal error in libsnowflake (please report it): {msg}"),
-        0,
-    );
+    set_detail(format_args!("internal error in libsnowflake (please report it): {msg}"), 0);
 }
 
 /// The body of every `extern "C"` function: runs it under `catch_unwind`, so that a panic
@@ -320,9 +350,7 @@ mod tests {
 
     fn last() -> String {
         // SAFETY: `last_error_ptr` always returns a NUL-terminated string.
-        unsafe { CStr::from_ptr(last_error_ptr()) }
-            .to_string_lossy()
-            .into_owned()
+        unsafe { CStr::from_ptr(last_error_ptr()) }.to_string_lossy().into_owned()
     }
 
     #[test]
@@ -349,10 +377,7 @@ mod tests {
             })
         }
         let mut x = 0u64;
-        assert_eq!(
-            f(b"a\0".as_ptr().cast(), core::ptr::null_mut()),
-            SnowflakeStatus::NullArgument
-        );
+        assert_eq!(f(b"a\0".as_ptr().cast(), core::ptr::null_mut()), SnowflakeStatus::NullArgument);
         assert_eq!(last(), "argument `out` is NULL");
         assert_eq!(f(core::ptr::null(), &mut x), SnowflakeStatus::NullArgument);
         assert_eq!(last(), "argument `spec` is NULL");
@@ -366,7 +391,7 @@ mod tests {
             assert_eq!(SnowflakeStatus::from_raw(i as u32), Some(*s));
             assert_eq!(s.text().last(), Some(&0));
         }
-        assert_eq!(SnowflakeStatus::from_raw(12), None);
+        assert_eq!(SnowflakeStatus::from_raw(SnowflakeStatus::ALL.len() as u32), None);
         for kind in [
             ErrorKind::Layout,
             ErrorKind::Value,
@@ -375,6 +400,10 @@ mod tests {
             ErrorKind::ClockBehind,
             ErrorKind::SequenceExhausted,
             ErrorKind::Forked,
+            ErrorKind::SharedMismatch,
+            ErrorKind::Lease,
+            ErrorKind::StateFile,
+            ErrorKind::Io,
         ] {
             let code = SnowflakeStatus::of(kind).code();
             assert_eq!(&code[..code.len() - 1], kind.code().as_bytes());
@@ -385,9 +414,7 @@ mod tests {
     fn the_detail_is_per_thread() {
         fail(Error::Forked);
         let here = last();
-        std::thread::spawn(|| assert_eq!(last(), ""))
-            .join()
-            .unwrap();
+        std::thread::spawn(|| assert_eq!(last(), "")).join().unwrap();
         assert_eq!(last(), here);
     }
 }

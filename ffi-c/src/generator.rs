@@ -5,7 +5,11 @@
 use crate::error::{ffi_boundary, non_null, SnowflakeStatus};
 use crate::layout::{handle as layout_handle, SnowflakeLayout};
 use crate::opt_str_arg;
-use snowflake_core::{Block, Generator, Options};
+#[cfg(unix)]
+use snowflake_core::Coordination;
+#[cfg(not(unix))]
+use snowflake_core::Options;
+use snowflake_core::{Block, Generator, Layout, Node};
 use std::ffi::c_char;
 
 /// An opaque generator. Made by `snowflake_generator_new`, released by
@@ -36,11 +40,7 @@ pub struct SnowflakeBlock {
 
 impl From<Block> for SnowflakeBlock {
     fn from(b: Block) -> SnowflakeBlock {
-        SnowflakeBlock {
-            first: b.first,
-            count: b.count,
-            stride: b.stride,
-        }
+        SnowflakeBlock { first: b.first, count: b.count, stride: b.stride }
     }
 }
 
@@ -63,13 +63,22 @@ pub struct SnowflakeStats {
 }
 
 /// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
-/// fields left out are 0) and `options` (`"max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true"`),
-/// NULL or `""` for the defaults (no drift, wait up to 1000 ms, sequence from 0). Every
-/// generator of the process with the same layout and node values shares one state (unless
-/// `isolated=true`), so making one per request cannot repeat an ID.
+/// fields left out are 0) and `options`, NULL or `""` for the defaults (no drift, wait up to
+/// 1000 ms, sequence from 0):
 ///
-/// After `fork()`, a generator made before it fails with `SNOWFLAKE_STATUS_FORKED` in the
-/// child: make a new one there (with its own worker value).
+/// - `max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true`
+///   (how it behaves when a tick is full or the clock goes back);
+/// - `shared=<name>`: every process of the host opening that name draws from one state in
+///   shared memory (`$SNOWFLAKE_SHM_DIR`, default `/dev/shm`), and keeps working after fork();
+/// - `state_file=<path>` (+ `state_window_ms=`): a durable high-water mark, so a restart after
+///   the clock stepped back never repeats an ID;
+/// - `lease=local` (+ `lease_dir=`, `lease_field=`) or `lease=redis://host:port/db`
+///   (+ `lease_ttl_ms=`): claim a free worker value instead of giving one.
+///
+/// Without `shared=`, every generator of the process with the same layout and node values
+/// shares one state (unless `isolated=true`), so making one per request cannot repeat an ID;
+/// after `fork()` such a generator fails in the child with `SNOWFLAKE_STATUS_FORKED`: make a
+/// new one there (with its own worker value).
 ///
 /// # Safety
 /// `layout` is a live handle; `node` and `options` are NULL or NUL-terminated; `out` is valid
@@ -88,12 +97,24 @@ pub unsafe extern "C" fn snowflake_generator_new(
         // SAFETY: NULL or NUL-terminated by contract.
         let node = layout.parse_node(unsafe { opt_str_arg(node, "node") }?)?;
         // SAFETY: NULL or NUL-terminated by contract.
-        let options = Options::parse(unsafe { opt_str_arg(options, "options") }?)?;
-        let g = Generator::new(layout, node, options)?;
+        let options = unsafe { opt_str_arg(options, "options") }?;
+        let g = open(layout, node, options)?;
         // SAFETY: valid for a write by contract.
         unsafe { *out = Box::into_raw(Box::new(g)).cast() };
         Ok(())
     })
+}
+
+#[cfg(unix)]
+fn open(layout: &Layout, node: Node, options: &str) -> Result<Generator, SnowflakeStatus> {
+    let (options, coordination) = Coordination::parse_options(options)?;
+    Ok(Generator::open(layout, node, options, &coordination)?)
+}
+
+/// Without unix there is no shared memory, lease or fork: the process-local options only.
+#[cfg(not(unix))]
+fn open(layout: &Layout, node: Node, options: &str) -> Result<Generator, SnowflakeStatus> {
+    Ok(Generator::new(layout, node, Options::parse(options)?)?)
 }
 
 /// Releases a generator (NULL: nothing). No other thread may be using it.
@@ -118,10 +139,7 @@ pub unsafe extern "C" fn snowflake_generator_free(g: *mut SnowflakeGenerator) {
 /// # Safety
 /// `g` is a live handle; `out` is valid for a write.
 #[no_mangle]
-pub unsafe extern "C" fn snowflake_next_id(
-    g: *const SnowflakeGenerator,
-    out: *mut u64,
-) -> SnowflakeStatus {
+pub unsafe extern "C" fn snowflake_next_id(g: *const SnowflakeGenerator, out: *mut u64) -> SnowflakeStatus {
     ffi_boundary!({
         non_null!(g, out);
         // SAFETY: a live handle by contract.
@@ -193,11 +211,7 @@ pub unsafe extern "C" fn snowflake_next_ids(
         let g = unsafe { generator(g) };
         // Core's `next_ids` fills the buffer block by block; taking every block first and
         // filling after keeps C's rule that a failed call writes nothing. Same CAS count.
-        let mut inline = [Block {
-            first: 0,
-            count: 0,
-            stride: 0,
-        }; INLINE_BLOCKS];
+        let mut inline = [Block { first: 0, count: 0, stride: 0 }; INLINE_BLOCKS];
         let mut spill: Vec<Block> = Vec::new();
         let (mut blocks, mut left) = (0, n as u64);
         while left > 0 {

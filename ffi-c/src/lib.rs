@@ -26,17 +26,15 @@ mod layout;
 pub use encoding::{snowflake_decode_str, snowflake_encode};
 pub use error::{SnowflakeStatus, SnowflakeStatusRaw};
 pub use generator::{
-    snowflake_generator_free, snowflake_generator_new, snowflake_generator_stats,
-    snowflake_next_id, snowflake_next_id_at, snowflake_next_ids, snowflake_reserve,
-    snowflake_reserve_at, snowflake_try_next_id, SnowflakeBlock, SnowflakeGenerator,
-    SnowflakeStats,
+    snowflake_generator_free, snowflake_generator_new, snowflake_generator_stats, snowflake_next_id,
+    snowflake_next_id_at, snowflake_next_ids, snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id,
+    SnowflakeBlock, SnowflakeGenerator, SnowflakeStats,
 };
 pub use layout::{
-    snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field,
-    snowflake_layout_field_count, snowflake_layout_fingerprint, snowflake_layout_free,
-    snowflake_layout_info, snowflake_layout_max_id, snowflake_layout_min_id, snowflake_layout_new,
-    snowflake_layout_to_string, SnowflakeField, SnowflakeFieldKind, SnowflakeLayout,
-    SnowflakeParts, SNOWFLAKE_MAX_FIELDS,
+    snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field, snowflake_layout_field_count,
+    snowflake_layout_fingerprint, snowflake_layout_free, snowflake_layout_info, snowflake_layout_max_id,
+    snowflake_layout_min_id, snowflake_layout_new, snowflake_layout_to_string, SnowflakeField,
+    SnowflakeFieldKind, SnowflakeLayout, SnowflakeParts, SNOWFLAKE_MAX_FIELDS,
 };
 
 use error::{fail_with, ffi_boundary};
@@ -98,10 +96,7 @@ unsafe fn str_arg<'a>(ptr: *const c_char, name: &str) -> Result<&'a str, Snowfla
     core::str::from_utf8(bytes).map_err(|e| {
         fail_with(
             SnowflakeStatus::InvalidUtf8,
-            format_args!(
-                "argument `{name}` is not valid UTF-8 (at byte {})",
-                e.valid_up_to()
-            ),
+            format_args!("argument `{name}` is not valid UTF-8 (at byte {})", e.valid_up_to()),
         )
     })
 }
@@ -128,9 +123,7 @@ unsafe fn write_c_string(text: &str, buf: *mut c_char, len: usize) -> error::Ffi
     if len < needed {
         return Err(fail_with(
             SnowflakeStatus::BufferTooSmall,
-            format_args!(
-                "the buffer holds {len} bytes; {needed} are needed (the text and its NUL)"
-            ),
+            format_args!("the buffer holds {len} bytes; {needed} are needed (the text and its NUL)"),
         ));
     }
     // SAFETY: `buf` holds at least `needed` bytes (checked above); `text` is a distinct

@@ -9,10 +9,7 @@ fn crate_dir() -> &'static Path {
 }
 
 fn include_dir() -> PathBuf {
-    crate_dir()
-        .parent()
-        .expect("ffi-c lives in the workspace root")
-        .join("include")
+    crate_dir().parent().expect("ffi-c lives in the workspace root").join("include")
 }
 
 /// The version macros, from Cargo's version: the header and `snowflake_version()` cannot
@@ -46,8 +43,7 @@ fn generate(config_file: &str, with_version: bool) -> String {
 fn check(name: &str, generated: &str) {
     let path = include_dir().join(name);
     if std::env::var_os("SNOWFLAKE_BLESS").is_some_and(|v| v == "1") {
-        std::fs::write(&path, generated)
-            .unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+        std::fs::write(&path, generated).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
@@ -56,10 +52,7 @@ fn check(name: &str, generated: &str) {
             .lines()
             .zip(generated.lines())
             .position(|(a, b)| a != b)
-            .map_or_else(
-                || committed.lines().count().min(generated.lines().count()) + 1,
-                |i| i + 1,
-            );
+            .map_or_else(|| committed.lines().count().min(generated.lines().count()) + 1, |i| i + 1);
         panic!(
             "include/{name} is stale: it differs from what cbindgen generates now (first at line {line}).\n\
              Regenerate it with `SNOWFLAKE_BLESS=1 cargo test -p snowflake-ffi --test headers` and commit it."

@@ -128,6 +128,7 @@ check "test_api.c builds through pkg-config" \
 program "test_api: vectors, error paths, 8 threads x 200k IDs, fork" "$WORK/test_api" "$VECTORS"
 program "test_api under valgrind (no leak, no invalid access)" \
   valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
+  --suppressions=tests/c/valgrind.supp \
   "$WORK/test_api" "$VECTORS"
 
 check "example.c builds through pkg-config" \

@@ -1,6 +1,6 @@
 /* The C API against the shared vectors (tests/vectors: layouts, encodings, generator), every error path, threads
  * sharing one generator, and fork(). Usage: test_api <vectors-dir> [ids-per-thread]. */
-#define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L /* fork, waitpid, mkdtemp, setenv */
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -115,9 +115,10 @@ static void test_statuses(void) {
       "OK", "ERR_SNOWFLAKE_NULL_ARGUMENT", "ERR_SNOWFLAKE_INVALID_UTF8", "ERR_SNOWFLAKE_LAYOUT",
       "ERR_SNOWFLAKE_VALUE", "ERR_SNOWFLAKE_INVALID_ID", "ERR_SNOWFLAKE_TIME_RANGE",
       "ERR_SNOWFLAKE_CLOCK_BEHIND", "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED", "ERR_SNOWFLAKE_FORKED",
-      "ERR_SNOWFLAKE_BUFFER_TOO_SMALL", "ERR_SNOWFLAKE_PANIC"};
+      "ERR_SNOWFLAKE_BUFFER_TOO_SMALL", "ERR_SNOWFLAKE_PANIC", "ERR_SNOWFLAKE_SHARED_MISMATCH",
+      "ERR_SNOWFLAKE_LEASE", "ERR_SNOWFLAKE_STATE_FILE", "ERR_SNOWFLAKE_IO"};
   uint32_t s;
-  for (s = 0; s <= SNOWFLAKE_STATUS_PANIC; s++) {
+  for (s = 0; s <= SNOWFLAKE_STATUS_IO; s++) {
     CHECK(strcmp(snowflake_status_code(s), codes[s]) == 0, "status %u: %s", (unsigned)s,
           snowflake_status_code(s));
     CHECK(strlen(snowflake_status_str(s)) > 0, "status %u has no text", (unsigned)s);
@@ -653,7 +654,8 @@ struct worker {
   const SnowflakeGenerator *g;
   uint64_t *ids;
   size_t n;
-  int ok; /* every call succeeded and this thread's IDs increase */
+  size_t done; /* IDs written */
+  int ok;      /* every call succeeded and this thread's IDs increase */
   int detail_starts_empty;
 };
 
@@ -663,12 +665,15 @@ static void *run_worker(void *arg) {
   w->detail_starts_empty = snowflake_last_error()[0] == '\0';
   w->ok = 1;
   for (i = 0; i < w->n; i++) {
-    if (snowflake_next_id(w->g, &w->ids[i]) != SNOWFLAKE_STATUS_OK ||
-        (i > 0 && w->ids[i] <= w->ids[i - 1])) {
+    SnowflakeStatus st = snowflake_next_id(w->g, &w->ids[i]);
+    if (st != SNOWFLAKE_STATUS_OK) {
       w->ok = 0;
+      fprintf(stderr, "next_id: %s: %s\n", snowflake_status_code(st), snowflake_last_error());
       break;
     }
+    if (i > 0 && w->ids[i] <= w->ids[i - 1]) w->ok = 0;
   }
+  w->done = i;
   return NULL;
 }
 
@@ -683,14 +688,14 @@ static void test_threads(size_t per_thread) {
   struct worker workers[THREADS];
   pthread_t threads[THREADS];
   uint64_t *all;
-  size_t i, dups = 0, total = per_thread * THREADS;
+  size_t i, dups = 0, total = 0, capacity = per_thread * THREADS;
   int t;
 
   if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
   if (CHECK_STATUS(snowflake_generator_new(layout, "datacenter=7,worker=21", NULL, &g),
                    SNOWFLAKE_STATUS_OK))
     return;
-  all = malloc(total * sizeof *all);
+  all = malloc(capacity * sizeof *all);
   CHECK(all != NULL, "out of memory");
   if (all == NULL) return;
   /* This thread has a detail; the workers must each start with their own, empty one. */
@@ -705,7 +710,11 @@ static void test_threads(size_t per_thread) {
     pthread_join(threads[t], NULL);
     CHECK(workers[t].ok, "thread %d: a call failed or its IDs did not increase", t);
     CHECK(workers[t].detail_starts_empty, "thread %d saw another thread's error detail", t);
+    /* Gather what each thread wrote (all of it, unless a call failed). */
+    memmove(all + total, workers[t].ids, workers[t].done * sizeof *all);
+    total += workers[t].done;
   }
+  CHECK(total == capacity, "%zu of %zu IDs issued", total, capacity);
   CHECK(contains_lower(snowflake_last_error(), "empty"), "this thread's detail was overwritten");
   qsort(all, total, sizeof *all, cmp_u64);
   for (i = 1; i < total; i++) dups += all[i] == all[i - 1];
@@ -761,6 +770,128 @@ static void test_fork(void) {
   snowflake_layout_free(layout);
 }
 
+/* ---- beyond one process: shared=, lease=, state_file= --------------------------------- */
+
+static void decode_worker(const SnowflakeLayout *layout, uint64_t id, uint64_t *worker) {
+  SnowflakeParts parts;
+  *worker = UINT64_MAX;
+  if (snowflake_layout_decode(layout, id, &parts) == SNOWFLAKE_STATUS_OK) *worker = parts.fields[2];
+}
+
+static void test_coordination(void) {
+  char dir[] = "/tmp/snowflake-c-test-XXXXXX", opts[1024], path[256], cmd[300];
+  SnowflakeLayout *twitter = NULL, *discord = NULL;
+  SnowflakeGenerator *g = NULL, *again = NULL, *a = NULL, *b = NULL, *other = NULL;
+  uint64_t id = 0, wa = 0, wb = 0, *mine, *theirs;
+  size_t i, n = 50000, dups = 0, all;
+  pid_t pid;
+  int status = 0;
+  FILE *f;
+
+  if (mkdtemp(dir) == NULL) {
+    CHECK(0, "mkdtemp");
+    return;
+  }
+  /* Shared states live in $SNOWFLAKE_SHM_DIR: keep the test's out of /dev/shm. */
+  setenv("SNOWFLAKE_SHM_DIR", dir, 1);
+  CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_new("discord", &discord), SNOWFLAKE_STATUS_OK);
+
+  snprintf(opts, sizeof opts, "shared=c-test-%ld", (long)getpid());
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=5", opts, &g),
+                   SNOWFLAKE_STATUS_OK) == 0) {
+    CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=5", opts, &again),
+                 SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_generator_new(discord, "worker=5", opts, &other),
+                 SNOWFLAKE_STATUS_SHARED_MISMATCH);
+    CHECK_DETAIL("layout");
+    CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=6", opts, &other),
+                 SNOWFLAKE_STATUS_SHARED_MISMATCH);
+    CHECK(other == NULL, "generator_new wrote its output on failure");
+
+    /* A shared state keeps working across fork(): parent and child draw from one state, so
+     * together they never repeat an ID. The child leaves its IDs in a file. */
+    mine = malloc(2 * n * sizeof *mine);
+    snprintf(path, sizeof path, "%s/child-ids", dir);
+    fflush(NULL);
+    pid = fork();
+    if (pid == 0) {
+      f = fopen(path, "wb");
+      for (i = 0; i < n && f; i++) {
+        if (snowflake_next_id(g, &id) != SNOWFLAKE_STATUS_OK) _exit(20);
+        fwrite(&id, sizeof id, 1, f);
+      }
+      _exit(f && fclose(f) == 0 ? 0 : 21);
+    }
+    for (i = 0; i < n && mine; i++)
+      if (snowflake_next_id(i % 2 ? g : again, &mine[i]) != SNOWFLAKE_STATUS_OK) break;
+    CHECK(mine && i == n, "parent: next_id on the shared state failed (%s)", snowflake_last_error());
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+              WEXITSTATUS(status) == 0,
+          "child on the shared state: exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    f = fopen(path, "rb");
+    theirs = mine ? mine + n : NULL;
+    all = f && theirs ? n + fread(theirs, sizeof *theirs, n, f) : 0;
+    if (f) fclose(f);
+    CHECK(all == 2 * n, "the child's IDs: %zu", all);
+    if (all == 2 * n) {
+      qsort(mine, all, sizeof *mine, cmp_u64);
+      for (i = 1; i < all; i++) dups += mine[i] == mine[i - 1];
+      CHECK(dups == 0, "%zu duplicates between two processes on one shared state", dups);
+    }
+    free(mine);
+    snowflake_generator_free(again);
+    snowflake_generator_free(g);
+  }
+  CHECK_STATUS(snowflake_generator_new(twitter, NULL, "shared=../etc", &other), SNOWFLAKE_STATUS_VALUE);
+
+  /* lease=local: each generator claims its own worker value. */
+  snprintf(opts, sizeof opts, "lease=local;lease_dir=%s/leases", dir);
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", opts, &a), SNOWFLAKE_STATUS_OK) ==
+          0 &&
+      CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", opts, &b), SNOWFLAKE_STATUS_OK) ==
+          0) {
+    CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK);
+    decode_worker(twitter, id, &wa);
+    CHECK_STATUS(snowflake_next_id(b, &id), SNOWFLAKE_STATUS_OK);
+    decode_worker(twitter, id, &wb);
+    CHECK(wa <= 31 && wb <= 31 && wa != wb, "leased workers %" PRIu64 " and %" PRIu64, wa, wb);
+  }
+  snowflake_generator_free(a);
+  snowflake_generator_free(b);
+  CHECK_STATUS(snowflake_generator_new(twitter, "worker=3", opts, &other), SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(twitter, NULL, "lease=zookeeper", &other),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_STATUS(snowflake_generator_new(twitter, NULL, "lease=local;shared=x", &other),
+               SNOWFLAKE_STATUS_VALUE);
+
+  /* state_file=: a durable high-water mark; a file that is not one is refused. */
+  snprintf(opts, sizeof opts, "state_file=%s/ids.state;isolated=true", dir);
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &a), SNOWFLAKE_STATUS_OK) ==
+      0) {
+    CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK);
+    snowflake_generator_free(a);
+  }
+  snprintf(path, sizeof path, "%s/garbage.state", dir);
+  f = fopen(path, "wb");
+  if (f) {
+    fputs("this is not a state file, and it is long enough to look like one........", f);
+    fclose(f);
+  }
+  snprintf(opts, sizeof opts, "state_file=%s;isolated=true", path);
+  CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &other),
+               SNOWFLAKE_STATUS_STATE_FILE);
+  /* Below a regular file: the OS refuses (ENOTDIR). */
+  snprintf(opts, sizeof opts, "state_file=%s/ids.state;isolated=true", path);
+  CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &other), SNOWFLAKE_STATUS_IO);
+  snowflake_generator_free(other); /* NULL unless a check above failed */
+
+  snowflake_layout_free(discord);
+  snowflake_layout_free(twitter);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "removing %s", dir);
+}
+
 int main(int argc, char **argv) {
   const char *vectors = argc > 1 ? argv[1] : "tests/vectors";
   size_t per_thread = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
@@ -777,5 +908,6 @@ int main(int argc, char **argv) {
   test_generator_basics();
   test_threads(per_thread);
   test_fork();
+  test_coordination();
   return check_summary();
 }

@@ -1,0 +1,113 @@
+// The generator: uniqueness and order at volume, the shared state, waiting without freezing
+// the event loop, and the rest of the API.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Layout, Generator, encode } from '../index.mjs';
+import { assertIncreasing } from './helpers.mjs';
+
+test('1M IDs from nextId() are unique and increasing', () => {
+  const g = new Generator({ layout: 'twitter', node: { datacenter: 2, worker: 1 } });
+  const ids = new BigUint64Array(1_000_000);
+  for (let i = 0; i < ids.length; i++) ids[i] = g.nextId();
+  assertIncreasing(ids);
+  assert.equal(g.stats().issued, 1_000_000);
+});
+
+test('1M IDs from nextIds() are unique, increasing, and carry the node values', () => {
+  const g = new Generator({ layout: 'twitter', node: { datacenter: 2, worker: 2 } });
+  const ids = g.nextIds(1_000_000);
+  assert.ok(ids instanceof BigUint64Array);
+  assert.equal(ids.length, 1_000_000);
+  assertIncreasing(ids);
+  const parts = g.layout.decode(ids[ids.length - 1]);
+  assert.deepEqual(parts.fields, { datacenter: 2, worker: 2 });
+  assert.ok(Math.abs(parts.unixMs - Date.now()) < 5000);
+  assert.equal(g.nextIds(0).length, 0);
+});
+
+test('generators with the same layout and node values share one state', () => {
+  const a = new Generator({ layout: 'twitter', node: { datacenter: 3, worker: 7 } });
+  const b = new Generator({ layout: new Layout('twitter'), node: { worker: 7, datacenter: 3 } });
+  const seen = new Set();
+  for (let i = 0; i < 50_000; i++) {
+    for (const id of [a.nextId(), b.nextId(), ...b.nextIds(2)]) {
+      assert.ok(!seen.has(id), `duplicate ${id}`);
+      seen.add(id);
+    }
+  }
+});
+
+test('nextIdString, iterator, reserve, nextIdAt, stats, getters', () => {
+  const g = new Generator({ layout: 'discord', node: { worker: 4, process: 2 } });
+  const s = g.nextIdString();
+  assert.match(s, /^\d+$/);
+  assert.equal(JSON.stringify({ id: s }), `{"id":"${s}"}`);
+  const taken = [];
+  for (const id of g) {
+    assert.equal(typeof id, 'bigint');
+    taken.push(id);
+    if (taken.length === 3) break;
+  }
+  assertIncreasing([BigInt(s), ...taken]);
+  const block = g.reserve(10);
+  assert.ok(block.count >= 1 && block.count <= 10);
+  assert.equal(block.stride, 1n);
+  assert.ok(block.first > taken[2]);
+  assert.equal(g.tryNextId() > block.first + BigInt(block.count - 1) * block.stride, true);
+  assert.deepEqual(g.node, { worker: 4, process: 2 });
+  assert.equal(g.layout.toString(), new Layout('discord').toString());
+  assert.match(String(g), /^Generator\(time:42/);
+  const st = g.stats();
+  assert.deepEqual(Object.keys(st), ['issued', 'waits', 'waitedMs', 'clockBehind', 'rollovers', 'driftMs']);
+  assert.ok(st.issued >= 5 + block.count);
+  const iso = new Generator({ layout: 'discord', isolated: true });
+  const at = new Date('2016-04-30T11:18:25.796Z');
+  assert.equal(iso.nextIdAt(at), iso.layout.compose(at, {}, 0));
+  assert.equal(encode(iso.nextIdAt(at.getTime()), 'decimal'), String(iso.layout.compose(at, {}, 1)));
+});
+
+// 2 IDs a second: after two, the next one needs the clock to reach the next second.
+const SLOW = 'time:41,worker:10,sequence:1;epoch=0;tick=1s';
+
+test('nextId() never blocks longer than maxWaitMs', () => {
+  const g = new Generator({ layout: SLOW, node: { worker: 11 }, maxWaitMs: 30 });
+  const t0 = performance.now();
+  // The third ID needs the next second: nextId() either gets it within 30 ms (when the
+  // second turns over meanwhile) or throws after waiting at most 30 ms.
+  try {
+    for (let i = 0; i < 3; i++) g.nextId();
+  } catch (e) {
+    assert.equal(e.code, 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED');
+    assert.ok(e.retryAfterMs > 30);
+  }
+  const elapsed = performance.now() - t0;
+  assert.ok(elapsed < 30 + 100, `blocked ${elapsed} ms with maxWaitMs 30`);
+});
+
+test('nextIdAsync() waits off the event loop', async () => {
+  const g = new Generator({ layout: SLOW, node: { worker: 12 }, maxWaitMs: 2000 });
+  // Use up this second, let nextIdAsync() wait for the next one and take its first ID, take
+  // the second at once: the next call then has to wait for almost a whole second.
+  assert.throws(() => {
+    for (;;) g.tryNextId();
+  }, (e) => e.code === 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED');
+  const first = await g.nextIdAsync();
+  const second = g.nextId();
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 5);
+  const t0 = performance.now();
+  const third = await g.nextIdAsync(); // waits on the thread pool
+  const waited = performance.now() - t0;
+  clearInterval(timer);
+  assertIncreasing([first, second, third]);
+  assert.ok(waited > 500, `waited only ${waited} ms`);
+  assert.ok(ticks >= waited / 5 / 3, `the event loop ran ${ticks} timers in ${waited} ms`);
+  // 2 IDs an hour: the third would wait for the next hour, and maxWaitMs 0 never waits.
+  const hourly = new Generator({ layout: 'time:41,worker:10,sequence:1;epoch=0;tick=3600s', maxWaitMs: 0 });
+  await hourly.nextIdAsync();
+  await hourly.nextIdAsync();
+  await assert.rejects(
+    hourly.nextIdAsync(),
+    (e) => e instanceof Error && e.code === 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED' && e.retryAfterMs > 0,
+  );
+});

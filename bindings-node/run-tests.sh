@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The Node binding's tests (`make test-node`): builds the addon the way `npm install` does,
+# checks that the committed index.d.ts is what the sources generate, and runs every node:test
+# file. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# Dev dependencies (@napi-rs/cli for the type definitions, typescript for the TS example).
+if [ ! -d node_modules/@napi-rs/cli ] || [ ! -d node_modules/typescript ]; then
+  npm install --no-audit --no-fund --loglevel=error --ignore-scripts
+fi
+
+node scripts/build.js
+
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+node scripts/dts.js "$tmp/index.d.ts"
+if ! diff -u index.d.ts "$tmp/index.d.ts"; then
+  echo "bindings-node/index.d.ts is stale: run \`npm run dts\` in bindings-node and commit it" >&2
+  exit 1
+fi
+
+node --test __test__/*.test.mjs

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// The package's `install` script: builds the native addon from source with cargo and puts it
+// at ./libsnowflake.node. Node built-ins only: npm does not install the dependencies of a
+// package installed from a folder (it links it), so nothing from npm may be needed here.
+//
+// Two source layouts:
+// - the repository: bindings-node/ is a member of the Cargo workspace one level up;
+// - a packed tarball (npm pack, or npm install --install-links): vendor/ holds a workspace of
+//   its own with copies of core/ and the binding's crate, written by scripts/vendor.js.
+'use strict';
+
+const { spawnSync } = require('node:child_process');
+const fs = require('node:fs');
+const path = require('node:path');
+
+const pkgDir = path.resolve(__dirname, '..');
+const out = path.join(pkgDir, 'libsnowflake.node');
+
+function fail(message) {
+  console.error(`libsnowflake: ${message}`);
+  process.exit(1);
+}
+
+function manifest() {
+  const repoRoot = path.resolve(pkgDir, '..');
+  const inRepo = path.join(pkgDir, 'Cargo.toml');
+  if (
+    fs.existsSync(inRepo) &&
+    fs.existsSync(path.join(repoRoot, 'core', 'Cargo.toml')) &&
+    /bindings-node/.test(fs.readFileSync(path.join(repoRoot, 'Cargo.toml'), 'utf8'))
+  ) {
+    return inRepo;
+  }
+  const vendored = path.join(pkgDir, 'vendor', 'bindings-node', 'Cargo.toml');
+  if (fs.existsSync(vendored)) return vendored;
+  return fail('no Rust sources found: neither the repository around bindings-node/ nor vendor/');
+}
+
+function cargo() {
+  const home = process.env.CARGO_HOME || path.join(require('node:os').homedir(), '.cargo');
+  const fromHome = path.join(home, 'bin', process.platform === 'win32' ? 'cargo.exe' : 'cargo');
+  if (process.env.CARGO) return process.env.CARGO;
+  const probe = spawnSync('cargo', ['--version'], { stdio: 'ignore' });
+  if (probe.status === 0) return 'cargo';
+  if (fs.existsSync(fromHome)) return fromHome;
+  return fail('builds from source and needs Rust: install it with rustup (https://rustup.rs), then `npm rebuild libsnowflake`');
+}
+
+const manifestPath = manifest();
+const args = [
+  'build',
+  '--release',
+  '--lib',
+  '--package',
+  'snowflake-node',
+  '--manifest-path',
+  manifestPath,
+  '--message-format=json-render-diagnostics',
+];
+console.error(`libsnowflake: building the native addon (cargo ${args.join(' ')})`);
+const built = spawnSync(cargo(), args, {
+  cwd: path.dirname(manifestPath),
+  stdio: ['ignore', 'pipe', 'inherit'],
+  maxBuffer: 256 * 1024 * 1024,
+  encoding: 'utf8',
+});
+if (built.error) fail(`could not run cargo: ${built.error.message}`);
+if (built.status !== 0) fail(`cargo build failed (exit ${built.status})`);
+
+// The artifact's path comes from cargo itself, so CARGO_TARGET_DIR and friends are honoured.
+let library;
+for (const line of built.stdout.split('\n')) {
+  if (!line.startsWith('{')) continue;
+  const msg = JSON.parse(line);
+  if (msg.reason === 'compiler-artifact' && msg.target && msg.target.name === 'snowflake_node') {
+    library = msg.filenames.find((f) => /\.(so|dylib|dll)$/.test(f));
+  }
+}
+if (!library) fail('cargo did not report the snowflake_node library');
+
+// Copy then rename: a process that has the old addon loaded keeps a valid file.
+const tmp = `${out}.${process.pid}.tmp`;
+fs.copyFileSync(library, tmp);
+fs.renameSync(tmp, out);
+console.error(`libsnowflake: built ${path.relative(process.cwd(), out) || out}`);

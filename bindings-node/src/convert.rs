@@ -1,0 +1,319 @@
+//! JS values in and out. IDs are `bigint` in and out (a `number` is taken only when it is a
+//! safe integer, so nothing is ever rounded at 2^53); times are a number of Unix ms or a
+//! `Date`; anything of another type is a `TypeError`. Each argument type checks its value
+//! itself, because napi-rs's own conversions throw plain `Error`s with napi status codes.
+
+use crate::error::{range_error, type_error};
+use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName};
+use napi::{sys, Env, JsObject, JsUnknown, NapiValue, ValueType};
+use snowflake_core::ErrorKind;
+
+/// `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+pub fn type_of(env: sys::napi_env, v: sys::napi_value) -> napi::Result<sys::napi_valuetype> {
+    let mut t = 0;
+    // SAFETY: valid env and value, handed to us by napi.
+    napi::check_status!(unsafe { sys::napi_typeof(env, v, &mut t) })?;
+    Ok(t)
+}
+
+fn number(env: sys::napi_env, v: sys::napi_value) -> napi::Result<f64> {
+    let mut f = 0.0;
+    // SAFETY: `v` is a number (checked by the caller).
+    napi::check_status!(unsafe { sys::napi_get_value_double(env, v, &mut f) })?;
+    Ok(f)
+}
+
+fn is_safe_integer(f: f64) -> bool {
+    f.fract() == 0.0 && f.abs() <= MAX_SAFE
+}
+
+/// A short description of a JS value for a `TypeError` message: its type, and the value of
+/// a number.
+pub fn describe(env: sys::napi_env, v: sys::napi_value) -> String {
+    match type_of(env, v) {
+        Ok(sys::ValueType::napi_undefined) => "undefined".into(),
+        Ok(sys::ValueType::napi_null) => "null".into(),
+        Ok(sys::ValueType::napi_boolean) => "a boolean".into(),
+        Ok(sys::ValueType::napi_number) => match number(env, v) {
+            Ok(f) => format!("the number {f}"),
+            Err(_) => "a number".into(),
+        },
+        Ok(sys::ValueType::napi_string) => "a string".into(),
+        Ok(sys::ValueType::napi_symbol) => "a symbol".into(),
+        Ok(sys::ValueType::napi_bigint) => "a bigint".into(),
+        Ok(sys::ValueType::napi_function) => "a function".into(),
+        Ok(_) => "an object".into(),
+        Err(_) => "an unknown value".into(),
+    }
+}
+
+/// A u64 as a JS number, or as a bigint above `Number.MAX_SAFE_INTEGER`.
+pub fn u64_to_js(env: &Env, v: u64) -> napi::Result<JsUnknown> {
+    if v as f64 <= MAX_SAFE {
+        env.create_double(v as f64).map(|n| n.into_unknown())
+    } else {
+        env.create_bigint_from_u64(v).and_then(|b| b.into_unknown())
+    }
+}
+
+macro_rules! arg_type {
+    ($name:ident, $ts:literal) => {
+        impl TypeName for $name {
+            fn type_name() -> &'static str {
+                $ts
+            }
+            fn value_type() -> ValueType {
+                ValueType::Unknown
+            }
+        }
+    };
+}
+
+/// An ID: a bigint from 0 to 2^64 - 1, or a non-negative safe-integer number.
+pub struct Id(pub u64);
+arg_type!(Id, "bigint | number");
+
+impl FromNapiValue for Id {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        const EXPECTED: &str = "an ID must be a bigint (or a number that is a safe integer)";
+        match type_of(env, v)? {
+            sys::ValueType::napi_bigint => {
+                let (mut out, mut lossless) = (0u64, false);
+                // SAFETY: `v` is a bigint.
+                napi::check_status!(unsafe {
+                    sys::napi_get_value_bigint_uint64(env, v, &mut out, &mut lossless)
+                })?;
+                if lossless {
+                    Ok(Id(out))
+                } else {
+                    Err(range_error(
+                        env,
+                        ErrorKind::InvalidId.code(),
+                        "an ID is a bigint from 0n to 2n ** 64n - 1n",
+                    ))
+                }
+            }
+            sys::ValueType::napi_number => {
+                let f = number(env, v)?;
+                if !is_safe_integer(f) {
+                    Err(type_error(
+                        env,
+                        "a number is taken as an ID only when Number.isSafeInteger(id); pass a bigint",
+                        v,
+                    ))
+                } else if f < 0.0 {
+                    Err(range_error(env, ErrorKind::InvalidId.code(), "an ID is never negative"))
+                } else {
+                    Ok(Id(f as u64))
+                }
+            }
+            _ => Err(type_error(env, EXPECTED, v)),
+        }
+    }
+}
+
+/// An instant: a non-negative integer number of Unix milliseconds, or a `Date`.
+pub struct UnixMs(pub u64);
+arg_type!(UnixMs, "number | Date");
+
+impl FromNapiValue for UnixMs {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        const EXPECTED: &str = "a time must be a number of Unix milliseconds (an integer) or a Date";
+        let f = match type_of(env, v)? {
+            sys::ValueType::napi_number => number(env, v)?,
+            sys::ValueType::napi_object => {
+                let mut is_date = false;
+                // SAFETY: valid env and value.
+                napi::check_status!(unsafe { sys::napi_is_date(env, v, &mut is_date) })?;
+                if !is_date {
+                    return Err(type_error(env, EXPECTED, v));
+                }
+                let mut f = 0.0;
+                // SAFETY: `v` is a Date.
+                napi::check_status!(unsafe { sys::napi_get_date_value(env, v, &mut f) })?;
+                if f.is_nan() {
+                    return Err(range_error(env, ErrorKind::TimeRange.code(), "the Date is invalid"));
+                }
+                f
+            }
+            _ => return Err(type_error(env, EXPECTED, v)),
+        };
+        if !is_safe_integer(f) {
+            return Err(type_error(env, EXPECTED, v));
+        }
+        if f < 0.0 {
+            return Err(range_error(
+                env,
+                ErrorKind::TimeRange.code(),
+                &format!("time {f} (Unix ms) is before 1970"),
+            ));
+        }
+        Ok(UnixMs(f as u64))
+    }
+}
+
+/// A count: a non-negative safe-integer number.
+pub struct Count(pub u64);
+arg_type!(Count, "number");
+
+impl FromNapiValue for Count {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        const EXPECTED: &str = "a count must be a non-negative integer number";
+        if type_of(env, v)? != sys::ValueType::napi_number {
+            return Err(type_error(env, EXPECTED, v));
+        }
+        let f = number(env, v)?;
+        if !is_safe_integer(f) || f < 0.0 {
+            return Err(type_error(env, EXPECTED, v));
+        }
+        Ok(Count(f as u64))
+    }
+}
+
+/// A string.
+pub struct Str(pub String);
+arg_type!(Str, "string");
+
+impl FromNapiValue for Str {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        if type_of(env, v)? != sys::ValueType::napi_string {
+            return Err(type_error(env, "expected a string", v));
+        }
+        // SAFETY: `v` is a string.
+        Ok(Str(unsafe { String::from_napi_value(env, v) }?))
+    }
+}
+
+/// A plain object (not null, not an array), read property by property.
+pub struct Object {
+    pub env: sys::napi_env,
+    pub obj: JsObject,
+}
+arg_type!(Object, "object");
+
+impl FromNapiValue for Object {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        let mut is_array = false;
+        // SAFETY: valid env and value.
+        napi::check_status!(unsafe { sys::napi_is_array(env, v, &mut is_array) })?;
+        if type_of(env, v)? != sys::ValueType::napi_object || is_array {
+            return Err(type_error(env, "expected a plain object", v));
+        }
+        // SAFETY: `v` is an object.
+        Ok(Object { env, obj: unsafe { JsObject::from_raw_unchecked(env, v) } })
+    }
+}
+
+impl Object {
+    /// The own enumerable string keys, in property order.
+    pub fn keys(&self) -> napi::Result<Vec<String>> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: valid env and object; `raw` receives an array of strings.
+        napi::check_status!(unsafe {
+            sys::napi_get_all_property_names(
+                self.env,
+                napi::NapiRaw::raw(&self.obj),
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                &mut raw,
+            )
+        })?;
+        // SAFETY: napi returned an array.
+        let names = unsafe { JsObject::from_raw_unchecked(self.env, raw) };
+        let len = names.get_array_length()?;
+        (0..len).map(|i| names.get_element::<napi::JsString>(i)?.into_utf8()?.into_owned()).collect()
+    }
+
+    /// The value of `key`, or `None` when it is `undefined`.
+    pub fn get(&self, key: &str) -> napi::Result<Option<sys::napi_value>> {
+        let v: JsUnknown = self.obj.get_named_property(key)?;
+        // SAFETY: `v` is a live value of this call's env.
+        let raw = unsafe { napi::NapiRaw::raw(&v) };
+        Ok(if type_of(self.env, raw)? == sys::ValueType::napi_undefined { None } else { Some(raw) })
+    }
+
+    /// Reads `key` as `T` (which checks its type), or `None` when it is `undefined`.
+    pub fn get_as<T: FromNapiValue>(&self, key: &str) -> napi::Result<Option<T>> {
+        match self.get(key)? {
+            // SAFETY: `v` is a live value of this call's env.
+            Some(v) => unsafe { T::from_napi_value(self.env, v) }.map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// A boolean.
+pub struct Bool(pub bool);
+arg_type!(Bool, "boolean");
+
+impl FromNapiValue for Bool {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        if type_of(env, v)? != sys::ValueType::napi_boolean {
+            return Err(type_error(env, "expected a boolean", v));
+        }
+        // SAFETY: `v` is a boolean.
+        Ok(Bool(unsafe { bool::from_napi_value(env, v) }?))
+    }
+}
+
+/// A node value (or other non-negative integer): a safe-integer number or a bigint.
+pub struct Uint(pub u64);
+arg_type!(Uint, "number | bigint");
+
+impl FromNapiValue for Uint {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        const EXPECTED: &str = "expected a non-negative integer (a safe-integer number or a bigint)";
+        match type_of(env, v)? {
+            sys::ValueType::napi_bigint => {
+                let (mut out, mut lossless) = (0u64, false);
+                // SAFETY: `v` is a bigint.
+                napi::check_status!(unsafe {
+                    sys::napi_get_value_bigint_uint64(env, v, &mut out, &mut lossless)
+                })?;
+                if lossless {
+                    Ok(Uint(out))
+                } else {
+                    Err(range_error(env, ErrorKind::Value.code(), "the value must be from 0 to 2^64 - 1"))
+                }
+            }
+            sys::ValueType::napi_number => {
+                let f = number(env, v)?;
+                if !is_safe_integer(f) {
+                    Err(type_error(env, EXPECTED, v))
+                } else if f < 0.0 {
+                    Err(range_error(env, ErrorKind::Value.code(), &format!("the value {f} is negative")))
+                } else {
+                    Ok(Uint(f as u64))
+                }
+            }
+            _ => Err(type_error(env, EXPECTED, v)),
+        }
+    }
+}
+
+/// A value returned to JS as `BigUint64Array`.
+pub struct Ids(pub Vec<u64>);
+
+impl TypeName for Ids {
+    fn type_name() -> &'static str {
+        "BigUint64Array"
+    }
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ToNapiValue for Ids {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        // SAFETY: forwarded to napi-rs's typed-array conversion with a live env.
+        unsafe {
+            napi::bindgen_prelude::BigUint64Array::to_napi_value(
+                env,
+                napi::bindgen_prelude::BigUint64Array::new(val.0),
+            )
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! Errors: every core error becomes a JS `Error` whose `code` is the stable
+//! `ErrorKind::code()` (`ERR_SNOWFLAKE_CLOCK_BEHIND`, ...) and whose detail fields
+//! (`behindMs`, `retryAfterMs`, `field`, `max`, ...) are set from the error's data, so callers
+//! branch on data, never on message text. Detail fields are JSON-safe (numbers, strings; an ID
+//! or a value above 2^53 as a decimal string) so that logging an error never throws. A JS
+//! value of the wrong type is a `TypeError` with Node's own code for that mistake,
+//! `ERR_INVALID_ARG_TYPE`.
+//!
+//! napi-rs throws an `napi::Error` made from a JS value (`Error::from(JsUnknown)`) as that very
+//! value, which is how the shaped objects reach JS unchanged.
+
+use napi::{sys, Env, JsObject, NapiValue};
+use snowflake_core::{Error, OpenError, ParseIdError};
+
+/// The `code` of a `TypeError` for an argument of the wrong JS type.
+pub const ERR_INVALID_ARG_TYPE: &str = "ERR_INVALID_ARG_TYPE";
+
+/// The constructor a JS error is made with.
+#[derive(Clone, Copy)]
+pub enum Class {
+    Error,
+    TypeError,
+    RangeError,
+}
+
+/// A JS error object with `code` and `message`; `detail` sets more properties on it.
+pub fn make(
+    env: sys::napi_env,
+    class: Class,
+    code: &str,
+    message: &str,
+    detail: impl FnOnce(&mut Details),
+) -> napi::Error {
+    let built = (|| -> napi::Result<napi::Error> {
+        // SAFETY: `env` is the live environment of the call that is failing.
+        let env = unsafe { Env::from_raw(env) };
+        let code_js = env.create_string(code)?;
+        let message_js = env.create_string(message)?;
+        let mut raw = std::ptr::null_mut();
+        let create = match class {
+            Class::Error => sys::napi_create_error,
+            Class::TypeError => sys::napi_create_type_error,
+            Class::RangeError => sys::napi_create_range_error,
+        };
+        // SAFETY: valid env and string values; `raw` receives the new object.
+        let status = unsafe {
+            create(env.raw(), napi::NapiRaw::raw(&code_js), napi::NapiRaw::raw(&message_js), &mut raw)
+        };
+        if status != sys::Status::napi_ok {
+            return Err(napi::Error::from_reason(message.to_owned()));
+        }
+        // SAFETY: `raw` was just created as an object by napi.
+        let mut details =
+            Details { env, obj: unsafe { JsObject::from_raw_unchecked(env.raw(), raw) }, result: Ok(()) };
+        detail(&mut details);
+        details.result?;
+        Ok(napi::Error::from(details.obj.into_unknown()))
+    })();
+    built.unwrap_or_else(|e| e)
+}
+
+/// Sets detail properties on an error object being built.
+pub struct Details {
+    env: Env,
+    obj: JsObject,
+    result: napi::Result<()>,
+}
+
+impl Details {
+    /// A number, or a decimal string above `Number.MAX_SAFE_INTEGER`: detail fields stay
+    /// JSON-safe, because errors get logged as JSON.
+    pub fn u64(&mut self, name: &str, value: u64) {
+        if value as f64 <= 9_007_199_254_740_991.0 {
+            if self.result.is_ok() {
+                self.result =
+                    self.env.create_double(value as f64).and_then(|v| self.obj.set_named_property(name, v));
+            }
+        } else {
+            self.str(name, &value.to_string());
+        }
+    }
+    /// An ID, as a decimal string (JSON-safe, like `u64`).
+    pub fn id(&mut self, name: &str, value: u64) {
+        self.str(name, &value.to_string());
+    }
+    /// A string.
+    pub fn str(&mut self, name: &str, value: &str) {
+        if self.result.is_ok() {
+            self.result = self.env.create_string(value).and_then(|v| self.obj.set_named_property(name, v));
+        }
+    }
+}
+
+/// The JS error for a core error.
+pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
+    let code = e.kind().code();
+    make(env, Class::Error, code, &e.to_string(), |d| match e {
+        Error::UnknownField { name } | Error::NotANodeField { name } => d.str("field", name.as_str()),
+        Error::ValueRange { name, value, max } => {
+            d.str("field", name.as_str());
+            d.u64("value", value);
+            d.u64("max", max);
+        }
+        Error::BadOption { name, reason } => {
+            d.str("option", name.as_str());
+            d.str("reason", reason);
+        }
+        Error::InvalidId(ParseIdError::Length { expected, got }) => {
+            d.u64("expectedLength", u64::from(expected));
+            d.u64("length", got as u64);
+        }
+        Error::InvalidId(ParseIdError::Char { position }) => d.u64("position", position as u64),
+        Error::IdRange { id, bits } => {
+            d.id("id", id);
+            d.u64("bits", u64::from(bits));
+        }
+        Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
+            d.u64("unixMs", unix_ms);
+            d.u64("firstUnixMs", first_unix_ms);
+            d.u64("lastUnixMs", last_unix_ms);
+        }
+        Error::ClockBehind { behind_ms, retry_after_ms } => {
+            d.u64("behindMs", behind_ms);
+            d.u64("retryAfterMs", retry_after_ms);
+        }
+        Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", retry_after_ms),
+        Error::StateFile { errno } => d.u64("errno", errno.unsigned_abs().into()),
+        _ => {}
+    })
+}
+
+/// The JS error for a failure to open a generator that works with other processes (shared
+/// state, state file, lease).
+pub fn open_error(env: sys::napi_env, e: OpenError) -> napi::Error {
+    if let OpenError::Core(e) = e {
+        return core_error(env, e);
+    }
+    let code = e.kind().code();
+    make(env, Class::Error, code, &e.to_string(), |d| match &e {
+        OpenError::Io(io) => {
+            d.str("action", io.action);
+            d.str("path", &io.target);
+            if let Some(errno) = io.source.raw_os_error() {
+                d.u64("errno", errno.unsigned_abs().into());
+            }
+        }
+        OpenError::Mismatch { what, detail } => {
+            d.str("what", what);
+            d.str("detail", detail);
+        }
+        OpenError::StateFile { path, detail } => {
+            d.str("path", &path.to_string_lossy());
+            d.str("detail", detail);
+        }
+        OpenError::Lease { detail } => d.str("detail", detail),
+        _ => {}
+    })
+}
+
+/// A `TypeError` (`ERR_INVALID_ARG_TYPE`) saying what was expected and what came.
+pub fn type_error(env: sys::napi_env, expected: &str, got: sys::napi_value) -> napi::Error {
+    let got = crate::convert::describe(env, got);
+    make(env, Class::TypeError, ERR_INVALID_ARG_TYPE, &format!("{expected}; got {got}"), |_| {})
+}
+
+/// A `RangeError` with one of the core's codes, for values that JS can express and core's
+/// `u64` cannot (a negative bigint, a time before 1970).
+pub fn range_error(env: sys::napi_env, code: &str, message: &str) -> napi::Error {
+    make(env, Class::RangeError, code, message, |_| {})
+}
+
+/// `result.or_throw(env)`: a core result as a napi result that throws the shaped error.
+pub trait OrThrow<T> {
+    fn or_throw(self, env: &Env) -> napi::Result<T>;
+}
+
+impl<T> OrThrow<T> for Result<T, Error> {
+    #[inline]
+    fn or_throw(self, env: &Env) -> napi::Result<T> {
+        self.map_err(|e| core_error(env.raw(), e))
+    }
+}
+
+impl<T> OrThrow<T> for Result<T, ParseIdError> {
+    #[inline]
+    fn or_throw(self, env: &Env) -> napi::Result<T> {
+        self.map_err(|e| core_error(env.raw(), e.into()))
+    }
+}

@@ -1,0 +1,497 @@
+//! `Generator`: reads the JS options object into core's `Options`, builds core's `Generator`
+//! (whose in-process registry shares one state per layout and node values: across
+//! `worker_threads` too, which share the process and so this library's statics), and
+//! forwards each call. `nextIdAsync` waits for the clock on libuv's thread pool.
+
+use crate::convert::{Bool, Count, Ids, Object, Str, UnixMs};
+use crate::error::{core_error, open_error, type_error, OrThrow};
+use crate::layout::{node_from, JsLayout};
+use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
+use napi::{sys, Env, JsObject, NapiValue, Task};
+use napi_derive::napi;
+use snowflake_core::{encode, Coordination, Encoding, Error, Generator, Layout, LeaseKind, Name, Options};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The options of `new Generator(...)`. Only `layout` is required.
+#[napi(object)]
+#[allow(dead_code)] // Declares the TypeScript type; the constructor reads the object itself.
+pub struct GeneratorOptions {
+    /// A preset name, a spec, or a `Layout`.
+    #[napi(ts_type = "string | Layout")]
+    pub layout: String,
+    /// This node's field values, e.g. `{ datacenter: 1, worker: 3 }` (those left out are 0).
+    #[napi(ts_type = "Record<string, number | bigint>")]
+    pub node: Option<String>,
+    /// How far ahead of the clock the generator may issue, in ms (default 0: never).
+    pub max_drift_ms: Option<f64>,
+    /// How long `nextId()` may block for the clock before it throws, in ms (default 1000;
+    /// 0: never block).
+    pub max_wait_ms: Option<f64>,
+    /// `'zero'` (default) or `'spread:K'`.
+    #[napi(ts_type = "'zero' | `spread:${number}`")]
+    pub sequence_start: Option<String>,
+    /// A node field to bump, instead of waiting, when the clock goes back.
+    pub rollover: Option<String>,
+    /// A state of its own instead of the one shared by every generator of this process with
+    /// the same layout and node values: for tests and `nextIdAt` replays only. Two isolated
+    /// generators with the same node values can issue the same IDs.
+    pub isolated: Option<bool>,
+    /// Share one state with every process of this host that opens the same name (PHP-FPM,
+    /// cluster workers, ...): 1 to 64 of `A-Z a-z 0-9 . _ -`. Opening it with another
+    /// layout, node or policy throws `ERR_SNOWFLAKE_SHARED_MISMATCH`.
+    pub shared: Option<String>,
+    /// A durable high-water mark file: a restart after the clock stepped back never repeats
+    /// an ID.
+    pub state_file: Option<String>,
+    /// How far ahead the state file reserves, in ms (default 1000).
+    pub state_window_ms: Option<f64>,
+    /// `'local'`: claim a free value of the worker field for this process (file locks in
+    /// `leaseDir`), released when the process dies.
+    #[napi(ts_type = "'local'")]
+    pub lease: Option<String>,
+    /// The node field the lease claims (default `worker`, or the only node field).
+    pub lease_field: Option<String>,
+    /// The lease directory.
+    pub lease_dir: Option<String>,
+}
+
+/// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
+#[napi(object, object_from_js = false)]
+pub struct Block {
+    /// The first ID.
+    pub first: u64,
+    /// How many IDs.
+    pub count: f64,
+    /// The distance between two consecutive IDs.
+    pub stride: u64,
+}
+
+/// What a generator has done.
+#[napi(object, object_from_js = false)]
+pub struct Stats {
+    /// IDs issued through this generator.
+    pub issued: f64,
+    /// How many times it waited for the clock.
+    pub waits: f64,
+    /// Total time spent waiting, in ms.
+    pub waited_ms: f64,
+    /// How many times it found the clock behind by more than `maxDriftMs`.
+    pub clock_behind: f64,
+    /// How many times it bumped the rollover field.
+    pub rollovers: f64,
+    /// How far ahead of the clock the shared state is now, in ms.
+    pub drift_ms: f64,
+}
+
+const OPTION_NAMES: [&str; 13] = [
+    "layout",
+    "node",
+    "maxDriftMs",
+    "maxWaitMs",
+    "sequenceStart",
+    "rollover",
+    "isolated",
+    "shared",
+    "stateFile",
+    "stateWindowMs",
+    "lease",
+    "leaseField",
+    "leaseDir",
+];
+
+fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
+    // SAFETY: `env` and `value` are live for this call.
+    let napi_env = unsafe { Env::from_raw(env) };
+    if crate::convert::type_of(env, value)? == sys::ValueType::napi_string {
+        // SAFETY: `value` is a string.
+        let spec = unsafe { String::from_napi_value(env, value) }?;
+        return Layout::parse(&spec).or_throw(&napi_env);
+    }
+    // SAFETY: as above; `instance_of` checks the class before the unwrap.
+    let unknown = unsafe { napi::JsUnknown::from_raw_unchecked(env, value) };
+    if JsLayout::instance_of(napi_env, &unknown).unwrap_or(false) {
+        // SAFETY: `value` is an instance of the Layout class.
+        let layout: &JsLayout = unsafe { <&JsLayout>::from_napi_value(env, value) }?;
+        return Ok(layout.into());
+    }
+    Err(type_error(env, "`layout` must be a preset name, a spec string or a Layout", value))
+}
+
+fn bad_option(env: &Env, name: &str, reason: &'static str) -> napi::Error {
+    core_error(env.raw(), Error::BadOption { name: Name::snippet(name), reason })
+}
+
+/// A Snowflake ID generator (lock-free; one state per layout and node values in the process).
+#[napi(js_name = "Generator")]
+pub struct JsGenerator {
+    inner: Arc<Generator>,
+}
+
+#[napi]
+impl JsGenerator {
+    /// Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
+    /// out-of-range value, and a `TypeError` for a value of the wrong type.
+    #[napi(constructor, ts_args_type = "options: GeneratorOptions")]
+    pub fn new(env: Env, options: Object) -> napi::Result<Self> {
+        for key in options.keys()? {
+            if !OPTION_NAMES.contains(&key.as_str()) {
+                return Err(bad_option(
+                    &env,
+                    &key,
+                    "unknown option (layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated, shared, stateFile, stateWindowMs, lease, leaseField, leaseDir)",
+                ));
+            }
+        }
+        let layout = match options.get("layout")? {
+            Some(v) => layout_option(env.raw(), v)?,
+            None => {
+                return Err(bad_option(
+                    &env,
+                    "layout",
+                    "the layout is required (a preset name such as 'twitter', or a spec)",
+                ))
+            }
+        };
+        let node = node_from(&layout, &env, options.get_as::<Object>("node")?)?;
+        let mut o = Options::default();
+        if let Some(Count(ms)) = options.get_as::<Count>("maxDriftMs")? {
+            o.max_drift_ms = ms;
+        }
+        if let Some(Count(ms)) = options.get_as::<Count>("maxWaitMs")? {
+            o.max_wait_ms = ms;
+        }
+        if let Some(Str(s)) = options.get_as::<Str>("sequenceStart")? {
+            o.sequence_start = Options::parse_sequence_start(&s).or_throw(&env)?;
+        }
+        if let Some(Str(s)) = options.get_as::<Str>("rollover")? {
+            o.rollover =
+                Some(Name::new(&s).ok_or(Error::UnknownField { name: Name::snippet(&s) }).or_throw(&env)?);
+        }
+        if let Some(Bool(b)) = options.get_as::<Bool>("isolated")? {
+            o.isolated = b;
+        }
+        let mut c = Coordination {
+            shared: options.get_as::<Str>("shared")?.map(|s| s.0),
+            state_file: options.get_as::<Str>("stateFile")?.map(|s| PathBuf::from(s.0)),
+            lease_field: options.get_as::<Str>("leaseField")?.map(|s| s.0),
+            lease_dir: options.get_as::<Str>("leaseDir")?.map(|s| PathBuf::from(s.0)),
+            ..Coordination::default()
+        };
+        if let Some(Count(ms)) = options.get_as::<Count>("stateWindowMs")? {
+            if ms == 0 {
+                return Err(bad_option(&env, "stateWindowMs", "a whole number of ms, at least 1"));
+            }
+            c.state_window_ms = Some(ms);
+        }
+        if let Some(Str(kind)) = options.get_as::<Str>("lease")? {
+            if kind != "local" {
+                return Err(bad_option(&env, &kind, "lease is 'local'"));
+            }
+            c.lease = Some(LeaseKind::Local);
+        }
+        // With nothing asked beyond this process, `open` is `Generator::new`.
+        let inner = Generator::open(&layout, node, o, &c).map_err(|e| open_error(env.raw(), e))?;
+        Ok(JsGenerator { inner: Arc::new(inner) })
+    }
+
+    /// The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
+    /// clock is behind), then throws `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED` or
+    /// `ERR_SNOWFLAKE_CLOCK_BEHIND` with `retryAfterMs`.
+    #[napi]
+    pub fn next_id(&self, env: Env) -> napi::Result<u64> {
+        self.inner.next_id().or_throw(&env)
+    }
+
+    /// The next ID as a decimal string (the JSON-safe form).
+    #[napi]
+    pub fn next_id_string(&self, env: Env) -> napi::Result<String> {
+        let id = self.inner.next_id().or_throw(&env)?;
+        Ok(encode(id, Encoding::Decimal, false).to_string())
+    }
+
+    /// `n` increasing IDs, taken a block (one compare-and-swap) per tick.
+    #[napi(ts_args_type = "n: number", ts_return_type = "BigUint64Array")]
+    pub fn next_ids(&self, env: Env, n: Count) -> napi::Result<Ids> {
+        // A typed array holds at most 2^32 - 1 elements; past that, or when the memory cannot
+        // be had, throw instead of letting the allocator abort the process.
+        const MAX: u64 = u32::MAX as u64;
+        if n.0 > MAX {
+            return Err(core_error(
+                env.raw(),
+                Error::ValueRange { name: Name::snippet("n"), value: n.0, max: MAX },
+            ));
+        }
+        let n = n.0 as usize;
+        let mut ids = Vec::new();
+        ids.try_reserve_exact(n).map_err(|_| bad_option(&env, "n", "not enough memory for that many IDs"))?;
+        ids.resize(n, 0u64);
+        self.inner.next_ids(&mut ids).or_throw(&env)?;
+        Ok(Ids(ids))
+    }
+
+    /// The next ID at the caller's clock reading `t` (deterministic; never waits).
+    #[napi(ts_args_type = "t: number | Date")]
+    pub fn next_id_at(&self, env: Env, t: UnixMs) -> napi::Result<u64> {
+        self.inner.next_id_at(t.0).or_throw(&env)
+    }
+
+    /// The next ID without ever blocking: throws where `nextId()` would wait.
+    #[napi]
+    pub fn try_next_id(&self, env: Env) -> napi::Result<u64> {
+        self.inner.try_next_id().or_throw(&env)
+    }
+
+    /// Up to `n` IDs of one tick, taken with one compare-and-swap (at least one).
+    #[napi(ts_args_type = "n: number")]
+    pub fn reserve(&self, env: Env, n: Count) -> napi::Result<Block> {
+        let b = self.inner.reserve(n.0).or_throw(&env)?;
+        Ok(Block { first: b.first, count: b.count as f64, stride: b.stride })
+    }
+
+    /// The next ID, waiting for the clock (up to `maxWaitMs`) on the thread pool instead of
+    /// the event loop.
+    #[napi(ts_return_type = "Promise<bigint>")]
+    pub fn next_id_async(&self) -> AsyncTask<NextId> {
+        AsyncTask::new(NextId { generator: Arc::clone(&self.inner), error: None })
+    }
+
+    /// What this generator has done.
+    #[napi]
+    pub fn stats(&self) -> Stats {
+        let s = self.inner.stats();
+        Stats {
+            issued: s.issued as f64,
+            waits: s.waits as f64,
+            waited_ms: s.waited_ms as f64,
+            clock_behind: s.clock_behind as f64,
+            rollovers: s.rollovers as f64,
+            drift_ms: s.drift_ms as f64,
+        }
+    }
+
+    /// The layout.
+    #[napi(getter, ts_return_type = "Layout")]
+    pub fn layout(&self) -> JsLayout {
+        JsLayout::from(*self.inner.layout())
+    }
+
+    /// The node values, by name.
+    #[napi(getter, ts_return_type = "Record<string, number>")]
+    pub fn node(&self, env: Env) -> napi::Result<JsObject> {
+        let mut out = env.create_object()?;
+        let layout = self.inner.layout();
+        for (name, value) in layout.node_values(self.inner.node()) {
+            out.set_named_property(name, crate::convert::u64_to_js(&env, value)?)?;
+        }
+        Ok(out)
+    }
+
+    /// Used by index.js to give each instance its own fast `nextId`, `tryNextId` and
+    /// `nextIdString`.
+    #[napi(skip_typescript, js_name = "_fastFunction")]
+    pub fn fast_function(&self, env: Env, name: Str) -> napi::Result<napi::JsFunction> {
+        let call = match name.0.as_str() {
+            "nextId" => FastCall::NextId,
+            "tryNextId" => FastCall::TryNextId,
+            "nextIdString" => FastCall::NextIdString,
+            _ => return Err(bad_option(&env, &name.0, "no fast function of that name")),
+        };
+        let name = name.0;
+        let data = Box::into_raw(Box::new(Fast { generator: Arc::clone(&self.inner), call }))
+            as *mut std::ffi::c_void;
+        let mut f = std::ptr::null_mut();
+        // SAFETY: live env; the name is passed with its length; `data` lives until the
+        // finalizer added below (or is freed here if the function cannot be made).
+        let made = napi::check_status!(unsafe {
+            sys::napi_create_function(
+                env.raw(),
+                name.as_ptr().cast(),
+                name.len() as _,
+                Some(fast_call),
+                data,
+                &mut f,
+            )
+        });
+        if let Err(e) = made {
+            // SAFETY: `data` was not handed to any function.
+            drop(unsafe { Box::from_raw(data as *mut Fast) });
+            return Err(e);
+        }
+        // SAFETY: `f` is the function just created; its finalizer takes back `data`.
+        napi::check_status!(unsafe {
+            sys::napi_add_finalizer(
+                env.raw(),
+                f,
+                data,
+                Some(drop_fast),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        })?;
+        // SAFETY: `f` is a function.
+        Ok(unsafe { napi::JsFunction::from_raw_unchecked(env.raw(), f) })
+    }
+
+    /// For the tests (Node cannot fork): forks the process; the child asks this generator for
+    /// an ID, reports the error code it got (`""` for an ID) through a pipe and exits at once.
+    /// Returns what the child reported.
+    #[cfg(unix)]
+    #[napi(skip_typescript, js_name = "_forkProbe")]
+    pub fn fork_probe(&self) -> napi::Result<String> {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+            return Err(napi::Error::from_reason("pipe() failed"));
+        }
+        // SAFETY: the child only does what is safe after fork() in a threaded process: the
+        // generator's fork check (atomics), write() and _exit().
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let code = match self.inner.next_id() {
+                Ok(_) => "",
+                Err(e) => e.kind().code(),
+            };
+            // SAFETY: writes a static string to the pipe, then leaves without running any
+            // destructor or atexit handler of the parent's copy.
+            unsafe {
+                libc::write(fds[1], code.as_ptr().cast(), code.len());
+                libc::_exit(0);
+            }
+        }
+        // SAFETY: closing our copy of the write end lets read() see the end of the data.
+        unsafe { libc::close(fds[1]) };
+        let mut buf = [0u8; 64];
+        let mut len = 0;
+        while pid > 0 && len < buf.len() {
+            // SAFETY: reads into the rest of `buf`.
+            let n = unsafe { libc::read(fds[0], buf[len..].as_mut_ptr().cast(), buf.len() - len) };
+            if n <= 0 {
+                break;
+            }
+            len += n as usize;
+        }
+        // SAFETY: plain descriptor and process calls.
+        unsafe {
+            libc::close(fds[0]);
+            if pid > 0 {
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+        if pid < 0 {
+            return Err(napi::Error::from_reason("fork() failed"));
+        }
+        Ok(String::from_utf8_lossy(&buf[..len]).into_owned())
+    }
+
+    /// `Generator(<layout>, node=..., <options>)`.
+    #[napi]
+    #[allow(clippy::inherent_to_string)]
+    pub fn to_string(&self) -> String {
+        format!("{:?}", self.inner)
+    }
+}
+
+/// `nextIdAsync`: `Generator::next_id` on a libuv worker thread.
+pub struct NextId {
+    generator: Arc<Generator>,
+    error: Option<Error>,
+}
+
+impl Task for NextId {
+    type Output = u64;
+    type JsValue = BigInt;
+
+    fn compute(&mut self) -> napi::Result<u64> {
+        self.generator.next_id().map_err(|e| {
+            // Shaped into a JS error in `reject`, on the JS thread that owns the env.
+            self.error = Some(e);
+            napi::Error::from_reason(e.to_string())
+        })
+    }
+
+    fn resolve(&mut self, _env: Env, id: u64) -> napi::Result<BigInt> {
+        Ok(BigInt::from(id))
+    }
+
+    fn reject(&mut self, env: Env, err: napi::Error) -> napi::Result<BigInt> {
+        Err(match self.error.take() {
+            Some(e) => core_error(env.raw(), e),
+            None => err,
+        })
+    }
+}
+
+/// Which call a fast function makes.
+#[derive(Clone, Copy)]
+enum FastCall {
+    NextId,
+    TryNextId,
+    NextIdString,
+}
+
+/// What a fast function holds.
+struct Fast {
+    generator: Arc<Generator>,
+    call: FastCall,
+}
+
+/// `nextId` / `tryNextId` / `nextIdString` as plain N-API functions whose data pointer is
+/// the generator: a call skips napi-rs's class dispatch (`napi_unwrap` of `this` and its
+/// argument handling), which measured at more than half of a `nextId()` call. Each function
+/// owns a `Fast` (an `Arc` of the generator), freed by its finalizer, so it may outlive the
+/// object it was read from.
+unsafe extern "C" fn fast_call(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut data = std::ptr::null_mut();
+    // SAFETY: napi hands us a live env and callback info; we ask only for the data pointer.
+    let status = unsafe {
+        sys::napi_get_cb_info(
+            env,
+            info,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            &mut data,
+        )
+    };
+    if status != sys::Status::napi_ok || data.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: `data` is the `Box<Fast>` given to `napi_create_function`, alive until the
+    // function's finalizer runs.
+    let fast = unsafe { &*(data as *const Fast) };
+    let result = match fast.call {
+        FastCall::NextId | FastCall::NextIdString => fast.generator.next_id(),
+        FastCall::TryNextId => fast.generator.try_next_id(),
+    };
+    match result {
+        Ok(id) => {
+            let mut out = std::ptr::null_mut();
+            if let FastCall::NextIdString = fast.call {
+                let text = encode(id, Encoding::Decimal, false);
+                // SAFETY: live env; ASCII digits passed with their length.
+                unsafe {
+                    sys::napi_create_string_latin1(env, text.as_ptr().cast(), text.len() as _, &mut out)
+                };
+            } else {
+                // SAFETY: live env; `out` receives the bigint.
+                unsafe { sys::napi_create_bigint_uint64(env, id, &mut out) };
+            }
+            out
+        }
+        Err(e) => {
+            // SAFETY: live env, no exception pending (core does not call into JS).
+            unsafe { napi::JsError::from(core_error(env, e)).throw_into(env) };
+            std::ptr::null_mut()
+        }
+    }
+}
+
+unsafe extern "C" fn drop_fast(
+    _env: sys::napi_env,
+    data: *mut std::ffi::c_void,
+    _hint: *mut std::ffi::c_void,
+) {
+    // SAFETY: `data` came from `Box::into_raw` in `fast_function`; napi runs a finalizer once.
+    drop(unsafe { Box::from_raw(data as *mut Fast) });
+}

@@ -1,0 +1,208 @@
+//! `Layout`: parses a spec (or preset name) with core's `Layout::parse`, and forwards decode,
+//! compose and the range-query bounds.
+
+use crate::convert::{u64_to_js, Id, Object, Str, Uint, UnixMs};
+use crate::error::OrThrow;
+use napi::{Env, JsObject, JsUnknown};
+use napi_derive::napi;
+use snowflake_core::{FieldKind, Layout, Node, PRESETS};
+
+/// One bit field of a layout, from the most significant down.
+#[napi(object, object_from_js = false)]
+pub struct FieldInfo {
+    /// `time`, `sequence` or a node field's name.
+    pub name: String,
+    /// Width in bits.
+    pub bits: u32,
+    /// Position of the field's lowest bit.
+    pub shift: u32,
+    /// What the field holds.
+    #[napi(ts_type = "'time' | 'sequence' | 'node'")]
+    pub kind: String,
+}
+
+/// The parts of a decoded ID.
+#[napi(object, object_from_js = false)]
+pub struct Parts {
+    /// The start of the ID's tick, in Unix milliseconds.
+    pub unix_ms: f64,
+    /// Ticks since the layout's epoch.
+    pub tick: f64,
+    /// The sequence number within the tick.
+    pub sequence: f64,
+    /// The node field values, by name, from the most significant field down.
+    #[napi(ts_type = "Record<string, number>")]
+    pub fields: JsObject,
+    /// `unixMs` as a `Date`.
+    #[napi(ts_type = "Date")]
+    pub date: JsUnknown,
+}
+
+/// A layout: which bits of an ID hold the time, the sequence and each node field, its epoch
+/// and its tick. `new Layout('twitter')`, or a spec such as
+/// `'time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms'`.
+#[napi(js_name = "Layout")]
+pub struct JsLayout {
+    pub(crate) inner: Layout,
+}
+
+impl From<Layout> for JsLayout {
+    fn from(inner: Layout) -> Self {
+        JsLayout { inner }
+    }
+}
+
+impl From<&JsLayout> for Layout {
+    fn from(l: &JsLayout) -> Layout {
+        l.inner
+    }
+}
+
+/// Node values from an object such as `{ datacenter: 1, worker: 3 }` (fields left out are 0).
+pub(crate) fn node_from(layout: &Layout, env: &Env, fields: Option<Object>) -> napi::Result<Node> {
+    let Some(fields) = fields else {
+        return Ok(Node::default());
+    };
+    let keys = fields.keys()?;
+    let mut values = Vec::with_capacity(keys.len());
+    for key in &keys {
+        if let Some(Uint(v)) = fields.get_as::<Uint>(key)? {
+            values.push(v);
+        } else {
+            values.push(0);
+        }
+    }
+    let pairs: Vec<(&str, u64)> = keys.iter().map(String::as_str).zip(values).collect();
+    layout.node(&pairs).or_throw(env)
+}
+
+#[napi]
+impl JsLayout {
+    /// Parses a spec or a preset name; throws `ERR_SNOWFLAKE_LAYOUT` naming the problem.
+    #[napi(constructor, ts_args_type = "spec: string")]
+    pub fn new(env: Env, spec: Str) -> napi::Result<Self> {
+        Layout::parse(&spec.0).or_throw(&env).map(JsLayout::from)
+    }
+
+    /// The presets: name -> canonical spec.
+    #[napi(ts_return_type = "Record<string, string>")]
+    pub fn presets(env: Env) -> napi::Result<JsObject> {
+        let mut out = env.create_object()?;
+        for (name, spec) in PRESETS {
+            let canonical = Layout::parse(spec).or_throw(&env)?.to_string();
+            out.set_named_property(name, env.create_string(&canonical)?)?;
+        }
+        Ok(out)
+    }
+
+    /// The canonical spec (integer epoch, `tick=` always written); parsing it gives this
+    /// layout back.
+    #[napi]
+    #[allow(clippy::inherent_to_string)]
+    pub fn to_string(&self) -> String {
+        self.inner.to_string()
+    }
+
+    /// The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
+    /// layout's width.
+    #[napi(ts_args_type = "id: bigint | number")]
+    pub fn decode(&self, env: Env, id: Id) -> napi::Result<Parts> {
+        let parts = self.inner.decode(id.0).or_throw(&env)?;
+        let mut fields = env.create_object()?;
+        for (name, value) in self.inner.node_values(&parts.node) {
+            fields.set_named_property(name, u64_to_js(&env, value)?)?;
+        }
+        Ok(Parts {
+            unix_ms: parts.unix_ms as f64,
+            tick: parts.tick as f64,
+            sequence: parts.sequence as f64,
+            fields,
+            date: env.create_date(parts.unix_ms as f64)?.into_unknown(),
+        })
+    }
+
+    /// The ID of instant `t` (any instant of its tick), node `fields` (those left out are 0)
+    /// and `sequence`, each checked against its range.
+    #[napi(
+        ts_args_type = "t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint"
+    )]
+    pub fn compose(
+        &self,
+        env: Env,
+        t: UnixMs,
+        fields: Option<Object>,
+        sequence: Option<Uint>,
+    ) -> napi::Result<u64> {
+        let node = node_from(&self.inner, &env, fields)?;
+        self.inner.compose(t.0, &node, sequence.map_or(0, |s| s.0)).or_throw(&env)
+    }
+
+    /// The smallest ID of the tick holding `t`: with `maxId`, the bounds of a
+    /// `WHERE id BETWEEN` range query.
+    #[napi(ts_args_type = "t: number | Date")]
+    pub fn min_id(&self, env: Env, t: UnixMs) -> napi::Result<u64> {
+        self.inner.min_id(t.0).or_throw(&env)
+    }
+
+    /// The largest ID of the tick holding `t`.
+    #[napi(ts_args_type = "t: number | Date")]
+    pub fn max_id(&self, env: Env, t: UnixMs) -> napi::Result<u64> {
+        self.inner.max_id(t.0).or_throw(&env)
+    }
+
+    /// The fields, from the most significant down.
+    #[napi(getter)]
+    pub fn fields(&self) -> Vec<FieldInfo> {
+        self.inner
+            .fields()
+            .iter()
+            .map(|f| FieldInfo {
+                name: f.name().to_owned(),
+                bits: u32::from(f.bits()),
+                shift: u32::from(f.shift()),
+                kind: match f.kind() {
+                    FieldKind::Time => "time",
+                    FieldKind::Sequence => "sequence",
+                    FieldKind::Node => "node",
+                }
+                .to_owned(),
+            })
+            .collect()
+    }
+
+    /// The epoch, in Unix milliseconds.
+    #[napi(getter)]
+    pub fn epoch_ms(&self) -> f64 {
+        self.inner.epoch_ms() as f64
+    }
+
+    /// The length of a tick, in milliseconds.
+    #[napi(getter)]
+    pub fn tick_ms(&self) -> f64 {
+        self.inner.tick_ms() as f64
+    }
+
+    /// The sum of the field widths; every ID is below `2n ** BigInt(totalBits)`.
+    #[napi(getter)]
+    pub fn total_bits(&self) -> u32 {
+        u32::from(self.inner.total_bits())
+    }
+
+    /// How many IDs one node can issue in one tick.
+    #[napi(getter)]
+    pub fn capacity_per_tick(&self) -> f64 {
+        self.inner.capacity_per_tick() as f64
+    }
+
+    /// The last instant the layout can represent, in Unix milliseconds.
+    #[napi(getter)]
+    pub fn last_unix_ms(&self) -> f64 {
+        self.inner.last_unix_ms() as f64
+    }
+
+    /// A stable 64-bit fingerprint of the layout (equal layouts, equal fingerprints).
+    #[napi(getter)]
+    pub fn fingerprint(&self) -> u64 {
+        self.inner.fingerprint()
+    }
+}

@@ -1,0 +1,426 @@
+//! `Generator`, `Block` and `Stats`: core's generator in Python's terms.
+//!
+//! # The GIL
+//! Every call into the core generator is made while attached to the interpreter (holding the
+//! GIL). The generator reads the time through [`PyClock`], whose `wait_until_ms` detaches for
+//! the wait, so a thread waiting for the next tick (a full tick, a clock behind) never holds
+//! up the others. Nothing else blocks; large batches are copied out detached too.
+//!
+//! # fork()
+//! Core handles fork() for every binding (its `pthread_atfork` handler runs in `os.fork()`,
+//! `multiprocessing` and gunicorn alike): it refuses to issue from a generator inherited
+//! through `fork()`, and refuses to *re-create* in a child a generator its parent had (same
+//! layout and node values), since the parent, or a sibling, may still issue from it; both
+//! raise ForkedProcessError. Shared and leased generators keep working across fork().
+
+use crate::error::{Error, OpenError};
+use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
+use crate::time::unix_ms;
+use pyo3::exceptions::{PyOverflowError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBytes, PyDict, PyList, PyType};
+use snowflake_core::{
+    Block, Clock, Coordination, Layout, MonotonicClock, Name, Options, SequenceStart,
+};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// The process's monotonic clock (that of core's default generators), waiting detached from
+/// the interpreter.
+#[derive(Clone, Copy, Debug)]
+pub struct PyClock(MonotonicClock);
+
+impl Default for PyClock {
+    fn default() -> PyClock {
+        PyClock(MonotonicClock::process())
+    }
+}
+
+impl Clock for PyClock {
+    #[inline]
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+
+    fn wait_until_ms(&self, unix_ms: u64) {
+        // SAFETY: the generator is only called while attached (module docs), and the closure
+        // touches no Python object.
+        let py = unsafe { Python::assume_attached() };
+        py.detach(|| self.0.wait_until_ms(unix_ms));
+    }
+}
+
+fn array_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    ARRAY.import(py, "array", "array")
+}
+
+/// Blocks at least this large are written out detached.
+const DETACH_FILL: u64 = 1 << 16;
+
+/// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.
+///
+/// ``layout`` is a :class:`Layout` or a spec (default ``"twitter"``); ``node`` maps the
+/// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``; fields
+/// left out are 0; the text form ``"datacenter=1,worker=3"`` works too).
+///
+/// Policies: ``max_drift_ms`` is how far ahead of the clock the generator may issue when a
+/// tick is full or the clock went back (0: never, classic Snowflake); ``max_wait_ms`` how long
+/// :meth:`next_id` may wait for the clock before it raises :class:`SequenceExhaustedError` or
+/// :class:`ClockBehindError` (0: never wait); ``sequence_start`` is ``"zero"`` or
+/// ``"spread:K"`` (each tick starts at a hash of the tick below K, so ``id % N`` shards evenly
+/// at low traffic); ``rollover`` names a node field that is bumped, instead of waiting, when
+/// the clock goes back.
+///
+/// Every generator of a process with the same layout and node values shares one state, so
+/// making a new one per request cannot repeat an ID; ``isolated=True`` gives a generator a
+/// state of its own (for tests and :meth:`next_id_at` replays only: two isolated generators
+/// with the same node values can issue the same IDs).
+///
+/// Beyond one process: ``shared="name"`` makes every process of the host that opens the name
+/// draw from one state in shared memory (no repeat, IDs increasing across processes, and it
+/// keeps working in a child of ``fork()``); ``state_file=path`` keeps a durable high-water mark
+/// so a restart after the clock stepped back never repeats an ID (``state_window_ms``: how far
+/// ahead it reserves); ``lease="local"`` (or ``"redis://host:port/db"``) claims a free value of
+/// the worker field (``lease_field``) for this process, with file locks in ``lease_dir`` (or
+/// keys in Redis living ``lease_ttl_ms``).
+///
+/// After ``fork()``, an inherited generator of one process raises
+/// :class:`ForkedProcessError`, and so does making one with the parent's node values in the
+/// child: a child needs its own node values (or a ``shared`` or ``lease`` generator).
+#[pyclass(name = "Generator", module = "libsnowflake", frozen)]
+pub struct PyGenerator {
+    inner: snowflake_core::Generator<PyClock>,
+}
+
+impl PyGenerator {
+    fn fill_bytes(&self, py: Python<'_>, out: &mut [u8]) -> Result<(), Error> {
+        let mut done = 0;
+        let total = out.len() / 8;
+        while done < total {
+            let block = self.inner.reserve((total - done) as u64)?;
+            let dst = &mut out[done * 8..(done + block.count as usize) * 8];
+            if block.count >= DETACH_FILL {
+                py.detach(|| write_block(&block, dst));
+            } else {
+                write_block(&block, dst);
+            }
+            done += block.count as usize;
+        }
+        Ok(())
+    }
+}
+
+fn write_block(block: &Block, dst: &mut [u8]) {
+    for (slot, id) in dst.chunks_exact_mut(8).zip(block.iter()) {
+        slot.copy_from_slice(&id.to_ne_bytes());
+    }
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(
+        signature = (layout = None, node = None, *, max_drift_ms = 0, max_wait_ms = 1000, sequence_start = "zero", rollover = None, isolated = false, shared = None, state_file = None, state_window_ms = None, lease = None, lease_field = None, lease_dir = None, lease_ttl_ms = None),
+        text_signature = "(layout='twitter', node=None, *, max_drift_ms=0, max_wait_ms=1000, sequence_start='zero', rollover=None, isolated=False, shared=None, state_file=None, state_window_ms=None, lease=None, lease_field=None, lease_dir=None, lease_ttl_ms=None)"
+    )]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        layout: Option<&Bound<'_, PyAny>>,
+        node: Option<&Bound<'_, PyAny>>,
+        max_drift_ms: u64,
+        max_wait_ms: u64,
+        sequence_start: &str,
+        rollover: Option<&str>,
+        isolated: bool,
+        shared: Option<&str>,
+        state_file: Option<PathBuf>,
+        state_window_ms: Option<u64>,
+        lease: Option<&str>,
+        lease_field: Option<&str>,
+        lease_dir: Option<PathBuf>,
+        lease_ttl_ms: Option<u64>,
+    ) -> PyResult<Self> {
+        let layout = match layout {
+            Some(l) if !l.is_none() => layout_arg(l)?,
+            _ => Layout::parse("twitter").map_err(Error)?,
+        };
+        let node = node_arg(&layout, node)?;
+        let rollover = match rollover {
+            None => None,
+            Some(r) => Some(
+                Name::new(r)
+                    .filter(|_| Name::is_valid_field_name(r))
+                    .ok_or(Error(snowflake_core::Error::UnknownField { name: Name::snippet(r) }))?,
+            ),
+        };
+        let options = Options {
+            max_drift_ms,
+            max_wait_ms,
+            sequence_start: Options::parse_sequence_start(sequence_start).map_err(Error)?,
+            rollover,
+            isolated,
+        };
+        // Core checks the coordination options in their text form (the one of C, PHP and
+        // the CLI); paths go in as they are, since a path may hold any character.
+        let mut text = String::new();
+        let numbers = [("state_window_ms", state_window_ms), ("lease_ttl_ms", lease_ttl_ms)];
+        for (key, value) in [("shared", shared), ("lease", lease), ("lease_field", lease_field)]
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v?.to_owned())))
+            .chain(numbers.into_iter().filter_map(|(k, v)| Some((k, v?.to_string()))))
+        {
+            if value.contains(';') || value.is_empty() {
+                return Err(Error(snowflake_core::Error::BadOption {
+                    name: Name::snippet(key),
+                    reason: "the value is empty or holds a `;`",
+                })
+                .into());
+            }
+            text.push_str(&format!("{key}={value};"));
+        }
+        let (_, mut coordination) = Coordination::parse_options(&text).map_err(Error)?;
+        coordination.state_file = state_file;
+        coordination.lease_dir = lease_dir;
+
+        let inner = if coordination.is_empty() {
+            snowflake_core::Generator::with_clock(&layout, node, options, PyClock::default())
+                .map_err(Error)?
+        } else {
+            // Files, locks, maybe Redis and a wait for a lease's floor: detached.
+            py.detach(|| snowflake_core::Generator::open(&layout, node, options, &coordination))
+                .map_err(OpenError)?
+                .map_clock(PyClock)
+        };
+        Ok(PyGenerator { inner })
+    }
+
+    /// The next ID. Waits for the clock (at most ``max_wait_ms``, without holding the GIL)
+    /// when the tick is full or the clock is behind, then raises
+    /// :class:`SequenceExhaustedError` or :class:`ClockBehindError`.
+    fn next_id(&self) -> Result<u64, Error> {
+        Ok(self.inner.next_id()?)
+    }
+
+    /// The next ID, never waiting: raises :class:`SequenceExhaustedError` or
+    /// :class:`ClockBehindError` (with ``retry_after_ms``) at once where :meth:`next_id`
+    /// would wait.
+    fn try_next_id(&self) -> Result<u64, Error> {
+        Ok(self.inner.try_next_id()?)
+    }
+
+    /// The next ID at the caller's clock reading ``time`` (Unix ms or an aware ``datetime``)
+    /// instead of the system's: deterministic, for replays and engines with their own time.
+    /// Never waits.
+    #[pyo3(signature = (time))]
+    fn next_id_at(&self, time: &Bound<'_, PyAny>) -> PyResult<u64> {
+        Ok(self.inner.next_id_at(unix_ms(time)?).map_err(Error)?)
+    }
+
+    /// ``n`` new IDs, increasing, as a list. Takes a block of IDs per tick with one atomic
+    /// operation; waits for the next tick like :meth:`next_id` (without holding the GIL).
+    /// On an error, IDs already taken are dropped (never reissued).
+    #[pyo3(signature = (n))]
+    fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        let mut left = n as u64;
+        while left > 0 {
+            let block = self.inner.reserve(left).map_err(Error)?;
+            for id in block.iter() {
+                list.append(id)?;
+            }
+            left -= block.count;
+        }
+        Ok(list)
+    }
+
+    /// ``n`` new IDs, increasing, as an ``array.array('Q')``: written straight into memory,
+    /// without a Python object per ID (the fastest way to take many).
+    #[pyo3(signature = (n))]
+    fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
+        let len = n.checked_mul(8).ok_or_else(|| PyOverflowError::new_err("n is too large"))?;
+        let bytes = PyBytes::new_with(py, len, |buf| Ok(self.fill_bytes(py, buf)?))?;
+        array_class(py)?.call1(("Q", bytes))
+    }
+
+    /// Up to ``n`` IDs of one tick taken with one atomic operation, as a :class:`Block`
+    /// (``first``, ``count``, ``stride``): fewer than ``n`` when the tick has less room.
+    /// Waits like :meth:`next_id`.
+    #[pyo3(signature = (n))]
+    fn reserve(&self, n: u64) -> Result<PyBlock, Error> {
+        Ok(PyBlock(self.inner.reserve(n)?))
+    }
+
+    /// What this generator has done, and how far ahead of the clock its state is.
+    fn stats(&self) -> PyStats {
+        let s = self.inner.stats();
+        PyStats {
+            issued: s.issued,
+            waits: s.waits,
+            waited_ms: s.waited_ms,
+            clock_behind: s.clock_behind,
+            rollovers: s.rollovers,
+            drift_ms: s.drift_ms,
+        }
+    }
+
+    /// The layout.
+    #[getter]
+    fn layout(&self) -> PyLayout {
+        PyLayout(*self.inner.layout())
+    }
+
+    /// The node values, by field name.
+    #[getter]
+    fn node<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        node_dict(py, self.inner.layout(), self.inner.node())
+    }
+
+    /// How far ahead of the clock the generator may issue, in ms.
+    #[getter]
+    fn max_drift_ms(&self) -> u64 {
+        self.inner.options().max_drift_ms
+    }
+
+    /// How long :meth:`next_id` may wait for the clock, in ms.
+    #[getter]
+    fn max_wait_ms(&self) -> u64 {
+        self.inner.options().max_wait_ms
+    }
+
+    /// ``"zero"`` or ``"spread:K"``.
+    #[getter]
+    fn sequence_start(&self) -> String {
+        match self.inner.options().sequence_start {
+            SequenceStart::Zero => "zero".to_owned(),
+            s => s.to_string(),
+        }
+    }
+
+    /// The rollover field, or ``None``.
+    #[getter]
+    fn rollover(&self) -> Option<String> {
+        self.inner.options().rollover.map(|r| r.as_str().to_owned())
+    }
+
+    /// Whether the generator has a state of its own.
+    #[getter]
+    fn isolated(&self) -> bool {
+        self.inner.options().isolated
+    }
+
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    /// ``next(generator)`` is :meth:`next_id`; iteration never ends by itself.
+    fn __next__(&self) -> Result<u64, Error> {
+        Ok(self.inner.next_id()?)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.inner)
+    }
+
+    /// Refuses: a copy of a generator in another process would repeat its IDs.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(PyTypeError::new_err(
+            "a Generator cannot be pickled: a copy in another process would repeat its IDs; create one in each process with its own node values",
+        ))
+    }
+}
+
+/// A run of IDs of one tick taken with one atomic operation: ``first``, ``first + stride``,
+/// ..., ``count`` of them, increasing. Iterate it, or ``list(block)``.
+#[pyclass(name = "Block", module = "libsnowflake", frozen)]
+pub struct PyBlock(Block);
+
+#[pymethods]
+impl PyBlock {
+    /// The first ID.
+    #[getter]
+    fn first(&self) -> u64 {
+        self.0.first
+    }
+    /// How many IDs.
+    #[getter]
+    fn count(&self) -> u64 {
+        self.0.count
+    }
+    /// The distance between consecutive IDs (``1 << sequence_shift``).
+    #[getter]
+    fn stride(&self) -> u64 {
+        self.0.stride
+    }
+    /// The last ID.
+    #[getter]
+    fn last(&self) -> u64 {
+        self.0.first + (self.0.count - 1) * self.0.stride
+    }
+    fn __len__(&self) -> usize {
+        self.0.count as usize
+    }
+    fn __iter__(&self) -> BlockIter {
+        BlockIter { block: self.0, next: Mutex::new(0) }
+    }
+    fn __contains__(&self, id: &Bound<'_, PyAny>) -> bool {
+        let Ok(id) = id.extract::<u64>() else {
+            return false;
+        };
+        id >= self.0.first && id <= self.last() && (id - self.0.first) % self.0.stride == 0
+    }
+    fn __repr__(&self) -> String {
+        format!("Block(first={}, count={}, stride={})", self.0.first, self.0.count, self.0.stride)
+    }
+}
+
+/// An iterator over a :class:`Block`'s IDs.
+#[pyclass(name = "BlockIterator", module = "libsnowflake", frozen)]
+pub struct BlockIter {
+    block: Block,
+    next: Mutex<u64>,
+}
+
+#[pymethods]
+impl BlockIter {
+    fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __next__(&self) -> Option<u64> {
+        let mut i = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        let id = self.block.get(*i)?;
+        *i += 1;
+        Some(id)
+    }
+}
+
+/// What a generator has done: ``issued`` IDs, ``waits`` for the clock and ``waited_ms`` in
+/// them, ``clock_behind`` events (the clock behind by more than ``max_drift_ms``),
+/// ``rollovers``, and ``drift_ms``, how far ahead of the clock the state is now.
+#[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
+pub struct PyStats {
+    /// IDs issued through this generator.
+    issued: u64,
+    /// How many times it waited for the clock.
+    waits: u64,
+    /// Total time spent waiting, in ms.
+    waited_ms: u64,
+    /// How many times it found the clock behind by more than ``max_drift_ms``.
+    clock_behind: u64,
+    /// How many times it bumped the rollover field.
+    rollovers: u64,
+    /// How far ahead of the clock the shared state is now, in ms.
+    drift_ms: u64,
+}
+
+#[pymethods]
+impl PyStats {
+    fn __repr__(&self) -> String {
+        format!(
+            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={})",
+            self.issued, self.waits, self.waited_ms, self.clock_behind, self.rollovers, self.drift_ms
+        )
+    }
+}

@@ -1,0 +1,132 @@
+"""Beyond one process (DESIGN section 5) from Python: shared=, state_file=, lease=."""
+
+from __future__ import annotations
+
+import glob
+import multiprocessing as mp
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import libsnowflake as sf
+
+LAYOUT = "twitter"
+
+
+@pytest.fixture
+def shared_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    # Shared states go to the test's directory (children of fork() inherit the variable).
+    monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
+    yield f"pytest-{uuid.uuid4().hex[:8]}"
+    assert glob.glob(str(tmp_path / "*.shm")), "the shared state lives in SNOWFLAKE_SHM_DIR"
+
+
+def _draw_shared(name: str, n: int, out: Any) -> None:
+    gen = sf.Generator(LAYOUT, {"datacenter": 9, "worker": 9}, shared=name)
+    out.put(gen.next_ids(n))
+
+
+def _draw_inherited(gen: sf.Generator, n: int, out: Any) -> None:
+    out.put([gen.next_id() for _ in range(n)])
+
+
+def test_shared_across_processes_and_fork(shared_name: str) -> None:
+    ctx = mp.get_context("fork")
+    gen = sf.Generator(LAYOUT, {"datacenter": 9, "worker": 9}, shared=shared_name)
+    mine = gen.next_ids(1000)
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_draw_shared, args=(shared_name, 30_000, out)) for _ in range(2)]
+    # A shared generator keeps working in a child of fork(): that is what it is for.
+    procs += [ctx.Process(target=_draw_inherited, args=(gen, 30_000, out)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    mine += gen.next_ids(30_000)
+    batches = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    everything = mine + [x for b in batches for x in b]
+    assert len(set(everything)) == len(everything) == 1000 + 30_000 * 5
+    for b in [mine, *batches]:
+        assert b == sorted(b)
+
+
+def test_shared_mismatch_and_bad_names(shared_name: str) -> None:
+    sf.Generator(LAYOUT, {"worker": 1}, shared=shared_name)
+    with pytest.raises(sf.SharedMismatchError, match="node") as e:
+        sf.Generator(LAYOUT, {"worker": 2}, shared=shared_name)
+    assert isinstance(e.value, ValueError) and e.value.code == "ERR_SNOWFLAKE_SHARED_MISMATCH"
+    for bad in ("a b", "", "x;y", ".hidden"):
+        with pytest.raises(sf.ValueRangeError):
+            sf.Generator(LAYOUT, shared=bad)
+    with pytest.raises(sf.ValueRangeError, match="alternatives"):
+        sf.Generator(LAYOUT, shared=shared_name, lease="local")
+    with pytest.raises(TypeError):
+        sf.Generator(LAYOUT, shared=3)  # type: ignore[arg-type]
+
+
+def _lease_worker(lease_dir: str, n: int, out: Any) -> None:
+    gen = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local", lease_dir=lease_dir)
+    out.put((gen.node["worker"], gen.next_ids(n)))
+
+
+def test_lease_local_gives_each_process_its_own_worker(tmp_path: Path) -> None:
+    ctx = mp.get_context("fork")
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_lease_worker, args=(str(tmp_path), 20_000, out)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    workers = [w for w, _ in results]
+    everything = [x for _, ids in results for x in ids]
+    # Processes may run one after the other and reuse a value a dead one released; the
+    # IDs stay unique either way (the next holder starts above the last one's IDs).
+    assert len(set(everything)) == len(everything)
+    assert all(0 <= w < 32 for w in workers)
+    # Held at once, leases are distinct.
+    a = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local", lease_dir=tmp_path)
+    b = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local", lease_dir=tmp_path)
+    assert a.node["worker"] != b.node["worker"]
+    with pytest.raises(sf.ValueRangeError):
+        sf.Generator(LAYOUT, {"worker": 3}, lease="local", lease_dir=tmp_path)  # leased field set
+
+
+def test_lease_exhausted(tmp_path: Path) -> None:
+    layout = "time:41,worker:1,sequence:12;epoch=1288834974657"  # two worker values
+    held = [sf.Generator(layout, lease="local", lease_dir=tmp_path) for _ in range(2)]
+    assert {g.node["worker"] for g in held} == {0, 1}
+    with pytest.raises(sf.LeaseError) as e:
+        sf.Generator(layout, lease="local", lease_dir=tmp_path)
+    assert e.value.code == "ERR_SNOWFLAKE_LEASE"
+
+
+def test_state_file(tmp_path: Path) -> None:
+    path = tmp_path / "ids.state"
+    gen = sf.Generator(LAYOUT, {"worker": 11}, state_file=path, state_window_ms=200)
+    ids = gen.next_ids(10_000)
+    assert ids == sorted(set(ids)) and path.exists()
+    with pytest.raises(sf.ValueRangeError):
+        sf.Generator(LAYOUT, {"worker": 12}, state_file=tmp_path / "x.state", state_window_ms=0)
+
+
+def test_corrupt_state_file(tmp_path: Path) -> None:
+    path = tmp_path / "ids.state"
+    path.write_bytes(b"not a state file at all, and not empty either......")
+    with pytest.raises(sf.StateFileError) as e:
+        sf.Generator(LAYOUT, {"worker": 13}, state_file=path)
+    assert e.value.code == "ERR_SNOWFLAKE_STATE_FILE"
+
+
+def test_unwritable_state_file_is_an_os_error(tmp_path: Path) -> None:
+    not_a_dir = tmp_path / "a-file"
+    not_a_dir.write_text("")
+    with pytest.raises(sf.SnowflakeOSError) as e:
+        sf.Generator(LAYOUT, {"worker": 14}, state_file=not_a_dir / "ids.state")
+    assert isinstance(e.value, OSError) and e.value.code == "ERR_SNOWFLAKE_IO"

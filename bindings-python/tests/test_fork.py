@@ -1,0 +1,128 @@
+"""fork(): a child can never repeat its parent's IDs.
+
+The generator inherited by a child (multiprocessing's fork start method, gunicorn --preload)
+raises ForkedProcessError; so does making a new one with the parent's node values (the
+parent may still issue from them). A new generator with the child's own worker value works.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+from typing import Any
+
+import pytest
+
+import libsnowflake as sf
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork() is POSIX")
+
+LAYOUT = "twitter"
+PARENT_NODE = {"datacenter": 4, "worker": 1}
+CHILDREN = 4
+PER_CHILD = 20_000
+
+# Made at import, before any fork: what a --preload'ed app module does.
+GEN = sf.Generator(LAYOUT, PARENT_NODE)
+
+
+def child(i: int, out: Any) -> None:
+    report: dict[str, Any] = {}
+    try:
+        GEN.next_id()
+        report["inherited"] = "issued"
+    except sf.ForkedProcessError as e:
+        report["inherited"] = e.code
+    try:
+        sf.Generator(LAYOUT, PARENT_NODE)
+        report["recreated"] = "made"
+    except sf.ForkedProcessError as e:
+        report["recreated"] = e.code
+    own = sf.Generator(LAYOUT, {"datacenter": 4, "worker": 10 + i})
+    report["ids"] = own.next_ids(PER_CHILD)
+    out.put((i, report))
+
+
+def test_multiprocessing_fork_children_never_repeat_parent_ids() -> None:
+    ctx = mp.get_context("fork")
+    parent_ids = GEN.next_ids(5_000)
+    out = ctx.Queue()
+    procs = [ctx.Process(target=child, args=(i, out)) for i in range(CHILDREN)]
+    for p in procs:
+        p.start()
+    # The parent keeps issuing while the children do.
+    parent_ids += GEN.next_ids(50_000)
+    reports = dict(out.get(timeout=60) for _ in procs)
+    for p in procs:
+        p.join(timeout=60)
+        assert p.exitcode == 0
+    everything = list(parent_ids)
+    for i, report in sorted(reports.items()):
+        assert report["inherited"] == "ERR_SNOWFLAKE_FORKED"
+        assert report["recreated"] == "ERR_SNOWFLAKE_FORKED"
+        assert len(report["ids"]) == PER_CHILD
+        assert {sf.Layout(LAYOUT).decode(x).fields["worker"] for x in report["ids"]} == {10 + i}
+        everything += report["ids"]
+    assert len(set(everything)) == len(everything)
+    # The parent is unaffected.
+    assert GEN.next_id() > parent_ids[-1]
+
+
+def test_pool_with_fork_and_an_initializer() -> None:
+    # Each pool process takes its own worker value from a queue, in the pool's initializer.
+    ctx = mp.get_context("fork")
+    values = ctx.Queue()
+    for v in range(20, 24):
+        values.put(v)
+    with ctx.Pool(4, initializer=_init_pool_worker, initargs=(values,)) as pool:
+        batches = pool.map(_pool_task, range(40))
+    everything = [x for b in batches for x in b]
+    assert len(set(everything)) == len(everything) == 40 * 1000
+
+
+_pool_gen: sf.Generator | None = None
+
+
+def _init_pool_worker(values: Any) -> None:
+    global _pool_gen
+    _pool_gen = sf.Generator(LAYOUT, {"datacenter": 5, "worker": values.get()})
+
+
+def _pool_task(_: int) -> list[int]:
+    assert _pool_gen is not None
+    return _pool_gen.next_ids(1000)
+
+
+def test_os_fork_grandchild_and_isolated() -> None:
+    # An isolated generator is refused after fork() too, and a grandchild inherits the rule.
+    iso = sf.Generator(LAYOUT, {"datacenter": 6, "worker": 1}, isolated=True)
+    iso.next_id()
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = b"?"
+        try:
+            try:
+                iso.next_id()
+                status = b"iso-issued"
+            except sf.ForkedProcessError:
+                mine = sf.Generator(LAYOUT, {"datacenter": 6, "worker": 2})
+                mine.next_id()
+                gpid = os.fork()
+                if gpid == 0:
+                    code = 1
+                    try:
+                        sf.Generator(LAYOUT, {"datacenter": 6, "worker": 2})
+                    except sf.ForkedProcessError:
+                        code = 0
+                    os._exit(code)
+                _, st = os.waitpid(gpid, 0)
+                status = b"ok" if os.WEXITSTATUS(st) == 0 else b"grandchild-recreated"
+            os.write(w, status)
+        finally:
+            os._exit(0)
+    os.close(w)
+    got = os.read(r, 64)
+    os.waitpid(pid, 0)
+    assert got == b"ok"

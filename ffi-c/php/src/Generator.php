@@ -20,6 +20,9 @@ use FFI;
  * Options (DESIGN §3), as PHP values: `max_wait_ms` (int, default 1000; 0 never blocks),
  * `max_drift_ms` (int, default 0), `sequence_start` (`'zero'` or `'spread:K'`), `rollover`
  * (a node field name, or null), `isolated` (bool: a state of its own, for tests and replays).
+ * Across processes (DESIGN §5): `shared` (a name: every process of the host opening it draws
+ * from one state in shared memory), `state_file` (+ `state_window_ms`), `lease`
+ * (`'local'` or `'redis://host:port/db'`, + `lease_dir`, `lease_field`, `lease_ttl_ms`).
  * Options that later versions of the library add pass through as they are.
  *
  * A generator must not cross `fork()` (pcntl_fork; a PHP-FPM master creating one before it
@@ -47,6 +50,13 @@ final class Generator
         'sequence_start' => 'string',
         'rollover' => 'string',
         'isolated' => 'bool',
+        'shared' => 'string',
+        'state_file' => 'string',
+        'state_window_ms' => 'int',
+        'lease' => 'string',
+        'lease_dir' => 'string',
+        'lease_field' => 'string',
+        'lease_ttl_ms' => 'int',
     ];
 
     /** Buffers above this many IDs are allocated per call instead of being kept. */

@@ -28,6 +28,10 @@ class SnowflakeException extends \RuntimeException
     public const STATUS_FORKED = 9;
     public const STATUS_BUFFER_TOO_SMALL = 10;
     public const STATUS_PANIC = 11;
+    public const STATUS_SHARED_MISMATCH = 12;
+    public const STATUS_LEASE = 13;
+    public const STATUS_STATE_FILE = 14;
+    public const STATUS_IO = 15;
 
     /** The subclass for each status; the rest are SnowflakeException itself. */
     private const CLASSES = [
@@ -42,6 +46,10 @@ class SnowflakeException extends \RuntimeException
         self::STATUS_FORKED => ForkedException::class,
         self::STATUS_BUFFER_TOO_SMALL => InternalException::class,
         self::STATUS_PANIC => InternalException::class,
+        self::STATUS_SHARED_MISMATCH => SharedMismatchException::class,
+        self::STATUS_LEASE => LeaseException::class,
+        self::STATUS_STATE_FILE => StateFileException::class,
+        self::STATUS_IO => IoException::class,
     ];
 
     /** The stable codes of the PHP-side checks, which mirror the library's. */

@@ -86,6 +86,7 @@ final class Library
         if (PHP_SAPI !== 'cli' && PHP_SAPI !== 'phpdbg' && ini_get('ffi.enable') === 'preload') {
             throw new SnowflakeException(
                 'ffi.enable=preload allows FFI outside the CLI only through preloading: add '
+                . 'ffi.preload=<the header written by ' . dirname(__DIR__) . '/bin/snowflake-preload-header> and '
                 . 'opcache.preload=' . dirname(__DIR__) . '/preload.php to php.ini (see docs/php.md)',
                 0,
             );

@@ -20,9 +20,7 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyDict, PyList, PyType};
-use snowflake_core::{
-    Block, Clock, Coordination, Layout, MonotonicClock, Name, Options, SequenceStart,
-};
+use snowflake_core::{Block, Clock, Coordination, Layout, MonotonicClock, Name, Options, SequenceStart};
 use std::path::PathBuf;
 use std::sync::Mutex;
 

@@ -1,0 +1,459 @@
+//! The subcommands. Each one parses its input with core first, so that bad input fails
+//! before anything reaches stdout, then writes through one locked, buffered stdout.
+
+use crate::output::{self, grouped};
+use crate::{diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs};
+use snowflake_core::{
+    decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
+    SystemClock, PRESETS,
+};
+use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// IDs asked of the generator at once: large enough that a call per tick is all it costs,
+/// small enough (128 KiB) that output starts at once.
+const CHUNK: usize = 1 << 14;
+
+fn stdout() -> BufWriter<io::StdoutLock<'static>> {
+    BufWriter::with_capacity(1 << 16, io::stdout().lock())
+}
+
+/// What `next --format` writes.
+#[derive(Clone, Copy)]
+enum Format {
+    Encoded(Encoding),
+    Json,
+}
+
+fn parse_format(name: &str) -> Result<Format, Failure> {
+    if name == "json" {
+        return Ok(Format::Json);
+    }
+    match name.parse::<Encoding>() {
+        Ok(e) => Ok(Format::Encoded(e)),
+        Err(_) => Err(Failure::Input(format!(
+            "`{name}`: unknown format (decimal, hex, base32, base36, base58, base62, json)"
+        ))),
+    }
+}
+
+/// Capacity of one node, in IDs per second.
+fn capacity_per_second(layout: &Layout) -> u64 {
+    let per_second = u128::from(layout.capacity_per_tick()) * 1000 / u128::from(layout.tick_ms());
+    u64::try_from(per_second).unwrap_or(u64::MAX)
+}
+
+pub fn next(args: &NextArgs) -> Result<(), Failure> {
+    let layout = Layout::parse(&args.layout)?;
+    let node = layout.parse_node(&args.node)?;
+    let format = parse_format(&args.format)?;
+    let (options, coordination) = parse_options(args)?;
+    let generator = open_generator(&layout, node, options, coordination)?;
+    let count = args.count;
+
+    // The generator runs on its own thread, a chunk ahead of the formatting: on a layout
+    // whose capacity is the limit it spends most of its time waiting for the next tick,
+    // and the formatting of the previous chunk fits in those waits.
+    let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<u64>, Error>>(2);
+    let (empty_tx, empty_rx) = mpsc::channel::<Vec<u64>>();
+    let (last_issued, result) = std::thread::scope(|scope| {
+        let producer = scope.spawn(move || {
+            let mut last_issued = None;
+            let mut left = count;
+            while left > 0 {
+                let mut ids = empty_rx.try_recv().unwrap_or_default();
+                ids.resize(left.min(CHUNK as u64) as usize, 0);
+                // Block by block (what next_ids does), so that when the generator fails
+                // (max_wait_ms=0 and a full tick, say) the IDs issued before are printed.
+                let (mut done, mut failure) = (0, None);
+                while done < ids.len() {
+                    match generator.reserve((ids.len() - done) as u64) {
+                        Ok(block) => done += block.fill(&mut ids[done..]),
+                        Err(e) => {
+                            failure = Some(e);
+                            break;
+                        }
+                    }
+                }
+                ids.truncate(done);
+                if done > 0 {
+                    last_issued = ids.last().copied();
+                    left -= done as u64;
+                    // A closed channel: the output side has stopped (a closed pipe, an error).
+                    if full_tx.send(Ok(ids)).is_err() {
+                        break;
+                    }
+                }
+                if let Some(e) = failure {
+                    let _ = full_tx.send(Err(e));
+                    break;
+                }
+            }
+            last_issued
+        });
+        let result = write_ids(full_rx, &empty_tx, &layout, format);
+        (producer.join().unwrap_or(None), result)
+    });
+    if let Some(id) = last_issued {
+        wait_past_tick_of(&layout, id, &options);
+    }
+    result
+}
+
+fn write_ids(
+    chunks: mpsc::Receiver<Result<Vec<u64>, Error>>,
+    recycle: &mpsc::Sender<Vec<u64>>,
+    layout: &Layout,
+    format: Format,
+) -> Result<(), Failure> {
+    let mut out = stdout();
+    let mut json = output::JsonWriter::new(layout);
+    for chunk in chunks {
+        let ids = chunk?;
+        match format {
+            Format::Encoded(Encoding::Decimal) => {
+                for &id in &ids {
+                    // std's integer formatting: two digits per step, no division by a
+                    // runtime base.
+                    writeln!(out, "{id}")?;
+                }
+            }
+            Format::Encoded(e) => {
+                for &id in &ids {
+                    out.write_all(encode(id, e, false).as_bytes())?;
+                    out.write_all(b"\n")?;
+                }
+            }
+            Format::Json => {
+                for &id in &ids {
+                    json.write(&mut out, &layout.decode(id)?)?;
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+        let _ = recycle.send(ids);
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// The generator options of `next`: the flags and `--options`, as one text that core parses
+/// (a key given both ways is an error, like any option given twice).
+#[cfg(unix)]
+type Coordination = snowflake_core::Coordination;
+#[cfg(not(unix))]
+type Coordination = ();
+
+fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
+    let mut text = String::new();
+    if let Some(ms) = args.max_drift_ms {
+        text.push_str(&format!("max_drift_ms={ms};"));
+    }
+    if let Some(ms) = args.max_wait_ms {
+        text.push_str(&format!("max_wait_ms={ms};"));
+    }
+    if let Some(start) = &args.sequence_start {
+        // Checked alone first, so that its value cannot smuggle in other options.
+        Options::parse_sequence_start(start)?;
+        text.push_str(&format!("sequence_start={start};"));
+    }
+    text.push_str(args.options.as_deref().unwrap_or(""));
+    #[cfg(unix)]
+    return Ok(snowflake_core::Coordination::parse_options(&text)?);
+    #[cfg(not(unix))]
+    return Ok((Options::parse(&text)?, ()));
+}
+
+/// Without coordination between processes, runs of `next` with the same layout and node
+/// values take turns (see `lock.rs`); with it (`shared=`, `lease=`, `state_file=`), core
+/// keeps the processes apart.
+#[cfg(unix)]
+fn open_generator(
+    layout: &Layout,
+    node: snowflake_core::Node,
+    options: Options,
+    coordination: Coordination,
+) -> Result<Generator, Failure> {
+    if !coordination.is_empty() {
+        return Generator::open(layout, node, options, &coordination).map_err(|e| match e {
+            snowflake_core::OpenError::Core(e) => Failure::from(e),
+            snowflake_core::OpenError::Mismatch { .. } => Failure::Input(e.to_string()),
+            e => Failure::Runtime(e.to_string()),
+        });
+    }
+    let lock = match crate::lock::acquire(layout, &node) {
+        Ok(lock) => Some(lock),
+        Err(e) => {
+            let _ = writeln!(
+                io::stderr(),
+                "snowflake: warning: {e}; another run at the same time with the same node values could repeat IDs"
+            );
+            None
+        }
+    };
+    // Held until the process ends, after next has waited out its last tick.
+    std::mem::forget(lock);
+    Ok(Generator::new(layout, node, options)?)
+}
+
+#[cfg(not(unix))]
+fn open_generator(
+    layout: &Layout,
+    node: snowflake_core::Node,
+    options: Options,
+    _: Coordination,
+) -> Result<Generator, Failure> {
+    Ok(Generator::new(layout, node, options)?)
+}
+
+/// Returns once the wall clock has left the tick of `id`, so that the next `snowflake next`
+/// with the same node values (a new process, with a new generator state) starts in a later
+/// tick and cannot repeat an ID of this one. Costs at most a tick (plus `max_drift_ms`).
+fn wait_past_tick_of(layout: &Layout, id: u64, options: &Options) {
+    let tick = layout.time().get(id);
+    let after_ms = layout.unix_ms_of(tick).saturating_add(layout.tick_ms());
+    let clock = SystemClock;
+    let now = clock.now_ms();
+    // The generator is never further ahead of the clock than max_drift_ms and one tick,
+    // unless the wall clock was stepped back while it ran: do not hang for that long.
+    let patience = options.max_drift_ms + layout.tick_ms() + 1000;
+    if after_ms > now.saturating_add(patience) {
+        let _ = writeln!(
+            io::stderr(),
+            "snowflake: warning: the system clock is {} ms behind the IDs issued; another run with the same node values before {} could repeat them",
+            after_ms - now,
+            output::time(after_ms)
+        );
+        return;
+    }
+    clock.wait_until_ms(after_ms);
+}
+
+/// Cuts untrusted input short for an error message.
+fn quoted(text: &str) -> String {
+    let mut s: String = text.chars().take(40).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    s
+}
+
+pub fn decode(args: &DecodeArgs) -> Result<(), Failure> {
+    let layout = Layout::parse(&args.layout)?;
+    let encoding: Encoding = args.from.parse()?;
+
+    // Every ID is parsed and checked against the layout before the first line is written.
+    let mut ids = Vec::new();
+    let mut check = |text: &str, place: String| -> Result<(), Failure> {
+        let parsed = decode_str(text, encoding, false)
+            .map_err(Error::from)
+            .and_then(|id| layout.decode(id).map(|_| id));
+        match parsed {
+            Ok(id) => {
+                ids.push(id);
+                Ok(())
+            }
+            Err(e) => Err(Failure::Input(format!("{e} ({place}`{}`)", quoted(text)))),
+        }
+    };
+    if args.ids.is_empty() {
+        let stdin = io::stdin();
+        if stdin.is_terminal() {
+            return Err(Failure::Input(
+                "no ID to decode: give IDs as arguments, or one a line on standard input".into(),
+            ));
+        }
+        for (i, line) in stdin.lock().lines().enumerate() {
+            let line = line.map_err(|e| Failure::Input(format!("reading standard input: {e}")))?;
+            let text = line.trim();
+            if !text.is_empty() {
+                check(text, format!("line {}: ", i + 1))?;
+            }
+        }
+    } else {
+        for text in &args.ids {
+            check(text.trim(), String::new())?;
+        }
+    }
+
+    let mut out = stdout();
+    let mut json = output::JsonWriter::new(&layout);
+    for (i, &id) in ids.iter().enumerate() {
+        let parts = layout.decode(id)?;
+        if args.json {
+            json.write(&mut out, &parts)?;
+            out.write_all(b"\n")?;
+        } else if args.explain {
+            if i > 0 {
+                out.write_all(b"\n")?;
+            }
+            writeln!(out, "ID {id}")?;
+            writeln!(out, "  layout {layout}")?;
+            writeln!(out)?;
+            out.write_all(diagram::draw(&layout, Some(id), "  ").as_bytes())?;
+            writeln!(out)?;
+            out.write_all(diagram::field_table(&layout, id, "  ").as_bytes())?;
+        } else {
+            output::write_plain(&mut out, &layout, &parts)?;
+            out.write_all(b"\n")?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+pub fn layouts(args: &LayoutsArgs) -> Result<(), Failure> {
+    let chosen: Vec<(String, Layout)> = if args.layouts.is_empty() {
+        PRESETS
+            .iter()
+            .map(|(name, spec)| Ok((name.to_string(), Layout::parse(spec)?)))
+            .collect::<Result<_, Error>>()?
+    } else {
+        args.layouts
+            .iter()
+            .map(|spec| {
+                let layout = Layout::parse(spec)?;
+                let name = PRESETS.iter().find(|(n, _)| n == spec).map_or("custom", |(n, _)| n);
+                Ok((name.to_string(), layout))
+            })
+            .collect::<Result<_, Error>>()?
+    };
+    let mut out = stdout();
+    for (i, (name, layout)) in chosen.iter().enumerate() {
+        if i > 0 {
+            writeln!(out)?;
+        }
+        let tick = if layout.tick_ms() % 1000 == 0 {
+            format!("{} s", layout.tick_ms() / 1000)
+        } else {
+            format!("{} ms", layout.tick_ms())
+        };
+        writeln!(out, "{name}  {layout}")?;
+        writeln!(
+            out,
+            "  capacity  {} IDs/s per node ({} per {tick} tick)",
+            grouped(capacity_per_second(layout)),
+            grouped(layout.capacity_per_tick()),
+        )?;
+        writeln!(out, "  epoch     {}", output::time(layout.epoch_ms()))?;
+        let past = if layout.last_unix_ms() < SystemClock.now_ms() {
+            "  (past: no new IDs; decode only)"
+        } else {
+            ""
+        };
+        writeln!(out, "  last      {}{past}", output::time(layout.last_unix_ms()))?;
+        writeln!(out)?;
+        out.write_all(diagram::draw(layout, None, "  ").as_bytes())?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// An instant given as Unix milliseconds or RFC 3339 UTC.
+fn parse_time(text: &str) -> Result<u64, Failure> {
+    let text = text.trim();
+    let unix_ms = if !text.is_empty() && text.bytes().all(|c| c.is_ascii_digit()) {
+        text.parse().ok()
+    } else {
+        time::parse_rfc3339(text)
+    };
+    unix_ms.ok_or_else(|| {
+        Failure::Input(format!(
+            "time `{}` is neither Unix milliseconds nor an RFC 3339 UTC timestamp like 2024-01-01T00:00:00Z",
+            quoted(text)
+        ))
+    })
+}
+
+pub fn bounds(args: &BoundsArgs) -> Result<(), Failure> {
+    let layout = Layout::parse(&args.layout)?;
+    let from = parse_time(&args.time)?;
+    let until = match &args.until {
+        Some(text) => parse_time(text)?,
+        None => from,
+    };
+    if until < from {
+        return Err(Failure::Input(format!(
+            "the range ends ({}) before it starts ({})",
+            output::time(until),
+            output::time(from)
+        )));
+    }
+    let (min, max) = (layout.min_id(from)?, layout.max_id(until)?);
+    let (first_ms, last_ms) =
+        (layout.decode(min)?.unix_ms, layout.decode(max)?.unix_ms + layout.tick_ms() - 1);
+    let mut out = stdout();
+    writeln!(out, "min {min}  {}", output::time(first_ms))?;
+    writeln!(out, "max {max}  {}", output::time(last_ms))?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
+    let layout = Layout::parse(&args.layout)?;
+    if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
+        return Err(Failure::Input(format!("--seconds {} is not between 0 and 3600", args.seconds)));
+    }
+    let duration = Duration::from_secs_f64(args.seconds);
+    // Isolated: the bench must not move the state that other generators of this process
+    // share (there are none here, but the figures should not depend on it either).
+    let options = Options { isolated: true, ..Options::DEFAULT };
+    let capacity = capacity_per_second(&layout) as f64;
+
+    let mut out = stdout();
+    writeln!(out, "layout    {layout}")?;
+    writeln!(out, "capacity  {} IDs/s per node", grouped(capacity as u64))?;
+    out.flush()?;
+
+    let generator = Generator::new(&layout, layout.node(&[])?, options)?;
+    let start = start_of_next_tick(&layout)?;
+    let (mut issued, mut last) = (0u64, 0u64);
+    while start.elapsed() < duration {
+        for _ in 0..1024 {
+            last = std::hint::black_box(generator.next_id()?);
+        }
+        issued += 1024;
+    }
+    report(&mut out, "next_id", issued, until_end_of_tick(&layout, last, start), capacity)?;
+
+    let generator = Generator::new(&layout, layout.node(&[])?, options)?;
+    let mut buf = vec![0u64; CHUNK];
+    let start = start_of_next_tick(&layout)?;
+    let mut issued = 0u64;
+    while start.elapsed() < duration {
+        generator.next_ids(&mut buf)?;
+        std::hint::black_box(&buf);
+        issued += buf.len() as u64;
+    }
+    let took = until_end_of_tick(&layout, buf[CHUNK - 1], start);
+    report(&mut out, "next_ids", issued, took, capacity)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Measurements span whole ticks: they start when a tick starts and end when the tick of the
+/// last ID ends. Otherwise a run that issues a whole tick early and stops before the tick is
+/// over would report more than the layout's capacity.
+fn start_of_next_tick(layout: &Layout) -> Result<Instant, Failure> {
+    let clock = MonotonicClock::process();
+    let tick = layout.tick_of(clock.now_ms())?;
+    clock.wait_until_ms(layout.unix_ms_of(tick + 1));
+    Ok(Instant::now())
+}
+
+fn until_end_of_tick(layout: &Layout, last_id: u64, start: Instant) -> Duration {
+    MonotonicClock::process().wait_until_ms(layout.unix_ms_of(layout.time().get(last_id) + 1));
+    start.elapsed()
+}
+
+fn report(out: &mut impl Write, what: &str, issued: u64, took: Duration, capacity: f64) -> io::Result<()> {
+    let per_second = issued as f64 / took.as_secs_f64();
+    writeln!(
+        out,
+        "{what:<9} {:>13} IDs/s  {:>6.2}% of capacity  {:>7.1} ns/ID",
+        grouped(per_second as u64),
+        100.0 * per_second / capacity,
+        1e9 / per_second,
+    )
+}

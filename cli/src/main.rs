@@ -1,0 +1,285 @@
+//! `snowflake`: generate, decode and inspect Snowflake-style 64-bit IDs from the shell.
+//!
+//! This crate only parses arguments, formats output and maps errors to exit codes; every
+//! rule (layouts, node values, options, encodings, times) is `snowflake-core`'s, so the
+//! command line accepts and rejects exactly what every binding does.
+//!
+//! Exit codes: 0 success (also when a reader such as `head` closes the pipe early), 1 when
+//! the generator cannot issue (clock behind, sequence exhausted) or output fails, 2 for bad
+//! input, always as one line `snowflake: error: ...` on stderr with nothing on stdout.
+
+mod commands;
+mod diagram;
+#[cfg(unix)]
+mod lock;
+mod output;
+
+use clap::{Args, Parser, Subcommand};
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+const EXAMPLES: &str = "\
+Examples:
+  snowflake next -n 5
+  snowflake next --layout discord --node worker=1,process=3 --format base62
+  snowflake decode --layout discord 175928847299117063
+  snowflake decode --layout discord --explain 175928847299117063
+  snowflake layouts
+  snowflake bounds --layout twitter 2024-01-01T00:00:00Z
+  snowflake bench --seconds 2
+
+A layout is a preset name (twitter, discord, instagram, sonyflake, baidu, mastodon, game)
+or a spec: time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms";
+
+/// Snowflake-style 64-bit time-ordered unique IDs: generate, decode, inspect.
+#[derive(Parser, Debug)]
+#[command(name = "snowflake", version, after_help = EXAMPLES, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    // DESIGN.md calls it "generate": both names work.
+    #[command(visible_alias = "generate")]
+    Next(NextArgs),
+    Decode(DecodeArgs),
+    Layouts(LayoutsArgs),
+    Bounds(BoundsArgs),
+    Bench(BenchArgs),
+}
+
+/// Print N new IDs, one a line.
+///
+/// Runs on one host with the same layout and node values never repeat an ID: they take turns
+/// (a lock file per layout and node values), and each returns only once the clock has left
+/// the last tick it issued from. Runs on different hosts need node values of their own.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake next                                  one twitter-layout ID, node values 0
+  snowflake next -n 1000000 > ids.txt             a million IDs, fast
+  snowflake next --node datacenter=1,worker=7 -n 3
+  snowflake next --layout discord --node worker=1 --format base62
+  snowflake next --layout 'time:41,shard:13,sequence:10;epoch=2011-08-24T21:07:01.721Z' -n 2
+  snowflake next -n 3 --format json               one decoded JSON object a line
+  snowflake next -n 10 --max-drift-ms 50 --max-wait-ms 0
+  snowflake next --options 'shared=orders;lease=local'  share a state, lease a worker value")]
+pub struct NextArgs {
+    /// How many IDs.
+    #[arg(short = 'n', long = "count", default_value_t = 1, value_name = "N")]
+    pub count: u64,
+    /// Preset name or layout spec.
+    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
+    pub layout: String,
+    /// Node field values, `name=value,...`; fields left out are 0.
+    #[arg(long, default_value = "", value_name = "name=v,...", hide_default_value = true)]
+    pub node: String,
+    /// Output: decimal, hex, base32, base36, base58, base62 (fixed width, sortable) or json.
+    #[arg(short, long, default_value = "decimal", value_name = "FORMAT")]
+    pub format: String,
+    /// How far ahead of the clock the generator may issue when a tick is full or the clock
+    /// went back, in ms [default: 0: wait instead, classic Snowflake].
+    #[arg(long, value_name = "MS")]
+    pub max_drift_ms: Option<u64>,
+    /// How long to wait for the clock before failing, in ms [default: 1000; 0: never wait].
+    #[arg(long, value_name = "MS")]
+    pub max_wait_ms: Option<u64>,
+    /// First sequence number of each tick [default: zero], or `spread:K` (a hash of the tick
+    /// below K, so that `id % N` is even when traffic is low).
+    #[arg(long, value_name = "zero|spread:K")]
+    pub sequence_start: Option<String>,
+    /// Any generator options in the text form every binding reads, e.g.
+    /// `shared=orders` (one state with every process of this host that names it),
+    /// `lease=local` (claim a free worker value), `state_file=PATH`, `rollover=FIELD`.
+    #[arg(long, value_name = "key=value;...")]
+    pub options: Option<String>,
+}
+
+/// Print the parts of IDs (time, sequence, node fields).
+///
+/// IDs come from the arguments, or from standard input (one a line) when there are none.
+/// Every ID is checked before anything is printed.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake decode 1541815603606036480
+  snowflake decode --layout discord --json 175928847299117063
+  snowflake decode --layout discord --from base62 0Czks0tP37X
+  snowflake decode --layout discord --explain 175928847299117063
+  snowflake next -n 3 | snowflake decode")]
+pub struct DecodeArgs {
+    /// Preset name or layout spec.
+    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
+    pub layout: String,
+    /// One JSON object a line: {"id":"…","unix_ms":…,"time":"…","sequence":…,"fields":{…}}.
+    #[arg(long, conflicts_with = "explain")]
+    pub json: bool,
+    /// How the IDs are written: decimal, hex, base32, base36, base58, base62.
+    #[arg(long, default_value = "decimal", value_name = "ENCODING")]
+    pub from: String,
+    /// Draw the layout's bits with each field's value in binary and decimal.
+    #[arg(long)]
+    pub explain: bool,
+    /// IDs to decode (none: read standard input).
+    #[arg(value_name = "ID")]
+    pub ids: Vec<String>,
+}
+
+/// Show layouts: spec, capacity, last instant, and a diagram of their bits.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake layouts                               every preset
+  snowflake layouts sonyflake discord
+  snowflake layouts 'time:40,shard:12,sequence:12;epoch=2024-01-01T00:00:00Z'")]
+pub struct LayoutsArgs {
+    /// Presets or specs to show (none: every preset).
+    #[arg(value_name = "SPEC")]
+    pub layouts: Vec<String>,
+}
+
+/// Print the smallest and largest ID of a tick, for `WHERE id BETWEEN min AND max`.
+///
+/// With two times: the smallest ID of the first one's tick and the largest of the second's.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake bounds 2024-01-01T00:00:00Z
+  snowflake bounds --layout discord 1462015105796
+  snowflake bounds --layout discord 2024-01-01T00:00:00Z 2024-02-01T00:00:00Z")]
+pub struct BoundsArgs {
+    /// Preset name or layout spec.
+    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
+    pub layout: String,
+    /// An RFC 3339 UTC time (2024-01-01T00:00:00Z) or Unix milliseconds.
+    #[arg(value_name = "TIME")]
+    pub time: String,
+    /// The end of a range (same forms); default: TIME.
+    #[arg(value_name = "UNTIL")]
+    pub until: Option<String>,
+}
+
+/// Measure how many IDs per second `next_id` and `next_ids` issue here.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake bench
+  snowflake bench --layout 'time:41,sequence:22;epoch=1288834974657' --seconds 2")]
+pub struct BenchArgs {
+    /// Preset name or layout spec.
+    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
+    pub layout: String,
+    /// How long to run each measurement, in seconds.
+    #[arg(short, long, default_value_t = 1.0, value_name = "S")]
+    pub seconds: f64,
+}
+
+/// Why a command failed, which decides the exit code.
+#[derive(Debug)]
+pub enum Failure {
+    /// Bad input (layout, node, option, ID, encoding, time): exit 2.
+    Input(String),
+    /// The generator could not issue (clock behind, sequence exhausted): exit 1.
+    Runtime(String),
+    /// Writing the output failed: exit 1, or 0 when the reader closed the pipe.
+    Io(io::Error),
+}
+
+impl From<io::Error> for Failure {
+    fn from(e: io::Error) -> Failure {
+        Failure::Io(e)
+    }
+}
+
+impl From<snowflake_core::Error> for Failure {
+    fn from(e: snowflake_core::Error) -> Failure {
+        use snowflake_core::ErrorKind;
+        match e.kind() {
+            ErrorKind::Layout | ErrorKind::Value | ErrorKind::InvalidId | ErrorKind::TimeRange => {
+                Failure::Input(e.to_string())
+            }
+            // The clock, the sequence, a fork, a lease, a file: not the caller's input.
+            _ => Failure::Runtime(e.to_string()),
+        }
+    }
+}
+
+fn error_line(message: &str) {
+    // Ignore a failing stderr: there is nowhere left to report it.
+    let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
+}
+
+const SUBCOMMANDS: [&str; 5] = ["next", "decode", "layouts", "bounds", "bench"];
+
+/// Clap's usage errors, folded into the one-line form of every other error.
+fn usage_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("invalid arguments");
+    let mut message = first.strip_prefix("error: ").unwrap_or(first).to_string();
+    // What follows the first line: the missing arguments, possible values, a tip; then the
+    // usage and a pointer to --help, which the pointer below replaces.
+    let details: Vec<&str> = lines
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .map(|l| l.trim_start_matches('[').trim_end_matches(']'))
+        .collect();
+    if !details.is_empty() {
+        message.push_str(if message.ends_with(':') { " " } else { "; " });
+        message.push_str(&details.join("; "));
+    }
+    let command = std::env::args().nth(1).filter(|c| SUBCOMMANDS.contains(&c.as_str()));
+    match command {
+        Some(c) => message.push_str(&format!(" (see `snowflake {c} --help`)")),
+        None => message.push_str(" (see `snowflake --help`)"),
+    }
+    message
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            return match e.kind() {
+                ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                    ExitCode::SUCCESS
+                }
+                ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    let _ = e.print();
+                    ExitCode::from(2)
+                }
+                _ => {
+                    error_line(&usage_error(&e));
+                    ExitCode::from(2)
+                }
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Next(args) => commands::next(&args),
+        Command::Decode(args) => commands::decode(&args),
+        Command::Layouts(args) => commands::layouts(&args),
+        Command::Bounds(args) => commands::bounds(&args),
+        Command::Bench(args) => commands::bench(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Input(message)) => {
+            error_line(&message);
+            ExitCode::from(2)
+        }
+        Err(Failure::Runtime(message)) => {
+            error_line(&message);
+            ExitCode::from(1)
+        }
+        // `snowflake next | head`: the reader has all it wanted; that is a success.
+        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Io(e)) => {
+            error_line(&format!("writing the output: {e}"));
+            ExitCode::from(1)
+        }
+    }
+}

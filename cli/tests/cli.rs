@@ -1,0 +1,466 @@
+//! Runs the built `snowflake` binary the way a shell would and checks what it prints and
+//! how it exits.
+
+use snowflake_core::{decode_str, encode, Encoding, Layout};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Output, Stdio};
+
+const DISCORD_ID: &str = "175928847299117063";
+const DISCORD_JSON: &str = r#"{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","sequence":7,"fields":{"worker":1,"process":0}}"#;
+
+fn snowflake(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_snowflake"))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run snowflake")
+}
+
+fn snowflake_with_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run snowflake");
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// stdout of a run that must succeed silently.
+fn ok(args: &[&str]) -> String {
+    let out = snowflake(args);
+    assert!(out.status.success(), "{args:?}: {:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn next_prints_n_unique_increasing_ids_in_every_encoding() {
+    for encoding in Encoding::ALL {
+        let text = ok(&["next", "-n", "5000", "--format", encoding.name()]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5000, "{encoding}");
+        let ids: Vec<u64> = lines.iter().map(|l| decode_str(l, encoding, false).unwrap()).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "{encoding}: not strictly increasing");
+        if let Some(width) = encoding.width() {
+            assert!(lines.iter().all(|l| l.len() == width), "{encoding}: not fixed width");
+            assert!(lines.windows(2).all(|w| w[0] < w[1]), "{encoding}: text does not sort");
+        }
+        let twitter = Layout::parse("twitter").unwrap();
+        for &id in &ids {
+            let parts = twitter.decode(id).unwrap();
+            assert!(twitter.node_values(&parts.node).all(|(_, v)| v == 0));
+        }
+    }
+}
+
+#[test]
+fn next_json_lines_are_decoded_ids() {
+    let text =
+        ok(&["next", "-n", "300", "--layout", "discord", "--node", "worker=3,process=4", "--format", "json"]);
+    let discord = Layout::parse("discord").unwrap();
+    let mut previous = 0;
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let id: u64 = v["id"].as_str().unwrap().parse().unwrap();
+        assert!(id > previous);
+        previous = id;
+        let parts = discord.decode(id).unwrap();
+        assert_eq!(v["unix_ms"].as_u64(), Some(parts.unix_ms));
+        assert_eq!(v["sequence"].as_u64(), Some(parts.sequence));
+        assert_eq!(v["fields"], serde_json::json!({"worker": 3, "process": 4}));
+        // The same line decode --json prints.
+        assert_eq!(ok(&["decode", "--layout", "discord", "--json", &id.to_string()]).trim_end(), line);
+    }
+    assert_eq!(text.lines().count(), 300);
+}
+
+#[test]
+fn next_honours_layout_node_and_options() {
+    let spec = "time:41,shard:13,sequence:10;epoch=2011-08-24T21:07:01.721Z";
+    let text = ok(&[
+        "next",
+        "-n",
+        "3000",
+        "--layout",
+        spec,
+        "--node",
+        "shard=4097",
+        "--max-drift-ms",
+        "5",
+        "--max-wait-ms",
+        "0",
+        "--sequence-start",
+        "spread:8",
+    ]);
+    let layout = Layout::parse(spec).unwrap();
+    let ids: Vec<u64> = text.lines().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(ids.len(), 3000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    for id in ids {
+        let parts = layout.decode(id).unwrap();
+        assert_eq!(layout.node_values(&parts.node).collect::<Vec<_>>(), [("shard", 4097)]);
+    }
+    assert_eq!(ok(&["next", "-n", "0"]), "");
+}
+
+#[test]
+fn a_generator_that_may_not_wait_prints_what_it_issued_then_fails_with_status_1() {
+    // max_wait_ms=0: the first full tick ends the run (10M IDs cannot all fit in ticks that
+    // come along exactly when asked).
+    let out = snowflake(&["next", "-n", "10000000", "--max-wait-ms", "0"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("snowflake: error: every sequence number of the current tick is taken; retry in"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1);
+    let ids: Vec<u64> = String::from_utf8(out.stdout).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    assert!(!ids.is_empty() && ids.len() < 10_000_000);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+}
+
+#[test]
+fn back_to_back_runs_never_repeat_an_id() {
+    // Each run is a new process with a new generator state; `next` waits out its last tick
+    // before it exits, so the next run starts in a later one.
+    let mut ids = Vec::new();
+    for _ in 0..20 {
+        ids.extend(ok(&["next", "-n", "3"]).lines().map(|l| l.parse::<u64>().unwrap()));
+    }
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}
+
+#[test]
+fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
+    // Without the per-node run lock these would start in the same millisecond, each with a
+    // fresh state, and issue the same IDs.
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_snowflake"))
+                .args(["next", "-n", "20000", "--node", "worker=9"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Read every child's output at once: a run that holds the lock may be waiting for its
+    // reader.
+    let outputs: Vec<_> = children
+        .into_iter()
+        .map(|child| std::thread::spawn(move || child.wait_with_output().unwrap()))
+        .collect();
+    let mut all = std::collections::HashSet::new();
+    for output in outputs {
+        let out = output.join().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            assert!(all.insert(line.to_string()), "{line} issued twice");
+        }
+    }
+    assert_eq!(all.len(), 80_000);
+}
+
+#[test]
+fn options_reach_cores_coordination_between_processes() {
+    let dir = std::env::temp_dir().join(format!("snowflake-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_snowflake"))
+            .args(args)
+            .env("SNOWFLAKE_SHM_DIR", &dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    // One shared state: runs at the same time draw from it without repeating an ID.
+    let children: Vec<_> =
+        (0..3).map(|_| run(&["next", "-n", "20000", "--options", "shared=clitest"])).collect();
+    let outputs: Vec<_> =
+        children.into_iter().map(|c| std::thread::spawn(move || c.wait_with_output().unwrap())).collect();
+    let mut all = std::collections::HashSet::new();
+    for output in outputs {
+        let out = output.join().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            assert!(all.insert(line.to_string()), "{line} issued twice");
+        }
+    }
+    assert_eq!(all.len(), 60_000);
+    assert!(dir.join("libsnowflake-clitest.shm").exists());
+
+    // The state remembers its policy: another one is bad input.
+    let out =
+        run(&["next", "--options", "shared=clitest", "--max-drift-ms", "5"]).wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.starts_with("snowflake: error: the shared state was made with another max_drift_ms"),
+        "{stderr}"
+    );
+
+    // A leased worker value.
+    let leases = dir.join("leases");
+    let options = format!("lease=local;lease_dir={}", leases.display());
+    let out = run(&["next", "-n", "3", "--node", "datacenter=2", "--options", &options])
+        .wait_with_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let twitter = Layout::parse("twitter").unwrap();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let parts = twitter.decode(line.parse().unwrap()).unwrap();
+        assert_eq!(twitter.node_values(&parts.node).next(), Some(("datacenter", 2)));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn decode_json_prints_discords_documented_example_exactly() {
+    assert_eq!(ok(&["decode", "--layout", "discord", "--json", DISCORD_ID]), format!("{DISCORD_JSON}\n"));
+}
+
+#[test]
+fn decode_plain_names_every_field() {
+    assert_eq!(
+        ok(&["decode", "--layout", "discord", DISCORD_ID]),
+        "175928847299117063  2016-04-30T11:18:25.796Z  worker=1 process=0 sequence=7\n"
+    );
+}
+
+#[test]
+fn decode_reads_every_encoding() {
+    let id = DISCORD_ID.parse::<u64>().unwrap();
+    for encoding in Encoding::ALL {
+        let text = encode(id, encoding, false).to_string();
+        let out = ok(&["decode", "--layout", "discord", "--json", "--from", encoding.name(), &text]);
+        assert_eq!(out, format!("{DISCORD_JSON}\n"), "{encoding}: {text}");
+    }
+    // Crockford base32 reads lower case too.
+    let lower = encode(id, Encoding::Base32, false).to_lowercase();
+    assert_eq!(
+        ok(&["decode", "--layout", "discord", "--json", "--from", "base32", &lower]),
+        format!("{DISCORD_JSON}\n")
+    );
+}
+
+#[test]
+fn decode_reads_standard_input_when_no_id_is_given() {
+    let out = snowflake_with_stdin(
+        &["decode", "--layout", "discord", "--json"],
+        &format!("{DISCORD_ID}\n\n  {DISCORD_ID}  \n"),
+    );
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("{DISCORD_JSON}\n{DISCORD_JSON}\n"));
+
+    let ids = ok(&["next", "-n", "50"]);
+    let out = snowflake_with_stdin(&["decode", "--json"], &ids);
+    assert!(out.status.success());
+    let decoded: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(decoded, ids.lines().collect::<Vec<_>>());
+}
+
+#[test]
+fn decode_explain_draws_the_bits_and_the_values() {
+    let text = ok(&["decode", "--layout", "discord", "--explain", DISCORD_ID]);
+    for expected in [
+        "ID 175928847299117063",
+        "  layout time:42,worker:5,process:5,sequence:12;epoch=1420070400000;tick=1ms",
+        "   63                                      22 21 17 16 12 11         0",
+        "  +------------------------------------------+-----+-----+------------+",
+        "  |                time (42)                 |wk(5)|pr(5)|sequence(12)|",
+        "  |000000100111000100000110010110101100000100|00001|00000|000000000111|",
+        "  |               41944705796                |  1  |  0  |     7      |",
+        "  wk = worker, pr = process",
+        "  time      bits 63-22  41944705796 ms after the epoch 2015-01-01T00:00:00.000Z",
+        "= 2016-04-30T11:18:25.796Z (Unix ms 1462015105796)",
+        "  worker    bits 21-17  1 (of 0..31)",
+        "  sequence  bits 11-0   7 (of 0..4095 in the tick)",
+    ] {
+        assert!(text.lines().any(|l| l.contains(expected)), "missing {expected:?} in\n{text}");
+    }
+    // A 63-bit layout shows its unused top bit.
+    let text = ok(&["decode", "--explain", &(1u64 << 62).to_string()]);
+    assert!(text.contains(&format!("|0|1{}|00000|00000|{}|", "0".repeat(40), "0".repeat(12))), "{text}");
+    assert!(text.contains("bit 63 is unused"), "{text}");
+}
+
+#[test]
+fn layouts_lists_every_preset_with_capacity_last_instant_and_diagram() {
+    let text = ok(&["layouts"]);
+    for (name, spec) in snowflake_core::PRESETS {
+        assert!(text.contains(&format!("{name}  {spec}\n")), "{name}");
+    }
+    for expected in [
+        "  capacity  4,096,000 IDs/s per node (4,096 per 1 ms tick)",
+        "  capacity  25,600 IDs/s per node (256 per 10 ms tick)",
+        "  capacity  8,192 IDs/s per node (8,192 per 1 s tick)",
+        "  last      2080-07-10T17:30:30.208Z",
+        // baidu's 28 bits of seconds ran out in 2024.
+        "  last      2024-11-20T13:24:15.999Z  (past: no new IDs; decode only)",
+        "  63 62                                     22 21 17 16 12 11         0",
+        "  |0|                time (41)                |dc(5)|wk(5)|sequence(12)|",
+        "  |               time (39)               |pf | area (11) | app |seq(6)|",
+        "  pf = platform, seq = sequence",
+        "  +-+---------------------------------------+--------+----------------+",
+        "  |0|               time (39)               |sequence|  machine (16)  |",
+    ] {
+        assert!(text.lines().any(|l| l == expected), "missing {expected:?} in\n{text}");
+    }
+    // Every diagram row is within 100 columns.
+    assert!(text.lines().all(|l| l.len() <= 100));
+    let custom = ok(&["layouts", "time:40,shard:12,sequence:12;epoch=2024-01-01T00:00:00Z"]);
+    assert!(
+        custom.starts_with("custom  time:40,shard:12,sequence:12;epoch=1704067200000;tick=1ms\n"),
+        "{custom}"
+    );
+}
+
+#[test]
+fn bounds_give_the_first_and_last_id_of_a_tick_or_a_range() {
+    assert_eq!(
+        ok(&["bounds", "1288834974657"]),
+        "min 0  2010-11-04T01:42:54.657Z\nmax 4194303  2010-11-04T01:42:54.657Z\n"
+    );
+    let text = ok(&["bounds", "--layout", "discord", "2016-04-30T11:18:25.796Z"]);
+    let bounds: Vec<u64> =
+        text.lines().map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
+    let id: u64 = DISCORD_ID.parse().unwrap();
+    assert_eq!(bounds, [41944705796 << 22, (41944705796 << 22) | ((1 << 22) - 1)]);
+    assert!(bounds[0] <= id && id <= bounds[1]);
+
+    // A range, on a layout whose tick is 10 ms: from the start of the first tick to the end
+    // of the last.
+    let text = ok(&["bounds", "--layout", "sonyflake", "1462015105796", "2016-05-01T00:00:00Z"]);
+    assert_eq!(
+        text,
+        "min 88056066750808064  2016-04-30T11:18:25.790Z\nmax 88132728930697215  2016-05-01T00:00:00.009Z\n"
+    );
+}
+
+#[test]
+fn bench_reports_both_paths() {
+    let text = ok(&["bench", "--seconds", "0.05", "--layout", "time:41,sequence:22;epoch=1288834974657"]);
+    assert!(text.contains("capacity  4,194,304,000 IDs/s per node"), "{text}");
+    for what in ["next_id ", "next_ids "] {
+        let line =
+            text.lines().find(|l| l.starts_with(what)).unwrap_or_else(|| panic!("no {what} in {text}"));
+        assert!(line.contains("IDs/s") && line.contains("% of capacity"), "{line}");
+    }
+}
+
+#[test]
+fn every_bad_input_is_one_stderr_line_exit_2_and_no_output() {
+    let cases: &[&[&str]] = &[
+        &["next", "--layout", "tweeter"],
+        &["next", "--layout", "time:41,sequence:0"],
+        &["next", "--layout", "time:41,worker:10,sequence:12,sequence:1"],
+        &["next", "--layout", "time:41,sequence:12;epoch=yesterday"],
+        &["next", "--node", "worker=32"],
+        &["next", "--node", "shard=1"],
+        &["next", "--node", "worker"],
+        &["next", "--node", "sequence=1"],
+        &["next", "--format", "base64"],
+        &["next", "--sequence-start", "spread:0"],
+        &["next", "--sequence-start", "spread:5000"],
+        &["next", "--layout", "time:41,sequence:12;epoch=4102444800000"],
+        &["next", "-n", "many"],
+        &["next", "--max-wait-ms", "-1"],
+        &["next", "--options", "bogus=1"],
+        &["next", "--options", "shared=../etc"],
+        &["next", "--options", "lease=zookeeper"],
+        &["next", "--options", "max_wait_ms=0", "--max-wait-ms", "5"],
+        &["next", "--sequence-start", "spread:4;shared=x"],
+        &["next", "--options", "rollover=shard"],
+        &["next", "--no-such-flag"],
+        &["decode", "12x4"],
+        &["decode", "18446744073709551616"],
+        &["decode", "9223372036854775808"],
+        &["decode", "--from", "base64", "1"],
+        &["decode", "--from", "base62", "0Czks0tP37"],
+        &["decode", "--from", "hex", "zzzzzzzzzzzzzzzz"],
+        &["decode", "--layout", "nope", "1"],
+        &["decode", "1", "2", "x"],
+        &["decode", "--json", "--explain", "1"],
+        &["bounds", "yesterday"],
+        &["bounds", "2016-02-30T00:00:00Z"],
+        &["bounds", "--layout", "discord", "2000-01-01T00:00:00Z"],
+        &["bounds", "2024-01-02T00:00:00Z", "2024-01-01T00:00:00Z"],
+        &["bounds"],
+        &["bench", "--seconds", "0"],
+        &["bench", "--layout", "time:65,sequence:1"],
+        &["layouts", "twitter", "time:41"],
+        &["frobnicate"],
+    ];
+    for args in cases {
+        let out = snowflake(args);
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?} printed {:?}", String::from_utf8_lossy(&out.stdout));
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("snowflake: error: ") && stderr.ends_with('\n'), "{args:?}: {stderr}");
+    }
+    // Bad input on standard input, after good lines: still nothing printed.
+    let out = snowflake_with_stdin(&["decode"], &format!("{DISCORD_ID}\n{DISCORD_ID}\nbad\n"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "snowflake: error: invalid ID string: character 0 of the ID string is not in the encoding's alphabet (line 3: `bad`)\n"
+    );
+}
+
+#[test]
+fn errors_carry_cores_message() {
+    let out = snowflake(&["next", "--node", "worker=32"]);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "snowflake: error: worker = 32 is out of range: the largest allowed is 31\n"
+    );
+    // Clap's usage errors, folded into one line that still names what is missing.
+    let out = snowflake(&["bounds"]);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "snowflake: error: the following required arguments were not provided: <TIME> (see `snowflake bounds --help`)\n"
+    );
+    let out = snowflake(&["next", "--layout", "time:41,sequence:0"]);
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        "snowflake: error: invalid layout: field `sequence` has zero width\n"
+    );
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_status_0() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+        .args(["next", "-n", "100000000"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.trim().parse::<u64>().is_ok(), "{first}");
+    // The reader (and with it the pipe) is dropped here, like `| head -1`.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn every_subcommand_has_help_with_examples() {
+    for sub in ["next", "decode", "layouts", "bounds", "bench"] {
+        let text = ok(&[sub, "--help"]);
+        assert!(text.contains("Examples:\n  snowflake "), "{sub}: {text}");
+    }
+    assert!(ok(&["--help"]).contains("Examples:"));
+}

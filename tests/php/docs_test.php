@@ -14,12 +14,14 @@ test('docs/php.md: the example runs and prints what the page says', function () 
     $vendor = "require __DIR__ . '/vendor/autoload.php';";
     str_contains($code, $vendor) || fail("the example does not start with $vendor");
     $code = str_replace($vendor, 'require ' . var_export(realpath(dirname(__DIR__, 2) . '/ffi-c/php/autoload.php'), true) . ';', $code);
-    $file = tempnam(sys_get_temp_dir(), 'sf-doc') . '.php';
+    $base = (string) tempnam(sys_get_temp_dir(), 'sf-doc');
+    $file = "$base.php";
     file_put_contents($file, $code);
     try {
         [$status, $out] = run_php($file);
     } finally {
         unlink($file);
+        unlink($base);
     }
     assert_same(0, $status, "exit status; output: $out");
     $got = explode("\n", rtrim($out, "\n"));

@@ -21,3 +21,11 @@ test-node:
 
 test-python:
 	bash bindings-python/run-tests.sh
+
+.PHONY: test-php bench-php
+test-php:
+	bash tests/php/run.sh
+
+bench-php:
+	cargo build --release -p snowflake-ffi
+	SNOWFLAKE_LIB=$(CURDIR)/target/release/libsnowflake.so php tests/php/bench.php

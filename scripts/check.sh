@@ -24,3 +24,6 @@ step "Node: bindings-node (build, index.d.ts up to date, node:test)"
 bash bindings-node/run-tests.sh
 step "Python: wheel, fresh-venv installs, pytest (bindings-python/run-tests.sh)"
 bash bindings-python/run-tests.sh
+
+step "PHP: the FFI binding (builds the release library)"
+bash tests/php/run.sh

@@ -8,7 +8,7 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # --- apt ------------------------------------------------------------------------------------
-APT_PACKAGES=(php8.2-cli redis-server cmake pkg-config valgrind faketime libcjson-dev)
+APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server cmake pkg-config valgrind faketime libcjson-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,0 +1,272 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Snowflake;
+
+use FFI;
+
+/**
+ * A layout: which bits of an ID hold the time, the sequence and each node field, its epoch
+ * and its tick; decodes and composes IDs.
+ *
+ * ```php
+ * $discord = new Layout('discord');
+ * $parts = $discord->decode('175928847299117063');
+ * // $parts->unixMs === 1462015105796, $parts->fields === ['worker' => 1, 'process' => 0]
+ * echo $discord;   // time:42,worker:5,process:5,sequence:12;epoch=1420070400000;tick=1ms
+ * ```
+ *
+ * The spec language is the one of every binding:
+ * `time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms`, or a preset name
+ * (`twitter`, `discord`, `instagram`, `sonyflake`, `baidu`, `mastodon`, `game`).
+ */
+final class Layout implements \Stringable
+{
+    /** The canonical spec (integer epoch, `tick=` always written). */
+    public readonly string $canonical;
+    /** The epoch, in Unix milliseconds. */
+    public readonly int|string $epochMs;
+    /** The length of a tick, in milliseconds. */
+    public readonly int|string $tickMs;
+    /** The last instant the layout can represent, in Unix milliseconds. */
+    public readonly int|string $lastUnixMs;
+    /** The sum of the field widths: IDs are below 2^totalBits (int IDs when at most 63). */
+    public readonly int $totalBits;
+    /** How many IDs one node can issue in one tick: 2^sequence bits. */
+    public readonly int $capacityPerTick;
+    /** @var list<Field> the fields, from the most significant down */
+    public readonly array $fields;
+
+    /** @internal the `SnowflakeLayout *` */
+    public readonly FFI\CData $handle;
+
+    private readonly FFI $ffi;
+    /** @var array<string, Field> */
+    private readonly array $byName;
+    /** @var array<int, string> index in the layout => name, for node fields */
+    private readonly array $nodeIndexes;
+    private readonly FFI\CData $parts;
+    private readonly FFI\CData $partsPtr;
+    /** A view of `$parts->fields`: indexing it skips a struct field lookup per value. */
+    private readonly FFI\CData $partsFields;
+    private readonly FFI\CData $u64;
+    private readonly FFI\CData $u64Ptr;
+
+    /**
+     * @throws LayoutException when the spec is invalid (the message names the problem)
+     */
+    public function __construct(string $spec)
+    {
+        $ffi = $this->ffi = Library::ffi();
+        $out = $ffi->new('SnowflakeLayout *');
+        $st = $ffi->snowflake_layout_new(self::specText($spec), FFI::addr($out));
+        if ($st !== 0) {
+            throw SnowflakeException::fromStatus($st);
+        }
+        $this->handle = $out;
+
+        $this->u64 = $ffi->new('uint64_t');
+        $this->u64Ptr = FFI::addr($this->u64);
+        $this->parts = $ffi->new('SnowflakeParts');
+        $this->partsPtr = FFI::addr($this->parts);
+        $this->partsFields = $this->parts->fields;
+
+        $epoch = $ffi->new('uint64_t');
+        $tick = $ffi->new('uint64_t');
+        $last = $ffi->new('uint64_t');
+        $bits = $ffi->new('uint8_t');
+        $this->check($ffi->snowflake_layout_info($out, FFI::addr($epoch), FFI::addr($tick), FFI::addr($last), FFI::addr($bits)));
+        $this->epochMs = Id::fromU64($epoch->cdata);
+        $this->tickMs = Id::fromU64($tick->cdata);
+        $this->lastUnixMs = Id::fromU64($last->cdata);
+        $this->totalBits = $bits->cdata;
+
+        $field = $ffi->new('SnowflakeField');
+        $fields = $byName = $nodeIndexes = [];
+        $count = $ffi->snowflake_layout_field_count($out);
+        for ($i = 0; $i < $count; $i++) {
+            $this->check($ffi->snowflake_layout_field($out, $i, FFI::addr($field)));
+            $f = new Field(Library::string($field->name), $field->bits, $field->shift, FieldKind::from($field->kind));
+            $fields[] = $byName[$f->name] = $f;
+            if ($f->kind === FieldKind::Node) {
+                $nodeIndexes[$i] = $f->name;
+            }
+            if ($f->kind === FieldKind::Sequence) {
+                $this->capacityPerTick = 1 << $f->bits;
+            }
+        }
+        $this->fields = $fields;
+        $this->byName = $byName;
+        $this->nodeIndexes = $nodeIndexes;
+
+        $text = $ffi->new('char[1024]');
+        $this->check($ffi->snowflake_layout_to_string($out, $text, 1024));
+        $this->canonical = FFI::string($text);
+    }
+
+    public function __destruct()
+    {
+        if (isset($this->handle)) { // unset when made without the constructor (unserialize)
+            $this->ffi->snowflake_layout_free($this->handle);
+        }
+    }
+
+    /** Private: a copy would own the same C handle and free it twice. */
+    private function __clone()
+    {
+    }
+
+    /** The same layout, or a new one from a spec. */
+    public static function of(self|string $layout): self
+    {
+        return $layout instanceof self ? $layout : new self($layout);
+    }
+
+    /** The canonical spec: parsing it gives this layout back. */
+    public function __toString(): string
+    {
+        return $this->canonical;
+    }
+
+    /**
+     * A stable 64-bit fingerprint of the layout (FNV-1a of the canonical text), as a decimal
+     * string: always a string, because it is compared, not computed with.
+     */
+    public function fingerprint(): string
+    {
+        return sprintf('%u', $this->ffi->snowflake_layout_fingerprint($this->handle));
+    }
+
+    /** The field called `$name`, or null. */
+    public function field(string $name): ?Field
+    {
+        return $this->byName[$name] ?? null;
+    }
+
+    /**
+     * The parts of `$id` (an int >= 0 or a decimal string).
+     *
+     * @throws InvalidIdException when the ID has bits set above the layout's width
+     */
+    public function decode(mixed $id): Parts
+    {
+        $bits = is_int($id) && $id >= 0 ? $id : Id::toU64($id);
+        $st = $this->ffi->snowflake_layout_decode($this->handle, $bits, $this->partsPtr);
+        if ($st !== 0) {
+            throw SnowflakeException::fromStatus($st);
+        }
+        $p = $this->parts;
+        $values = $this->partsFields;
+        $fields = [];
+        foreach ($this->nodeIndexes as $i => $name) {
+            $fields[$name] = $values[$i];
+        }
+        $unixMs = $p->unix_ms;
+        return new Parts(
+            $bits >= 0 ? $bits : sprintf('%u', $bits),
+            $unixMs >= 0 ? $unixMs : sprintf('%u', $unixMs),
+            $p->tick,
+            $p->sequence,
+            $fields,
+        );
+    }
+
+    /**
+     * The ID of the instant `$unixMs` (any instant of its tick), node field values and a
+     * sequence number, each checked against its range.
+     *
+     * @param array<string, int> $fields node field values; those left out are 0
+     * @throws ValueException for a value outside its field, an unknown field
+     * @throws TimeRangeException for an instant outside the layout's range
+     */
+    public function compose(mixed $unixMs, array $fields = [], mixed $sequence = 0): int|string
+    {
+        $node = $this->nodeSpec($fields);
+        $seq = self::u64Arg($sequence, 'sequence');
+        $this->check($this->ffi->snowflake_layout_compose($this->handle, self::u64Arg($unixMs, 'unix_ms'), $node, $seq, $this->u64Ptr));
+        return Id::fromU64($this->u64->cdata);
+    }
+
+    /**
+     * The smallest ID of the tick holding `$unixMs`: with {@see Layout::maxId()}, the bounds of
+     * a `WHERE id BETWEEN` range query.
+     */
+    public function minId(mixed $unixMs): int|string
+    {
+        $this->check($this->ffi->snowflake_layout_min_id($this->handle, self::u64Arg($unixMs, 'unix_ms'), $this->u64Ptr));
+        return Id::fromU64($this->u64->cdata);
+    }
+
+    /** The largest ID of the tick holding `$unixMs`. */
+    public function maxId(mixed $unixMs): int|string
+    {
+        $this->check($this->ffi->snowflake_layout_max_id($this->handle, self::u64Arg($unixMs, 'unix_ms'), $this->u64Ptr));
+        return Id::fromU64($this->u64->cdata);
+    }
+
+    /**
+     * Node values in the C API's text form (`datacenter=1,worker=3`), every one checked here
+     * against its field, so that no value reaches C in a form it could misread.
+     *
+     * @internal
+     * @param array<string, int> $node
+     * @throws ValueException for an unknown field, a non-node field, a value outside its width
+     * @throws \TypeError for a value that is not an int
+     */
+    public function nodeSpec(array $node): string
+    {
+        $parts = [];
+        foreach ($node as $name => $value) {
+            if (!is_string($name)) {
+                throw ValueException::of("node values are keyed by field name, got key $name");
+            }
+            $field = $this->byName[$name] ?? null;
+            if ($field === null) {
+                throw ValueException::of("the layout has no field `$name`");
+            }
+            if ($field->kind !== FieldKind::Node) {
+                throw ValueException::of("`$name` is set by the generator, not a node value");
+            }
+            if (!is_int($value)) {
+                throw new \TypeError("node value `$name` must be an int, " . get_debug_type($value) . ' given');
+            }
+            if ($value < 0 || $value > $field->max) {
+                throw ValueException::of("$name = $value is out of range: the largest allowed is {$field->max}");
+            }
+            $parts[] = "$name=$value";
+        }
+        return implode(',', $parts);
+    }
+
+    /**
+     * An unsigned 64-bit argument: an int >= 0, or a decimal string.
+     *
+     * @internal
+     */
+    public static function u64Arg(mixed $value, string $what): int
+    {
+        if (is_int($value) && $value >= 0) {
+            return $value;
+        }
+        if (is_int($value)) {
+            throw ValueException::of("$what = $value is negative");
+        }
+        return Id::toU64($value, $what);
+    }
+
+    private static function specText(string $spec): string
+    {
+        if (str_contains($spec, "\0")) {
+            throw new LayoutException('invalid layout: the spec contains a NUL byte', SnowflakeException::STATUS_LAYOUT);
+        }
+        return $spec;
+    }
+
+    private function check(int $status): void
+    {
+        if ($status !== 0) {
+            throw SnowflakeException::fromStatus($status);
+        }
+    }
+}

@@ -1,0 +1,223 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Snowflake;
+
+use FFI;
+
+/**
+ * Finds and loads libsnowflake through FFI, once per process (or once per PHP-FPM master,
+ * when preloaded).
+ *
+ * Where the declarations come from, in this order:
+ *
+ * 1. the FFI scope `snowflake`, when `preload.php` ran as `opcache.preload` (or the header was
+ *    given to `ffi.preload`): the only way under `ffi.enable=preload` outside the CLI;
+ * 2. `FFI::cdef()` of `snowflake_php.h` with the library found by {@see Library::libraryPath()}.
+ *
+ * The header is the generated, preprocessor-free `include/snowflake_php.h`: the PHP side never
+ * repeats a C declaration, so it cannot drift from the library.
+ */
+final class Library
+{
+    /** The FFI scope name that `snowflake_php.h` declares (`#define FFI_SCOPE "snowflake"`). */
+    public const SCOPE = 'snowflake';
+
+    private static ?FFI $ffi = null;
+    private static string $mode = '';
+    private static string $path = '';
+
+    private function __construct()
+    {
+    }
+
+    /** The loaded library (loading it on first use). */
+    public static function ffi(): FFI
+    {
+        return self::$ffi ?? self::load();
+    }
+
+    /**
+     * How the library was loaded: `preload` (the `snowflake` FFI scope) or `cdef`; '' before
+     * the first use.
+     */
+    public static function mode(): string
+    {
+        return self::$mode;
+    }
+
+    /** The library file loaded by `cdef` mode ('' in preload mode: see php.ini). */
+    public static function loadedPath(): string
+    {
+        return self::$path;
+    }
+
+    /** The library's version, e.g. `0.1.0`. */
+    public static function version(): string
+    {
+        return self::string(self::ffi()->snowflake_version());
+    }
+
+    /**
+     * A `const char *` result as a PHP string: FFI already converts function results of that
+     * type (NULL gives null), but not struct fields, which stay CData.
+     *
+     * @internal
+     */
+    public static function string(mixed $ptr): string
+    {
+        return match (true) {
+            is_string($ptr) => $ptr,
+            $ptr instanceof FFI\CData && !FFI::isNull($ptr) => FFI::string($ptr),
+            default => '',
+        };
+    }
+
+    private static function load(): FFI
+    {
+        try {
+            // Throws when nothing was preloaded under that name; costs one hash lookup.
+            $ffi = FFI::scope(self::SCOPE);
+            self::$mode = 'preload';
+            return self::$ffi = $ffi;
+        } catch (FFI\Exception) {
+        }
+        if (PHP_SAPI !== 'cli' && PHP_SAPI !== 'phpdbg' && ini_get('ffi.enable') === 'preload') {
+            throw new SnowflakeException(
+                'ffi.enable=preload allows FFI outside the CLI only through preloading: add '
+                . 'ffi.preload=<the header written by ' . dirname(__DIR__) . '/bin/snowflake-preload-header> and '
+                . 'opcache.preload=' . dirname(__DIR__) . '/preload.php to php.ini (see docs/php.md)',
+                0,
+            );
+        }
+        $lib = self::libraryPath();
+        $header = self::headerPath($lib);
+        try {
+            $ffi = FFI::cdef(self::declarations($header), $lib);
+        } catch (FFI\Exception $e) {
+            throw new SnowflakeException("cannot load $lib with the declarations of $header: " . $e->getMessage(), 0);
+        }
+        self::$mode = 'cdef';
+        self::$path = $lib;
+        return self::$ffi = $ffi;
+    }
+
+    /**
+     * The library to load: `$SNOWFLAKE_LIB` when set, else the first `libsnowflake.so` of the
+     * usual install prefixes, else the bare name for the dynamic loader to find
+     * (`LD_LIBRARY_PATH`, the `ldconfig` cache).
+     */
+    public static function libraryPath(): string
+    {
+        $env = getenv('SNOWFLAKE_LIB');
+        if (is_string($env) && $env !== '') {
+            if (!is_file($env)) {
+                throw new SnowflakeException("SNOWFLAKE_LIB=$env: no such file", 0);
+            }
+            return $env;
+        }
+        $dirs = ['/usr/local/lib', '/usr/local/lib64', '/usr/lib', '/usr/lib64'];
+        $multiarch = PHP_OS_FAMILY === 'Linux' ? php_uname('m') . '-linux-gnu' : '';
+        if ($multiarch !== '') {
+            array_splice($dirs, 2, 0, ["/usr/local/lib/$multiarch", "/usr/lib/$multiarch"]);
+        }
+        $name = PHP_OS_FAMILY === 'Darwin' ? 'libsnowflake.dylib' : 'libsnowflake.so';
+        foreach ($dirs as $dir) {
+            if (is_file("$dir/$name")) {
+                return "$dir/$name";
+            }
+        }
+        return $name;
+    }
+
+    /**
+     * `snowflake_php.h`: `$SNOWFLAKE_HEADER` when set, else beside the library
+     * (`<prefix>/include/` for `<prefix>/lib/libsnowflake.so`), else this source tree's
+     * `include/`, else the usual include directories.
+     */
+    public static function headerPath(string $libraryPath): string
+    {
+        $env = getenv('SNOWFLAKE_HEADER');
+        if (is_string($env) && $env !== '') {
+            return $env;
+        }
+        $candidates = [];
+        if (str_contains($libraryPath, '/')) {
+            $dir = dirname($libraryPath);
+            $candidates[] = dirname($dir) . '/include/snowflake_php.h';
+            $candidates[] = dirname($dir, 2) . '/include/snowflake_php.h'; // <prefix>/lib/<multiarch>/
+            $candidates[] = $dir . '/snowflake_php.h';
+        }
+        $candidates[] = dirname(__DIR__, 3) . '/include/snowflake_php.h'; // ffi-c/php/src -> repo root
+        $candidates[] = '/usr/local/include/snowflake_php.h';
+        $candidates[] = '/usr/include/snowflake_php.h';
+        foreach ($candidates as $file) {
+            if (is_file($file)) {
+                return $file;
+            }
+        }
+        throw new SnowflakeException(
+            'snowflake_php.h not found (looked in ' . implode(', ', $candidates) . '); set SNOWFLAKE_HEADER',
+            0,
+        );
+    }
+
+    /** The header's C declarations for `FFI::cdef()`, which takes no preprocessor lines. */
+    public static function declarations(string $headerPath): string
+    {
+        $code = @file_get_contents($headerPath);
+        if ($code === false) {
+            throw new SnowflakeException("cannot read $headerPath", 0);
+        }
+        return (string) preg_replace('/^\s*#.*$/m', '', $code);
+    }
+
+    /**
+     * `snowflake_php.h` with `FFI_SCOPE "snowflake"` and `FFI_LIB` set to the absolute path of
+     * `$libraryPath` (default: the library this class would load): the file for php.ini's
+     * `ffi.preload`, whose `FFI_LIB` the dynamic loader must find as written.
+     */
+    public static function preloadHeader(?string $libraryPath = null): string
+    {
+        $lib = $libraryPath ?? self::libraryPath();
+        $real = str_contains($lib, '/') ? realpath($lib) : false;
+        if ($real === false) {
+            throw new SnowflakeException("libsnowflake not found at `$lib`; set SNOWFLAKE_LIB", 0);
+        }
+        return '#define FFI_SCOPE "' . self::SCOPE . "\"\n"
+            . '#define FFI_LIB "' . addcslashes($real, "\"\\") . "\"\n"
+            . self::declarations(self::headerPath($real));
+    }
+
+    /**
+     * Loads the library into the `snowflake` FFI scope, from `opcache.preload` (this is what
+     * `preload.php` does). `FFI::load()` takes the library from the header's `FFI_LIB` line, so
+     * it loads a copy of the header made by {@see Library::preloadHeader()}.
+     *
+     * PHP forbids `FFI::load()` when preloading runs as `opcache.preload_user` (a master
+     * started as root): use `ffi.preload` with that header instead (docs/php.md).
+     */
+    public static function preload(?string $libraryPath = null): void
+    {
+        $code = self::preloadHeader($libraryPath);
+        // tempnam() creates the file 0600 under a fresh name: no race with other users of /tmp.
+        $tmp = tempnam(sys_get_temp_dir(), 'snowflake-ffi-');
+        if ($tmp === false || file_put_contents($tmp, $code) === false) {
+            throw new SnowflakeException('cannot write a temporary header for FFI::load()', 0);
+        }
+        try {
+            FFI::load($tmp);
+        } catch (FFI\Exception $e) {
+            throw new SnowflakeException(
+                'preloading libsnowflake failed: ' . $e->getMessage()
+                . ' (php.ini: ffi.preload=<the output of ' . dirname(__DIR__) . '/bin/snowflake-preload-header>)',
+                0,
+                '',
+                $e,
+            );
+        } finally {
+            unlink($tmp);
+        }
+    }
+}

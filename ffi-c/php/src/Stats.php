@@ -1,0 +1,25 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Snowflake;
+
+/** What a generator has done: `Generator::stats()`. */
+final class Stats
+{
+    public function __construct(
+        /** IDs issued through this generator. */
+        public readonly int $issued,
+        /** How many times it waited for the clock. */
+        public readonly int $waits,
+        /** Total time spent waiting, in ms. */
+        public readonly int $waitedMs,
+        /** How many times it found the clock behind by more than max_drift_ms. */
+        public readonly int $clockBehind,
+        /** How many times it bumped the rollover field. */
+        public readonly int $rollovers,
+        /** How far ahead of the clock the shared state is now, in ms. */
+        public readonly int $driftMs,
+    ) {
+    }
+}

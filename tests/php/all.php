@@ -1,0 +1,12 @@
+<?php
+
+declare(strict_types=1);
+
+require __DIR__ . '/harness.php';
+require dirname(__DIR__, 2) . '/ffi-c/php/autoload.php';
+
+foreach (glob(__DIR__ . '/*_test.php') ?: [] as $file) {
+    require $file;
+}
+
+exit(run_tests($argv[1] ?? null));

@@ -1,0 +1,201 @@
+<?php
+
+// Preloading: ffi.enable=preload with opcache.preload (CLI), with ffi.preload + opcache.preload
+// (CLI), and under PHP-FPM with the php.ini lines of docs/php.md, where FFI works only so.
+
+declare(strict_types=1);
+
+const PACKAGE = __DIR__ . '/../../ffi-c/php';
+const PRELOAD_OK = "mode=preload preloaded=yes increasing=yes worker=5\n";
+
+/** A fresh temporary directory, readable by the FPM workers' user. */
+function temp_dir(string $prefix): string
+{
+    $dir = sys_get_temp_dir() . "/$prefix-" . getmypid() . '-' . bin2hex(random_bytes(4));
+    mkdir($dir, 0755);
+    return $dir;
+}
+
+function remove_dir(string $dir): void
+{
+    foreach (glob("$dir/*") ?: [] as $f) {
+        unlink($f);
+    }
+    rmdir($dir);
+}
+
+test('preload (CLI): opcache.preload=preload.php with ffi.enable=preload', function () {
+    // As root, PHP preloads only as opcache.preload_user, in a child where FFI::load() is
+    // forbidden (that is the next test); a plain user preloads with FFI::load().
+    [$status, $out] = run_php(__DIR__ . '/fixtures/preload_check.php', [
+        'ffi.enable' => 'preload',
+        'opcache.enable' => '1',
+        'opcache.enable_cli' => '1',
+        'opcache.preload' => realpath(PACKAGE) . '/preload.php',
+    ], [], [], true);
+    assert_same([0, PRELOAD_OK], [$status, $out], 'output');
+});
+
+test('preload (CLI): ffi.preload of the generated header, then opcache.preload', function () {
+    $dir = temp_dir('sf-ffi-preload');
+    try {
+        [$status, $header] = run_php(realpath(PACKAGE) . '/bin/snowflake-preload-header');
+        assert_same(0, $status, "snowflake-preload-header: $header");
+        assert_true(str_contains($header, '#define FFI_LIB "' . realpath((string) getenv('SNOWFLAKE_LIB')) . '"'), 'absolute FFI_LIB');
+        file_put_contents("$dir/snowflake.h", $header);
+        [$status, $out] = run_php(__DIR__ . '/fixtures/preload_check.php', [
+            'ffi.enable' => 'preload',
+            'ffi.preload' => "$dir/snowflake.h",
+            'opcache.enable' => '1',
+            'opcache.enable_cli' => '1',
+            'opcache.preload' => realpath(PACKAGE) . '/preload.php',
+            'opcache.preload_user' => 'nobody', // as under FPM: FFI::load() is forbidden, ffi.preload does it
+        ], ['SNOWFLAKE_LIB' => '/nonexistent/the-scope-must-come-from-ffi.preload.so']);
+        assert_same([0, PRELOAD_OK], [$status, $out], 'output');
+    } finally {
+        remove_dir($dir);
+    }
+});
+
+test('library not found: a clear SnowflakeException', function () {
+    $dir = temp_dir('sf-missing');
+    try {
+        file_put_contents("$dir/t.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';'
+            . ' try { new Snowflake\Layout("twitter"); } catch (Snowflake\SnowflakeException $e) { echo get_class($e), ": ", $e->getMessage(); }');
+        [$status, $out] = run_php("$dir/t.php", [], ['SNOWFLAKE_LIB' => "$dir/libsnowflake.so"]);
+        assert_same("Snowflake\\SnowflakeException: SNOWFLAKE_LIB=$dir/libsnowflake.so: no such file", $out, 'message');
+    } finally {
+        remove_dir($dir);
+    }
+});
+
+/**
+ * Starts PHP-FPM (as root, workers as `nobody`) with `$iniLines` as php.ini, makes one request
+ * to `$script` through FastCGI, stops it; returns the response body and FPM's log.
+ *
+ * @return array{string, string}
+ */
+function fpm_request(string $iniLines, string $script): array
+{
+    $fpm = trim((string) shell_exec('command -v php-fpm8.2 || command -v php-fpm'));
+    $cgi = trim((string) shell_exec('command -v cgi-fcgi'));
+    if ($fpm === '' || $cgi === '') {
+        fail('php-fpm8.2 and cgi-fcgi (apt: php8.2-fpm libfcgi-bin) are needed; scripts/install-deps.sh installs them');
+    }
+    $dir = temp_dir('sf-fpm');
+    $user = posix_getuid() === 0 ? "user = nobody\ngroup = nogroup\n" : '';
+    file_put_contents("$dir/php.ini", $iniLines);
+    file_put_contents("$dir/fpm.conf", "[global]\nerror_log = $dir/fpm.log\ndaemonize = no\n"
+        . "[www]\n{$user}listen = $dir/fpm.sock\nlisten.mode = 0666\npm = static\npm.max_children = 1\n"
+        . "catch_workers_output = yes\nclear_env = no\n");
+    $proc = proc_open([$fpm, '-c', "$dir/php.ini", '-y', "$dir/fpm.conf", '-F', '-O'], [1 => ['file', "$dir/fpm.out", 'w'], 2 => ['file', "$dir/fpm.out", 'a']], $pipes);
+    try {
+        for ($i = 0; $i < 100 && !file_exists("$dir/fpm.sock"); $i++) {
+            usleep(50000);
+        }
+        $env = ['SCRIPT_FILENAME' => $script, 'REQUEST_METHOD' => 'GET', 'QUERY_STRING' => '', 'SERVER_PROTOCOL' => 'HTTP/1.1'];
+        $response = '';
+        if (file_exists("$dir/fpm.sock")) {
+            $cmd = [$cgi, '-bind', '-connect', "$dir/fpm.sock"];
+            $p = proc_open($cmd, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pp, null, $env);
+            fclose($pp[0]);
+            $response = (string) stream_get_contents($pp[1]);
+            $response .= (string) stream_get_contents($pp[2]);
+            proc_close($p);
+        }
+    } finally {
+        proc_terminate($proc);
+        proc_close($proc);
+        $log = @file_get_contents("$dir/fpm.out") . @file_get_contents("$dir/fpm.log");
+        remove_dir($dir);
+    }
+    $body = ($pos = strpos($response, "\r\n\r\n")) !== false ? substr($response, $pos + 4) : $response;
+    return [$body, (string) $log];
+}
+
+test('preload (PHP-FPM): the php.ini lines of docs/php.md, workers as nobody', function () {
+    $dir = temp_dir('sf-fpm-header');
+    try {
+        [$status, $header] = run_php(realpath(PACKAGE) . '/bin/snowflake-preload-header');
+        assert_same(0, $status, $header);
+        file_put_contents("$dir/snowflake.h", $header);
+        chmod("$dir/snowflake.h", 0644);
+        $ini = str_replace(
+            ['/etc/php/8.2/snowflake.h', '/var/www/vendor/libsnowflake/snowflake/preload.php', 'www-data'],
+            ["$dir/snowflake.h", realpath(PACKAGE) . '/preload.php', 'nobody'],
+            docs_ini_block(),
+        );
+        [$body, $log] = fpm_request($ini, realpath(__DIR__ . '/fixtures/preload_check.php'));
+        assert_same(PRELOAD_OK, $body, "FPM response (log: $log)");
+    } finally {
+        remove_dir($dir);
+    }
+});
+
+test('PHP-FPM without preloading: the error says what to add to php.ini', function () {
+    $ini = "ffi.enable = preload\nauto_prepend_file = " . realpath(PACKAGE) . "/autoload.php\ndisplay_errors = stdout\n";
+    [$body, $log] = fpm_request($ini, realpath(__DIR__ . '/fixtures/preload_check.php'));
+    assert_true(
+        str_contains($body, 'Snowflake\SnowflakeException') && str_contains($body, 'opcache.preload=' . realpath(PACKAGE) . '/preload.php'),
+        "response: $body (log: $log)",
+    );
+});
+
+/** The ```ini block of docs/php.md's PHP-FPM section. */
+function docs_ini_block(): string
+{
+    $md = (string) file_get_contents(dirname(__DIR__, 2) . '/docs/php.md');
+    if (preg_match('/^```ini\n(.*?)^```/ms', $md, $m) !== 1) {
+        fail('docs/php.md has no ```ini block');
+    }
+    return $m[1];
+}
+
+test('library lookup: the header beside an installed library, SNOWFLAKE_HEADER, the loader path', function () {
+    $dir = temp_dir('sf-prefix');
+    try {
+        mkdir("$dir/lib");
+        mkdir("$dir/include");
+        copy((string) getenv('SNOWFLAKE_LIB'), "$dir/lib/libsnowflake.so");
+        copy(dirname(__DIR__, 2) . '/include/snowflake_php.h', "$dir/include/snowflake_php.h");
+        assert_same("$dir/include/snowflake_php.h", Snowflake\Library::headerPath("$dir/lib/libsnowflake.so"), '<prefix>/include');
+        putenv("SNOWFLAKE_HEADER=$dir/elsewhere.h");
+        try {
+            assert_same("$dir/elsewhere.h", Snowflake\Library::headerPath("$dir/lib/libsnowflake.so"), 'SNOWFLAKE_HEADER wins');
+        } finally {
+            putenv('SNOWFLAKE_HEADER');
+        }
+        // No SNOWFLAKE_LIB: the usual prefixes, else the dynamic loader (LD_LIBRARY_PATH here).
+        file_put_contents("$dir/t.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';'
+            . ' $g = new Snowflake\Generator("twitter", ["worker" => 1]);'
+            . ' echo Snowflake\Library::mode(), " ", Snowflake\Library::loadedPath(), " ", is_int($g->nextId()) ? "ok" : "no";');
+        [$status, $out] = run_php("$dir/t.php", [], ['SNOWFLAKE_LIB' => '', 'LD_LIBRARY_PATH' => "$dir/lib"]);
+        $installed = array_filter(['/usr/local/lib', '/usr/lib'], fn ($d) => is_file("$d/libsnowflake.so"));
+        $expected = $installed ? reset($installed) . '/libsnowflake.so' : 'libsnowflake.so';
+        assert_same([0, "cdef $expected ok"], [$status, $out], 'found without SNOWFLAKE_LIB');
+    } finally {
+        foreach (["$dir/lib/libsnowflake.so", "$dir/include/snowflake_php.h"] as $f) {
+            @unlink($f);
+        }
+        @rmdir("$dir/lib");
+        @rmdir("$dir/include");
+        remove_dir($dir);
+    }
+});
+
+test('an installed copy (make -C ffi-c install PREFIX=...): library and header found from SNOWFLAKE_LIB', function () {
+    $prefix = temp_dir('sf-install');
+    try {
+        $root = dirname(__DIR__, 2);
+        exec('make -s -C ' . escapeshellarg("$root/ffi-c") . ' install PREFIX=' . escapeshellarg($prefix) . ' 2>&1', $lines, $status);
+        assert_same(0, $status, 'make install: ' . implode("\n", $lines));
+        file_put_contents("$prefix/t.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';'
+            . ' $g = new Snowflake\Generator("discord", ["worker" => 1]);'
+            . ' echo Snowflake\Library::version(), " ", $g->layout->decode($g->nextId())->fields["worker"];');
+        [$status, $out] = run_php("$prefix/t.php", [], ['SNOWFLAKE_LIB' => "$prefix/lib/libsnowflake.so", 'SNOWFLAKE_HEADER' => '']);
+        assert_same([0, Snowflake\Library::version() . ' 1'], [$status, $out], 'the installed library');
+        assert_same("$prefix/include/snowflake_php.h", Snowflake\Library::headerPath("$prefix/lib/libsnowflake.so"), 'its header');
+    } finally {
+        exec('rm -rf ' . escapeshellarg($prefix));
+    }
+});

@@ -3,7 +3,7 @@
 //! generator. Run: `cargo bench -p snowflake-core`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use snowflake_core::{Clock, Generator, Layout, MonotonicClock, Options};
+use snowflake_core::{decode_str, encode, Clock, Encoding, Generator, Layout, MonotonicClock, Options};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -109,5 +109,18 @@ fn capacity(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, baseline, next_id, next_ids, capacity);
+fn encodings(c: &mut Criterion) {
+    let mut g = c.benchmark_group("encode");
+    let id = 1_541_815_603_606_036_480u64;
+    for e in Encoding::ALL {
+        g.bench_function(e.name(), |b| b.iter(|| black_box(encode(black_box(id), e, false))));
+        let text = encode(id, e, false);
+        g.bench_function(format!("parse {}", e.name()), |b| {
+            b.iter(|| black_box(decode_str(black_box(&text), e, false)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, baseline, next_id, next_ids, encodings, capacity);
 criterion_main!(benches);

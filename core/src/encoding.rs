@@ -32,6 +32,45 @@ const BASE36: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
 const BASE58: &[u8; 58] = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
+/// Marks a byte outside an alphabet in the tables below.
+const NONE: u8 = 0xff;
+
+/// A byte -> digit table for `alphabet`; with `fold`, lower case reads as upper case (or the
+/// reverse, for alphabets written in lower case).
+const fn values(alphabet: &[u8], fold: bool) -> [u8; 256] {
+    let mut t = [NONE; 256];
+    let mut i = 0;
+    while i < alphabet.len() {
+        let c = alphabet[i];
+        t[c as usize] = i as u8;
+        if fold {
+            t[c.to_ascii_lowercase() as usize] = i as u8;
+            t[c.to_ascii_uppercase() as usize] = i as u8;
+        }
+        i += 1;
+    }
+    t
+}
+
+/// Crockford's base32 also reads I and L as 1 and O as 0, in either case.
+const fn crockford_values() -> [u8; 256] {
+    let mut t = values(CROCKFORD, true);
+    t[b'I' as usize] = 1;
+    t[b'i' as usize] = 1;
+    t[b'L' as usize] = 1;
+    t[b'l' as usize] = 1;
+    t[b'O' as usize] = 0;
+    t[b'o' as usize] = 0;
+    t
+}
+
+static DECIMAL_VALUES: [u8; 256] = values(b"0123456789", false);
+static HEX_VALUES: [u8; 256] = values(HEX, true);
+static BASE32_VALUES: [u8; 256] = crockford_values();
+static BASE36_VALUES: [u8; 256] = values(BASE36, true);
+static BASE58_VALUES: [u8; 256] = values(BASE58, false);
+static BASE62_VALUES: [u8; 256] = values(BASE62, false);
+
 /// The longest encoded ID (a 20-digit decimal).
 pub const MAX_ENCODED_LEN: usize = 20;
 
@@ -84,32 +123,20 @@ impl Encoding {
         }
     }
 
+    #[inline]
     fn digit(self, c: u8) -> Option<u64> {
-        let d = match self {
-            Encoding::Decimal => c.checked_sub(b'0').filter(|d| *d < 10)?,
-            Encoding::Hex | Encoding::Base36 => {
-                let c = c.to_ascii_lowercase();
-                let d = match c {
-                    b'0'..=b'9' => c - b'0',
-                    b'a'..=b'z' => c - b'a' + 10,
-                    _ => return None,
-                };
-                if self == Encoding::Hex && d >= 16 {
-                    return None;
-                }
-                d
-            }
-            Encoding::Base32 => {
-                let c = match c.to_ascii_uppercase() {
-                    b'I' | b'L' => b'1',
-                    b'O' => b'0',
-                    c => c,
-                };
-                CROCKFORD.iter().position(|&a| a == c)? as u8
-            }
-            Encoding::Base58 | Encoding::Base62 => self.alphabet().iter().position(|&a| a == c)? as u8,
+        let table = match self {
+            Encoding::Decimal => &DECIMAL_VALUES,
+            Encoding::Hex => &HEX_VALUES,
+            Encoding::Base32 => &BASE32_VALUES,
+            Encoding::Base36 => &BASE36_VALUES,
+            Encoding::Base58 => &BASE58_VALUES,
+            Encoding::Base62 => &BASE62_VALUES,
         };
-        Some(u64::from(d))
+        match table[c as usize] {
+            NONE => None,
+            d => Some(u64::from(d)),
+        }
     }
 }
 
@@ -172,21 +199,35 @@ impl fmt::Debug for Encoded {
 /// assert_eq!(&*encode(0, Encoding::Hex, true), "ffffffffffffffff");
 /// ```
 pub fn encode(id: u64, encoding: Encoding, reverse: bool) -> Encoded {
-    let mut v = if reverse { u64::MAX - id } else { id };
-    let alphabet = encoding.alphabet();
-    let base = alphabet.len() as u64;
+    let v = if reverse { u64::MAX - id } else { id };
+    // One instance per base, so that the divisions are by constants (a multiply and a shift).
+    let (buf, first) = match encoding {
+        Encoding::Decimal => digits::<10>(v, b"0123456789"),
+        Encoding::Hex => digits::<16>(v, HEX),
+        Encoding::Base32 => digits::<32>(v, CROCKFORD),
+        Encoding::Base36 => digits::<36>(v, BASE36),
+        Encoding::Base58 => digits::<58>(v, BASE58),
+        Encoding::Base62 => digits::<62>(v, BASE62),
+    };
+    let start = match encoding.width() {
+        Some(w) => MAX_ENCODED_LEN - w,
+        None => first.min(MAX_ENCODED_LEN - 1),
+    };
+    Encoded { buf, start: start as u8 }
+}
+
+/// The digits of `v` in base `B`, right-aligned and padded with the alphabet's zero; and the
+/// index of the first significant digit.
+#[inline]
+fn digits<const B: u64>(mut v: u64, alphabet: &[u8]) -> ([u8; MAX_ENCODED_LEN], usize) {
     let mut buf = [alphabet[0]; MAX_ENCODED_LEN];
     let mut i = MAX_ENCODED_LEN;
     while v > 0 {
         i -= 1;
-        buf[i] = alphabet[(v % base) as usize];
-        v /= base;
+        buf[i] = alphabet[(v % B) as usize];
+        v /= B;
     }
-    let start = match encoding.width() {
-        Some(w) => MAX_ENCODED_LEN - w,
-        None => i.min(MAX_ENCODED_LEN - 1),
-    };
-    Encoded { buf, start: start as u8 }
+    (buf, i)
 }
 
 /// Parses an encoded ID, strictly (the inverse of [`encode`] with the same `reverse`).

@@ -120,18 +120,27 @@ fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
 }
 
 impl Durable {
-    fn check(&self, rec: Option<Record>) -> Result<u64, OpenError> {
-        match rec {
-            None => Ok(0),
-            Some(r) if r.fingerprint != self.fingerprint => Err(OpenError::StateFile {
-                path: self.path.clone(),
-                detail: "it belongs to another layout".into(),
-            }),
-            Some(r) if r.node_bits != self.node_bits => Err(OpenError::StateFile {
-                path: self.path.clone(),
-                detail: "it belongs to other node values".into(),
-            }),
-            Some(r) => Ok(r.reserved_end),
+    /// A reservation in `store`, starting at `floor` (what the file said).
+    fn new(
+        path: &Path,
+        store: Store,
+        identity: (u64, u64),
+        window_ticks: u64,
+        max_tick: u64,
+        floor: u64,
+    ) -> Durable {
+        Durable {
+            path: path.to_path_buf(),
+            store,
+            fingerprint: identity.0,
+            node_bits: identity.1,
+            window_ticks: window_ticks.max(1),
+            max_tick,
+            local: AtomicU64::new(floor),
+            floor,
+            extend_lock: Mutex::new(()),
+            closing: Mutex::new(None),
+            fork_generation: crate::registry::fork_generation(),
         }
     }
 
@@ -143,29 +152,31 @@ impl Durable {
         window_ticks: u64,
         max_tick: u64,
     ) -> Result<Durable, OpenError> {
-        let mut lock_path = path.as_os_str().to_owned();
-        lock_path.push(".lock");
-        let mut d = Durable {
-            path: path.to_path_buf(),
-            store: Store::StateFile { lock: PathBuf::from(lock_path), sync: true },
-            fingerprint,
-            node_bits,
-            window_ticks: window_ticks.max(1),
-            max_tick,
-            local: AtomicU64::new(0),
-            floor: 0,
-            extend_lock: Mutex::new(()),
-            closing: Mutex::new(None),
-            fork_generation: crate::registry::fork_generation(),
-        };
         let bytes = match File::open(path) {
             Ok(mut f) => read_all(&mut f).map_err(|e| io_err("reading the state file", path, e))?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(io_err("opening the state file", path, e).into()),
         };
-        d.floor = d.check(Record::decode(&bytes, path)?)?;
-        d.local.store(d.floor, Ordering::Release);
-        Ok(d)
+        let floor = match Record::decode(&bytes, path)? {
+            None => 0,
+            Some(r) if r.fingerprint != fingerprint => {
+                return Err(OpenError::StateFile {
+                    path: path.to_path_buf(),
+                    detail: "it belongs to another layout".into(),
+                })
+            }
+            Some(r) if r.node_bits != node_bits => {
+                return Err(OpenError::StateFile {
+                    path: path.to_path_buf(),
+                    detail: "it belongs to other node values".into(),
+                })
+            }
+            Some(r) => r.reserved_end,
+        };
+        let mut lock = path.as_os_str().to_owned();
+        lock.push(".lock");
+        let store = Store::StateFile { lock: PathBuf::from(lock), sync: true };
+        Ok(Durable::new(path, store, (fingerprint, node_bits), window_ticks, max_tick, floor))
     }
 
     /// A reservation kept in a lease file that this process holds locked.
@@ -178,27 +189,13 @@ impl Durable {
         max_tick: u64,
     ) -> Result<Durable, OpenError> {
         let bytes = read_all(&mut file).map_err(|e| io_err("reading the lease file", path, e))?;
-        let mut d = Durable {
-            path: path.to_path_buf(),
-            store: Store::Held(file),
-            fingerprint,
-            node_bits,
-            window_ticks: window_ticks.max(1),
-            max_tick,
-            local: AtomicU64::new(0),
-            floor: 0,
-            extend_lock: Mutex::new(()),
-            closing: Mutex::new(None),
-            fork_generation: crate::registry::fork_generation(),
-        };
         // Another layout's or node's lease file in the same directory is not an error for a
         // lease: the value is ours now, and its old reservation does not concern this layout.
-        d.floor = match Record::decode(&bytes, path)? {
+        let floor = match Record::decode(&bytes, path)? {
             Some(r) if r.fingerprint == fingerprint && r.node_bits == node_bits => r.reserved_end,
             _ => 0,
         };
-        d.local.store(d.floor, Ordering::Release);
-        Ok(d)
+        Ok(Durable::new(path, Store::Held(file), (fingerprint, node_bits), window_ticks, max_tick, floor))
     }
 
     fn write(&self, reserved_end: u64) -> io::Result<()> {

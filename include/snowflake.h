@@ -441,6 +441,21 @@ void snowflake_layout_free(struct SnowflakeLayout *layout);
 SnowflakeStatus snowflake_layout_to_string(const struct SnowflakeLayout *layout, char *buf, size_t len);
 
 /**
+ * Writes the layout's Lua script for Redis (core's `redis_script`: run it as
+ * `EVALSHA <sha1> 1 <state-key> <node values in layout order>`; it returns the ID as a
+ * decimal string) and a NUL into `buf`. The script is a few kilobytes: when `needed` is not
+ * NULL, `*needed` receives the bytes it takes (text + NUL) both on success and on
+ * `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (the one output written on a failure, so that a caller
+ * can ask the size with `buf = NULL, len = 0` and call again). `buf` may be NULL only when
+ * `len` is 0; nothing is written into `buf` unless the status is `SNOWFLAKE_STATUS_OK`.
+ *
+ * # Safety
+ * `layout` is a live handle; `buf` is NULL with `len == 0`, or valid for `len` bytes of
+ * writes; `needed` is NULL or valid for a write.
+ */
+SnowflakeStatus snowflake_layout_redis_script(const struct SnowflakeLayout *layout, char *buf, size_t len, size_t *needed);
+
+/**
  * A stable 64-bit fingerprint of the layout (FNV-1a of its canonical text); 0 if `layout`
  * is NULL.
  *

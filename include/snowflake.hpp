@@ -117,6 +117,18 @@ class Layout {
     detail::check(snowflake_layout_to_string(get(), buf, sizeof buf));
     return buf;
   }
+  /// The layout's Lua script for Redis (issue 6), the text of `snowflake redis-script`: load
+  /// it with SCRIPT LOAD and call `EVALSHA <sha1> 1 <state-key> <node values in layout
+  /// order>`; it returns the ID as a decimal string.
+  [[nodiscard]] std::string redis_script() const {
+    std::size_t needed = 0;
+    const SnowflakeStatus size = snowflake_layout_redis_script(get(), nullptr, 0, &needed);
+    if (size != SNOWFLAKE_STATUS_BUFFER_TOO_SMALL) detail::check(size);
+    std::string script(needed, '\0');
+    detail::check(snowflake_layout_redis_script(get(), script.data(), script.size(), nullptr));
+    script.resize(needed - 1);  // the NUL
+    return script;
+  }
   /// A stable 64-bit fingerprint of the layout.
   [[nodiscard]] std::uint64_t fingerprint() const noexcept { return snowflake_layout_fingerprint(get()); }
   /// The fields, from the most significant down (time first).

@@ -104,6 +104,8 @@ void snowflake_layout_free(struct SnowflakeLayout *layout);
 
 SnowflakeStatus snowflake_layout_to_string(const struct SnowflakeLayout *layout, char *buf, size_t len);
 
+SnowflakeStatus snowflake_layout_redis_script(const struct SnowflakeLayout *layout, char *buf, size_t len, size_t *needed);
+
 uint64_t snowflake_layout_fingerprint(const struct SnowflakeLayout *layout);
 
 size_t snowflake_layout_field_count(const struct SnowflakeLayout *layout);

@@ -121,3 +121,17 @@ test('generator traces on isolated generators', () => {
     });
   }
 });
+
+test('layouts: redisScript() is core\'s Lua script for every preset', () => {
+  const { scripts } = vectors('redis_scripts.json');
+  assert.deepEqual(scripts.map((v) => v.spec).sort(), Object.keys(Layout.presets()).sort());
+  for (const v of scripts) {
+    const l = new Layout(v.spec);
+    const script = l.redisScript();
+    assert.equal(script, v.script, v.spec);
+    const names = l.fields.filter((f) => f.kind === 'node').map((f) => `<${f.name}>`).join(' ');
+    assert.deepEqual(l.fields.filter((f) => f.kind === 'node').map((f) => f.name), v.node_fields);
+    assert.ok(script.includes(`\n-- EVALSHA <sha1> 1 <state-key> ${names}\n`), `${v.spec}: EVALSHA line`);
+    assert.ok(script.includes(`\nlocal EPOCH = ${l.epochMs}\n`), `${v.spec}: epoch`);
+  }
+});

@@ -103,6 +103,15 @@ impl JsLayout {
         self.inner.to_string()
     }
 
+    /// The layout's Lua script for Redis, for clients that have no binding (the text of
+    /// `snowflake redis-script --layout SPEC`): load it with `SCRIPT LOAD` and call
+    /// `EVALSHA <sha1> 1 <state-key> <node values in layout order>`; it returns the ID as a
+    /// decimal string (`BigInt(reply)`).
+    #[napi]
+    pub fn redis_script(&self) -> String {
+        snowflake_core::redis_script(&self.inner)
+    }
+
     /// The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
     /// layout's width.
     #[napi(ts_args_type = "id: bigint | number")]

@@ -206,6 +206,16 @@ impl PyLayout {
         Ok(self.0.max_id(unix_ms(time)?).map_err(Error)?)
     }
 
+    /// The layout's Lua script for Redis, for clients that have no binding (the text of
+    /// ``snowflake redis-script --layout SPEC``). Load it with ``SCRIPT LOAD`` and call
+    /// ``EVALSHA <sha1> 1 <state-key> <node values in layout order>``: it returns the ID as a
+    /// decimal string. Semantics of a generator with ``max_drift_ms=0, max_wait_ms=0``: a full
+    /// tick or a clock behind the stored tick is an error reply
+    /// (``ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED retry_after_ms=N``, ``ERR_SNOWFLAKE_CLOCK_BEHIND ...``).
+    fn redis_script(&self) -> String {
+        snowflake_core::redis_script(&self.0)
+    }
+
     fn __str__(&self) -> String {
         self.0.to_string()
     }

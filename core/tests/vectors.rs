@@ -170,3 +170,35 @@ fn vectors_match_the_model() {
         Err(e) => panic!("python3 is needed to check the vectors: {e}"),
     }
 }
+
+/// `redis_scripts.json`: the Lua script of every preset, which the bindings' tests compare
+/// their `redis_script` with. It is core's output, not the model's: this test keeps it equal
+/// to what core writes now, and `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test vectors`
+/// rewrites it after a deliberate change of the script.
+#[test]
+fn redis_scripts_are_cores() {
+    let path = format!("{}/../tests/vectors/redis_scripts.json", env!("CARGO_MANIFEST_DIR"));
+    let scripts: Vec<Value> = snowflake_core::PRESETS
+        .iter()
+        .map(|(name, _)| {
+            let layout = Layout::parse(name).unwrap();
+            let nodes: Vec<&str> = layout.node_fields().map(|(_, f)| f.name()).collect();
+            serde_json::json!({
+                "spec": name,
+                "node_fields": nodes,
+                "script": snowflake_core::redis_script(&layout),
+            })
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "scripts": scripts })).unwrap() + "\n";
+    if std::env::var_os("SNOWFLAKE_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &text).expect(&path);
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == text,
+        "tests/vectors/redis_scripts.json is not what core's redis_script writes now: regenerate it \
+         with `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test vectors redis_scripts` and commit it"
+    );
+}

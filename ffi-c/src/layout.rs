@@ -1,7 +1,7 @@
 //! `SnowflakeLayout`: core's [`Layout`] behind an opaque handle, with its field names kept as
 //! C strings so that `SnowflakeField.name` can point into the handle.
 
-use crate::error::{ffi_boundary, non_null, SnowflakeStatus};
+use crate::error::{fail_with, ffi_boundary, non_null, SnowflakeStatus};
 use crate::{str_arg, write_c_string};
 use snowflake_core::{Error, FieldKind, Layout, Name, MAX_FIELDS};
 use std::ffi::{c_char, CString};
@@ -145,6 +145,50 @@ pub unsafe extern "C" fn snowflake_layout_to_string(
         let text = unsafe { handle(layout) }.layout.to_string();
         // SAFETY: `buf` holds `len` bytes by contract.
         unsafe { write_c_string(&text, buf, len) }
+    })
+}
+
+/// Writes the layout's Lua script for Redis (core's `redis_script`: run it as
+/// `EVALSHA <sha1> 1 <state-key> <node values in layout order>`; it returns the ID as a
+/// decimal string) and a NUL into `buf`. The script is a few kilobytes: when `needed` is not
+/// NULL, `*needed` receives the bytes it takes (text + NUL) both on success and on
+/// `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (the one output written on a failure, so that a caller
+/// can ask the size with `buf = NULL, len = 0` and call again). `buf` may be NULL only when
+/// `len` is 0; nothing is written into `buf` unless the status is `SNOWFLAKE_STATUS_OK`.
+///
+/// # Safety
+/// `layout` is a live handle; `buf` is NULL with `len == 0`, or valid for `len` bytes of
+/// writes; `needed` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_redis_script(
+    layout: *const SnowflakeLayout,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout);
+        if len > 0 {
+            non_null!(buf);
+        }
+        // SAFETY: a live handle by contract.
+        let script = snowflake_core::redis_script(&unsafe { handle(layout) }.layout);
+        if !needed.is_null() {
+            // SAFETY: non-NULL, valid for a write by contract.
+            unsafe { *needed = script.len() + 1 };
+        }
+        if buf.is_null() {
+            // len == 0 here: a size query, which never fits.
+            return Err(fail_with(
+                SnowflakeStatus::BufferTooSmall,
+                format_args!(
+                    "the buffer holds 0 bytes; {} are needed (the script and its NUL)",
+                    script.len() + 1
+                ),
+            ));
+        }
+        // SAFETY: `buf` holds `len` bytes by contract.
+        unsafe { write_c_string(&script, buf, len) }
     })
 }
 

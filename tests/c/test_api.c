@@ -1,5 +1,6 @@
-/* The C API against the shared vectors (tests/vectors: layouts, encodings, generator), every error path, threads
- * sharing one generator, and fork(). Usage: test_api <vectors-dir> [ids-per-thread]. */
+/* The C API against the shared vectors (tests/vectors: layouts, encodings, generator, Redis
+ * scripts), every error path, threads sharing one generator, and fork().
+ * Usage: test_api <vectors-dir> [ids-per-thread]. */
 #define _POSIX_C_SOURCE 200809L /* fork, waitpid, mkdtemp, setenv */
 
 #include <cjson/cJSON.h>
@@ -892,6 +893,85 @@ static void test_coordination(void) {
   CHECK(system(cmd) == 0, "removing %s", dir);
 }
 
+/* ---- the Redis script (issue 6) ------------------------------------------------------- */
+
+/* Every preset's script equals core's (tests/vectors/redis_scripts.json), asked for the way
+ * API.md shows: the size first (buf NULL, len 0), then the text. */
+static void test_redis_script_vectors(const char *dir) {
+  cJSON *json = load_json(dir, "redis_scripts.json");
+  const cJSON *v;
+  int n = 0;
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "scripts")) {
+    const char *spec = str_field(v, "spec");
+    const char *want = str_field(v, "script");
+    SnowflakeLayout *layout = NULL;
+    size_t needed = 0, again = 0;
+    char *buf;
+    n++;
+    if (CHECK_STATUS(snowflake_layout_new(spec, &layout), SNOWFLAKE_STATUS_OK)) continue;
+    CHECK_STATUS(snowflake_layout_redis_script(layout, NULL, 0, &needed),
+                 SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(needed == strlen(want) + 1, "%s: needed %zu for a script of %zu bytes", spec, needed,
+          strlen(want));
+    buf = malloc(needed);
+    if (buf == NULL) exit(2);
+    CHECK_STATUS(snowflake_layout_redis_script(layout, buf, needed, &again), SNOWFLAKE_STATUS_OK);
+    CHECK(again == needed, "%s: needed %zu on success, %zu before", spec, again, needed);
+    CHECK(strcmp(buf, want) == 0, "%s: the script differs from core's", spec);
+    free(buf);
+    snowflake_layout_free(layout);
+  }
+  CHECK(n == 7, "redis_scripts.json has %d scripts, expected the 7 presets", n);
+  cJSON_Delete(json);
+}
+
+static void test_redis_script_errors(void) {
+  SnowflakeLayout *layout = NULL;
+  const char *first_line = "-- libsnowflake: IDs of the layout time:42,worker:5,process:5,sequence:12;";
+  char small[64], *buf;
+  size_t needed = 12345, need;
+
+  CHECK_STATUS(snowflake_layout_redis_script(NULL, small, sizeof small, &needed),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_DETAIL("`layout`");
+  CHECK(needed == 12345, "redis_script wrote needed for a NULL layout");
+  if (CHECK_STATUS(snowflake_layout_new("discord", &layout), SNOWFLAKE_STATUS_OK)) return;
+  CHECK_STATUS(snowflake_layout_redis_script(layout, NULL, 10, &needed),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_DETAIL("`buf`");
+  CHECK(needed == 12345, "redis_script wrote needed for a NULL buf");
+
+  /* Too small: nothing written into buf, the detail names the size, needed is set. */
+  memset(small, 'x', sizeof small);
+  CHECK_STATUS(snowflake_layout_redis_script(layout, small, sizeof small, &needed),
+               SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK(needed > sizeof small, "needed %zu", needed);
+  CHECK(small[0] == 'x' && small[sizeof small - 1] == 'x', "redis_script wrote into a short buffer");
+  CHECK_DETAIL("bytes");
+  need = needed;
+  CHECK_STATUS(snowflake_layout_redis_script(layout, small, 0, NULL), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK(small[0] == 'x', "redis_script wrote into a 0-byte buffer");
+  CHECK_STATUS(snowflake_layout_redis_script(layout, NULL, 0, NULL), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+
+  /* One byte short (no room for the NUL), then exact; needed may be NULL. */
+  buf = malloc(need);
+  if (buf == NULL) exit(2);
+  memset(buf, 'x', need);
+  needed = 0;
+  CHECK_STATUS(snowflake_layout_redis_script(layout, buf, need - 1, &needed),
+               SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK(needed == need, "needed %zu, then %zu", need, needed);
+  CHECK(buf[0] == 'x' && buf[need - 2] == 'x', "redis_script wrote into a buffer 1 byte short");
+  CHECK_STATUS(snowflake_layout_redis_script(layout, buf, need, NULL), SNOWFLAKE_STATUS_OK);
+  CHECK(strlen(buf) == need - 1, "redis_script into an exact buffer: %zu bytes", strlen(buf));
+  CHECK(strncmp(buf, first_line, strlen(first_line)) == 0, "the script's first line: %.80s", buf);
+  CHECK(strstr(buf, "\n-- EVALSHA <sha1> 1 <state-key> <worker> <process>\n") != NULL,
+        "the script's EVALSHA line");
+  CHECK(strstr(buf, "\nlocal EPOCH = 1420070400000\n") != NULL, "the script's epoch");
+  free(buf);
+  snowflake_layout_free(layout);
+}
+
 int main(int argc, char **argv) {
   const char *vectors = argc > 1 ? argv[1] : "tests/vectors";
   size_t per_thread = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
@@ -903,6 +983,8 @@ int main(int argc, char **argv) {
   test_generator_vectors(vectors);
   test_layout_errors();
   test_longest_layout_text();
+  test_redis_script_vectors(vectors);
+  test_redis_script_errors();
   test_generator_errors();
   test_encoding_errors();
   test_generator_basics();

@@ -1,11 +1,12 @@
-// The C++ wrapper: a subset of the shared vectors, exceptions, RAII and moves, threads, and
-// the second translation unit of double_include.cpp. Usage: test_cpp <vectors-dir>.
+// The C++ wrapper: a subset of the shared vectors (the Redis scripts included), exceptions,
+// RAII and moves, threads, and the second translation unit of double_include.cpp. Usage: test_cpp <vectors-dir>.
 #include <snowflake.hpp>
 
 #include <cjson/cJSON.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -216,6 +217,19 @@ void test_threads() {
   CHECK(std::adjacent_find(all.begin(), all.end()) == all.end(), "no duplicate among %zu IDs", all.size());
 }
 
+void test_redis_scripts(const std::string& dir) {
+  Json json(dir + "/redis_scripts.json");
+  const cJSON* v;
+  int n = 0;
+  cJSON_ArrayForEach(v, json["scripts"]) {
+    n++;
+    const std::string script = snowflake::Layout(str(v, "spec")).redis_script();
+    CHECK(script == str(v, "script"), "the Redis script of %s differs from core's", str(v, "spec").c_str());
+    CHECK(script.size() == std::strlen(script.c_str()), "%s: no NUL inside the string", str(v, "spec").c_str());
+  }
+  CHECK(n == 7, "%d scripts in redis_scripts.json", n);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -224,6 +238,7 @@ int main(int argc, char** argv) {
     test_layout_vectors(vectors);
     test_encoding_vectors(vectors);
     test_generator_vectors(vectors);
+    test_redis_scripts(vectors);
     test_exceptions();
     test_raii_and_batches();
     test_threads();

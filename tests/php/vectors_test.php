@@ -170,3 +170,14 @@ function option_pairs(string $text): array
     }
     return $options;
 }
+
+test('vectors: redisScript() is core\'s Lua script for every preset', function () {
+    $scripts = vectors('redis_scripts')['scripts'];
+    assert_same(7, count($scripts), 'redis_scripts.json has the 7 presets');
+    foreach ($scripts as $v) {
+        $script = (new Layout($v['spec']))->redisScript();
+        assert_same($v['script'], $script, "{$v['spec']} script");
+        $args = implode(' ', array_map(fn ($n) => "<$n>", $v['node_fields']));
+        assert_true(str_contains($script, "\n-- EVALSHA <sha1> 1 <state-key> $args\n"), "{$v['spec']} EVALSHA line");
+    }
+});

@@ -130,6 +130,25 @@ final class Layout implements \Stringable
     }
 
     /**
+     * The layout's Lua script for Redis, for clients without a binding (the text of
+     * `snowflake redis-script --layout SPEC`): load it with `SCRIPT LOAD` and call
+     * `EVALSHA <sha1> 1 <state-key> <node values in layout order>`; it returns the ID as a
+     * decimal string.
+     */
+    public function redisScript(): string
+    {
+        $needed = $this->ffi->new('size_t');
+        $st = $this->ffi->snowflake_layout_redis_script($this->handle, null, 0, FFI::addr($needed));
+        if ($st !== SnowflakeException::STATUS_BUFFER_TOO_SMALL) {
+            $this->check($st);
+        }
+        $len = $needed->cdata;
+        $buf = $this->ffi->new("char[$len]");
+        $this->check($this->ffi->snowflake_layout_redis_script($this->handle, $buf, $len, null));
+        return FFI::string($buf, $len - 1);
+    }
+
+    /**
      * A stable 64-bit fingerprint of the layout (FNV-1a of the canonical text), as a decimal
      * string: always a string, because it is compared, not computed with.
      */

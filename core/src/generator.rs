@@ -467,11 +467,18 @@ impl<C: Clock> Generator<C> {
         Ok(())
     }
 
-    /// Takes up to `want` IDs at clock reading `now_ms`; waits for `clock` until `deadline_ms`.
+    /// Takes up to `want` IDs at the caller's reading `caller_ms`, or else at the clock's;
+    /// waits for the clock (`wait`) at most `max_wait_ms`.
     #[inline]
-    fn block_at(&self, mut now_ms: u64, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
+    fn block_at(&self, caller_ms: Option<u64>, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
         self.check_fork()?;
+        let mut now_ms = caller_ms.unwrap_or_else(|| self.clock.now_ms());
         let deadline = now_ms.saturating_add(max_wait_ms);
+        // A thread preempted between reading the clock and its compare-and-swap finds the
+        // state moved ahead by the others, with the clock: that is no clock behind. Before
+        // judging so, the clock is read again, and again while it moves (never the caller's
+        // reading): the loop only repeats when time has passed.
+        let live = caller_ms.is_none();
         loop {
             let t = self.layout.tick_of(now_ms)?;
             #[cfg(all(feature = "std", unix))]
@@ -486,6 +493,13 @@ impl<C: Clock> Generator<C> {
                 #[cfg(all(feature = "std", unix))]
                 Err(Blocked::Reserve { .. }) => unreachable!("take_block extends reservations"),
                 Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
+                    if live {
+                        let fresh = self.clock.now_ms();
+                        if fresh > now_ms {
+                            now_ms = fresh;
+                            continue;
+                        }
+                    }
                     let target = self.layout.unix_ms_of(until_tick);
                     if !exhausted {
                         self.counters.clock_behind.fetch_add(1, Ordering::Relaxed);
@@ -513,20 +527,20 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        self.block_at(self.clock.now_ms(), 1, self.options.max_wait_ms, true).map(|b| b.first)
+        self.block_at(None, 1, self.options.max_wait_ms, true).map(|b| b.first)
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
     #[inline]
     pub fn try_next_id(&self) -> Result<u64> {
-        self.block_at(self.clock.now_ms(), 1, 0, false).map(|b| b.first)
+        self.block_at(None, 1, 0, false).map(|b| b.first)
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
     /// shared test vectors run). Never waits: where the clock would have to move, it fails.
     #[inline]
     pub fn next_id_at(&self, unix_ms: u64) -> Result<u64> {
-        self.block_at(unix_ms, 1, 0, false).map(|b| b.first)
+        self.block_at(Some(unix_ms), 1, 0, false).map(|b| b.first)
     }
 
     /// Up to `n` IDs of one tick, taken with one compare-and-swap (at least one; fewer than
@@ -535,7 +549,7 @@ impl<C: Clock> Generator<C> {
         if n == 0 {
             return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
         }
-        self.block_at(self.clock.now_ms(), n, self.options.max_wait_ms, true)
+        self.block_at(None, n, self.options.max_wait_ms, true)
     }
 
     /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
@@ -543,7 +557,7 @@ impl<C: Clock> Generator<C> {
         if n == 0 {
             return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
         }
-        self.block_at(unix_ms, n, 0, false)
+        self.block_at(Some(unix_ms), n, 0, false)
     }
 
     /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick. Waits like
@@ -553,7 +567,7 @@ impl<C: Clock> Generator<C> {
         let mut done = 0;
         while done < out.len() {
             let want = (out.len() - done) as u64;
-            let block = self.block_at(self.clock.now_ms(), want, self.options.max_wait_ms, true)?;
+            let block = self.block_at(None, want, self.options.max_wait_ms, true)?;
             done += block.fill(&mut out[done..]);
         }
         Ok(())

@@ -380,3 +380,32 @@ fn a_generator_inherited_through_fork_refuses_to_issue() {
     );
     assert!(g.next_id().unwrap() > parent_id, "the parent goes on");
 }
+
+/// A thread preempted between its clock reading and its compare-and-swap finds the state moved
+/// ahead by the others (legitimately, with the clock): that is not the clock being behind. It
+/// must not fail with `ClockBehind` (max_wait_ms=0) nor count a clock-behind event.
+#[test]
+fn a_preempted_thread_does_not_report_the_clock_behind() {
+    let l = Layout::parse("time:41,worker:1,sequence:22;epoch=1288834974657").unwrap();
+    let options = Options { max_wait_ms: 0, isolated: true, ..Options::default() };
+    let g = Arc::new(Generator::new(&l, Default::default(), options).unwrap());
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                let mut behind = 0;
+                for _ in 0..1_500_000 {
+                    match g.try_next_id() {
+                        Ok(_) => {}
+                        Err(Error::ClockBehind { .. }) => behind += 1,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                behind
+            })
+        })
+        .collect();
+    let behind: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(behind, 0, "false clock-behind errors");
+    assert_eq!(g.stats().clock_behind, 0);
+}

@@ -7,8 +7,8 @@ Each FILE (named <language>-<n>.ids) must hold COUNT IDs, strictly increasing; t
 hold no duplicate; every ID must decode (twitter: time:41, datacenter:5, worker:5,
 sequence:12, epoch 1288834974657) to datacenter 3, worker 7 and an instant within
 [T0_MS, T1_MS] (the run's wall-clock bounds); and the processes must have drawn at the same
-time: every process's first ID comes before every other's last. The decoding here is written
-out independently of the library. Prints one `ok`/`FAIL` line a check, the figures, and exits
+time: each one's span of IDs overlaps another language's, and some milliseconds hold IDs of
+two languages. The decoding here is written out independently of the library. Prints one `ok`/`FAIL` line a check, the figures, and exits
 non-zero on a failure.
 """
 
@@ -59,9 +59,20 @@ def main() -> int:
     base = min(unix_ms(ids[0]) for ids in runs.values() if ids)
     print("spans (ms after the first ID): " + ", ".join(
         f"{tag} {unix_ms(ids[0]) - base}..{unix_ms(ids[-1]) - base}" for tag, ids in sorted(runs.items()) if ids))
-    latest_first = max(ids[0] for ids in runs.values() if ids)
-    earliest_last = min(ids[-1] for ids in runs.values() if ids)
-    check(latest_first < earliest_last, f"all {len(runs)} processes drew at once: the latest first ID ({unix_ms(latest_first)} ms) precedes the earliest last one ({unix_ms(earliest_last)} ms)")
+    # They drew at the same time. All 8 start together at a barrier, but on a loaded 2-core
+    # machine the scheduler may hold one back until another is done (200k IDs take a C process
+    # under 200 ms); so each process must overlap another language's, and every pair's
+    # overlap is reported.
+    spans = {tag: (ids[0], ids[-1]) for tag, ids in runs.items() if ids}
+    lone = [
+        tag for tag, (a0, a1) in spans.items()
+        if not any(t.split("-")[0] != tag.split("-")[0] and b0 < a1 and a0 < b1 for t, (b0, b1) in spans.items())
+    ]
+    check(not lone, "each process drew while a process of another language drew" + (f" (not {lone})" if lone else ""))
+    latest_first = max(a0 for a0, _ in spans.values())
+    earliest_last = min(a1 for _, a1 in spans.values())
+    print(f"all {len(spans)} drawing at once for {max(0, unix_ms(earliest_last) - unix_ms(latest_first))} ms "
+          f"(the latest first ID {unix_ms(latest_first) - base} ms, the earliest last one {unix_ms(earliest_last) - base} ms after the first)")
 
     # How finely the processes interleaved: milliseconds holding IDs of several processes
     # (on 2 cores, at most 2 of them run in any one instant).
@@ -71,6 +82,8 @@ def main() -> int:
             owners.setdefault(i >> 22, set()).add(tag)
     mixed = sum(1 for s in owners.values() if len(s) > 1)
     mixed3 = sum(1 for s in owners.values() if len(s) > 2)
+    langs = sum(1 for s in owners.values() if len({t.split("-")[0] for t in s}) > 1)
+    check(langs > 0, f"IDs of two languages in one millisecond: {langs} ms (the processes took turns on one state word)")
     first = min(everything)
     last = max(everything)
     span_ms = unix_ms(last) - unix_ms(first) + 1

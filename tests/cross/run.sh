@@ -350,13 +350,18 @@ PY
 fi
 
 # --- 4. a shared nextId() from PHP, ns a call -----------------------------------------------
-php tests/cross/bench_shared.php >"$WORK/bench.log" 2>&1
-sed 's/^/     /' "$WORK/bench.log" | grep -v shared_next_id_ns
-read -r _ median best < <(grep '^shared_next_id_ns ' "$WORK/bench.log") || true
-if [ -n "${best:-}" ] && awk -v b="$best" -v t="$PHP_TARGET_NS" 'BEGIN { exit !(b <= t) }'; then
-  ok "PHP: shared nextId() ${median} ns a call (median; best round $best ns), target <= $PHP_TARGET_NS"
+# Judged on the median of 15 rounds; on a loaded machine a second measurement is taken before
+# calling the target missed (both are printed).
+bench_php() {
+  php tests/cross/bench_shared.php >"$WORK/bench.log" 2>&1
+  sed 's/^/     /' "$WORK/bench.log" | grep -v shared_next_id_ns
+  read -r _ median best < <(grep '^shared_next_id_ns ' "$WORK/bench.log") || true
+  [ -n "${median:-}" ] && awk -v m="$median" -v t="$PHP_TARGET_NS" 'BEGIN { exit !(m <= t) }'
+}
+if bench_php || { echo "     (above $PHP_TARGET_NS ns: measuring again)"; bench_php; }; then
+  ok "PHP: shared nextId() ${median} ns a call (median of 15 rounds; best $best ns), target <= $PHP_TARGET_NS"
 else
-  not_ok "PHP: shared nextId() ${median:-?} ns a call (median; best round ${best:-?} ns), target <= $PHP_TARGET_NS"
+  not_ok "PHP: shared nextId() ${median:-?} ns a call (median of 15 rounds; best ${best:-?} ns), target <= $PHP_TARGET_NS"
 fi
 
 echo "$passed passed, $failed failed"

@@ -193,6 +193,30 @@ for lang in py node php c; do
   check "$lang: shared=$NAME with another layout / node / max_drift_ms is ERR_SNOWFLAKE_SHARED_MISMATCH naming it" mismatch_lines $lang
 done
 
+# The refused opens changed nothing: one more process of each language, opening the name
+# again in turn, issues above everything the eight issued.
+after_mismatch() {
+  local lang
+  mkdir -p "$WORK/ids2"
+  for lang in py node php c; do
+    # shellcheck disable=SC2046
+    $(draw_cmd $lang) draw "$NAME" 10000 "$WORK/ids2/$lang.ids" "$SYNC" || return 1
+  done
+  python3 - "$WORK/ids" "$WORK/ids2" <<'PY'
+import glob, sys
+def read(d):
+    return [[int(l) for l in open(f)] for f in sorted(glob.glob(d + "/*.ids"))]
+before = max(max(ids) for ids in read(sys.argv[1]))
+after = read(sys.argv[2])
+flat = [i for ids in after for i in ids]
+assert len(after) == 4 and all(len(ids) == 10000 for ids in after), [len(ids) for ids in after]
+assert all(ids == sorted(set(ids)) for ids in after), "not increasing"
+assert min(flat) > before, f"{min(flat)} is not above {before}"
+assert len(set(flat)) == len(flat), "repeats"
+PY
+}
+check "after the refused opens, one more process of each language draws 10k IDs above all 1.6M" after_mismatch
+
 # --- 3. PHP-FPM: 8 workers, 16 concurrent FastCGI clients -----------------------------------
 FPM_DIR=$WORK/fpm
 mkdir -m 755 "$FPM_DIR"

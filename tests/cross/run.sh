@@ -11,7 +11,8 @@
 #   3. php8.2-fpm, 8 static workers preloading the package with the php.ini lines of
 #      docs/php.md, 16 concurrent FastCGI clients (cgi-fcgi): 1,000 requests of 100 IDs each
 #      from ['shared' => name]; no duplicate, and IDs from all 8 worker PIDs.
-#   4. A shared nextId() from PHP, in ns a call (tests/cross/bench_shared.php; target 500 ns).
+#   4. A shared nextId() from PHP, in ns a call, in an FPM worker and in the CLI
+#      (tests/cross/bench_shared.php): issue 6's target is 500 ns.
 #
 # Builds what it needs: the release C library (cargo), the Node addon
 # (bindings-node/scripts/build.js), and the Python package into .venv when it does not import
@@ -356,6 +357,20 @@ PY
     test "$(stat -c '%a %U' "$fpm_state" 2>/dev/null)" = "600 $(if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi)"
   fpm_log_clean() { ! grep -E 'WARNING|ERROR|Fatal|exited on signal' "$FPM_DIR/fpm.log" "$FPM_DIR/fpm.out"; }
   check "FPM: no warning, error or worker crash in its log" fpm_log_clean
+  # shared nextId() inside a worker (preloaded, opcache on, no JIT): the setting issue 6's
+  # 500 ns target is about. Judged like section 4's figure.
+  fpm_bench() {
+    local body
+    body=$(SCRIPT_FILENAME=$ROOT/tests/cross/fpm_ids.php REQUEST_METHOD=GET SERVER_PROTOCOL=HTTP/1.1 \
+      QUERY_STRING="name=$FPM_NAME-bench&n=600000&how=bench" cgi-fcgi -bind -connect "$FPM_DIR/fpm.sock" | grep '^BENCH ')
+    read -r _ _ fpm_mode fpm_median fpm_best <<<"$body"
+    [ "${fpm_mode:-}" = preload ] && awk -v m="${fpm_median:-}" -v t="$PHP_TARGET_NS" 'BEGIN { exit !(m != "" && m <= t) }'
+  }
+  if fpm_bench; then
+    ok "FPM: shared nextId() in a worker: $fpm_median ns a call (median of 300 rounds of 2,000 calls; best $fpm_best), target <= $PHP_TARGET_NS"
+  else
+    not_ok "FPM: shared nextId() in a worker: ${fpm_median:-?} ns a call (median of 300 rounds; best ${fpm_best:-?}; mode ${fpm_mode:-?}), target <= $PHP_TARGET_NS"
+  fi
   fpm_stops() { # SIGTERM to the master: it and every worker gone within 5 s
     local kids pid
     kids=$(ps -o pid= --ppid "$FPM_PID")
@@ -374,18 +389,19 @@ PY
 fi
 
 # --- 4. a shared nextId() from PHP, ns a call -----------------------------------------------
-# Judged on the median of 15 rounds; on a loaded machine a second measurement is taken before
-# calling the target missed (both are printed).
+# Judged on the median of 300 rounds of 2,000 calls (0.6 ms each): on the shared machine that
+# runs check.sh, rounds of 50,000 calls were nearly all preempted at some point, which moved
+# their median from 300 to 880 ns; with short rounds most run whole, and the median holds.
 bench_php() {
   php tests/cross/bench_shared.php >"$WORK/bench.log" 2>&1
   sed 's/^/     /' "$WORK/bench.log" | grep -v shared_next_id_ns
   read -r _ median best < <(grep '^shared_next_id_ns ' "$WORK/bench.log") || true
   [ -n "${median:-}" ] && awk -v m="$median" -v t="$PHP_TARGET_NS" 'BEGIN { exit !(m <= t) }'
 }
-if bench_php || { echo "     (above $PHP_TARGET_NS ns: measuring again)"; bench_php; }; then
-  ok "PHP: shared nextId() ${median} ns a call (median of 15 rounds; best $best ns), target <= $PHP_TARGET_NS"
+if bench_php; then
+  ok "PHP CLI: shared nextId(): $median ns a call (median of 300 rounds of 2,000 calls; best $best), target <= $PHP_TARGET_NS"
 else
-  not_ok "PHP: shared nextId() ${median:-?} ns a call (median of 15 rounds; best ${best:-?} ns), target <= $PHP_TARGET_NS"
+  not_ok "PHP CLI: shared nextId(): ${median:-?} ns a call (median of 300 rounds; best ${best:-?}), target <= $PHP_TARGET_NS"
 fi
 
 echo "$passed passed, $failed failed"

@@ -7,13 +7,21 @@
  *                                  them to OUT, one decimal a line
  *   draw mismatch NAME             opens NAME with another layout, node and policy; prints
  *                                  `<case> <status code> <message>` a case
+ *   draw killopen NAME ROUNDS      each round: a child opens the fresh shared state NAME-<r>
+ *                                  and issues IDs; it is SIGKILLed 0-400 us after the fork, at
+ *                                  any point of setting the file up; then this process opens
+ *                                  NAME-<r> and must issue above every ID the child wrote to
+ *                                  a pipe. Prints how many children died before, during and
+ *                                  after setting the file up; exits 1 on a failure.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <snowflake.h>
@@ -106,9 +114,84 @@ static int mismatch(const char *name) {
   return 0;
 }
 
+static int killopen(const char *name, int rounds) {
+  SnowflakeLayout *layout = layout_of("twitter");
+  int r, no_file = 0, no_magic = 0, set_up = 0, issued = 0, failures = 0;
+  const char *dir = getenv("SNOWFLAKE_SHM_DIR");
+  srand((unsigned)getpid());
+  for (r = 0; r < rounds; r++) {
+    char options[128];
+    int fds[2];
+    pid_t child;
+    uint64_t last = 0, got, mine;
+    SnowflakeGenerator *gen = NULL;
+    SnowflakeStatus s;
+    struct timespec delay = {0, (long)(rand() % 400) * 1000};
+
+    snprintf(options, sizeof options, "shared=%s-%d", name, r);
+    if (pipe(fds) != 0) return 1;
+    child = fork();
+    if (child == 0) {
+      SnowflakeGenerator *g = NULL;
+      uint64_t id;
+      close(fds[0]);
+      if (snowflake_generator_new(layout, NODE, options, &g) != SNOWFLAKE_STATUS_OK) _exit(3);
+      for (;;) {
+        if (snowflake_next_id(g, &id) != SNOWFLAKE_STATUS_OK) _exit(4);
+        if (write(fds[1], &id, sizeof id) != (ssize_t)sizeof id) _exit(5);
+      }
+    }
+    close(fds[1]);
+    nanosleep(&delay, NULL);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    /* Every ID the child wrote in full before it died. */
+    while (read(fds[0], &got, sizeof got) == (ssize_t)sizeof got) {
+      last = got;
+      issued++;
+    }
+    close(fds[0]);
+    /* Where the child was: no file yet, a file not set up (no magic), or set up. */
+    {
+      char path[4096], magic[8] = {0};
+      FILE *f;
+      snprintf(path, sizeof path, "%s/libsnowflake-%s-%d.shm", dir ? dir : "/dev/shm", name, r);
+      f = fopen(path, "rb");
+      if (f == NULL) {
+        no_file++;
+      } else {
+        if (fread(magic, 1, sizeof magic, f) != sizeof magic || memcmp(magic, "SNOWFLK1", 8) != 0) no_magic++;
+        else set_up++;
+        fclose(f);
+      }
+    }
+
+    s = snowflake_generator_new(layout, NODE, options, &gen);
+    if (s != SNOWFLAKE_STATUS_OK) {
+      printf("round %d (killed after %ld us): opening after the kill: %s: %s\n", r, delay.tv_nsec / 1000,
+             snowflake_status_code(s), snowflake_last_error());
+      failures++;
+      continue;
+    }
+    s = snowflake_next_id(gen, &mine);
+    if (s != SNOWFLAKE_STATUS_OK || mine <= last) {
+      printf("round %d: next id %" PRIu64 " (%s) is not above the killed child's last %" PRIu64 "\n", r, mine,
+             snowflake_status_code(s), last);
+      failures++;
+    }
+    snowflake_generator_free(gen);
+  }
+  printf("%d rounds: children killed before creating the file %d, while setting it up %d, after %d (%d IDs "
+         "written in all); %d failures\n",
+         rounds, no_file, no_magic, set_up, issued, failures);
+  snowflake_layout_free(layout);
+  return failures != 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 6 && strcmp(argv[1], "draw") == 0) return draw(argv[2], (size_t)strtoul(argv[3], NULL, 10), argv[4], argv[5]);
   if (argc == 3 && strcmp(argv[1], "mismatch") == 0) return mismatch(argv[2]);
+  if (argc == 4 && strcmp(argv[1], "killopen") == 0) return killopen(argv[2], atoi(argv[3]));
   fprintf(stderr, "usage: draw draw NAME COUNT OUT DIR | draw mismatch NAME\n");
   return 2;
 }

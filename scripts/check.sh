@@ -27,3 +27,6 @@ bash bindings-python/run-tests.sh
 
 step "PHP: the FFI binding (builds the release library)"
 bash tests/php/run.sh
+
+step "Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM"
+bash tests/cross/run.sh

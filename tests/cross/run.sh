@@ -1,0 +1,426 @@
+#!/usr/bin/env bash
+# Cross-language tests of the shared generator (issue 6, DESIGN §5): one state in shared
+# memory, used at once by processes of every binding, and by a real PHP-FPM.
+#
+#   1. 2 Python, 2 Node, 2 PHP and 2 C processes open one shared name (twitter, datacenter=3,
+#      worker=7), wait at a barrier, and each draw 200,000 IDs: no duplicate in the 1.6M, each
+#      process's IDs strictly increasing, every ID of the right node and of the run's time,
+#      and the 8 drew at the same time (tests/cross/check_ids.py).
+#      A creator SIGKILLed at any instant of setting a state up leaves a file the next opener
+#      uses (tests/cross/draw.c killopen).
+#   2. Opening that name with another layout, node or policy is a SHARED_MISMATCH error that
+#      names the difference, in each of the four languages; they still issue after it.
+#   3. php8.2-fpm, 8 static workers preloading the package with the php.ini lines of
+#      docs/php.md, 16 concurrent FastCGI clients (cgi-fcgi): 1,000 requests of 100 IDs each
+#      from ['shared' => name]; no duplicate, and IDs from all 8 worker PIDs.
+#   4. A shared nextId() from PHP, in ns a call, in an FPM worker and in the CLI
+#      (tests/cross/bench_shared.php): issue 6's target is 500 ns.
+#
+# Builds what it needs: the release C library (cargo), the Node addon
+# (bindings-node/scripts/build.js), and the Python package into .venv when it does not import
+# there (bindings-python/run-tests.sh, run before this in scripts/check.sh, installs a fresh
+# wheel). Needs scripts/install-deps.sh's packages (php8.2-cli, php8.2-fpm, libfcgi-bin).
+# Ends with `N passed, M failed`; exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+export PATH="$HOME/.cargo/bin:$PATH"
+
+PER_PROCESS=${CROSS_PER_PROCESS:-200000}
+FPM_WORKERS=8
+FPM_CLIENTS=16
+FPM_REQUESTS=1000
+FPM_IDS_PER_REQUEST=100
+PHP_TARGET_NS=500
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-cross.XXXXXX")
+chmod 755 "$WORK" # the FPM workers (user nobody when we are root) read files here
+FPM_PID=""
+CHILDREN=()
+
+stop_fpm() { # kills FPM and its workers, if still there
+  [ -n "$FPM_PID" ] || return 0
+  local kids pid
+  kids=$(ps -o pid= --ppid "$FPM_PID" 2>/dev/null)
+  kill -TERM "$FPM_PID" 2>/dev/null
+  for _ in $(seq 50); do kill -0 "$FPM_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$FPM_PID" 2>/dev/null
+  wait "$FPM_PID" 2>/dev/null
+  for pid in $kids; do kill -KILL "$pid" 2>/dev/null; done
+  FPM_PID=""
+}
+
+cleanup() {
+  local pid
+  for pid in "${CHILDREN[@]}"; do
+    kill -KILL "$pid" 2>/dev/null
+  done
+  stop_fpm
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+passed=0
+failed=0
+ok() {
+  passed=$((passed + 1))
+  echo "ok   $*"
+}
+not_ok() {
+  failed=$((failed + 1))
+  echo "FAIL $*"
+}
+# check <description> <command...>: one check, its output shown only when it fails.
+check() {
+  local desc=$1
+  shift
+  if "$@" >"$WORK/log" 2>&1; then
+    ok "$desc"
+  else
+    not_ok "$desc"
+    tail -n 40 "$WORK/log" | sed 's/^/     /'
+  fi
+}
+now_ms() { date +%s%3N; }
+
+# --- builds ---------------------------------------------------------------------------------
+check "cargo build --release -p snowflake-ffi" cargo build --release -p snowflake-ffi
+export SNOWFLAKE_LIB=$ROOT/target/release/libsnowflake.so
+check "the Node addon (node bindings-node/scripts/build.js)" node bindings-node/scripts/build.js
+PY=$ROOT/.venv/bin/python
+python_package() {
+  "$PY" -c 'import libsnowflake' 2>/dev/null || "$ROOT/.venv/bin/pip" install -q ./bindings-python
+}
+check "the Python package in .venv" python_package
+# The library's soname is libsnowflake.so.0, which cargo does not make: a link to
+# target/release/libsnowflake.so by that name, in a directory of the program's rpath.
+mkdir "$WORK/lib"
+ln -s "$ROOT/target/release/libsnowflake.so" "$WORK/lib/libsnowflake.so.0"
+check "draw.c builds against include/ and target/release (-std=c99 -Wall -Wextra -Werror -pedantic)" \
+  gcc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -Iinclude tests/cross/draw.c -o "$WORK/draw" \
+  -Ltarget/release -lsnowflake -Wl,-rpath,"$WORK/lib"
+if [ "$failed" -ne 0 ]; then
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+
+# --- 1. eight processes of four languages, one shared name ----------------------------------
+export SNOWFLAKE_SHM_DIR=$WORK/shm
+mkdir -m 700 "$SNOWFLAKE_SHM_DIR"
+NAME=cross-$$
+SYNC=$WORK/sync
+mkdir "$SYNC" "$WORK/ids"
+
+draw_cmd() { # <language>: the command line of one drawing process
+  case $1 in
+    py) echo "$PY tests/cross/draw.py" ;;
+    node) echo "node tests/cross/draw.mjs" ;;
+    php) echo "php tests/cross/draw.php" ;;
+    c) echo "$WORK/draw" ;;
+  esac
+}
+
+t0=$(now_ms)
+declare -A TAG_OF=()
+for lang in py node php c; do
+  for n in 1 2; do
+    # shellcheck disable=SC2046
+    $(draw_cmd $lang) draw "$NAME" "$PER_PROCESS" "$WORK/ids/$lang-$n.ids" "$SYNC" >"$WORK/ids/$lang-$n.log" 2>&1 &
+    CHILDREN+=($!)
+    TAG_OF[$!]=$lang-$n
+  done
+done
+
+# The barrier: every process has opened the shared generator, then all start at once.
+ready=0
+for _ in $(seq 600); do
+  ready=$(find "$SYNC" -name 'ready.*' | wc -l)
+  [ "$ready" -ge 8 ] && break
+  alive=0
+  for pid in "${CHILDREN[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+  [ "$alive" -lt 8 ] && break
+  sleep 0.1
+done
+if [ "$ready" -ge 8 ]; then
+  ok "8 processes (2 Python, 2 Node, 2 PHP, 2 C) opened shared=$NAME and reached the barrier"
+else
+  not_ok "only $ready of 8 processes reached the barrier"
+fi
+go_ms=$(now_ms)
+touch "$SYNC/go"
+statuses_ok=1
+for pid in "${CHILDREN[@]}"; do
+  if ! wait "$pid"; then
+    statuses_ok=0
+    echo "     ${TAG_OF[$pid]} failed:"
+    sed 's/^/       /' "$WORK/ids/${TAG_OF[$pid]}.log" | tail -n 20
+  fi
+done
+CHILDREN=()
+done_ms=$(now_ms)
+t1=$(now_ms)
+if [ "$statuses_ok" = 1 ]; then
+  ok "the 8 processes drew $PER_PROCESS IDs each and exited 0 ($((done_ms - go_ms)) ms from go to the last exit)"
+else
+  not_ok "a drawing process failed"
+fi
+
+python3 tests/cross/check_ids.py "$PER_PROCESS" "$t0" "$t1" "$WORK"/ids/*.ids >"$WORK/check.log" 2>&1
+status=$?
+while IFS= read -r line; do
+  case $line in
+    "ok   "*) ok "${line#ok   }" ;;
+    "FAIL "*) not_ok "${line#FAIL }" ;;
+    *) echo "     $line" ;;
+  esac
+done <"$WORK/check.log"
+[ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || not_ok "check_ids.py exited $status"
+echo "     wall clock: $((8 * PER_PROCESS)) IDs in $((done_ms - go_ms)) ms from go to the last exit (writing the files included)"
+
+STATE=$SNOWFLAKE_SHM_DIR/libsnowflake-$NAME.shm
+check "the state is $STATE, mode 600" test "$(stat -c %a "$STATE" 2>/dev/null)" = 600
+
+# A process killed at any instant leaves the state consistent (issue 6): 500 fresh names,
+# each set up by a child SIGKILLed 0-400 us after its fork (before, while or after it
+# creates and sets up the file); the next opener must work and issue above the child's IDs.
+# The run must have caught children inside the set-up for the test to mean anything.
+kill_at_open() {
+  mkdir -m 700 "$WORK/shm-kill"
+  SNOWFLAKE_SHM_DIR=$WORK/shm-kill "$WORK/draw" killopen "kill-$$" 500 || return 1
+}
+if kill_at_open >"$WORK/log" 2>&1 && grep -Eq 'while setting it up [1-9][0-9]*,' "$WORK/log"; then
+  ok "C: 500 shared states whose creator was SIGKILLed at a random instant open and issue above it"
+  sed 's/^/     /' "$WORK/log"
+else
+  not_ok "C: shared states whose creator was SIGKILLed at a random instant (or no kill fell inside the set-up)"
+  tail -n 20 "$WORK/log" | sed 's/^/     /'
+fi
+
+# --- 2. another layout, node or policy under the same name ----------------------------------
+mismatch_lines() { # <language>: its three cases, each naming the difference
+  local out
+  # shellcheck disable=SC2046
+  out=$($(draw_cmd "$1") mismatch "$NAME" 2>&1) || { echo "$out"; return 1; }
+  echo "$out"
+  local path="libsnowflake-$NAME.shm"
+  grep -E "^layout ERR_SNOWFLAKE_SHARED_MISMATCH .*another layout: .*$path: it holds \`time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657[^\`]*\`, not \`[^\`]*epoch=1420070400000" <<<"$out" >/dev/null &&
+    grep -E "^node ERR_SNOWFLAKE_SHARED_MISMATCH .*another node: .*$path: it holds node \`datacenter=3,worker=7\`, not \`datacenter=3,worker=8\`" <<<"$out" >/dev/null &&
+    grep -E "^policy ERR_SNOWFLAKE_SHARED_MISMATCH .*another max_drift_ms: .*$path: it holds max_drift_ms=0, not 5" <<<"$out" >/dev/null
+}
+for lang in py node php c; do
+  check "$lang: shared=$NAME with another layout / node / max_drift_ms is ERR_SNOWFLAKE_SHARED_MISMATCH naming it" mismatch_lines $lang
+done
+
+# The refused opens changed nothing: one more process of each language, opening the name
+# again in turn, issues above everything the eight issued.
+after_mismatch() {
+  local lang
+  mkdir -p "$WORK/ids2"
+  for lang in py node php c; do
+    # shellcheck disable=SC2046
+    $(draw_cmd $lang) draw "$NAME" 10000 "$WORK/ids2/$lang.ids" "$SYNC" || return 1
+  done
+  python3 - "$WORK/ids" "$WORK/ids2" <<'PY'
+import glob, sys
+def read(d):
+    return [[int(l) for l in open(f)] for f in sorted(glob.glob(d + "/*.ids"))]
+before = max(max(ids) for ids in read(sys.argv[1]))
+after = read(sys.argv[2])
+flat = [i for ids in after for i in ids]
+assert len(after) == 4 and all(len(ids) == 10000 for ids in after), [len(ids) for ids in after]
+assert all(ids == sorted(set(ids)) for ids in after), "not increasing"
+assert min(flat) > before, f"{min(flat)} is not above {before}"
+assert len(set(flat)) == len(flat), "repeats"
+PY
+}
+check "after the refused opens, one more process of each language draws 10k IDs above all 1.6M" after_mismatch
+
+# --- 3. PHP-FPM: 8 workers, 16 concurrent FastCGI clients -----------------------------------
+FPM_DIR=$WORK/fpm
+mkdir -m 755 "$FPM_DIR"
+
+
+# php.ini: the ```ini block of docs/php.md, with this checkout's paths (as tests/php's
+# preload test does), plus the header ffi.preload loads.
+fpm_setup() {
+  php ffi-c/php/bin/snowflake-preload-header >"$FPM_DIR/snowflake.h" || return 1
+  chmod 644 "$FPM_DIR/snowflake.h"
+  local user=www-data
+  [ "$(id -u)" = 0 ] && user=nobody
+  sed -n '/^```ini$/,/^```$/p' docs/php.md | sed '1d;$d' |
+    sed -e "s|/etc/php/8.2/snowflake.h|$FPM_DIR/snowflake.h|" \
+      -e "s|/var/www/vendor/libsnowflake/snowflake/preload.php|$ROOT/ffi-c/php/preload.php|" \
+      -e "s|opcache.preload_user = www-data|opcache.preload_user = $user|" >"$FPM_DIR/php.ini"
+  grep -q "^ffi.preload = $FPM_DIR/snowflake.h$" "$FPM_DIR/php.ini" &&
+    grep -q "^opcache.preload = $ROOT/ffi-c/php/preload.php$" "$FPM_DIR/php.ini" || {
+    cat "$FPM_DIR/php.ini"
+    return 1
+  }
+  # The workers' shared states: a directory of their own (as root they run as nobody, and a
+  # shared state must belong to the user opening it).
+  mkdir -m 700 "$FPM_DIR/shm"
+  local pool_user=""
+  if [ "$(id -u)" = 0 ]; then
+    chown nobody:nogroup "$FPM_DIR/shm"
+    pool_user=$'user = nobody\ngroup = nogroup'
+  fi
+  cat >"$FPM_DIR/fpm.conf" <<EOF
+[global]
+error_log = $FPM_DIR/fpm.log
+pid = $FPM_DIR/fpm.pid
+daemonize = no
+[www]
+$pool_user
+listen = $FPM_DIR/fpm.sock
+listen.mode = 0666
+listen.backlog = 256
+pm = static
+pm.max_children = $FPM_WORKERS
+catch_workers_output = yes
+clear_env = yes
+env[SNOWFLAKE_SHM_DIR] = $FPM_DIR/shm
+EOF
+}
+check "PHP-FPM set-up: php.ini from docs/php.md (ffi.preload + opcache.preload), $FPM_WORKERS static workers" fpm_setup
+
+fpm_start() {
+  local fpm
+  fpm=$(command -v php-fpm8.2 || command -v php-fpm) || { echo "php-fpm8.2 is not installed (scripts/install-deps.sh)"; return 1; }
+  command -v cgi-fcgi >/dev/null || { echo "cgi-fcgi is not installed (apt libfcgi-bin; scripts/install-deps.sh)"; return 1; }
+  "$fpm" -c "$FPM_DIR/php.ini" -y "$FPM_DIR/fpm.conf" -F -O >"$FPM_DIR/fpm.out" 2>&1 &
+  FPM_PID=$!
+  for _ in $(seq 100); do
+    [ -S "$FPM_DIR/fpm.sock" ] && [ "$(ps -o pid= --ppid "$FPM_PID" | wc -l)" -ge "$FPM_WORKERS" ] && return 0
+    kill -0 "$FPM_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$FPM_DIR/fpm.out" "$FPM_DIR/fpm.log" 2>/dev/null
+  return 1
+}
+check "php-fpm8.2 started, listening on $FPM_DIR/fpm.sock with $FPM_WORKERS workers" fpm_start
+
+FPM_NAME=fpm-$$
+fpm_client() { # <client number> <requests>: one client's requests, one after the other
+  local k=$1 r=$2 i how
+  for ((i = 0; i < r; i++)); do
+    how=one
+    [ $(((k + i) % 2)) = 1 ] && how=batch
+    SCRIPT_FILENAME=$ROOT/tests/cross/fpm_ids.php REQUEST_METHOD=GET SERVER_PROTOCOL=HTTP/1.1 \
+      QUERY_STRING="name=$FPM_NAME&n=$FPM_IDS_PER_REQUEST&how=$how" \
+      cgi-fcgi -bind -connect "$FPM_DIR/fpm.sock" || echo "CLIENT-ERROR cgi-fcgi exited $?"
+  done >"$FPM_DIR/client-$k.out" 2>&1
+}
+
+if [ -n "$FPM_PID" ]; then
+  fpm_t0=$(now_ms)
+  for ((k = 0; k < FPM_CLIENTS; k++)); do
+    r=$((FPM_REQUESTS / FPM_CLIENTS + (k < FPM_REQUESTS % FPM_CLIENTS ? 1 : 0)))
+    fpm_client "$k" "$r" &
+    CHILDREN+=($!)
+  done
+  for pid in "${CHILDREN[@]}"; do wait "$pid"; done
+  CHILDREN=()
+  fpm_ms=$(($(now_ms) - fpm_t0))
+  cat "$FPM_DIR"/client-*.out >"$FPM_DIR/responses"
+  python3 - "$FPM_DIR/responses" "$FPM_REQUESTS" "$FPM_IDS_PER_REQUEST" "$FPM_WORKERS" "$fpm_ms" "$fpm_t0" >"$WORK/check.log" 2>&1 <<'PY'
+import sys
+path, requests, per, workers, ms, t0 = sys.argv[1], *map(int, sys.argv[2:])
+EPOCH = 1288834974657
+failed = 0
+def check(cond, what):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what)
+    failed += not cond
+lines = open(path).read().splitlines()
+answers = [l.split() for l in lines if l.startswith("IDS ")]
+other = [l for l in lines if l.strip() and not l.startswith(("IDS ", "X-Powered-By:", "Content-type:", "Content-Type:"))]
+check(not other, "FPM: no error response" + (f" ({len(other)}, e.g. {other[0]!r})" if other else ""))
+check(len(answers) == requests, f"FPM: {len(answers)} answers to {requests} requests")
+modes = {a[2] for a in answers}
+check(modes == {"preload"}, f"FPM: every worker used the preloaded FFI scope (Library::mode() {sorted(modes)})")
+ids, pids, bad_order, bad_count = [], {}, 0, 0
+for a in answers:
+    got = [int(x) for x in a[3:]]
+    bad_count += len(got) != per
+    bad_order += any(y <= x for x, y in zip(got, got[1:]))
+    pids.setdefault(a[1], []).append(got)
+    ids.extend(got)
+check(bad_count == 0, f"FPM: every answer holds {per} IDs")
+check(bad_order == 0, f"FPM: each answer's IDs strictly increasing ({bad_order} are not)")
+check(len(ids) == requests * per, f"FPM: {len(ids)} IDs in all")
+check(len(set(ids)) == len(ids), f"FPM: no duplicate among {len(ids)} IDs ({len(ids) - len(set(ids))} repeats)")
+wrong = [i for i in ids if ((i >> 17) & 31, (i >> 12) & 31) != (3, 7) or not t0 <= (i >> 22) + EPOCH <= t0 + ms + 1000]
+check(not wrong, f"FPM: every ID decodes to datacenter=3, worker=7 and the run's time" + (f" (not {wrong[:3]})" if wrong else ""))
+check(len(pids) >= workers, f"FPM: IDs from {len(pids)} distinct worker PIDs (at least {workers})")
+# Interleaving: answers of different workers whose ID ranges overlap (issued at once).
+spans = sorted((g[0], g[-1], p) for p, gs in pids.items() for g in gs if g)
+overlaps = sum(1 for (a0, a1, ap), (b0, b1, bp) in zip(spans, spans[1:]) if b0 < a1 and ap != bp)
+print(f"figures: {len(ids)} IDs in {ms} ms over FastCGI: {1000 * len(ids) / ms:.0f} IDs/s, "
+      f"{1000 * requests / ms:.0f} requests/s; answers per worker {sorted(len(g) for g in pids.values())}; "
+      f"{overlaps} answers overlap in ID range with one of another worker")
+sys.exit(1 if failed else 0)
+PY
+  status=$?
+  while IFS= read -r line; do
+    case $line in
+      "ok   "*) ok "${line#ok   }" ;;
+      "FAIL "*) not_ok "${line#FAIL }" ;;
+      *) echo "     $line" ;;
+    esac
+  done <"$WORK/check.log"
+  [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || not_ok "the FPM check exited $status"
+  fpm_state=$FPM_DIR/shm/libsnowflake-$FPM_NAME.shm
+  check "FPM: the state is $fpm_state, the workers' own, mode 600" \
+    test "$(stat -c '%a %U' "$fpm_state" 2>/dev/null)" = "600 $(if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi)"
+  fpm_log_clean() { ! grep -E 'WARNING|ERROR|Fatal|exited on signal' "$FPM_DIR/fpm.log" "$FPM_DIR/fpm.out"; }
+  check "FPM: no warning, error or worker crash in its log" fpm_log_clean
+  # shared nextId() inside a worker (preloaded, opcache on, no JIT): the setting issue 6's
+  # 500 ns target is about. Judged like section 4's figure.
+  fpm_bench() {
+    local body
+    body=$(SCRIPT_FILENAME=$ROOT/tests/cross/fpm_ids.php REQUEST_METHOD=GET SERVER_PROTOCOL=HTTP/1.1 \
+      QUERY_STRING="name=$FPM_NAME-bench&n=600000&how=bench" cgi-fcgi -bind -connect "$FPM_DIR/fpm.sock" | grep '^BENCH ')
+    read -r _ _ fpm_mode fpm_median fpm_best <<<"$body"
+    [ "${fpm_mode:-}" = preload ] && awk -v m="${fpm_median:-}" -v t="$PHP_TARGET_NS" 'BEGIN { exit !(m != "" && m <= t) }'
+  }
+  if fpm_bench; then
+    ok "FPM: shared nextId() in a worker: $fpm_median ns a call (median of 300 rounds of 2,000 calls; best $fpm_best), target <= $PHP_TARGET_NS"
+  else
+    not_ok "FPM: shared nextId() in a worker: ${fpm_median:-?} ns a call (median of 300 rounds; best ${fpm_best:-?}; mode ${fpm_mode:-?}), target <= $PHP_TARGET_NS"
+  fi
+  fpm_stops() { # SIGTERM to the master: it and every worker gone within 5 s
+    local kids pid
+    kids=$(ps -o pid= --ppid "$FPM_PID")
+    kill -TERM "$FPM_PID"
+    for _ in $(seq 50); do
+      local alive=0
+      for pid in $FPM_PID $kids; do kill -0 "$pid" 2>/dev/null && alive=1; done
+      [ "$alive" = 0 ] && { wait "$FPM_PID"; FPM_PID=""; return 0; }
+      sleep 0.1
+    done
+    echo "still running after 5 s: $(for pid in $FPM_PID $kids; do kill -0 "$pid" 2>/dev/null && echo "$pid"; done)"
+    return 1
+  }
+  check "FPM: SIGTERM stops the master and its $FPM_WORKERS workers" fpm_stops
+  stop_fpm
+fi
+
+# --- 4. a shared nextId() from PHP, ns a call -----------------------------------------------
+# Judged on the median of 300 rounds of 2,000 calls (0.6 ms each): on the shared machine that
+# runs check.sh, rounds of 50,000 calls were nearly all preempted at some point, which moved
+# their median from 300 to 880 ns; with short rounds most run whole, and the median holds.
+bench_php() {
+  php tests/cross/bench_shared.php >"$WORK/bench.log" 2>&1
+  sed 's/^/     /' "$WORK/bench.log" | grep -v shared_next_id_ns
+  read -r _ median best < <(grep '^shared_next_id_ns ' "$WORK/bench.log") || true
+  [ -n "${median:-}" ] && awk -v m="$median" -v t="$PHP_TARGET_NS" 'BEGIN { exit !(m <= t) }'
+}
+if bench_php; then
+  ok "PHP CLI: shared nextId(): $median ns a call (median of 300 rounds of 2,000 calls; best $best), target <= $PHP_TARGET_NS"
+else
+  not_ok "PHP CLI: shared nextId(): ${median:-?} ns a call (median of 300 rounds; best ${best:-?}), target <= $PHP_TARGET_NS"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -29,3 +29,6 @@ test-php:
 bench-php:
 	cargo build --release -p snowflake-ffi
 	SNOWFLAKE_LIB=$(CURDIR)/target/release/libsnowflake.so php tests/php/bench.php
+
+test-cross:
+	bash tests/cross/run.sh

@@ -1,5 +1,5 @@
 # Conveniences over the scripts; `bash scripts/test.sh` is the README's test command.
-.PHONY: test deps check bench test-c test-node test-python
+.PHONY: test deps check bench test-c test-node test-python test-php bench-php test-cross
 
 test:
 	bash scripts/test.sh
@@ -12,6 +12,7 @@ check:
 
 bench:
 	cargo bench -p snowflake-core --bench generator
+	cargo bench -p snowflake-core --bench shared
 
 test-c:
 	bash tests/c/run.sh
@@ -22,7 +23,6 @@ test-node:
 test-python:
 	bash bindings-python/run-tests.sh
 
-.PHONY: test-php bench-php
 test-php:
 	bash tests/php/run.sh
 

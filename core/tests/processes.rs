@@ -92,7 +92,13 @@ fn collect(child: Child) -> Output {
 }
 
 fn parse(text: &str) -> Output {
-    let mut lines = text.lines();
+    // Only whole lines: a worker killed with SIGKILL can die in the middle of writing one,
+    // and a cut-off number is a prefix of an ID, not an ID it issued.
+    let whole = match text.rfind('\n') {
+        Some(end) => &text[..=end],
+        None => "",
+    };
+    let mut lines = whole.lines();
     let head = lines.next().unwrap_or("").to_string();
     let mut ids = vec![];
     let mut tail = None;

@@ -81,7 +81,8 @@ test('nextId() never blocks longer than maxWaitMs', () => {
     assert.ok(e.retryAfterMs > 30);
   }
   const elapsed = performance.now() - t0;
-  assert.ok(elapsed < 30 + 100, `blocked ${elapsed} ms with maxWaitMs 30`);
+  // Far below the up-to-1000 ms wait for the next second, with room for a loaded machine.
+  assert.ok(elapsed < 30 + 400, `blocked ${elapsed} ms with maxWaitMs 30`);
 });
 
 test('nextIdAsync() waits off the event loop', async () => {

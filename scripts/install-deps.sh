@@ -23,7 +23,13 @@ rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup comp
 
 # --- Python: a virtualenv for the binding's tests --------------------------------------------
 if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv
+  # Debian's own python3 needs the python3-venv package for `-m venv` (ensurepip).
+  if ! python3 -m venv .venv 2>/dev/null; then
+    rm -rf .venv
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq python3-venv
+    python3 -m venv .venv
+  fi
 fi
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5"

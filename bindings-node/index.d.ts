@@ -113,14 +113,17 @@ export interface GeneratorOptions {
   /** How far ahead the state file reserves, in ms (default 1000). */
   stateWindowMs?: number
   /**
-   * `'local'`: claim a free value of the worker field for this process (file locks in
-   * `leaseDir`), released when the process dies.
+   * Claim a free value of the worker field for this process: `'local'` (file locks in
+   * `leaseDir`, released when the process dies) or `'redis://host:port/db'` (keys in Redis,
+   * for many hosts; renewed in the background, `leaseTtlMs`).
    */
-  lease?: 'local'
+  lease?: 'local' | `redis://${string}`
   /** The node field the lease claims (default `worker`, or the only node field). */
   leaseField?: string
   /** The lease directory. */
   leaseDir?: string
+  /** A Redis lease's time to live, in ms (default 5000). */
+  leaseTtlMs?: number
 }
 /** A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`. */
 export interface Block {

@@ -67,4 +67,13 @@ test('a state file records the high-water mark', () => {
   assert.equal(typeof g.nextId(), 'bigint');
   assert.ok(existsSync(stateFile));
   throwsCode(() => new Generator({ layout: 'twitter', stateFile, stateWindowMs: 0 }), 'ERR_SNOWFLAKE_VALUE');
+  // Leases in Redis go through the same parser as every binding's: an address is accepted
+  // (here nothing listens: a lease error that says so), anything else is a bad value.
+  const unreachable = 'redis://127.0.0.1:1/0';
+  assert.throws(
+    () => new Generator({ layout: 'twitter', lease: unreachable, leaseTtlMs: 500 }),
+    (e) => e.code === 'ERR_SNOWFLAKE_LEASE' && /cannot reach Redis/.test(e.message),
+  );
+  throwsCode(() => new Generator({ layout: 'twitter', lease: 'zookeeper' }), 'ERR_SNOWFLAKE_VALUE');
+  throwsCode(() => new Generator({ layout: 'twitter', lease: 'local;shared=x' }), 'ERR_SNOWFLAKE_VALUE');
 });

@@ -9,7 +9,7 @@ use crate::layout::{node_from, JsLayout};
 use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, NapiValue, Task};
 use napi_derive::napi;
-use snowflake_core::{encode, Coordination, Encoding, Error, Generator, Layout, LeaseKind, Name, Options};
+use snowflake_core::{encode, Coordination, Encoding, Error, Generator, Layout, Name, Options};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -46,14 +46,17 @@ pub struct GeneratorOptions {
     pub state_file: Option<String>,
     /// How far ahead the state file reserves, in ms (default 1000).
     pub state_window_ms: Option<f64>,
-    /// `'local'`: claim a free value of the worker field for this process (file locks in
-    /// `leaseDir`), released when the process dies.
-    #[napi(ts_type = "'local'")]
+    /// Claim a free value of the worker field for this process: `'local'` (file locks in
+    /// `leaseDir`, released when the process dies) or `'redis://host:port/db'` (keys in Redis,
+    /// for many hosts; renewed in the background, `leaseTtlMs`).
+    #[napi(ts_type = "'local' | `redis://${string}`")]
     pub lease: Option<String>,
     /// The node field the lease claims (default `worker`, or the only node field).
     pub lease_field: Option<String>,
     /// The lease directory.
     pub lease_dir: Option<String>,
+    /// A Redis lease's time to live, in ms (default 5000).
+    pub lease_ttl_ms: Option<f64>,
 }
 
 /// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
@@ -84,7 +87,7 @@ pub struct Stats {
     pub drift_ms: f64,
 }
 
-const OPTION_NAMES: [&str; 13] = [
+const OPTION_NAMES: [&str; 14] = [
     "layout",
     "node",
     "maxDriftMs",
@@ -98,6 +101,7 @@ const OPTION_NAMES: [&str; 13] = [
     "lease",
     "leaseField",
     "leaseDir",
+    "leaseTtlMs",
 ];
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
@@ -139,7 +143,7 @@ impl JsGenerator {
                 return Err(bad_option(
                     &env,
                     &key,
-                    "unknown option (layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated, shared, stateFile, stateWindowMs, lease, leaseField, leaseDir)",
+                    "unknown option (layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated, shared, stateFile, stateWindowMs, lease, leaseField, leaseDir, leaseTtlMs)",
                 ));
             }
         }
@@ -171,25 +175,25 @@ impl JsGenerator {
         if let Some(Bool(b)) = options.get_as::<Bool>("isolated")? {
             o.isolated = b;
         }
-        let mut c = Coordination {
-            shared: options.get_as::<Str>("shared")?.map(|s| s.0),
-            state_file: options.get_as::<Str>("stateFile")?.map(|s| PathBuf::from(s.0)),
-            lease_field: options.get_as::<Str>("leaseField")?.map(|s| s.0),
-            lease_dir: options.get_as::<Str>("leaseDir")?.map(|s| PathBuf::from(s.0)),
-            ..Coordination::default()
-        };
-        if let Some(Count(ms)) = options.get_as::<Count>("stateWindowMs")? {
-            if ms == 0 {
-                return Err(bad_option(&env, "stateWindowMs", "a whole number of ms, at least 1"));
+        // The options beyond this process go through core's parser (the names, checks and
+        // messages of C, PHP and the CLI); paths are set directly, since a path may hold `;`.
+        let mut text = String::new();
+        for (key, js) in [("shared", "shared"), ("lease", "lease"), ("lease_field", "leaseField")] {
+            if let Some(Str(value)) = options.get_as::<Str>(js)? {
+                if value.contains(';') {
+                    return Err(bad_option(&env, js, "must not contain `;`"));
+                }
+                text.push_str(&format!("{key}={value};"));
             }
-            c.state_window_ms = Some(ms);
         }
-        if let Some(Str(kind)) = options.get_as::<Str>("lease")? {
-            if kind != "local" {
-                return Err(bad_option(&env, &kind, "lease is 'local'"));
+        for (key, js) in [("state_window_ms", "stateWindowMs"), ("lease_ttl_ms", "leaseTtlMs")] {
+            if let Some(Count(ms)) = options.get_as::<Count>(js)? {
+                text.push_str(&format!("{key}={ms};"));
             }
-            c.lease = Some(LeaseKind::Local);
         }
+        let (_, mut c) = Coordination::parse_options(&text).map_err(|e| core_error(env.raw(), e))?;
+        c.state_file = options.get_as::<Str>("stateFile")?.map(|s| PathBuf::from(s.0));
+        c.lease_dir = options.get_as::<Str>("leaseDir")?.map(|s| PathBuf::from(s.0));
         // With nothing asked beyond this process, `open` is `Generator::new`.
         let inner = Generator::open(&layout, node, o, &c).map_err(|e| open_error(env.raw(), e))?;
         Ok(JsGenerator { inner: Arc::new(inner) })

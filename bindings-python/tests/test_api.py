@@ -134,8 +134,11 @@ def test_reserve_block() -> None:
 
 
 def test_stats() -> None:
-    gen = sf.Generator("time:41,worker:10,sequence:12;epoch=0", {"worker": 5}, isolated=True)
-    gen.next_ids(5000)  # more than a tick: waits at least once
+    # 256 IDs a tick, 5000 IDs: about 20 ticks. A wait is counted only when the clock has not
+    # moved on by itself meanwhile, so one tick boundary alone could pass without a wait on a
+    # slow or loaded machine; twenty cannot.
+    gen = sf.Generator("time:41,worker:10,sequence:8;epoch=0", {"worker": 5}, isolated=True)
+    gen.next_ids(5000)
     s = gen.stats()
     assert s.issued == 5000 and s.waits >= 1 and s.clock_behind == 0 and s.rollovers == 0
     assert "issued=5000" in repr(s)

@@ -14,9 +14,14 @@ step "generated files: vectors (the model), README sections (docs/)"
 python3 tests/vectors/make_vectors.py --check
 python3 scripts/readme.py --check
 
-step "Rust: core (std and no_std), CLI"
+step "Rust: core (std and no_std, each feature alone), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
+cargo test -p snowflake-core --lib --tests
+for feature in shared state-file lease-local lease-redis redis-script; do
+  cargo check -q -p snowflake-core --no-default-features --features "$feature" --lib --tests
+done
+python3 scripts/modcycles.py core/src
 
 step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
 bash tests/c/run.sh

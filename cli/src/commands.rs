@@ -4,8 +4,8 @@
 use crate::output::{self, grouped};
 use crate::{diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs, RedisScriptArgs};
 use snowflake_core::{
-    decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
-    SystemClock, PRESETS,
+    decode_str, encode, time, Clock, Coordination, Encoding, Error, Generator, Layout, MonotonicClock,
+    Options, SystemClock, PRESETS,
 };
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::sync::mpsc;
@@ -57,9 +57,10 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     // and the formatting of the previous chunk fits in those waits.
     let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<u64>, Error>>(2);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<u64>>();
-    let (last_issued, result) = std::thread::scope(|scope| {
+    // The generator moves into the producer thread, and is dropped there when it has issued
+    // its last ID; with the run lock, the drop waits out the last tick (see `open_generator`).
+    std::thread::scope(|scope| {
         let producer = scope.spawn(move || {
-            let mut last_issued = None;
             let mut left = count;
             while left > 0 {
                 let mut ids = empty_rx.try_recv().unwrap_or_default();
@@ -78,7 +79,6 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
                 }
                 ids.truncate(done);
                 if done > 0 {
-                    last_issued = ids.last().copied();
                     left -= done as u64;
                     // A closed channel: the output side has stopped (a closed pipe, an error).
                     if full_tx.send(Ok(ids)).is_err() {
@@ -90,15 +90,11 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
                     break;
                 }
             }
-            last_issued
         });
         let result = write_ids(full_rx, &empty_tx, &layout, format);
-        (producer.join().unwrap_or(None), result)
-    });
-    if let Some(id) = last_issued {
-        wait_past_tick_of(&layout, id, &options);
-    }
-    result
+        let _ = producer.join();
+        result
+    })
 }
 
 fn write_ids(
@@ -140,11 +136,6 @@ fn write_ids(
 
 /// The generator options of `next`: the flags and `--options`, as one text that core parses
 /// (a key given both ways is an error, like any option given twice).
-#[cfg(unix)]
-type Coordination = snowflake_core::Coordination;
-#[cfg(not(unix))]
-type Coordination = ();
-
 fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
     let mut text = String::new();
     if let Some(ms) = args.max_drift_ms {
@@ -167,75 +158,26 @@ fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
         }
     }
     text.push_str(args.options.as_deref().unwrap_or(""));
-    #[cfg(unix)]
-    return Ok(snowflake_core::Coordination::parse_options(&text)?);
-    #[cfg(not(unix))]
-    return Ok((Options::parse(&text)?, ()));
+    Ok(Coordination::parse_options(&text)?)
 }
 
-/// Without coordination between processes, runs of `next` with the same layout and node
-/// values take turns (see `lock.rs`); with it (`shared=`, `lease=`, `state_file=`), core
-/// keeps the processes apart.
-#[cfg(unix)]
+/// Without coordination between processes (`shared=`, `lease=`), runs of `next` with the same
+/// layout and node values take turns: core's run lock (`run_lock=true`), which also waits out
+/// the last tick when the generator is dropped.
 fn open_generator(
     layout: &Layout,
     node: snowflake_core::Node,
     options: Options,
-    coordination: Coordination,
+    mut coordination: Coordination,
 ) -> Result<Generator, Failure> {
-    if !coordination.is_empty() {
-        return Generator::open(layout, node, options, &coordination).map_err(|e| match e {
-            snowflake_core::OpenError::Core(e) => Failure::from(e),
-            snowflake_core::OpenError::Mismatch { .. } => Failure::Input(e.to_string()),
-            e => Failure::Runtime(e.to_string()),
-        });
+    if coordination.shared.is_none() && coordination.lease.is_none() {
+        coordination.run_lock = true;
     }
-    let lock = match crate::lock::acquire(layout, &node) {
-        Ok(lock) => Some(lock),
-        Err(e) => {
-            let _ = writeln!(
-                io::stderr(),
-                "snowflake: warning: {e}; another run at the same time with the same node values could repeat IDs"
-            );
-            None
-        }
-    };
-    // Held until the process ends, after next has waited out its last tick.
-    std::mem::forget(lock);
-    Ok(Generator::new(layout, node, options)?)
-}
-
-#[cfg(not(unix))]
-fn open_generator(
-    layout: &Layout,
-    node: snowflake_core::Node,
-    options: Options,
-    _: Coordination,
-) -> Result<Generator, Failure> {
-    Ok(Generator::new(layout, node, options)?)
-}
-
-/// Returns once the wall clock has left the tick of `id`, so that the next `snowflake next`
-/// with the same node values (a new process, with a new generator state) starts in a later
-/// tick and cannot repeat an ID of this one. Costs at most a tick (plus `max_drift_ms`).
-fn wait_past_tick_of(layout: &Layout, id: u64, options: &Options) {
-    let tick = layout.time().get(id);
-    let after_ms = layout.unix_ms_of(tick).saturating_add(layout.tick_ms());
-    let clock = SystemClock;
-    let now = clock.now_ms();
-    // The generator is never further ahead of the clock than max_drift_ms and one tick,
-    // unless the wall clock was stepped back while it ran: do not hang for that long.
-    let patience = options.max_drift_ms + layout.tick_ms() + 1000;
-    if after_ms > now.saturating_add(patience) {
-        let _ = writeln!(
-            io::stderr(),
-            "snowflake: warning: the system clock is {} ms behind the IDs issued; another run with the same node values before {} could repeat them",
-            after_ms - now,
-            output::time(after_ms)
-        );
-        return;
-    }
-    clock.wait_until_ms(after_ms);
+    Generator::open(layout, node, options, &coordination).map_err(|e| match e {
+        snowflake_core::OpenError::Core(e) => Failure::from(e),
+        snowflake_core::OpenError::Mismatch { .. } => Failure::Input(e.to_string()),
+        e => Failure::Runtime(e.to_string()),
+    })
 }
 
 /// Cuts untrusted input short for an error message.

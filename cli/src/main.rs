@@ -10,8 +10,6 @@
 
 mod commands;
 mod diagram;
-#[cfg(unix)]
-mod lock;
 mod output;
 
 use clap::{Args, Parser, Subcommand};

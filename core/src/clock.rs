@@ -151,11 +151,9 @@ mod std_clocks {
 
     /// `CLOCK_MONOTONIC` in nanoseconds: the same clock in every process of the host.
     #[cfg(unix)]
+    #[inline]
     pub(crate) fn monotonic_raw_ns() -> u64 {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on unix.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        crate::sys::monotonic_ns()
     }
 
     #[cfg(not(unix))]

@@ -16,6 +16,20 @@
 //! `#![no_std]` without the default `std` feature: layouts, encodings and isolated
 //! generators over a [`ManualClock`] or your own [`Clock`] still work.
 //!
+//! # Modules, and what each may use
+//!
+//! Dependencies point one way: a module uses only those listed below it.
+//!
+//! | module | what it is | may use |
+//! |---|---|---|
+//! | `coord` | (`std`) what a generator's state is shared with: the in-process registry, and each behind its feature the shared mapping (`shared`), the state file (`state-file`), local and Redis leases (`lease-local`, `lease-redis`), the run lock | everything below |
+//! | `redis_script` | (`redis-script`) the Lua script that issues a layout's IDs inside Redis | `layout`, `error`, `text` |
+//! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
+//! | `options` | the generator's options and their text form | `error`, `text`, `hash` |
+//! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks | nothing |
+//! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
+//! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, errors, RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
+//!
 //! ```
 //! use snowflake_core::{Generator, Layout, Options, encode, Encoding};
 //!
@@ -36,52 +50,46 @@
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+// With only some of the coordination features, helpers that only the others use are unused;
+// the full build (CI's clippy) still reports dead code.
+#![cfg_attr(
+    not(all(feature = "shared", feature = "state-file", feature = "lease-local", feature = "lease-redis")),
+    allow(dead_code)
+)]
 
 mod clock;
-#[cfg(all(feature = "std", unix))]
-mod durable;
+#[cfg(feature = "std")]
+mod coord;
 mod encoding;
 mod error;
 mod generator;
 pub mod hash;
 mod layout;
-#[cfg(all(feature = "std", unix))]
-mod lease;
 mod options;
-mod pool;
-#[cfg(all(feature = "std", unix))]
-mod process;
-#[cfg(all(feature = "std", unix))]
-mod redis_lease;
-#[cfg(feature = "std")]
+#[cfg(feature = "redis-script")]
 mod redis_script;
-#[cfg(feature = "std")]
-mod registry;
 #[cfg(all(feature = "std", unix))]
-mod resp;
-#[cfg(all(feature = "std", unix))]
-mod shared;
+mod sys;
 mod text;
 pub mod time;
 
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
+#[cfg(all(feature = "std", unix, feature = "lease-local"))]
+pub use coord::default_lease_dir;
+#[cfg(all(feature = "std", unix, feature = "shared"))]
+pub use coord::{shared_path, shm_dir};
+#[cfg(feature = "std")]
+pub use coord::{valid_shared_name, Coordination, IoError, LeaseKind, OpenError};
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 pub use error::{Error, ErrorKind, LayoutError, ParseIdError, Result};
-pub use generator::{Block, Generator, Stats};
+pub use generator::{Block, Generator, Pool, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
 pub use options::{Options, SequenceStart};
-pub use pool::Pool;
-#[cfg(feature = "std")]
+#[cfg(feature = "redis-script")]
 pub use redis_script::redis_script;
 pub use text::{Name, MAX_NAME_LEN};
-#[cfg(all(feature = "std", unix))]
-pub use {
-    lease::default_lease_dir,
-    process::{Coordination, LeaseKind, OpenError},
-    shared::{shared_path, shm_dir, IoError},
-};
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

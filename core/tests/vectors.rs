@@ -175,6 +175,7 @@ fn vectors_match_the_model() {
 /// their `redis_script` with. It is core's output, not the model's: this test keeps it equal
 /// to what core writes now, and `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test vectors`
 /// rewrites it after a deliberate change of the script.
+#[cfg(feature = "redis-script")]
 #[test]
 fn redis_scripts_are_cores() {
     let path = format!("{}/../tests/vectors/redis_scripts.json", env!("CARGO_MANIFEST_DIR"));

@@ -8,10 +8,10 @@
 //! in place every `lease_window` of ticks), so the next holder of a value never issues at or
 //! below what the previous holder could have issued, even if it died a microsecond ago.
 
-use crate::durable::Durable;
+use super::mark::Durable;
+use super::{io_err, OpenError};
 use crate::layout::{Layout, Node};
-use crate::process::OpenError;
-use crate::shared::{io_err, Flock};
+use crate::sys::Flock;
 use std::fs::{DirBuilder, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ pub(crate) fn claim(
             .custom_flags(libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| io_err("opening the lease file", &path, e))?;
-        match Flock::take(&file, &path, libc::LOCK_EX | libc::LOCK_NB)? {
+        match Flock::try_exclusive(&file).map_err(|e| io_err("locking the lease file", &path, e))? {
             Some(lock) => lock.keep(),
             None => continue,
         }

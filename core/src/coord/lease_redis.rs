@@ -13,11 +13,12 @@
 //!   may still think it owns the value has stopped; `open` waits for that instant.
 //! - **Release** (on drop): stores the exact high-water mark and deletes the key.
 
+use super::resp::{Conn, Reply, Url};
+use super::OpenError;
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
+use crate::generator::{HighWater, Word};
 use crate::layout::{Layout, Node};
-use crate::process::OpenError;
-use crate::resp::{Conn, Reply, Url};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
@@ -59,7 +60,7 @@ pub(crate) struct RedisLease {
     pub(crate) floor: u64,
     conn: Mutex<Option<Conn>>,
     stop: Arc<(Mutex<bool>, Condvar)>,
-    closing: Mutex<Option<(Arc<AtomicU64>, u64, u32)>>,
+    closing: Mutex<Option<(Arc<AtomicU64>, Word)>>,
     /// A child of fork() holds a copy of the parent's lease: it must not release it.
     fork_generation: u64,
 }
@@ -172,7 +173,7 @@ impl RedisLease {
                 conn: Mutex::new(Some(conn)),
                 stop: Arc::new((Mutex::new(false), Condvar::new())),
                 closing: Mutex::new(None),
-                fork_generation: crate::registry::fork_generation(),
+                fork_generation: crate::sys::fork_generation(),
             });
             RedisLease::start_renewing(&lease, *clock).map_err(|e| OpenError::Lease {
                 detail: format!("cannot start the lease renewal thread: {e}"),
@@ -221,7 +222,7 @@ impl RedisLease {
 
     /// Whether the generator may issue at `now_ms`.
     #[inline]
-    pub(crate) fn check(&self, now_ms: u64) -> Result<(), Error> {
+    fn valid_at(&self, now_ms: u64) -> Result<(), Error> {
         if now_ms < self.valid_until_ms.load(Ordering::Acquire) {
             Ok(())
         } else {
@@ -230,7 +231,7 @@ impl RedisLease {
     }
 
     /// Stores a reservation past `tick` in Redis (checking ownership), then raises it here.
-    pub(crate) fn extend(&self, tick: u64) -> Result<(), Error> {
+    fn store_past(&self, tick: u64) -> Result<(), Error> {
         if self.reserved.load(Ordering::Acquire) > tick {
             return Ok(());
         }
@@ -249,15 +250,29 @@ impl RedisLease {
         }
     }
 
-    pub(crate) fn attach(&self, state: Arc<AtomicU64>, seq_cap: u64, roll_bits: u32) {
-        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = Some((state, seq_cap, roll_bits));
+    pub(crate) fn attach(&self, state: Arc<AtomicU64>, word: Word) {
+        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = Some((state, word));
+    }
+}
+
+impl HighWater for RedisLease {
+    #[inline]
+    fn reserved(&self) -> &AtomicU64 {
+        &self.reserved
+    }
+    fn extend(&self, tick: u64) -> Result<(), Error> {
+        self.store_past(tick)
+    }
+    #[inline]
+    fn check(&self, now_ms: u64) -> Result<(), Error> {
+        self.valid_at(now_ms)
     }
 }
 
 impl Drop for RedisLease {
     fn drop(&mut self) {
         // A child of fork(): the parent still holds and uses the lease (and the socket).
-        if self.fork_generation != crate::registry::current_fork_generation() {
+        if self.fork_generation != crate::sys::current_fork_generation() {
             std::mem::forget(self.conn.get_mut().unwrap_or_else(|e| e.into_inner()).take());
             return;
         }
@@ -267,14 +282,10 @@ impl Drop for RedisLease {
             cv.notify_all();
         }
         let closing = self.closing.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        let end = match closing {
-            Some((state, seq_cap, roll_bits)) => {
-                let word = state.load(Ordering::Acquire);
-                let (tick, seq) = (word >> (seq_cap.trailing_zeros() + roll_bits), word & (seq_cap - 1));
-                (if seq > 0 { tick + 1 } else { tick }).max(self.floor)
-            }
-            None => self.reserved.load(Ordering::Acquire),
-        };
+        // A lease never has a rollover field (refused at open), so the end is known.
+        let end = closing
+            .and_then(|(state, word)| word.issued_end(state.load(Ordering::Acquire)))
+            .map_or(self.reserved.load(Ordering::Acquire), |end| end.max(self.floor));
         let end = end.min(self.reserved.load(Ordering::Acquire)).to_string();
         let _ = self.with_conn(|c| eval(c, RELEASE, &[&self.owner_key, &self.hwm_key], &[&self.token, &end]));
     }

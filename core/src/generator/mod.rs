@@ -30,6 +30,11 @@ use crate::layout::{FieldKind, Layout, Node};
 use crate::options::{Options, SequenceStart};
 use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use word::Word;
+
+mod pool;
+mod word;
+pub use pool::Pool;
 
 /// A run of IDs taken with one compare-and-swap, within one tick: `first`, `first + stride`,
 /// ..., `count` of them, increasing.
@@ -110,25 +115,41 @@ enum Blocked {
     Wait { until_tick: u64, logical_tick: u64, exhausted: bool },
     /// The layout's last tick is used up.
     End,
-    /// The durable reservation must first be extended past `tick`.
-    #[cfg(all(feature = "std", unix))]
-    Reserve { tick: u64 },
+    /// The high-water mark must first be extended past `tick`.
+    #[cfg(feature = "std")]
+    Extend { tick: u64 },
 }
 
-/// Where the state word lives.
+/// Where the state word lives: in this generator (an isolated one, or any without `std`), or
+/// somewhere its owner keeps alive (the in-process registry, a shared mapping). The generator
+/// does not know which; the coordination layer above it (`crate::coord`) decides.
 #[cfg(feature = "std")]
-enum Cell {
-    /// In this process (shared by the generators of one identity through the registry).
-    Local(std::sync::Arc<AtomicU64>),
-    /// In a shared-memory file, for every process that opens it.
-    #[cfg(unix)]
-    Mapped(std::sync::Arc<crate::shared::Mapping>),
+pub(crate) struct Cell {
+    word: core::ptr::NonNull<AtomicU64>,
+    _owner: std::sync::Arc<dyn Send + Sync>,
 }
 
+// SAFETY: `word` points into memory that `_owner` keeps alive, and is only used atomically.
 #[cfg(feature = "std")]
-impl Default for Cell {
-    fn default() -> Cell {
-        Cell::Local(Default::default())
+unsafe impl Send for Cell {}
+#[cfg(feature = "std")]
+unsafe impl Sync for Cell {}
+
+#[cfg(feature = "std")]
+impl Cell {
+    /// The word `project(&owner)`, kept alive by `owner` (a word inside it, or in memory it
+    /// owns, such as a mapping).
+    pub(crate) fn new<T: Send + Sync + 'static>(
+        owner: std::sync::Arc<T>,
+        project: impl FnOnce(&T) -> &AtomicU64,
+    ) -> Cell {
+        let word = core::ptr::NonNull::from(project(&owner));
+        Cell { word, _owner: owner }
+    }
+
+    /// A word of its own.
+    pub(crate) fn own() -> Cell {
+        Cell::new(std::sync::Arc::new(AtomicU64::new(0)), |w| w)
     }
 }
 
@@ -137,53 +158,28 @@ impl core::ops::Deref for Cell {
     type Target = AtomicU64;
     #[inline]
     fn deref(&self) -> &AtomicU64 {
-        match self {
-            Cell::Local(word) => word,
-            #[cfg(unix)]
-            Cell::Mapped(map) => map.state(),
-        }
+        // SAFETY: see the type: the owner outlives `self`.
+        unsafe { self.word.as_ref() }
     }
 }
 
 #[cfg(not(feature = "std"))]
 type Cell = AtomicU64;
 
-/// A reservation of time kept outside the process before IDs are issued in it: a state
-/// file (its end kept in the mapping for a shared state, else in the `Durable`), or a Redis
-/// lease's high-water mark.
-#[cfg(all(feature = "std", unix))]
-enum Reserve {
-    File {
-        durable: std::sync::Arc<crate::durable::Durable>,
-        mapped: Option<std::sync::Arc<crate::shared::Mapping>>,
-    },
-    Redis(std::sync::Arc<crate::redis_lease::RedisLease>),
-}
-
-#[cfg(all(feature = "std", unix))]
-impl Reserve {
-    #[inline]
-    fn word(&self) -> &AtomicU64 {
-        match self {
-            Reserve::File { mapped: Some(map), .. } => map.reserved(),
-            Reserve::File { durable, mapped: None } => &durable.local,
-            Reserve::Redis(lease) => &lease.reserved,
-        }
-    }
-
-    fn extend(&self, tick: u64) -> Result<()> {
-        match self {
-            Reserve::File { durable, .. } => durable.extend(self.word(), tick),
-            Reserve::Redis(lease) => lease.extend(tick),
-        }
-    }
-
-    #[inline]
-    fn check(&self, now_ms: u64) -> Result<()> {
-        match self {
-            Reserve::Redis(lease) => lease.check(now_ms),
-            Reserve::File { .. } => Ok(()),
-        }
+/// A high-water mark kept outside the process (a state file, a lease file, a Redis key): the
+/// generator issues only at ticks below [`HighWater::reserved`], and asks [`HighWater::extend`]
+/// to move it before it goes further. The generator knows nothing else of it.
+#[cfg(feature = "std")]
+pub(crate) trait HighWater: Send + Sync {
+    /// The end of the reservation, an exclusive tick.
+    fn reserved(&self) -> &AtomicU64;
+    /// Makes the reservation reach past `tick`, durably, before returning; or fails, and the
+    /// generator issues nothing at `tick`.
+    fn extend(&self, tick: u64) -> Result<()>;
+    /// Whether the generator may issue at the clock reading `now_ms` (a lease that lapsed
+    /// may not).
+    fn check(&self, _now_ms: u64) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -211,13 +207,16 @@ pub struct Generator<C: Clock = DefaultClock> {
     stride: u64,
     roll_bits: u32,
     roll_shift: u32,
+    word: Word,
     drift_ticks: u64,
     max_tick: u64,
     counters: Counters,
+    /// The fork generation the generator was made in, when its state must not be used in a
+    /// child of `fork()` (any state but a shared mapping).
     #[cfg(all(feature = "std", unix))]
-    fork_generation: u64,
-    #[cfg(all(feature = "std", unix))]
-    reserve: Option<Reserve>,
+    fork_generation: Option<u64>,
+    #[cfg(feature = "std")]
+    mark: Option<std::sync::Arc<dyn HighWater>>,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -232,39 +231,49 @@ impl<C: Clock> core::fmt::Debug for Generator<C> {
     }
 }
 
-#[cfg(feature = "std")]
-impl Generator<DefaultClock> {
-    /// A generator on the process's monotonic clock. Every generator of this process with the
-    /// same layout and node values shares one state, so making "a new generator per request"
-    /// cannot repeat an ID (unless `options.isolated`).
-    pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
-        Generator::with_clock(layout, node, options, DefaultClock::default())
-    }
-}
-
 impl<C: Clock> Generator<C> {
     /// A generator with its own state and `clock`: for tests, replays and traces. It shares
     /// nothing, so two isolated generators with the same node values *can* issue the same IDs.
     pub fn isolated(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
-        let mut g = Generator::build(layout, node, options, clock)?;
-        g.cell = Cell::default();
-        Ok(g)
+        Generator::build(layout, node, options, clock)
     }
 
-    /// Like [`Generator::new`] (the state is shared with every generator of this process with
-    /// the same layout and node values, unless `options.isolated`) but reading `clock`.
+    /// A generator over `cell` (and `mark`), for the coordination layer, which has checked
+    /// `layout`, `node` and `options` with [`Generator::build`] first. `forks`: whether the
+    /// state stays valid in a child of `fork()` (a shared mapping) or must refuse there.
     #[cfg(feature = "std")]
-    pub fn with_clock(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
-        let mut g = Generator::build(layout, node, options, clock)?;
-        if options.isolated {
-            return Ok(g);
+    pub(crate) fn assemble(
+        mut self,
+        cell: Cell,
+        mark: Option<std::sync::Arc<dyn HighWater>>,
+        survives_fork: bool,
+    ) -> Self {
+        self.cell = cell;
+        self.mark = mark;
+        #[cfg(unix)]
+        {
+            self.fork_generation = if survives_fork { None } else { Some(crate::sys::fork_generation()) };
         }
-        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
-        g.cell = Cell::Local(crate::registry::state_for(layout, &node, roll)?);
-        Ok(g)
+        #[cfg(not(unix))]
+        let _ = survives_fork;
+        self
     }
 
-    fn build(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+    /// The state word's format.
+    pub(crate) const fn word_format(&self) -> Word {
+        self.word
+    }
+
+    /// The generator's clock, replaced (the coordination layer gives a shared state's
+    /// generators the clock anchored in the shared file).
+    #[cfg(feature = "std")]
+    pub(crate) fn with_clock_of(mut self, clock: C) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Checks `layout`, `node` and `options` together and makes an isolated generator.
+    pub(crate) fn build(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
         let seq = layout.sequence();
         let seq_cap = layout.capacity_per_tick();
         if let SequenceStart::Spread(k) = options.sequence_start {
@@ -301,7 +310,10 @@ impl<C: Clock> Generator<C> {
             roll_shift = u32::from(f.shift());
         }
         Ok(Generator {
-            cell: Cell::default(),
+            #[cfg(feature = "std")]
+            cell: Cell::own(),
+            #[cfg(not(feature = "std"))]
+            cell: AtomicU64::new(0),
             clock,
             layout: *layout,
             node,
@@ -311,13 +323,14 @@ impl<C: Clock> Generator<C> {
             stride: 1 << seq.shift(),
             roll_bits,
             roll_shift,
+            word: Word::new(seq.bits().into(), roll_bits, layout.max_tick()),
             drift_ticks: options.max_drift_ms / layout.tick_ms(),
             max_tick: layout.max_tick(),
             counters: Counters::default(),
             #[cfg(all(feature = "std", unix))]
-            fork_generation: crate::registry::fork_generation(),
-            #[cfg(all(feature = "std", unix))]
-            reserve: None,
+            fork_generation: Some(crate::sys::fork_generation()),
+            #[cfg(feature = "std")]
+            mark: None,
         })
     }
 
@@ -339,29 +352,6 @@ impl<C: Clock> Generator<C> {
     }
 
     #[inline]
-    fn unpack(&self, w: u64) -> (u64, u64, u64) {
-        let sb = self.seq_shift_in_state();
-        let rb = self.roll_bits;
-        let s = w & (self.seq_cap - 1);
-        let r = if rb == 0 { 0 } else { (w >> sb) & ((1 << rb) - 1) };
-        let l = if sb + rb >= 64 { 0 } else { w >> (sb + rb) };
-        (l, r, s)
-    }
-
-    #[inline]
-    fn pack(&self, l: u64, r: u64, s: u64) -> u64 {
-        let sb = self.seq_shift_in_state();
-        let rb = self.roll_bits;
-        let l = if sb + rb >= 64 { 0 } else { l << (sb + rb) };
-        l | (r << sb) | s
-    }
-
-    #[inline]
-    fn seq_shift_in_state(&self) -> u32 {
-        self.seq_cap.trailing_zeros()
-    }
-
-    #[inline]
     fn start(&self, tick: u64) -> u64 {
         self.options.sequence_start.start(tick)
     }
@@ -378,7 +368,7 @@ impl<C: Clock> Generator<C> {
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
         loop {
-            let (l, r, s) = self.unpack(cur);
+            let (l, r, s) = self.word.unpack(cur);
             let (tick, roll, seq) = if t > l {
                 (t, r, self.start(t))
             } else if t == l {
@@ -403,17 +393,17 @@ impl<C: Clock> Generator<C> {
             if seq >= room {
                 return Err(Blocked::End);
             }
-            #[cfg(all(feature = "std", unix))]
-            if let Some(reserve) = &self.reserve {
-                if tick >= reserve.word().load(Ordering::Acquire) {
-                    return Err(Blocked::Reserve { tick });
+            #[cfg(feature = "std")]
+            if let Some(mark) = &self.mark {
+                if tick >= mark.reserved().load(Ordering::Acquire) {
+                    return Err(Blocked::Extend { tick });
                 }
             }
             let n = want.min(room - seq);
             let next = if seq + n == self.seq_cap {
-                self.pack(tick + 1, roll, 0)
+                self.word.pack(tick + 1, roll, 0)
             } else {
-                self.pack(tick, roll, seq + n)
+                self.word.pack(tick, roll, seq + n)
             };
             match cell.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
@@ -444,10 +434,10 @@ impl<C: Clock> Generator<C> {
                         self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
                     Ok(Block { first, count, stride: self.stride })
                 }
-                #[cfg(all(feature = "std", unix))]
-                Err(Blocked::Reserve { tick }) => {
-                    if let Some(reserve) = &self.reserve {
-                        reserve.extend(tick)?;
+                #[cfg(feature = "std")]
+                Err(Blocked::Extend { tick }) => {
+                    if let Some(mark) = &self.mark {
+                        mark.extend(tick)?;
                     }
                     continue;
                 }
@@ -459,9 +449,7 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn check_fork(&self) -> Result<()> {
         #[cfg(all(feature = "std", unix))]
-        if self.fork_generation != crate::registry::current_fork_generation()
-            && !matches!(self.cell, Cell::Mapped(_))
-        {
+        if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
             return Err(Error::Forked);
         }
         Ok(())
@@ -481,17 +469,17 @@ impl<C: Clock> Generator<C> {
         let live = caller_ms.is_none();
         loop {
             let t = self.layout.tick_of(now_ms)?;
-            #[cfg(all(feature = "std", unix))]
-            if let Some(reserve) = &self.reserve {
-                reserve.check(now_ms)?;
+            #[cfg(feature = "std")]
+            if let Some(mark) = &self.mark {
+                mark.check(now_ms)?;
             }
             match self.take_block(t, want, true)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
                     return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
                 }
-                #[cfg(all(feature = "std", unix))]
-                Err(Blocked::Reserve { .. }) => unreachable!("take_block extends reservations"),
+                #[cfg(feature = "std")]
+                Err(Blocked::Extend { .. }) => unreachable!("take_block extends the mark"),
                 Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
                     if live {
                         let fresh = self.clock.now_ms();
@@ -579,9 +567,9 @@ impl<C: Clock> Generator<C> {
         self.check_fork()?;
         let now_ms = self.clock.now_ms();
         let t = self.layout.tick_of(now_ms)?;
-        #[cfg(all(feature = "std", unix))]
-        if let Some(reserve) = &self.reserve {
-            reserve.check(now_ms)?;
+        #[cfg(feature = "std")]
+        if let Some(mark) = &self.mark {
+            mark.check(now_ms)?;
         }
         Ok(self.take_block(t, u64::MAX, false)?.ok())
     }
@@ -589,7 +577,7 @@ impl<C: Clock> Generator<C> {
     /// What this generator has done, and how far ahead of the clock its state is.
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
-        let (l, _, _) = self.unpack(self.cell.load(Ordering::Acquire));
+        let (l, _, _) = self.word.unpack(self.cell.load(Ordering::Acquire));
         let now_tick = self.layout.tick_of(self.clock.now_ms()).unwrap_or(0);
         Stats {
             issued: c.issued.load(Ordering::Relaxed),
@@ -628,198 +616,14 @@ impl<C: Clock> Generator<C> {
             stride: self.stride,
             roll_bits: self.roll_bits,
             roll_shift: self.roll_shift,
+            word: self.word,
             drift_ticks: self.drift_ticks,
             max_tick: self.max_tick,
             counters: self.counters,
             #[cfg(all(feature = "std", unix))]
             fork_generation: self.fork_generation,
-            #[cfg(all(feature = "std", unix))]
-            reserve: self.reserve,
-        }
-    }
-}
-
-#[cfg(all(feature = "std", unix))]
-impl Generator<crate::clock::MonotonicClock> {
-    pub(crate) fn open_coordinated(
-        layout: &Layout,
-        node: Node,
-        options: Options,
-        c: &crate::process::Coordination,
-    ) -> core::result::Result<Self, crate::process::OpenError> {
-        use crate::clock::MonotonicClock;
-        use crate::durable::Durable;
-        use std::sync::Arc;
-
-        if c.is_empty() {
-            return Ok(Generator::new(layout, node, options)?);
-        }
-        if c.lease.is_some() && c.shared.is_some() {
-            return Err(Error::BadOption {
-                name: Name::snippet("lease"),
-                reason: "lease and shared are alternatives: a lease gives each process its own worker value, shared gives all processes one state",
-            }
-            .into());
-        }
-        if options.rollover.is_some() && (c.state_file.is_some() || c.lease.is_some()) {
-            // The rollover counter lives in the state word only: after a restart (or a lease
-            // hand-over) it would start again at 0 and could reuse a value the previous
-            // process issued with, at ticks below the stored mark.
-            return Err(Error::BadOption {
-                name: Name::snippet("rollover"),
-                reason: "rollover cannot be combined with state_file or lease: choose rollover for steps back within a process, or a state file / lease across restarts",
-            }
-            .into());
-        }
-        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
-        let window_ticks = |ms: u64| (ms / layout.tick_ms()).max(1);
-        let mut g = Generator::build(layout, node, options, MonotonicClock::process())?;
-
-        if let Some(kind) = &c.lease {
-            let field = crate::process::lease_field(layout, c)?;
-            if node.get(field) != 0 {
-                return Err(Error::BadOption {
-                    name: Name::snippet(layout.fields()[field].name()),
-                    reason: "the leased field is claimed by the lease: give it no node value",
-                }
-                .into());
-            }
-            if Some(field) == roll {
-                return Err(Error::BadOption {
-                    name: Name::snippet("lease_field"),
-                    reason: "the leased field cannot be the rollover field",
-                }
-                .into());
-            }
-            if c.state_file.is_some() {
-                return Err(Error::BadOption {
-                    name: Name::snippet("state_file"),
-                    reason: "a lease keeps its own high-water mark (in the lease file or in Redis): give no state_file",
-                }
-                .into());
-            }
-            let clock = MonotonicClock::process();
-            match kind {
-                crate::process::LeaseKind::Local => {
-                    let dir = c.lease_dir.clone().unwrap_or_else(crate::lease::default_lease_dir);
-                    // Lease files reserve in short windows: a lease changes hands when a
-                    // process dies, and the next holder waits out at most the rest of it.
-                    let window = window_ticks(c.state_window_ms.unwrap_or(50));
-                    let lease = crate::lease::claim(&dir, layout, &node, field, window)?;
-                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
-                    let durable = Arc::new(lease.durable);
-                    floor_state(&g, durable.floor);
-                    durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
-                    g.reserve = Some(Reserve::File { durable, mapped: None });
-                }
-                crate::process::LeaseKind::Redis(url) => {
-                    let ttl = c.lease_ttl_ms.unwrap_or(5000);
-                    let window = c.state_window_ms.unwrap_or(1000);
-                    let timing = crate::redis_lease::Timing {
-                        ttl_ms: ttl,
-                        window_ms: window,
-                        max_drift_ms: options.max_drift_ms,
-                    };
-                    let lease =
-                        crate::redis_lease::RedisLease::claim(url, layout, &node, field, timing, &clock)?;
-                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
-                    floor_state(&g, lease.floor);
-                    if let Some(cell) = g.cell_local() {
-                        lease.attach(cell, g.seq_cap, g.roll_bits);
-                    }
-                    // Without a stored high-water mark the floor is a TTL ahead: wait for it
-                    // here rather than fail the first calls.
-                    clock.wait_until_ms(layout.unix_ms_of(lease.floor));
-                    g.reserve = Some(Reserve::Redis(lease));
-                }
-            }
-            return Ok(g);
-        }
-
-        let state_node = match roll {
-            Some(r) => node.with(r, 0),
-            None => node,
-        };
-        let make_durable = |path: &std::path::Path| {
-            Durable::state_file(
-                path,
-                layout.fingerprint(),
-                layout.node_bits(&state_node),
-                window_ticks(c.state_window_ms.unwrap_or(1000)),
-                layout.max_tick(),
-            )
-        };
-
-        if let Some(name) = &c.shared {
-            let durable = c.state_file.as_deref().map(make_durable).transpose()?;
-            // A state set up now starts above the state file's record, with the file's
-            // reservation: written before the file is marked set up, under its lock, so no
-            // process ever issues from it unguarded; one joining later changes nothing.
-            let (initial_state, initial_reserved) = match &durable {
-                Some(d) => (g.floor_word(d.floor, 0), d.floor),
-                None => (0, u64::MAX),
-            };
-            let identity = crate::shared::Identity {
-                layout,
-                node: &node,
-                options: &options,
-                rollover: roll,
-                state_file: c.state_file.as_deref(),
-                initial_state,
-                initial_reserved,
-            };
-            let map = Arc::new(crate::shared::Mapping::open(name, &identity)?);
-            g.clock = MonotonicClock::with_offset_ns(map.anchor_ns());
-            g.cell = Cell::Mapped(map.clone());
-            if let Some(durable) = durable {
-                g.reserve = Some(Reserve::File { durable: Arc::new(durable), mapped: Some(map) });
-            }
-            return Ok(g);
-        }
-
-        // A state file without a shared state: the process's registry state for this
-        // identity, and one reservation per file in this process.
-        g.cell = Cell::Local(crate::registry::state_for(layout, &node, roll)?);
-        if let Some(path) = &c.state_file {
-            let durable = crate::durable::open_in_process(path, || make_durable(path))?;
-            floor_state(&g, durable.floor);
-            durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
-            g.reserve = Some(Reserve::File { durable, mapped: None });
-        }
-        Ok(g)
-    }
-
-    /// The state word whose next free slot is the start of tick `floor` (rollover `r`); a
-    /// floor past the layout's last tick is its last slot, which is never issued.
-    fn floor_word(&self, floor: u64, r: u64) -> u64 {
-        if floor > self.max_tick {
-            self.pack(self.max_tick, r, self.seq_cap - 1)
-        } else {
-            self.pack(floor, r, 0)
-        }
-    }
-
-    fn cell_local(&self) -> Option<std::sync::Arc<AtomicU64>> {
-        match &self.cell {
-            Cell::Local(word) => Some(word.clone()),
-            Cell::Mapped(_) => None,
-        }
-    }
-}
-
-/// Moves the state's next free slot up to tick `floor` if it is below.
-#[cfg(all(feature = "std", unix))]
-fn floor_state(g: &Generator<crate::clock::MonotonicClock>, floor: u64) {
-    let cell: &AtomicU64 = &g.cell;
-    let mut cur = cell.load(Ordering::Acquire);
-    loop {
-        let (l, r, _) = g.unpack(cur);
-        if l >= floor {
-            return;
-        }
-        match cell.compare_exchange(cur, g.floor_word(floor, r), Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return,
-            Err(now) => cur = now,
+            #[cfg(feature = "std")]
+            mark: self.mark,
         }
     }
 }

@@ -61,6 +61,39 @@ export interface Generator extends Iterable<bigint> {
   [Symbol.iterator](): Iterator<bigint, never, undefined>
 }
 
+/** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
+export interface GeneratorOptions {
+  /** A preset name, a spec, or a `Layout`. */
+  layout: string | Layout
+  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */
+  node?: Record<string, number | bigint>
+  /** How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake). (default 0) */
+  maxDriftMs?: number | bigint | null
+  /** How long a call may wait for the clock before it fails (0: never block). (default 1000) */
+  maxWaitMs?: number | bigint | null
+  /** Where each tick's sequence starts: 0, or a hash of the tick below K so that id % N shards evenly at low traffic. (default zero) */
+  sequenceStart?: 'zero' | `spread:${number}` | null
+  /** A node field the generator bumps, instead of waiting, when the clock goes back by more than max_drift_ms. */
+  rollover?: string | null
+  /** A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs. (default false) */
+  isolated?: boolean | null
+  /** One state in shared memory for every process of this host that opens NAME (1 to 64 of A-Z a-z 0-9 . _ -). */
+  shared?: string | null
+  /** A durable high-water mark: a restart after the clock stepped back never repeats an ID. */
+  stateFile?: string | null
+  /** How far ahead the state file (or a lease's mark) reserves time: one write per window. (default 1000) */
+  stateWindowMs?: number | bigint | null
+  /** Claim a free value of the worker field for this process: file locks on this host, or keys in Redis. */
+  lease?: 'local' | `redis://${string}` | null
+  /** The node field a lease claims (default: `worker`, or the only node field). */
+  leaseField?: string | null
+  /** The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases). */
+  leaseDir?: string | null
+  /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends. (default 5000) */
+  leaseTtlMs?: number | bigint | null
+  /** Take turns with the other processes of this host that have the same layout and node values. (default false) */
+  runLock?: boolean | null
+}
 /** The options of `encode` and `decodeStr`. */
 export interface EncodeOptions {
   /** Encode `2n ** 64n - 1n - id`, so that the newest ID sorts first. */
@@ -76,55 +109,6 @@ export declare function encode(id: bigint | number, encoding: Encoding, options?
  * the same `reverse`.
  */
 export declare function decodeStr(text: string, encoding: Encoding, options?: EncodeOptions): bigint
-/** The options of `new Generator(...)`. Only `layout` is required. */
-export interface GeneratorOptions {
-  /** A preset name, a spec, or a `Layout`. */
-  layout: string | Layout
-  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }` (those left out are 0). */
-  node?: Record<string, number | bigint>
-  /** How far ahead of the clock the generator may issue, in ms (default 0: never). */
-  maxDriftMs?: number
-  /**
-   * How long `nextId()` may block for the clock before it throws, in ms (default 1000;
-   * 0: never block).
-   */
-  maxWaitMs?: number
-  /** `'zero'` (default) or `'spread:K'`. */
-  sequenceStart?: 'zero' | `spread:${number}`
-  /** A node field to bump, instead of waiting, when the clock goes back. */
-  rollover?: string
-  /**
-   * A state of its own instead of the one shared by every generator of this process with
-   * the same layout and node values: for tests and `nextIdAt` replays only. Two isolated
-   * generators with the same node values can issue the same IDs.
-   */
-  isolated?: boolean
-  /**
-   * Share one state with every process of this host that opens the same name (PHP-FPM,
-   * cluster workers, ...): 1 to 64 of `A-Z a-z 0-9 . _ -`. Opening it with another
-   * layout, node or policy throws `ERR_SNOWFLAKE_SHARED_MISMATCH`.
-   */
-  shared?: string
-  /**
-   * A durable high-water mark file: a restart after the clock stepped back never repeats
-   * an ID.
-   */
-  stateFile?: string
-  /** How far ahead the state file reserves, in ms (default 1000). */
-  stateWindowMs?: number
-  /**
-   * Claim a free value of the worker field for this process: `'local'` (file locks in
-   * `leaseDir`, released when the process dies) or `'redis://host:port/db'` (keys in Redis,
-   * for many hosts; renewed in the background, `leaseTtlMs`).
-   */
-  lease?: 'local' | `redis://${string}`
-  /** The node field the lease claims (default `worker`, or the only node field). */
-  leaseField?: string
-  /** The lease directory. */
-  leaseDir?: string
-  /** A Redis lease's time to live, in ms (default 5000). */
-  leaseTtlMs?: number
-}
 /** A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`. */
 export interface Block {
   /** The first ID. */
@@ -191,7 +175,10 @@ export declare class Generator {
   nextId(): bigint
   /** The next ID as a decimal string (the JSON-safe form). */
   nextIdString(): string
-  /** `n` increasing IDs, taken a block (one compare-and-swap) per tick. */
+  /**
+   * `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
+   * into the returned array's memory.
+   */
   nextIds(n: number): BigUint64Array
   /** The next ID at the caller's clock reading `t` (deterministic; never waits). */
   nextIdAt(t: number | Date): bigint

@@ -11,6 +11,40 @@ const os = require('node:os');
 const path = require('node:path');
 
 const pkgDir = path.resolve(__dirname, '..');
+
+/** A TypeScript type for a text option's value form: `zero|spread:K` gives
+ * `'zero' | `spread:${number}``; a single free form is a `string`. */
+function textType(form) {
+  const alternatives = form.split('|');
+  if (alternatives.length < 2) return 'string';
+  return alternatives
+    .map((alt) => {
+      const at = alt.search(/[A-Z]/); // the first placeholder: K, NAME, HOST, ...
+      if (at < 0) return `'${alt}'`;
+      return '`' + alt.slice(0, at) + (alt.slice(at) === 'K' ? '${number}' : '${string}') + '`';
+    })
+    .join(' | ');
+}
+
+/** `GeneratorOptions`, from core's option table (tests/vectors/tables.json). */
+function generatorOptions() {
+  const tables = JSON.parse(fs.readFileSync(path.join(pkgDir, '..', 'tests', 'vectors', 'tables.json'), 'utf8'));
+  const type = (o) => ({ integer: 'number | bigint', bool: 'boolean', path: 'string', text: textType(o.form) })[o.type];
+  const lines = [
+    "/** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */",
+    'export interface GeneratorOptions {',
+    '  /** A preset name, a spec, or a `Layout`. */',
+    '  layout: string | Layout',
+    "  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */",
+    '  node?: Record<string, number | bigint>',
+  ];
+  for (const o of tables.options) {
+    const dflt = o.default ? ` (default ${o.default})` : '';
+    lines.push(`  /** ${o.doc}${dflt} */`, `  ${o.camel}?: ${type(o)} | null`);
+  }
+  lines.push('}', '');
+  return lines.join('\n');
+}
 const outFile = path.resolve(process.argv[2] || path.join(pkgDir, 'index.d.ts'));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'libsnowflake-dts-'));
 try {
@@ -24,7 +58,7 @@ try {
   );
   if (r.status !== 0) throw new Error(`napi build failed (exit ${r.status})`);
   const header = fs.readFileSync(path.join(__dirname, 'dts-header.d.ts'), 'utf8');
-  fs.writeFileSync(outFile, header + fs.readFileSync(generated, 'utf8'));
+  fs.writeFileSync(outFile, header + generatorOptions() + fs.readFileSync(generated, 'utf8'));
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

@@ -27,7 +27,7 @@
 use crate::clock::{Clock, DefaultClock};
 use crate::error::{Error, Result};
 use crate::layout::{FieldKind, Layout, Node};
-use crate::options::{Options, SequenceStart};
+use crate::options::{Options, Policy, SequenceStart};
 use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use word::Word;
@@ -78,6 +78,35 @@ impl Block {
             *slot = first + i as u64 * stride;
         }
         n
+    }
+}
+
+/// Why [`Generator::fill`] stopped before the end of its buffer: how many IDs it wrote at the
+/// start of the buffer (valid and unique), and the error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FillError {
+    /// How many IDs were written, from the start of the buffer.
+    pub written: usize,
+    /// Why it stopped.
+    pub error: Error,
+}
+
+impl From<FillError> for Error {
+    fn from(e: FillError) -> Error {
+        e.error
+    }
+}
+
+impl core::fmt::Display for FillError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} (after {} IDs)", self.error, self.written)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for FillError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
     }
 }
 
@@ -201,7 +230,7 @@ pub struct Generator<C: Clock = DefaultClock> {
     clock: C,
     layout: Layout,
     node: Node,
-    options: Options,
+    policy: Policy,
     node_bits: u64,
     seq_cap: u64,
     stride: u64,
@@ -227,7 +256,7 @@ impl<C: Clock> core::fmt::Debug for Generator<C> {
             write!(f, "{sep}{name}={v}")?;
             sep = ",";
         }
-        write!(f, ", {})", self.options)
+        write!(f, ", {})", self.policy)
     }
 }
 
@@ -235,7 +264,7 @@ impl<C: Clock> Generator<C> {
     /// A generator with its own state and `clock`: for tests, replays and traces. It shares
     /// nothing, so two isolated generators with the same node values *can* issue the same IDs.
     pub fn isolated(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
-        Generator::build(layout, node, options, clock)
+        Generator::build(layout, node, options.policy(), clock)
     }
 
     /// A generator over `cell` (and `mark`), for the coordination layer, which has checked
@@ -273,14 +302,15 @@ impl<C: Clock> Generator<C> {
     }
 
     /// Checks `layout`, `node` and `options` together and makes an isolated generator.
-    pub(crate) fn build(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+    pub(crate) fn build(layout: &Layout, node: Node, policy: Policy, clock: C) -> Result<Self> {
         let seq = layout.sequence();
         let seq_cap = layout.capacity_per_tick();
-        if let SequenceStart::Spread(k) = options.sequence_start {
+        if let SequenceStart::Spread(k) = policy.sequence_start {
             if k == 0 || k > seq_cap {
                 return Err(Error::ValueRange {
                     name: Name::snippet("sequence_start spread"),
-                    value: k,
+                    value: i128::from(k),
+                    min: 1,
                     max: seq_cap,
                 });
             }
@@ -289,13 +319,14 @@ impl<C: Clock> Generator<C> {
             if node.get(i) > f.max() {
                 return Err(Error::ValueRange {
                     name: Name::snippet(f.name()),
-                    value: node.get(i),
+                    value: i128::from(node.get(i)),
+                    min: 0,
                     max: f.max(),
                 });
             }
         }
         let (mut roll_bits, mut roll_shift) = (0, 0);
-        if let Some(r) = options.rollover {
+        if let Some(r) = policy.rollover {
             let (i, f) = layout.field(r.as_str()).ok_or(Error::UnknownField { name: r })?;
             if f.kind() != FieldKind::Node {
                 return Err(Error::NotANodeField { name: r });
@@ -317,14 +348,14 @@ impl<C: Clock> Generator<C> {
             clock,
             layout: *layout,
             node,
-            options,
+            policy,
             node_bits: layout.node_bits(&node),
             seq_cap,
             stride: 1 << seq.shift(),
             roll_bits,
             roll_shift,
             word: Word::new(seq.bits().into(), roll_bits, layout.max_tick()),
-            drift_ticks: options.max_drift_ms / layout.tick_ms(),
+            drift_ticks: policy.max_drift_ms / layout.tick_ms(),
             max_tick: layout.max_tick(),
             counters: Counters::default(),
             #[cfg(all(feature = "std", unix))]
@@ -342,9 +373,9 @@ impl<C: Clock> Generator<C> {
     pub const fn node(&self) -> &Node {
         &self.node
     }
-    /// The options.
-    pub const fn options(&self) -> &Options {
-        &self.options
+    /// The policy: what the generator does when the clock does not let it issue at once.
+    pub const fn policy(&self) -> &Policy {
+        &self.policy
     }
     /// The clock.
     pub const fn clock(&self) -> &C {
@@ -353,7 +384,7 @@ impl<C: Clock> Generator<C> {
 
     #[inline]
     fn start(&self, tick: u64) -> u64 {
-        self.options.sequence_start.start(tick)
+        self.policy.sequence_start.start(tick)
     }
 
     /// One compare-and-swap: takes up to `want` slots at clock tick `t`. Returns the tick, the
@@ -515,7 +546,7 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        self.block_at(None, 1, self.options.max_wait_ms, true).map(|b| b.first)
+        self.block_at(None, 1, self.policy.max_wait_ms, true).map(|b| b.first)
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
@@ -535,28 +566,44 @@ impl<C: Clock> Generator<C> {
     /// `n` when the tick has less room). Waits like [`Generator::next_id`].
     pub fn reserve(&self, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
         }
-        self.block_at(None, n, self.options.max_wait_ms, true)
+        self.block_at(None, n, self.policy.max_wait_ms, true)
     }
 
     /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
     pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
         }
         self.block_at(Some(unix_ms), n, 0, false)
     }
 
-    /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick. Waits like
-    /// [`Generator::next_id`], for each tick. On error, the IDs already written are valid and
-    /// unique; the rest of `out` is unspecified.
-    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
-        let mut done = 0;
-        while done < out.len() {
-            let want = (out.len() - done) as u64;
-            let block = self.block_at(None, want, self.options.max_wait_ms, true)?;
-            done += block.fill(&mut out[done..]);
+    /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick: the one loop
+    /// behind every front end's `next_ids`. Waits like [`Generator::next_id`], for each tick.
+    ///
+    /// When it fails partway it says how many IDs it wrote ([`FillError::written`]): those
+    /// are valid and unique; the rest of `out` is left as it was. Nothing taken is ever
+    /// issued again.
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, ManualClock, Options};
+    /// let layout = Layout::parse("game").unwrap(); // 64 IDs a tick
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let g = Generator::isolated(&layout, Default::default(), Options::parse("max_wait_ms=0").unwrap(), &clock).unwrap();
+    /// let mut ids = [0u64; 100];
+    /// let stopped = g.fill(&mut ids).unwrap_err();
+    /// assert_eq!(stopped.written, 64); // the tick is full and the generator may not wait
+    /// assert!(ids[..64].windows(2).all(|w| w[0] < w[1]) && ids[64] == 0);
+    /// ```
+    pub fn fill(&self, out: &mut [u64]) -> core::result::Result<(), FillError> {
+        let mut written = 0;
+        while written < out.len() {
+            let want = (out.len() - written) as u64;
+            match self.block_at(None, want, self.policy.max_wait_ms, true) {
+                Ok(block) => written += block.fill(&mut out[written..]),
+                Err(error) => return Err(FillError { written, error }),
+            }
         }
         Ok(())
     }
@@ -610,7 +657,7 @@ impl<C: Clock> Generator<C> {
             clock: wrap(self.clock),
             layout: self.layout,
             node: self.node,
-            options: self.options,
+            policy: self.policy,
             node_bits: self.node_bits,
             seq_cap: self.seq_cap,
             stride: self.stride,

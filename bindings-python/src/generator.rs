@@ -40,6 +40,11 @@ impl Clock for PyClock {
         self.0.now_ms()
     }
 
+    #[inline]
+    fn now_ms_cached(&self) -> u64 {
+        self.0.now_ms_cached()
+    }
+
     fn wait_until_ms(&self, unix_ms: u64) {
         // Attached or not (a large `next_ids` fills detached), the wait lets other threads run.
         Python::attach(|py| py.detach(|| self.0.wait_until_ms(unix_ms)));

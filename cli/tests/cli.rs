@@ -224,6 +224,14 @@ fn options_reach_cores_coordination_between_processes() {
     let out = run(&["next", "-n", "3", "--state-file", state.to_str().unwrap()]).wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read(&state).unwrap().len(), 48, "the state file holds its record");
+    // A path may hold `=`, `;` and spaces: the flag's value reaches core whole.
+    std::fs::create_dir_all(dir.join("dir=with eq")).unwrap();
+    let odd = dir.join("dir=with eq").join("ids;one.state");
+    let out = run(&["next", "-n", "3", "--node", "worker=9", "--state-file", odd.to_str().unwrap()])
+        .wait_with_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&odd).unwrap().len(), 48, "the state file at a path with `=`, `;` and a space");
 
     // A leased worker value.
     let leases = dir.join("leases");

@@ -137,6 +137,18 @@ struct Counters {
     rollovers: AtomicU64,
 }
 
+/// What the one-ID fast path needs, copied out of the layout so that it reads one small
+/// struct.
+#[derive(Clone, Copy)]
+struct Fast {
+    on: bool,
+    epoch_ms: u64,
+    tick_ms: u64,
+    seq_bits: u32,
+    time_shift: u32,
+    seq_shift: u32,
+}
+
 /// Why an issue could not happen now.
 enum Blocked {
     /// The clock must first reach `until_tick`. `exhausted`: the tick (and the borrowing
@@ -234,6 +246,9 @@ pub struct Generator<C: Clock = DefaultClock> {
     node_bits: u64,
     seq_cap: u64,
     stride: u64,
+    /// The one-ID fast path's constants (see [`Generator::fast_one`]): whether it applies
+    /// (no rollover field, sequences from 0), and the layout's numbers it needs.
+    fast: Fast,
     roll_bits: u32,
     roll_shift: u32,
     word: Word,
@@ -352,6 +367,14 @@ impl<C: Clock> Generator<C> {
             node_bits: layout.node_bits(&node),
             seq_cap,
             stride: 1 << seq.shift(),
+            fast: Fast {
+                on: roll_bits == 0 && policy.sequence_start == SequenceStart::Zero,
+                epoch_ms: layout.epoch_ms(),
+                tick_ms: layout.tick_ms(),
+                seq_bits: seq.bits().into(),
+                time_shift: layout.time().shift().into(),
+                seq_shift: seq.shift().into(),
+            },
             roll_bits,
             roll_shift,
             word: Word::new(seq.bits().into(), roll_bits, layout.max_tick()),
@@ -395,6 +418,7 @@ impl<C: Clock> Generator<C> {
         t: u64,
         want: u64,
         allow_ahead: bool,
+        may_roll: bool,
     ) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
@@ -410,7 +434,12 @@ impl<C: Clock> Generator<C> {
                 let exhausted = s == 0 && ahead == self.drift_ticks.saturating_add(1);
                 if allow_ahead && ahead <= self.drift_ticks {
                     (l, r, s.max(self.start(l)))
-                } else if allow_ahead && !exhausted && self.roll_bits > 0 && r < (1 << self.roll_bits) - 1 {
+                } else if may_roll
+                    && allow_ahead
+                    && !exhausted
+                    && self.roll_bits > 0
+                    && r < (1 << self.roll_bits) - 1
+                {
                     (t, r + 1, self.start(t))
                 } else {
                     let until_tick = if allow_ahead { l - self.drift_ticks } else { l };
@@ -456,9 +485,10 @@ impl<C: Clock> Generator<C> {
         t: u64,
         want: u64,
         allow_ahead: bool,
+        may_roll: bool,
     ) -> Result<core::result::Result<Block, Blocked>> {
         loop {
-            return Ok(match self.take(t, want, allow_ahead) {
+            return Ok(match self.take(t, want, allow_ahead, may_roll) {
                 Ok((tick, roll, seq, count)) => {
                     self.counters.issued.fetch_add(count, Ordering::Relaxed);
                     let first =
@@ -491,20 +521,34 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn block_at(&self, caller_ms: Option<u64>, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
         self.check_fork()?;
-        let mut now_ms = caller_ms.unwrap_or_else(|| self.clock.now_ms());
-        let deadline = now_ms.saturating_add(max_wait_ms);
-        // A thread preempted between reading the clock and its compare-and-swap finds the
-        // state moved ahead by the others, with the clock: that is no clock behind. Before
-        // judging so, the clock is read again, and again while it moves (never the caller's
-        // reading): the loop only repeats when time has passed.
         let live = caller_ms.is_none();
+        // A generator guarded by a high-water mark (a lease's validity) reads the clock afresh;
+        // the others take the clock's cheap reading first, which may lag by a tick.
+        #[cfg(feature = "std")]
+        let fresh_first = self.mark.is_some();
+        #[cfg(not(feature = "std"))]
+        let fresh_first = false;
+        let mut now_ms = match caller_ms {
+            Some(ms) => ms,
+            None if fresh_first => self.clock.now_ms(),
+            None => self.clock.now_ms_cached(),
+        };
+        // Whether `now_ms` is a fresh reading (or the caller's), which waits are timed from.
+        let mut fresh = !live || fresh_first;
+        let mut deadline = now_ms.saturating_add(max_wait_ms);
+        // Whether a fresh reading, taken after the state was found ahead, confirmed that the
+        // clock is behind: only then may the rollover field be bumped. A thread preempted
+        // between its reading and its compare-and-swap finds the state moved ahead by the
+        // others, with the clock: that is no clock behind, and the reading taken after says so.
+        // The caller's clock is taken at its word.
+        let mut confirmed = !live;
         loop {
             let t = self.layout.tick_of(now_ms)?;
             #[cfg(feature = "std")]
             if let Some(mark) = &self.mark {
                 mark.check(now_ms)?;
             }
-            match self.take_block(t, want, true)? {
+            match self.take_block(t, want, true, confirmed)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
                     return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
@@ -513,9 +557,19 @@ impl<C: Clock> Generator<C> {
                 Err(Blocked::Extend { .. }) => unreachable!("take_block extends the mark"),
                 Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
                     if live {
-                        let fresh = self.clock.now_ms();
-                        if fresh > now_ms {
-                            now_ms = fresh;
+                        // Before judging, read the clock again, and again while it moves (the
+                        // loop repeats only when time has passed, or once to confirm).
+                        let reading = self.clock.now_ms();
+                        if !fresh {
+                            fresh = true;
+                            deadline = reading.saturating_add(max_wait_ms);
+                        }
+                        if reading > now_ms {
+                            now_ms = reading;
+                            continue;
+                        }
+                        if !confirmed {
+                            confirmed = true;
                             continue;
                         }
                     }
@@ -546,13 +600,61 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        self.block_at(None, 1, self.policy.max_wait_ms, true).map(|b| b.first)
+        match self.fast_one() {
+            Some(id) => Ok(id),
+            None => self.block_at(None, 1, self.policy.max_wait_ms, true).map(|b| b.first),
+        }
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
     #[inline]
     pub fn try_next_id(&self) -> Result<u64> {
-        self.block_at(None, 1, 0, false).map(|b| b.first)
+        match self.fast_one() {
+            Some(id) => Ok(id),
+            None => self.block_at(None, 1, 0, false).map(|b| b.first),
+        }
+    }
+
+    /// One ID in the common case, with the fewest steps: the clock's (cheap) reading is the
+    /// state's tick with room left, or a later tick; one compare-and-swap. `None` sends the
+    /// caller to the general path ([`Generator::block_at`]), which handles everything else
+    /// (a full tick, a clock behind, a rollover field, a spread start, a high-water mark, the
+    /// layout's last tick, a lost compare-and-swap, a fork) by the same rules.
+    #[inline]
+    fn fast_one(&self) -> Option<u64> {
+        let f = &self.fast;
+        #[cfg(feature = "std")]
+        if !f.on || self.mark.is_some() {
+            return None;
+        }
+        #[cfg(not(feature = "std"))]
+        if !f.on {
+            return None;
+        }
+        #[cfg(all(feature = "std", unix))]
+        if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
+            return None;
+        }
+        let since = self.clock.now_ms_cached().checked_sub(f.epoch_ms)?;
+        let t = if f.tick_ms == 1 { since } else { since / f.tick_ms };
+        if t >= self.max_tick {
+            return None;
+        }
+        let cell: &AtomicU64 = &self.cell;
+        let cur = cell.load(Ordering::Acquire);
+        let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
+        let (tick, seq, next) = if t > l {
+            // A new tick: its first sequence number (the capacity is at least 2).
+            (t, 0, (t << f.seq_bits) | 1)
+        } else if t == l {
+            // The next free slot of this tick; after its last one, the next tick's first.
+            (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
+        } else {
+            return None;
+        };
+        cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed).ok()?;
+        self.counters.issued.fetch_add(1, Ordering::Relaxed);
+        Some((tick << f.time_shift) | self.node_bits | (seq << f.seq_shift))
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
@@ -612,13 +714,19 @@ impl<C: Clock> Generator<C> {
     /// tick has no room left (or the state is ahead of the clock). For [`crate::Pool`].
     pub fn reserve_rest_of_tick(&self) -> Result<Option<Block>> {
         self.check_fork()?;
-        let now_ms = self.clock.now_ms();
+        #[cfg(feature = "std")]
+        let now_ms = match self.mark.is_some() {
+            true => self.clock.now_ms(),
+            false => self.clock.now_ms_cached(),
+        };
+        #[cfg(not(feature = "std"))]
+        let now_ms = self.clock.now_ms_cached();
         let t = self.layout.tick_of(now_ms)?;
         #[cfg(feature = "std")]
         if let Some(mark) = &self.mark {
             mark.check(now_ms)?;
         }
-        Ok(self.take_block(t, u64::MAX, false)?.ok())
+        Ok(self.take_block(t, u64::MAX, false, false)?.ok())
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.
@@ -661,6 +769,7 @@ impl<C: Clock> Generator<C> {
             node_bits: self.node_bits,
             seq_cap: self.seq_cap,
             stride: self.stride,
+            fast: self.fast,
             roll_bits: self.roll_bits,
             roll_shift: self.roll_shift,
             word: self.word,

@@ -26,9 +26,21 @@ function textType(form) {
     .join(' | ');
 }
 
+function tables() {
+  return JSON.parse(fs.readFileSync(path.join(pkgDir, '..', 'tests', 'vectors', 'tables.json'), 'utf8'));
+}
+
+/** `SnowflakeErrorCode`, from core's error table: the codes Node can throw (not the C-only ones). */
+function errorCodes() {
+  const codes = tables()
+    .errors.filter((e) => !e.doc.startsWith('(C)') && e.node_code.startsWith('ERR_SNOWFLAKE_'))
+    .map((e) => `  | '${e.node_code}'`);
+  return ["/** The stable codes of libsnowflake's errors (the same in every language; core's table). */",
+    'export type SnowflakeErrorCode =', ...codes, ''].join('\n');
+}
+
 /** `GeneratorOptions`, from core's option table (tests/vectors/tables.json). */
 function generatorOptions() {
-  const tables = JSON.parse(fs.readFileSync(path.join(pkgDir, '..', 'tests', 'vectors', 'tables.json'), 'utf8'));
   const type = (o) => ({ integer: 'number | bigint', bool: 'boolean', path: 'string', text: textType(o.form) })[o.type];
   const lines = [
     "/** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */",
@@ -38,7 +50,7 @@ function generatorOptions() {
     "  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */",
     '  node?: Record<string, number | bigint>',
   ];
-  for (const o of tables.options) {
+  for (const o of tables().options) {
     const dflt = o.default ? ` (default ${o.default})` : '';
     lines.push(`  /** ${o.doc}${dflt} */`, `  ${o.camel}?: ${type(o)} | null`);
   }
@@ -58,7 +70,7 @@ try {
   );
   if (r.status !== 0) throw new Error(`napi build failed (exit ${r.status})`);
   const header = fs.readFileSync(path.join(__dirname, 'dts-header.d.ts'), 'utf8');
-  fs.writeFileSync(outFile, header + generatorOptions() + fs.readFileSync(generated, 'utf8'));
+  fs.writeFileSync(outFile, header + errorCodes() + generatorOptions() + fs.readFileSync(generated, 'utf8'));
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

@@ -56,9 +56,6 @@ fn array_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     ARRAY.import(py, "array", "array")
 }
 
-/// Batches at least this large are filled detached from the interpreter.
-const DETACH_FILL: usize = 1 << 16;
-
 /// Core's `Value` of a Python object: how an option or node value is handed over.
 pub fn value_of<'a>(v: &'a Bound<'_, PyAny>, text: &'a mut Option<String>) -> PyResult<Value<'a>> {
     if v.is_none() {
@@ -101,26 +98,17 @@ pub fn value_of<'a>(v: &'a Bound<'_, PyAny>, text: &'a mut Option<String>) -> Py
 /// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``; fields
 /// left out are 0; the text form ``"datacenter=1,worker=3"`` works too).
 ///
-/// Policies: ``max_drift_ms`` is how far ahead of the clock the generator may issue when a
-/// tick is full or the clock went back (0: never, classic Snowflake); ``max_wait_ms`` how long
-/// :meth:`next_id` may wait for the clock before it raises :class:`SequenceExhaustedError` or
-/// :class:`ClockBehindError` (0: never wait); ``sequence_start`` is ``"zero"`` or
-/// ``"spread:K"`` (each tick starts at a hash of the tick below K, so ``id % N`` shards evenly
-/// at low traffic); ``rollover`` names a node field that is bumped, instead of waiting, when
-/// the clock goes back.
+/// ``options`` are the keyword arguments of core's option table, one per option (the README's
+/// "Every option" table, and this class's stub, list them with their types and defaults):
+/// the policies when a tick is full or the clock goes back (``max_drift_ms``,
+/// ``max_wait_ms``, ``rollover``, ...), and how the state is shared beyond this process
+/// (``shared``, ``state_file``, ``lease``, ...). Core checks each: an unknown name, a wrong
+/// type or a value out of range raises with the message every front end gives.
 ///
 /// Every generator of a process with the same layout and node values shares one state, so
 /// making a new one per request cannot repeat an ID; ``isolated=True`` gives a generator a
 /// state of its own (for tests and :meth:`next_id_at` replays only: two isolated generators
 /// with the same node values can issue the same IDs).
-///
-/// Beyond one process: ``shared="name"`` makes every process of the host that opens the name
-/// draw from one state in shared memory (no repeat, IDs increasing across processes, and it
-/// keeps working in a child of ``fork()``); ``state_file=path`` keeps a durable high-water mark
-/// so a restart after the clock stepped back never repeats an ID (``state_window_ms``: how far
-/// ahead it reserves); ``lease="local"`` (or ``"redis://host:port/db"``) claims a free value of
-/// the worker field (``lease_field``) for this process, with file locks in ``lease_dir`` (or
-/// keys in Redis living ``lease_ttl_ms``).
 ///
 /// After ``fork()``, an inherited generator of one process raises
 /// :class:`ForkedProcessError`, and so does making one with the parent's node values in the
@@ -132,12 +120,28 @@ pub struct PyGenerator {
 }
 
 impl PyGenerator {
-    /// Core's `fill` into `out`, detached from the interpreter for a large batch.
-    fn fill(&self, py: Python<'_>, out: &mut [u64]) -> Result<(), Error> {
-        let result =
-            if out.len() >= DETACH_FILL { py.detach(|| self.inner.fill(out)) } else { self.inner.fill(out) };
-        // IDs written before a failure are dropped (never reissued): Python gets the error.
-        result.map_err(|e| Error(e.error))
+    /// `n` IDs through core's `fill`, a tick's capacity at a time, each chunk handed to
+    /// `take` as soon as it is filled: turning IDs into Python objects happens while the
+    /// next tick is awaited, so a batch on a layout whose capacity is the limit runs at it.
+    fn fill_chunks(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        mut take: impl FnMut(&[u64]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let chunk =
+            usize::try_from(self.inner.layout().capacity_per_tick()).unwrap_or(usize::MAX).clamp(1, 1 << 16);
+        let mut buf = vec![0u64; chunk.min(n)];
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(buf.len());
+            // IDs written before a failure are dropped (never reissued): Python gets the error.
+            self.inner.fill(&mut buf[..k]).map_err(|e| Error(e.error))?;
+            take(&buf[..k])?;
+            left -= k;
+        }
+        let _ = py;
+        Ok(())
     }
 }
 
@@ -198,11 +202,9 @@ impl PyGenerator {
     /// On an error, IDs already taken are dropped (never reissued).
     #[pyo3(signature = (n))]
     fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
-        let mut ids = Vec::new();
-        ids.try_reserve_exact(n).map_err(|_| PyOverflowError::new_err("n is too large"))?;
-        ids.resize(n, 0u64);
-        self.fill(py, &mut ids)?;
-        PyList::new(py, ids)
+        let list = PyList::empty(py);
+        self.fill_chunks(py, n, |ids| ids.iter().try_for_each(|id| list.append(id)))?;
+        Ok(list)
     }
 
     /// ``n`` new IDs, increasing, as an ``array.array('Q')``: written straight into memory,
@@ -210,15 +212,15 @@ impl PyGenerator {
     #[pyo3(signature = (n))]
     fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
         let len = n.checked_mul(8).ok_or_else(|| PyOverflowError::new_err("n is too large"))?;
-        let mut ids = Vec::new();
-        ids.try_reserve_exact(n).map_err(|_| PyOverflowError::new_err("n is too large"))?;
-        ids.resize(n, 0u64);
-        self.fill(py, &mut ids)?;
         let bytes = PyBytes::new_with(py, len, |buf| {
-            for (slot, id) in buf.chunks_exact_mut(8).zip(&ids) {
-                slot.copy_from_slice(&id.to_ne_bytes());
-            }
-            Ok(())
+            let mut at = 0;
+            self.fill_chunks(py, n, |ids| {
+                for (slot, id) in buf[at..at + ids.len() * 8].chunks_exact_mut(8).zip(ids) {
+                    slot.copy_from_slice(&id.to_ne_bytes());
+                }
+                at += ids.len() * 8;
+                Ok(())
+            })
         })?;
         array_class(py)?.call1(("Q", bytes))
     }

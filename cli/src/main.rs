@@ -68,7 +68,7 @@ Examples:
   snowflake next --shared orders -n 5             one state with every process naming `orders`
   snowflake next --lease local -n 5               claim a free worker value on this host
   snowflake next --state-file ids.state -n 5      never repeat an ID after a clock step back
-  snowflake next --options 'shared=orders;state_window_ms=500'  any option in the text form")]
+  snowflake next --options 'shared=orders;max_wait_ms=0'  any option in the text form")]
 pub struct NextArgs {
     /// How many IDs.
     #[arg(short = 'n', long = "count", default_value_t = 1, value_name = "N")]
@@ -82,7 +82,7 @@ pub struct NextArgs {
     /// Output: decimal, hex, base32, base36, base58, base62 (fixed width, sortable) or json.
     #[arg(short, long, default_value = "decimal", value_name = "FORMAT")]
     pub format: String,
-    /// Any option in the text form every binding reads, e.g. `shared=orders;state_window_ms=500`
+    /// Any option in the text form every binding reads, e.g. `shared=orders;max_wait_ms=0`
     /// (the flags below are the same options, one each; a key given both ways is an error).
     #[arg(long, value_name = "key=value;...")]
     pub options: Option<String>,

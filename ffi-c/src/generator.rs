@@ -62,7 +62,7 @@ pub struct SnowflakeStats {
 /// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
 /// fields left out are 0) and `options` in their text form, NULL or `""` for the defaults
 /// (no drift, wait up to 1000 ms, sequence from 0), for example
-/// `"max_drift_ms=50;max_wait_ms=0"` or `"shared=orders;state_window_ms=500"`. Every option
+/// `"max_drift_ms=50;max_wait_ms=0"` or `"shared=orders;max_wait_ms=0"`. Every option
 /// is in `API.md` and in core's option table; a value that holds `;` goes through
 /// `snowflake_options_set` and `snowflake_generator_open` instead.
 ///

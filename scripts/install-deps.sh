@@ -32,7 +32,7 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5"
+.venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5" "uuid-utils>=0.9"
 
 # --- Node -------------------------------------------------------------------------------------
 if [ -f bindings-node/package.json ]; then

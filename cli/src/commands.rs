@@ -4,8 +4,8 @@
 use crate::output::{self, grouped};
 use crate::{diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs, RedisScriptArgs};
 use snowflake_core::{
-    decode_str, encode, time, Clock, Coordination, Encoding, Error, Generator, Layout, MonotonicClock,
-    Options, SystemClock, PRESETS,
+    decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
+    SystemClock, PRESETS,
 };
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::sync::mpsc;
@@ -48,8 +48,8 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     let layout = Layout::parse(&args.layout)?;
     let node = layout.parse_node(&args.node)?;
     let format = parse_format(&args.format)?;
-    let (options, coordination) = parse_options(args)?;
-    let generator = open_generator(&layout, node, options, coordination)?;
+    let options = parse_options(args)?;
+    let generator = open_generator(&layout, node, options)?;
     let count = args.count;
 
     // The generator runs on its own thread, a chunk ahead of the formatting: on a layout
@@ -65,18 +65,12 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
             while left > 0 {
                 let mut ids = empty_rx.try_recv().unwrap_or_default();
                 ids.resize(left.min(CHUNK as u64) as usize, 0);
-                // Block by block (what next_ids does), so that when the generator fails
-                // (max_wait_ms=0 and a full tick, say) the IDs issued before are printed.
-                let (mut done, mut failure) = (0, None);
-                while done < ids.len() {
-                    match generator.reserve((ids.len() - done) as u64) {
-                        Ok(block) => done += block.fill(&mut ids[done..]),
-                        Err(e) => {
-                            failure = Some(e);
-                            break;
-                        }
-                    }
-                }
+                // When the generator fails partway (max_wait_ms=0 and a full tick, say), the
+                // IDs it wrote are printed before the error.
+                let (done, failure) = match generator.fill(&mut ids) {
+                    Ok(()) => (ids.len(), None),
+                    Err(e) => (e.written, Some(e.error)),
+                };
                 ids.truncate(done);
                 if done > 0 {
                     left -= done as u64;
@@ -134,31 +128,11 @@ fn write_ids(
     Ok(())
 }
 
-/// The generator options of `next`: the flags and `--options`, as one text that core parses
-/// (a key given both ways is an error, like any option given twice).
-fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
-    let mut text = String::new();
-    if let Some(ms) = args.max_drift_ms {
-        text.push_str(&format!("max_drift_ms={ms};"));
-    }
-    if let Some(ms) = args.max_wait_ms {
-        text.push_str(&format!("max_wait_ms={ms};"));
-    }
-    if let Some(start) = &args.sequence_start {
-        // Checked alone first, so that its value cannot smuggle in other options.
-        Options::parse_sequence_start(start)?;
-        text.push_str(&format!("sequence_start={start};"));
-    }
-    for (key, value) in [("shared", &args.shared), ("state_file", &args.state_file), ("lease", &args.lease)] {
-        if let Some(value) = value {
-            if value.contains(';') {
-                return Err(Failure::Input(format!("--{} must not contain `;`", key.replace('_', "-"))));
-            }
-            text.push_str(&format!("{key}={value};"));
-        }
-    }
-    text.push_str(args.options.as_deref().unwrap_or(""));
-    Ok(Coordination::parse_options(&text)?)
+/// The generator options of `next`: the flags and `--options`, each key once, checked by
+/// core (a value may hold `;` when given as a flag).
+fn parse_options(args: &NextArgs) -> Result<Options, Failure> {
+    let flags = args.flags.0.iter().map(|(k, v)| Ok((*k, v.as_str())));
+    Ok(Options::from_pairs(flags.chain(Options::text_pairs(args.options.as_deref().unwrap_or(""))))?)
 }
 
 /// Without coordination between processes (`shared=`, `lease=`), runs of `next` with the same
@@ -167,17 +141,12 @@ fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
 fn open_generator(
     layout: &Layout,
     node: snowflake_core::Node,
-    options: Options,
-    mut coordination: Coordination,
+    mut options: Options,
 ) -> Result<Generator, Failure> {
-    if coordination.shared.is_none() && coordination.lease.is_none() {
-        coordination.run_lock = true;
+    if options.shared.is_none() && options.lease.is_none() && !options.isolated {
+        options.run_lock = true;
     }
-    Generator::open(layout, node, options, &coordination).map_err(|e| match e {
-        snowflake_core::OpenError::Core(e) => Failure::from(e),
-        snowflake_core::OpenError::Mismatch { .. } => Failure::Input(e.to_string()),
-        e => Failure::Runtime(e.to_string()),
-    })
+    Ok(Generator::new(layout, node, options)?)
 }
 
 /// Cuts untrusted input short for an error message.
@@ -356,7 +325,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     writeln!(out, "capacity  {} IDs/s per node", grouped(capacity as u64))?;
     out.flush()?;
 
-    let generator = Generator::new(&layout, layout.node(&[])?, options)?;
+    let generator = Generator::new(&layout, layout.node(&[])?, options.clone())?;
     let start = start_of_next_tick(&layout)?;
     let (mut issued, mut last) = (0u64, 0u64);
     while start.elapsed() < duration {
@@ -372,7 +341,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     let start = start_of_next_tick(&layout)?;
     let mut issued = 0u64;
     while start.elapsed() < duration {
-        generator.next_ids(&mut buf)?;
+        generator.fill(&mut buf).map_err(Error::from)?;
         std::hint::black_box(&buf);
         issued += buf.len() as u64;
     }

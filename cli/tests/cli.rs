@@ -218,11 +218,20 @@ fn options_reach_cores_coordination_between_processes() {
     assert_eq!(all.len(), 40_000);
     let out = run(&["next", "--shared", "x;lease=local"]).wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8(out.stderr).unwrap().contains("--shared must not contain `;`"));
+    // Core checks the name (one check for every front end); `;` is no shared name's.
+    assert!(String::from_utf8(out.stderr).unwrap().contains("a shared name is 1 to 64"));
     let state = dir.join("ids.state");
     let out = run(&["next", "-n", "3", "--state-file", state.to_str().unwrap()]).wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read(&state).unwrap().len(), 48, "the state file holds its record");
+    // A path may hold `=`, `;` and spaces: the flag's value reaches core whole.
+    std::fs::create_dir_all(dir.join("dir=with eq")).unwrap();
+    let odd = dir.join("dir=with eq").join("ids;one.state");
+    let out = run(&["next", "-n", "3", "--node", "worker=9", "--state-file", odd.to_str().unwrap()])
+        .wait_with_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&odd).unwrap().len(), 48, "the state file at a path with `=`, `;` and a space");
 
     // A leased worker value.
     let leases = dir.join("leases");

@@ -25,10 +25,10 @@
 //! | `coord` | (`std`) what a generator's state is shared with: the in-process registry, and each behind its feature the shared mapping (`shared`), the state file (`state-file`), local and Redis leases (`lease-local`, `lease-redis`), the run lock | everything below |
 //! | `redis_script` | (`redis-script`) the Lua script that issues a layout's IDs inside Redis | `layout`, `error`, `text` |
 //! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
-//! | `options` | the generator's options and their text form | `error`, `text`, `hash` |
+//! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
 //! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks | nothing |
 //! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
-//! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, errors, RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
+//! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, the one error type and its table of kinds ([`KINDS`]), RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
 //!
 //! ```
 //! use snowflake_core::{Generator, Layout, Options, encode, Encoding};
@@ -43,7 +43,7 @@
 //! assert_eq!(encode(id, Encoding::Base62, false).len(), 11);
 //!
 //! let mut batch = [0u64; 1000];
-//! generator.next_ids(&mut batch)?;
+//! generator.fill(&mut batch)?;
 //! assert!(batch.windows(2).all(|w| w[0] < w[1]) && batch[0] > id);
 //! # Ok::<(), snowflake_core::Error>(())
 //! ```
@@ -80,16 +80,21 @@ pub use clock::{MonotonicClock, SystemClock};
 pub use coord::default_lease_dir;
 #[cfg(all(feature = "std", unix, feature = "shared"))]
 pub use coord::{shared_path, shm_dir};
-#[cfg(feature = "std")]
-pub use coord::{valid_shared_name, Coordination, IoError, LeaseKind, OpenError};
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
-pub use error::{Error, ErrorKind, LayoutError, ParseIdError, Result};
-pub use generator::{Block, Generator, Pool, Stats};
+#[cfg(feature = "std")]
+pub use error::IoError;
+pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
+pub use generator::{Block, FillError, Generator, Pool, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
-pub use options::{Options, SequenceStart};
+#[cfg(feature = "std")]
+pub use options::{redact_url, LeaseKind};
+pub use options::{
+    valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, SequenceStart, Value, CONFLICTS,
+    NEEDS, OPTIONS, OPTION_NAMES,
+};
 #[cfg(feature = "redis-script")]
 pub use redis_script::redis_script;
-pub use text::{Name, MAX_NAME_LEN};
+pub use text::{Name, Spelling, MAX_NAME_LEN};
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -10,7 +10,7 @@
 //! - `lease=local`: 16 processes claim the 16 values of a 4-bit worker field; a 17th is refused;
 //!   after one is killed a new process gets its value and issues above the dead one's IDs.
 
-use snowflake_core::{Coordination, Generator, Layout, OpenError};
+use snowflake_core::{Generator, Layout, Options};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -30,10 +30,9 @@ fn worker(spec: &str) {
     let layout = Layout::parse(layout).unwrap();
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
-    let opened = Coordination::parse_options(options)
-        .map_err(OpenError::from)
-        .and_then(|(o, c)| Ok((layout.parse_node(node)?, o, c)))
-        .and_then(|(n, o, c)| Generator::open(&layout, n, o, &c));
+    let opened = Options::parse(options)
+        .and_then(|o| Ok((layout.parse_node(node)?, o)))
+        .and_then(|(n, o)| Generator::new(&layout, n, o));
     let g = match opened {
         Ok(g) => g,
         Err(e) => {
@@ -215,8 +214,8 @@ fn shared_survives_kill_9() {
 fn shared_works_across_fork() {
     let name = shared_name("fork");
     let layout = Layout::parse("twitter").unwrap();
-    let (options, c) = Coordination::parse_options(&format!("shared={name}")).unwrap();
-    let g = Generator::open(&layout, layout.parse_node("worker=9").unwrap(), options, &c).unwrap();
+    let options = Options::parse(&format!("shared={name}")).unwrap();
+    let g = Generator::new(&layout, layout.parse_node("worker=9").unwrap(), options.clone()).unwrap();
     let dir = tmp("fork");
     let child_file = dir.join("child");
     // SAFETY: the child issues IDs, writes a file and _exits.
@@ -374,9 +373,8 @@ fn a_forked_child_leaves_the_parents_state_file_alone() {
     let dir = tmp("forkdrop");
     let path = dir.join("ids.state");
     let layout = Layout::parse("twitter").unwrap();
-    let (o, c) =
-        Coordination::parse_options(&format!("state_file={};state_window_ms=60000", path.display())).unwrap();
-    let g = Generator::open(&layout, layout.parse_node("worker=11").unwrap(), o, &c).unwrap();
+    let o = Options::parse(&format!("state_file={};state_window_ms=60000", path.display())).unwrap();
+    let g = Generator::new(&layout, layout.parse_node("worker=11").unwrap(), o.clone()).unwrap();
     let first = g.next_id().unwrap();
     let reserved = record_end(&path);
     // The child drops its copy of the generator (as an exiting interpreter would); the
@@ -398,8 +396,8 @@ fn a_forked_child_leaves_the_parents_state_file_alone() {
 fn a_pools_bank_is_not_inherited() {
     let name = shared_name("poolfork");
     let layout = Layout::parse("twitter").unwrap();
-    let (o, c) = Coordination::parse_options(&format!("shared={name}")).unwrap();
-    let g = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    let o = Options::parse(&format!("shared={name}")).unwrap();
+    let g = Generator::new(&layout, Default::default(), o.clone()).unwrap();
     let mut pool: snowflake_core::Pool<'_, _, 4> = snowflake_core::Pool::new(&g);
     g.next_id().unwrap();
     assert!(pool.bank().unwrap() > 0);
@@ -432,8 +430,8 @@ fn rollover_with_a_state_file_or_lease_is_refused() {
     for spec in
         ["state_file=/tmp/never-created.state;rollover=era", "lease=local;lease_field=worker;rollover=era"]
     {
-        let (o, c) = Coordination::parse_options(spec).unwrap();
-        let err = Generator::open(&layout, Default::default(), o, &c).unwrap_err();
+        let o = Options::parse(spec).unwrap();
+        let err = Generator::new(&layout, Default::default(), o.clone()).unwrap_err();
         assert!(err.to_string().contains("rollover cannot be combined"), "{spec}: {err}");
     }
     assert!(!Path::new("/tmp/never-created.state").exists());
@@ -446,10 +444,10 @@ fn joining_a_durable_shared_state_does_not_stall_the_others() {
     let name = shared_name("join");
     let layout = Layout::parse("twitter").unwrap();
     let spec = format!("shared={name};state_file={};max_wait_ms=0", dir.join("s").display());
-    let (o, c) = Coordination::parse_options(&spec).unwrap();
-    let first = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    let o = Options::parse(&spec).unwrap();
+    let first = Generator::new(&layout, Default::default(), o.clone()).unwrap();
     first.next_id().unwrap();
-    let second = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    let second = Generator::new(&layout, Default::default(), o.clone()).unwrap();
     for _ in 0..100 {
         first.next_id().unwrap();
         second.next_id().unwrap();

@@ -6,19 +6,18 @@
 
 mod common;
 use common::{start_redis, start_redis_on, Conn, Reply};
-use snowflake_core::{Coordination, Error, Generator, Layout};
+use snowflake_core::{Error, Generator, Layout, Options};
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 const LAYOUT: &str = "time:41,worker:3,sequence:12;epoch=1288834974657";
 
-fn open(port: u16, ttl_ms: u64) -> Result<Generator, snowflake_core::OpenError> {
+fn open(port: u16, ttl_ms: u64) -> Result<Generator, Error> {
     let layout = Layout::parse(LAYOUT).unwrap();
-    let (options, c) = Coordination::parse_options(&format!(
-        "lease=redis://127.0.0.1:{port}/0;lease_ttl_ms={ttl_ms};max_wait_ms=50"
-    ))
-    .unwrap();
-    Generator::open(&layout, Default::default(), options, &c)
+    let options =
+        Options::parse(&format!("lease=redis://127.0.0.1:{port}/0;lease_ttl_ms={ttl_ms};max_wait_ms=50"))
+            .unwrap();
+    Generator::new(&layout, Default::default(), options)
 }
 
 fn worker(g: &Generator) -> u64 {

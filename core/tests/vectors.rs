@@ -142,7 +142,7 @@ fn generator_traces() {
         // Both constructors must follow the trace: isolated, and the registry path honouring
         // `isolated=true`.
         let clock = ManualClock::new(0);
-        let a = Generator::isolated(&layout, node, options, &clock).unwrap();
+        let a = Generator::isolated(&layout, node, options.clone(), &clock).unwrap();
         let b = Generator::with_clock(&layout, node, options, &clock).unwrap();
         for g in [a, b] {
             for (i, step) in trace["steps"].as_array().unwrap().iter().enumerate() {

@@ -8,8 +8,9 @@
 //! in place every `lease_window` of ticks), so the next holder of a value never issues at or
 //! below what the previous holder could have issued, even if it died a microsecond ago.
 
+use super::io_err;
 use super::mark::Durable;
-use super::{io_err, OpenError};
+use crate::error::Error;
 use crate::layout::{Layout, Node};
 use crate::sys::Flock;
 use std::fs::{DirBuilder, OpenOptions};
@@ -37,7 +38,7 @@ pub(crate) fn claim(
     node: &Node,
     field: usize,
     window_ticks: u64,
-) -> Result<LocalLease, OpenError> {
+) -> Result<LocalLease, Error> {
     let others = layout.node_bits(&node.with(field, 0));
     let sub =
         dir.join(format!("{:016x}-{:016x}-{}", layout.fingerprint(), others, layout.fields()[field].name()));
@@ -67,12 +68,10 @@ pub(crate) fn claim(
             Durable::held(file, &path, layout.fingerprint(), node_bits, window_ticks, layout.max_tick())?;
         return Ok(LocalLease { field, value, durable });
     }
-    Err(OpenError::Lease {
-        detail: format!(
-            "all {} values of `{}` are held by live processes (lease files in {})",
-            max + 1,
-            layout.fields()[field].name(),
-            sub.display()
-        ),
-    })
+    Err(Error::lease_unavailable(format_args!(
+        "all {} values of `{}` are held by live processes (lease files in {})",
+        max + 1,
+        layout.fields()[field].name(),
+        sub.display()
+    )))
 }

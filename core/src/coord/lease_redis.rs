@@ -14,7 +14,7 @@
 //! - **Release** (on drop): stores the exact high-water mark and deletes the key.
 
 use super::resp::{Conn, Reply, Url};
-use super::OpenError;
+
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
 use crate::generator::{HighWater, Word};
@@ -101,14 +101,17 @@ impl RedisLease {
         field: usize,
         timing: Timing,
         clock: &MonotonicClock,
-    ) -> Result<Arc<RedisLease>, OpenError> {
+    ) -> Result<Arc<RedisLease>, Error> {
         let ttl_ms = timing.ttl_ms;
         let window_ms = timing.window_ms.min(ttl_ms / 2).max(1);
-        let url = Url::parse(url_text).ok_or_else(|| OpenError::Lease {
-            detail: format!("`{url_text}` is not a redis://host:port/db address"),
+        let url = Url::parse(url_text).ok_or_else(|| {
+            Error::lease_unavailable(format_args!(
+                "`{}` is not a redis://host:port/db address",
+                crate::options::redact_url(url_text)
+            ))
         })?;
-        let unreachable = |e: std::io::Error| OpenError::Lease {
-            detail: format!("cannot reach Redis at {}:{}: {e}", url.host, url.port),
+        let unreachable = |e: std::io::Error| {
+            Error::lease_unavailable(format_args!("cannot reach Redis at {}:{}: {e}", url.host, url.port))
         };
         let mut conn = Conn::connect(&url, timeout(ttl_ms)).map_err(unreachable)?;
         let f = &layout.fields()[field];
@@ -139,7 +142,7 @@ impl RedisLease {
                 _ => None,
             };
             let ticks = |ms: u64| ms.div_ceil(layout.tick_ms());
-            let now_tick = layout.tick_of(sent_at).map_err(OpenError::Core)?;
+            let now_tick = layout.tick_of(sent_at)?;
             // Without a stored mark (a value never used, or Redis lost its data), a holder that
             // may still think it owns the value can issue until its validity (4/5 TTL after its
             // last renewal) runs out, at ticks up to its drift plus one reservation window
@@ -149,13 +152,11 @@ impl RedisLease {
             let floor = stored.unwrap_or(unknown_floor).min(layout.max_tick().saturating_add(1));
             if floor > unknown_floor {
                 let _ = eval(&mut conn, RELEASE, &[&owner_key, &hwm_key], &[&token, &floor.to_string()]);
-                return Err(OpenError::Lease {
-                    detail: format!(
-                        "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
-                        f.name(),
-                        (floor - now_tick).saturating_mul(layout.tick_ms())
-                    ),
-                });
+                return Err(Error::lease_unavailable(format_args!(
+                    "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
+                    f.name(),
+                    (floor - now_tick).saturating_mul(layout.tick_ms())
+                )));
             }
             let lease = Arc::new(RedisLease {
                 url: url.clone(),
@@ -175,14 +176,15 @@ impl RedisLease {
                 closing: Mutex::new(None),
                 fork_generation: crate::sys::fork_generation(),
             });
-            RedisLease::start_renewing(&lease, *clock).map_err(|e| OpenError::Lease {
-                detail: format!("cannot start the lease renewal thread: {e}"),
+            RedisLease::start_renewing(&lease, *clock).map_err(|e| {
+                Error::lease_unavailable(format_args!("cannot start the lease renewal thread: {e}"))
             })?;
             return Ok(lease);
         }
-        Err(OpenError::Lease {
-            detail: format!("all {count} values of `{}` are leased in Redis (keys {prefix}:*)", f.name()),
-        })
+        Err(Error::lease_unavailable(format_args!(
+            "all {count} values of `{}` are leased in Redis (keys {prefix}:*)",
+            f.name()
+        )))
     }
 
     fn start_renewing(lease: &Arc<RedisLease>, clock: MonotonicClock) -> std::io::Result<()> {

@@ -13,8 +13,8 @@
 //! that belongs to another layout or node, is an error, never a silent reset. Lease files
 //! (see `lease`) hold the same record, written in place (their holder holds a lock on them).
 
-use super::{io_err, OpenError};
-use crate::error::{Error, Result as CoreResult};
+use super::io_err;
+use crate::error::Error;
 use crate::generator::{HighWater, Word};
 use crate::hash::Fnv1a;
 use crate::sys::Flock;
@@ -60,17 +60,17 @@ impl Record {
     }
 
     /// `None` for an empty file (never written).
-    fn decode(bytes: &[u8], path: &Path) -> Result<Option<Record>, OpenError> {
+    fn decode(bytes: &[u8], path: &Path) -> Result<Option<Record>, Error> {
         if bytes.is_empty() {
             return Ok(None);
         }
         let corrupt = |why: &str| {
-            OpenError::StateFile {
-            path: path.to_path_buf(),
-            detail: format!(
-                "{why}: it is torn or corrupt. Nothing was reset. If you are sure no ID above the time it guarded was issued, delete it"
-            ),
-        }
+            Error::state_file(
+                path,
+                format_args!(
+                    "{why}: it is torn or corrupt. Nothing was reset. If you are sure no ID above the time it guarded was issued, delete it"
+                ),
+            )
         };
         if bytes.len() != LEN {
             return Err(corrupt(&format!("{} bytes, not {LEN}", bytes.len())));
@@ -152,25 +152,19 @@ impl Durable {
         node_bits: u64,
         window_ticks: u64,
         max_tick: u64,
-    ) -> Result<Durable, OpenError> {
+    ) -> Result<Durable, Error> {
         let bytes = match File::open(path) {
             Ok(mut f) => read_all(&mut f).map_err(|e| io_err("reading the state file", path, e))?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(io_err("opening the state file", path, e).into()),
+            Err(e) => return Err(io_err("opening the state file", path, e)),
         };
         let floor = match Record::decode(&bytes, path)? {
             None => 0,
             Some(r) if r.fingerprint != fingerprint => {
-                return Err(OpenError::StateFile {
-                    path: path.to_path_buf(),
-                    detail: "it belongs to another layout".into(),
-                })
+                return Err(Error::state_file(path, "it belongs to another layout"))
             }
             Some(r) if r.node_bits != node_bits => {
-                return Err(OpenError::StateFile {
-                    path: path.to_path_buf(),
-                    detail: "it belongs to other node values".into(),
-                })
+                return Err(Error::state_file(path, "it belongs to other node values"))
             }
             Some(r) => r.reserved_end,
         };
@@ -188,7 +182,7 @@ impl Durable {
         node_bits: u64,
         window_ticks: u64,
         max_tick: u64,
-    ) -> Result<Durable, OpenError> {
+    ) -> Result<Durable, Error> {
         let bytes = read_all(&mut file).map_err(|e| io_err("reading the lease file", path, e))?;
         // Another layout's or node's lease file in the same directory is not an error for a
         // lease: the value is ours now, and its old reservation does not concern this layout.
@@ -231,7 +225,7 @@ impl Durable {
         if word.load(Ordering::Acquire) > tick {
             return Ok(()); // another thread extended it
         }
-        let errno = |e: io::Error| Error::StateFile { errno: e.raw_os_error().unwrap_or(libc::EIO) };
+        let errno = |e: io::Error| io_err("reserving time in the state file", &self.path, e);
         let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
         self.store_end(new_end, |on_disk| new_end.max(on_disk)).map_err(errno)?;
         word.fetch_max(new_end, Ordering::AcqRel);
@@ -306,8 +300,8 @@ static OPEN: Mutex<Vec<(PathBuf, std::sync::Weak<Durable>)>> = Mutex::new(Vec::n
 /// it (and so its state, through the registry), and it closes when the last one goes.
 pub(crate) fn open_in_process(
     path: &Path,
-    make: impl FnOnce() -> Result<Durable, OpenError>,
-) -> Result<std::sync::Arc<Durable>, OpenError> {
+    make: impl FnOnce() -> Result<Durable, Error>,
+) -> Result<std::sync::Arc<Durable>, Error> {
     use std::sync::Arc;
     // Built under the lock: a generator opening the file while the last one closes it reads
     // the record after that close has written it.
@@ -344,7 +338,7 @@ impl HighWater for FileMark {
         }
     }
 
-    fn extend(&self, tick: u64) -> CoreResult<()> {
+    fn extend(&self, tick: u64) -> Result<(), Error> {
         self.durable.extend(self.reserved(), tick)
     }
 }

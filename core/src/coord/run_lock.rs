@@ -52,7 +52,7 @@ impl RunLock {
         state: Arc<AtomicU64>,
         word: Word,
         max_drift_ms: u64,
-    ) -> Result<Arc<RunLock>, super::IoError> {
+    ) -> Result<Arc<RunLock>, crate::error::Error> {
         let key = path(layout, node);
         let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
         held.retain(|(_, w)| w.strong_count() > 0);
@@ -70,7 +70,7 @@ impl RunLock {
         state: Arc<AtomicU64>,
         word: Word,
         max_drift_ms: u64,
-    ) -> Result<RunLock, super::IoError> {
+    ) -> Result<RunLock, crate::error::Error> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let path = path(layout, node);
         let fail = |e: std::io::Error| super::io_err("locking", &path, e);

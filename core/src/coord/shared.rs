@@ -29,10 +29,10 @@
 //! on the time; after a reboot (another boot id) the anchor is taken anew, and the state word
 //! (the high-water mark of what was issued) still keeps new IDs above the old ones.
 
-use super::{io_err, valid_shared_name, OpenError};
+use super::io_err;
 use crate::error::Error;
 use crate::layout::{Layout, Node};
-use crate::options::{Options, SequenceStart};
+use crate::options::{valid_shared_name, Policy, SequenceStart};
 use crate::sys::{Flock, Map};
 use crate::text::Name;
 use std::fs::OpenOptions;
@@ -92,7 +92,7 @@ fn sequence_code(s: SequenceStart) -> u64 {
 pub(crate) struct Identity<'a> {
     pub layout: &'a Layout,
     pub node: &'a Node,
-    pub options: &'a Options,
+    pub policy: &'a Policy,
     pub rollover: Option<usize>,
     pub state_file: Option<&'a Path>,
     /// The state word and reservation a fresh state starts with.
@@ -109,8 +109,8 @@ impl Identity<'_> {
         [
             self.layout.fingerprint(),
             self.layout.node_bits(&node),
-            self.options.max_drift_ms,
-            sequence_code(self.options.sequence_start),
+            self.policy.max_drift_ms,
+            sequence_code(self.policy.sequence_start),
             self.rollover.map_or(0, |i| i as u64 + 1),
             self.state_file.map_or(0, |p| {
                 let mut h = crate::hash::Fnv1a::new();
@@ -154,17 +154,17 @@ impl Mapping {
     }
 
     /// Opens (creating if need be) the shared state called `name` for `identity`.
-    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<Mapping, OpenError> {
+    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<Mapping, Error> {
         if !valid_shared_name(name) {
-            return Err(OpenError::Core(Error::BadOption {
+            return Err(Error::BadOption {
                 name: Name::snippet(name),
                 reason: "a shared name is 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .)",
-            }));
+            });
         }
         Mapping::open_path(&shared_path(name), identity)
     }
 
-    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, OpenError> {
+    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, Error> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -177,15 +177,15 @@ impl Mapping {
         let meta = file.metadata().map_err(|e| io_err("reading", path, e))?;
         let uid = crate::sys::euid();
         if meta.uid() != uid || meta.mode() & 0o077 != 0 {
-            return Err(OpenError::Mismatch {
-                what: "owner",
-                detail: format!(
+            return Err(Error::shared_mismatch(
+                "owner",
+                format_args!(
                     "{} belongs to uid {} with mode {:o}; it must be this user's ({uid}) with mode 600",
                     path.display(),
                     meta.uid(),
                     meta.mode() & 0o777
                 ),
-            });
+            ));
         }
         let _lock = Flock::exclusive(&file).map_err(|e| io_err("locking", path, e))?;
         let len = file.metadata().map_err(|e| io_err("reading", path, e))?.len();
@@ -208,10 +208,10 @@ impl Mapping {
             map.set_bytes(72, 36, &boot_id());
             map.write(0, MAGIC);
         } else if magic != MAGIC {
-            return Err(OpenError::Mismatch {
-                what: "file",
-                detail: format!("{} is not a libsnowflake shared state", path.display()),
-            });
+            return Err(Error::shared_mismatch(
+                "file",
+                format_args!("{} is not a libsnowflake shared state", path.display()),
+            ));
         } else {
             if let Some(e) = map.compare(identity, &words) {
                 return Err(e);
@@ -226,7 +226,7 @@ impl Mapping {
         Ok(map)
     }
 
-    fn compare(&self, identity: &Identity<'_>, words: &[u64; 6]) -> Option<OpenError> {
+    fn compare(&self, identity: &Identity<'_>, words: &[u64; 6]) -> Option<Error> {
         let theirs: Vec<u64> = (0..6).map(|i| self.read(8 + 8 * i)).collect();
         let text = self.bytes(TEXT_AT, TEXT_MAX);
         let end = text.iter().position(|&b| b == 0).unwrap_or(TEXT_MAX);
@@ -271,6 +271,6 @@ impl Mapping {
         } else {
             return None;
         };
-        Some(OpenError::Mismatch { what, detail: format!("{}: {detail}", self.path.display()) })
+        Some(Error::shared_mismatch(what, format_args!("{}: {detail}", self.path.display())))
     }
 }

@@ -27,7 +27,7 @@
 use crate::clock::{Clock, DefaultClock};
 use crate::error::{Error, Result};
 use crate::layout::{FieldKind, Layout, Node};
-use crate::options::{Options, SequenceStart};
+use crate::options::{Options, Policy, SequenceStart};
 use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use word::Word;
@@ -81,6 +81,35 @@ impl Block {
     }
 }
 
+/// Why [`Generator::fill`] stopped before the end of its buffer: how many IDs it wrote at the
+/// start of the buffer (valid and unique), and the error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FillError {
+    /// How many IDs were written, from the start of the buffer.
+    pub written: usize,
+    /// Why it stopped.
+    pub error: Error,
+}
+
+impl From<FillError> for Error {
+    fn from(e: FillError) -> Error {
+        e.error
+    }
+}
+
+impl core::fmt::Display for FillError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} (after {} IDs)", self.error, self.written)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for FillError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// What a generator has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -106,6 +135,18 @@ struct Counters {
     waited_ms: AtomicU64,
     clock_behind: AtomicU64,
     rollovers: AtomicU64,
+}
+
+/// What the one-ID fast path needs, copied out of the layout so that it reads one small
+/// struct.
+#[derive(Clone, Copy)]
+struct Fast {
+    on: bool,
+    epoch_ms: u64,
+    tick_ms: u64,
+    seq_bits: u32,
+    time_shift: u32,
+    seq_shift: u32,
 }
 
 /// Why an issue could not happen now.
@@ -201,10 +242,13 @@ pub struct Generator<C: Clock = DefaultClock> {
     clock: C,
     layout: Layout,
     node: Node,
-    options: Options,
+    policy: Policy,
     node_bits: u64,
     seq_cap: u64,
     stride: u64,
+    /// The one-ID fast path's constants (see [`Generator::fast_one`]): whether it applies
+    /// (no rollover field, sequences from 0), and the layout's numbers it needs.
+    fast: Fast,
     roll_bits: u32,
     roll_shift: u32,
     word: Word,
@@ -227,7 +271,7 @@ impl<C: Clock> core::fmt::Debug for Generator<C> {
             write!(f, "{sep}{name}={v}")?;
             sep = ",";
         }
-        write!(f, ", {})", self.options)
+        write!(f, ", {})", self.policy)
     }
 }
 
@@ -235,7 +279,7 @@ impl<C: Clock> Generator<C> {
     /// A generator with its own state and `clock`: for tests, replays and traces. It shares
     /// nothing, so two isolated generators with the same node values *can* issue the same IDs.
     pub fn isolated(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
-        Generator::build(layout, node, options, clock)
+        Generator::build(layout, node, options.policy(), clock)
     }
 
     /// A generator over `cell` (and `mark`), for the coordination layer, which has checked
@@ -273,14 +317,15 @@ impl<C: Clock> Generator<C> {
     }
 
     /// Checks `layout`, `node` and `options` together and makes an isolated generator.
-    pub(crate) fn build(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+    pub(crate) fn build(layout: &Layout, node: Node, policy: Policy, clock: C) -> Result<Self> {
         let seq = layout.sequence();
         let seq_cap = layout.capacity_per_tick();
-        if let SequenceStart::Spread(k) = options.sequence_start {
+        if let SequenceStart::Spread(k) = policy.sequence_start {
             if k == 0 || k > seq_cap {
                 return Err(Error::ValueRange {
                     name: Name::snippet("sequence_start spread"),
-                    value: k,
+                    value: i128::from(k),
+                    min: 1,
                     max: seq_cap,
                 });
             }
@@ -289,13 +334,14 @@ impl<C: Clock> Generator<C> {
             if node.get(i) > f.max() {
                 return Err(Error::ValueRange {
                     name: Name::snippet(f.name()),
-                    value: node.get(i),
+                    value: i128::from(node.get(i)),
+                    min: 0,
                     max: f.max(),
                 });
             }
         }
         let (mut roll_bits, mut roll_shift) = (0, 0);
-        if let Some(r) = options.rollover {
+        if let Some(r) = policy.rollover {
             let (i, f) = layout.field(r.as_str()).ok_or(Error::UnknownField { name: r })?;
             if f.kind() != FieldKind::Node {
                 return Err(Error::NotANodeField { name: r });
@@ -317,14 +363,22 @@ impl<C: Clock> Generator<C> {
             clock,
             layout: *layout,
             node,
-            options,
+            policy,
             node_bits: layout.node_bits(&node),
             seq_cap,
             stride: 1 << seq.shift(),
+            fast: Fast {
+                on: roll_bits == 0 && policy.sequence_start == SequenceStart::Zero,
+                epoch_ms: layout.epoch_ms(),
+                tick_ms: layout.tick_ms(),
+                seq_bits: seq.bits().into(),
+                time_shift: layout.time().shift().into(),
+                seq_shift: seq.shift().into(),
+            },
             roll_bits,
             roll_shift,
             word: Word::new(seq.bits().into(), roll_bits, layout.max_tick()),
-            drift_ticks: options.max_drift_ms / layout.tick_ms(),
+            drift_ticks: policy.max_drift_ms / layout.tick_ms(),
             max_tick: layout.max_tick(),
             counters: Counters::default(),
             #[cfg(all(feature = "std", unix))]
@@ -342,9 +396,9 @@ impl<C: Clock> Generator<C> {
     pub const fn node(&self) -> &Node {
         &self.node
     }
-    /// The options.
-    pub const fn options(&self) -> &Options {
-        &self.options
+    /// The policy: what the generator does when the clock does not let it issue at once.
+    pub const fn policy(&self) -> &Policy {
+        &self.policy
     }
     /// The clock.
     pub const fn clock(&self) -> &C {
@@ -353,7 +407,7 @@ impl<C: Clock> Generator<C> {
 
     #[inline]
     fn start(&self, tick: u64) -> u64 {
-        self.options.sequence_start.start(tick)
+        self.policy.sequence_start.start(tick)
     }
 
     /// One compare-and-swap: takes up to `want` slots at clock tick `t`. Returns the tick, the
@@ -364,6 +418,7 @@ impl<C: Clock> Generator<C> {
         t: u64,
         want: u64,
         allow_ahead: bool,
+        may_roll: bool,
     ) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
@@ -379,7 +434,12 @@ impl<C: Clock> Generator<C> {
                 let exhausted = s == 0 && ahead == self.drift_ticks.saturating_add(1);
                 if allow_ahead && ahead <= self.drift_ticks {
                     (l, r, s.max(self.start(l)))
-                } else if allow_ahead && !exhausted && self.roll_bits > 0 && r < (1 << self.roll_bits) - 1 {
+                } else if may_roll
+                    && allow_ahead
+                    && !exhausted
+                    && self.roll_bits > 0
+                    && r < (1 << self.roll_bits) - 1
+                {
                     (t, r + 1, self.start(t))
                 } else {
                     let until_tick = if allow_ahead { l - self.drift_ticks } else { l };
@@ -425,9 +485,10 @@ impl<C: Clock> Generator<C> {
         t: u64,
         want: u64,
         allow_ahead: bool,
+        may_roll: bool,
     ) -> Result<core::result::Result<Block, Blocked>> {
         loop {
-            return Ok(match self.take(t, want, allow_ahead) {
+            return Ok(match self.take(t, want, allow_ahead, may_roll) {
                 Ok((tick, roll, seq, count)) => {
                     self.counters.issued.fetch_add(count, Ordering::Relaxed);
                     let first =
@@ -460,20 +521,34 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn block_at(&self, caller_ms: Option<u64>, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
         self.check_fork()?;
-        let mut now_ms = caller_ms.unwrap_or_else(|| self.clock.now_ms());
-        let deadline = now_ms.saturating_add(max_wait_ms);
-        // A thread preempted between reading the clock and its compare-and-swap finds the
-        // state moved ahead by the others, with the clock: that is no clock behind. Before
-        // judging so, the clock is read again, and again while it moves (never the caller's
-        // reading): the loop only repeats when time has passed.
         let live = caller_ms.is_none();
+        // A generator guarded by a high-water mark (a lease's validity) reads the clock afresh;
+        // the others take the clock's cheap reading first, which may lag by a tick.
+        #[cfg(feature = "std")]
+        let fresh_first = self.mark.is_some();
+        #[cfg(not(feature = "std"))]
+        let fresh_first = false;
+        let mut now_ms = match caller_ms {
+            Some(ms) => ms,
+            None if fresh_first => self.clock.now_ms(),
+            None => self.clock.now_ms_cached(),
+        };
+        // Whether `now_ms` is a fresh reading (or the caller's), which waits are timed from.
+        let mut fresh = !live || fresh_first;
+        let mut deadline = now_ms.saturating_add(max_wait_ms);
+        // Whether a fresh reading, taken after the state was found ahead, confirmed that the
+        // clock is behind: only then may the rollover field be bumped. A thread preempted
+        // between its reading and its compare-and-swap finds the state moved ahead by the
+        // others, with the clock: that is no clock behind, and the reading taken after says so.
+        // The caller's clock is taken at its word.
+        let mut confirmed = !live;
         loop {
             let t = self.layout.tick_of(now_ms)?;
             #[cfg(feature = "std")]
             if let Some(mark) = &self.mark {
                 mark.check(now_ms)?;
             }
-            match self.take_block(t, want, true)? {
+            match self.take_block(t, want, true, confirmed)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
                     return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
@@ -482,9 +557,19 @@ impl<C: Clock> Generator<C> {
                 Err(Blocked::Extend { .. }) => unreachable!("take_block extends the mark"),
                 Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
                     if live {
-                        let fresh = self.clock.now_ms();
-                        if fresh > now_ms {
-                            now_ms = fresh;
+                        // Before judging, read the clock again, and again while it moves (the
+                        // loop repeats only when time has passed, or once to confirm).
+                        let reading = self.clock.now_ms();
+                        if !fresh {
+                            fresh = true;
+                            deadline = reading.saturating_add(max_wait_ms);
+                        }
+                        if reading > now_ms {
+                            now_ms = reading;
+                            continue;
+                        }
+                        if !confirmed {
+                            confirmed = true;
                             continue;
                         }
                     }
@@ -515,13 +600,61 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        self.block_at(None, 1, self.options.max_wait_ms, true).map(|b| b.first)
+        match self.fast_one() {
+            Some(id) => Ok(id),
+            None => self.block_at(None, 1, self.policy.max_wait_ms, true).map(|b| b.first),
+        }
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
     #[inline]
     pub fn try_next_id(&self) -> Result<u64> {
-        self.block_at(None, 1, 0, false).map(|b| b.first)
+        match self.fast_one() {
+            Some(id) => Ok(id),
+            None => self.block_at(None, 1, 0, false).map(|b| b.first),
+        }
+    }
+
+    /// One ID in the common case, with the fewest steps: the clock's (cheap) reading is the
+    /// state's tick with room left, or a later tick; one compare-and-swap. `None` sends the
+    /// caller to the general path ([`Generator::block_at`]), which handles everything else
+    /// (a full tick, a clock behind, a rollover field, a spread start, a high-water mark, the
+    /// layout's last tick, a lost compare-and-swap, a fork) by the same rules.
+    #[inline]
+    fn fast_one(&self) -> Option<u64> {
+        let f = &self.fast;
+        #[cfg(feature = "std")]
+        if !f.on || self.mark.is_some() {
+            return None;
+        }
+        #[cfg(not(feature = "std"))]
+        if !f.on {
+            return None;
+        }
+        #[cfg(all(feature = "std", unix))]
+        if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
+            return None;
+        }
+        let since = self.clock.now_ms_cached().checked_sub(f.epoch_ms)?;
+        let t = if f.tick_ms == 1 { since } else { since / f.tick_ms };
+        if t >= self.max_tick {
+            return None;
+        }
+        let cell: &AtomicU64 = &self.cell;
+        let cur = cell.load(Ordering::Acquire);
+        let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
+        let (tick, seq, next) = if t > l {
+            // A new tick: its first sequence number (the capacity is at least 2).
+            (t, 0, (t << f.seq_bits) | 1)
+        } else if t == l {
+            // The next free slot of this tick; after its last one, the next tick's first.
+            (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
+        } else {
+            return None;
+        };
+        cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed).ok()?;
+        self.counters.issued.fetch_add(1, Ordering::Relaxed);
+        Some((tick << f.time_shift) | self.node_bits | (seq << f.seq_shift))
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
@@ -535,28 +668,44 @@ impl<C: Clock> Generator<C> {
     /// `n` when the tick has less room). Waits like [`Generator::next_id`].
     pub fn reserve(&self, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
         }
-        self.block_at(None, n, self.options.max_wait_ms, true)
+        self.block_at(None, n, self.policy.max_wait_ms, true)
     }
 
     /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
     pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
         }
         self.block_at(Some(unix_ms), n, 0, false)
     }
 
-    /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick. Waits like
-    /// [`Generator::next_id`], for each tick. On error, the IDs already written are valid and
-    /// unique; the rest of `out` is unspecified.
-    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
-        let mut done = 0;
-        while done < out.len() {
-            let want = (out.len() - done) as u64;
-            let block = self.block_at(None, want, self.options.max_wait_ms, true)?;
-            done += block.fill(&mut out[done..]);
+    /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick: the one loop
+    /// behind every front end's `next_ids`. Waits like [`Generator::next_id`], for each tick.
+    ///
+    /// When it fails partway it says how many IDs it wrote ([`FillError::written`]): those
+    /// are valid and unique; the rest of `out` is left as it was. Nothing taken is ever
+    /// issued again.
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, ManualClock, Options};
+    /// let layout = Layout::parse("game").unwrap(); // 64 IDs a tick
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let g = Generator::isolated(&layout, Default::default(), Options::parse("max_wait_ms=0").unwrap(), &clock).unwrap();
+    /// let mut ids = [0u64; 100];
+    /// let stopped = g.fill(&mut ids).unwrap_err();
+    /// assert_eq!(stopped.written, 64); // the tick is full and the generator may not wait
+    /// assert!(ids[..64].windows(2).all(|w| w[0] < w[1]) && ids[64] == 0);
+    /// ```
+    pub fn fill(&self, out: &mut [u64]) -> core::result::Result<(), FillError> {
+        let mut written = 0;
+        while written < out.len() {
+            let want = (out.len() - written) as u64;
+            match self.block_at(None, want, self.policy.max_wait_ms, true) {
+                Ok(block) => written += block.fill(&mut out[written..]),
+                Err(error) => return Err(FillError { written, error }),
+            }
         }
         Ok(())
     }
@@ -565,13 +714,19 @@ impl<C: Clock> Generator<C> {
     /// tick has no room left (or the state is ahead of the clock). For [`crate::Pool`].
     pub fn reserve_rest_of_tick(&self) -> Result<Option<Block>> {
         self.check_fork()?;
-        let now_ms = self.clock.now_ms();
+        #[cfg(feature = "std")]
+        let now_ms = match self.mark.is_some() {
+            true => self.clock.now_ms(),
+            false => self.clock.now_ms_cached(),
+        };
+        #[cfg(not(feature = "std"))]
+        let now_ms = self.clock.now_ms_cached();
         let t = self.layout.tick_of(now_ms)?;
         #[cfg(feature = "std")]
         if let Some(mark) = &self.mark {
             mark.check(now_ms)?;
         }
-        Ok(self.take_block(t, u64::MAX, false)?.ok())
+        Ok(self.take_block(t, u64::MAX, false, false)?.ok())
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.
@@ -610,10 +765,11 @@ impl<C: Clock> Generator<C> {
             clock: wrap(self.clock),
             layout: self.layout,
             node: self.node,
-            options: self.options,
+            policy: self.policy,
             node_bits: self.node_bits,
             seq_cap: self.seq_cap,
             stride: self.stride,
+            fast: self.fast,
             roll_bits: self.roll_bits,
             roll_shift: self.roll_shift,
             word: self.word,

@@ -183,10 +183,33 @@ def signal_group(proc: Optional[subprocess.Popen], sig: int) -> None:
         pass
 
 
+def state_of(pid: int) -> Optional[str]:
+    """A process's state letter (R, S, T, Z...), None when there is no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def children_of(pid: int) -> list[int]:
+    out = []
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                if int((p / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(p.name))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+
+
 def end(proc: Optional[subprocess.Popen], sig: int = signal.SIGTERM, grace_s: float = 20) -> None:
-    """Stops `proc` with `sig` (SIGKILL after `grace_s`), then whatever is left of its group."""
+    """Stops `proc` with `sig` (SIGKILL after `grace_s`), then whatever is left of its group,
+    and returns once its children (FPM workers, PostgreSQL backends, which are in groups of
+    their own) are gone too: a server started again at once must not meet them."""
     if proc is None:
         return
+    kids = children_of(proc.pid) if proc.poll() is None else []
     if proc.poll() is None:
         signal_group(proc, sig)
         signal_group(proc, signal.SIGCONT)  # a frozen server must be able to act on it
@@ -195,8 +218,18 @@ def end(proc: Optional[subprocess.Popen], sig: int = signal.SIGTERM, grace_s: fl
         except subprocess.TimeoutExpired:
             signal_group(proc, signal.SIGKILL)
             proc.wait()
-    signal_group(proc, signal.SIGKILL)  # FPM workers (PostgreSQL backends end with the postmaster)
+    signal_group(proc, signal.SIGKILL)
     WATCHDOG.tell(f"forget {proc.pid}")
+    deadline = time.monotonic() + grace_s
+    for kid in kids:
+        while state_of(kid) not in (None, "Z", "X"):
+            if time.monotonic() > deadline:
+                try:
+                    os.kill(kid, signal.SIGKILL)
+                except OSError:
+                    pass
+                deadline = time.monotonic() + grace_s
+            time.sleep(0.02)
 
 
 def freeze(proc: Optional[subprocess.Popen], deadline: float) -> None:
@@ -206,10 +239,7 @@ def freeze(proc: Optional[subprocess.Popen], deadline: float) -> None:
     signal_group(proc, signal.SIGSTOP)
 
     def stopped() -> bool:
-        try:
-            return Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("T", "t")
-        except (OSError, IndexError):
-            return False
+        return state_of(proc.pid) in ("T", "t")
     wait_for("SIGSTOP taking effect", stopped, deadline, lambda: None)
 
 
@@ -478,6 +508,7 @@ class RedisNode:
         self.proc: Optional[subprocess.Popen] = None
         self.frozen = False
         self.wanted = False  # started and not stopped on purpose: its exit is a failure
+        self.started_once = False
         self.log = dir / "redis.log"
         self.conf = dir / "redis.conf"
         self.extra: list[str] = []  # replicaof, sentinel monitor, ...
@@ -543,9 +574,13 @@ class RedisNode:
             if self.tcp and self.port is None:
                 self.port = candidate_port(self.hosts)
             self.port_attempts += 1
-            self.conf.write_text(self.config())
+            # A sentinel keeps what it learnt (the current master, the others' ids) in its
+            # configuration file: a restarted one reads it back.
+            if not (self.sentinel and self.started_once):
+                self.conf.write_text(self.config())
             offset = self.log.stat().st_size if self.log.exists() else 0
             self.proc = spawn(self.command_line(), self.dir / "stdout.log", self.dir)
+            self.started_once = True
             self.frozen = False
             self.wanted = True
             try:
@@ -820,13 +855,13 @@ class RedisSet:
         elif cmd == "start":
             if node.proc is not None and node.proc.poll() is None:
                 raise Failure(f"{node.name} is running")
-            node.start(deadline, keep=keep)
+            self.restart_as_is(node, deadline, keep)
         elif cmd == "restart":
             if keep and node.proc is not None and node.proc.poll() is None and not node.sentinel:
                 node.call("SAVE")
             node.wanted = False
             end(node.proc, signal.SIGTERM)
-            node.start(deadline, keep=keep)
+            self.restart_as_is(node, deadline, keep)
         elif cmd == "freeze":
             freeze(node.proc, deadline)
             node.frozen = True
@@ -835,6 +870,12 @@ class RedisSet:
             node.frozen = False
         else:
             raise Failure(f"unknown command {cmd!r}")
+
+    def restart_as_is(self, node: RedisNode, deadline: float, keep: bool) -> None:
+        """Starts `node` again in its current role: a replica of today's master."""
+        if self.kind == "sentinel" and not node.sentinel:
+            node.extra = [] if node is self.master else [f"replicaof 127.0.0.1 {self.master.port}"]
+        node.start(deadline, keep=keep)
 
     def stop(self) -> None:
         for n in self.sentinels + self.nodes:
@@ -1014,6 +1055,9 @@ class Postgres:
             raise Failure(f"no server named {words[1]!r} (postgres)")
         if cmd == "kill":
             end(self.proc, signal.SIGKILL)
+            # Its lock files name a pid that may be another process's by the next start.
+            for lock in [self.data / "postmaster.pid", *self.sockdir.glob(".s.PGSQL.*")]:
+                lock.unlink(missing_ok=True)
         elif cmd == "term":
             end(self.proc, signal.SIGINT, grace_s=60)
         elif cmd == "start":

@@ -65,6 +65,8 @@ static int test_servers_reply_(TestServers *s, const char *what) {
   return 0;
 }
 
+static void test_servers_stop(TestServers *s);
+
 /* Starts `kind` with serve.py's options (`args`, NULL-terminated, may be NULL) in `dir` (the
  * test's temporary directory; NULL for $TMPDIR). 0 once the servers answer, else -1 with
  * s->error. */
@@ -110,7 +112,14 @@ static int test_servers_start(TestServers *s, const char *kind, const char *cons
   fcntl(from_child[0], F_SETFD, FD_CLOEXEC);
   s->in = fdopen(to_child[1], "w");
   s->out = fdopen(from_child[0], "r");
-  return test_servers_reply_(s, kind);
+  if (test_servers_reply_(s, kind) != 0) {
+    char why[sizeof s->error];
+    memcpy(why, s->error, sizeof why);
+    test_servers_stop(s); /* serve.py has cleaned up and is exiting: reap it */
+    memcpy(s->error, why, sizeof why);
+    return -1;
+  }
+  return 0;
 }
 
 /* One command (restart, kill master, freeze, failover...): 0 and s->info updated, else -1

@@ -234,6 +234,18 @@ def test_sentinel_set_fails_over_and_back(tmp_path: Path) -> None:
     assert all(gone(p) for p in pids)
 
 
+def test_sentinel_fails_over_by_itself_when_the_master_dies(tmp_path: Path) -> None:
+    with Servers("sentinel", "--down-after-ms", "2000", dir=tmp_path) as s:
+        old, replica = s.info["master"], s.info["replicas"][0]
+        s.command("kill", "master")
+        s.command("await-master", "new")  # the sentinels notice, agree, promote the replica
+        assert s.info["master"]["name"] == replica["name"]
+        assert redis_call(s.info["master"], "ROLE")[0] == "master"
+        # The old master comes back as a replica of the new one.
+        s.command("start", old["name"])
+        eventually("node0 replicating", lambda: redis_call(s.info["nodes"][0], "ROLE")[0] == "slave")
+
+
 def test_sentinel_over_mutual_tls(tmp_path: Path) -> None:
     with Servers("sentinel", "--mtls", dir=tmp_path) as s:
         tls = s.info["tls"]
@@ -270,6 +282,9 @@ def test_postgres_runs_unprivileged_answers_and_is_removed(tmp_path: Path) -> No
         psql(pg, "CREATE TABLE t (x int); INSERT INTO t VALUES (7)")
         s.command("restart")
         assert psql(s.info["postgres"], "SELECT x FROM t") == "7", "a restart keeps the data"
+        s.command("kill")
+        s.command("start")
+        assert psql(s.info["postgres"], "SELECT x FROM t") == "7", "so does a crash"
         pid, data = s.info["postgres"]["pid"], pg["data_dir"]
         backends = children(pid)
         assert len(backends) >= 3, "checkpointer, writers, launchers"

@@ -14,6 +14,9 @@ step "generated files: vectors (the model), README sections (docs/)"
 python3 tests/vectors/make_vectors.py --check
 python3 scripts/readme.py --check
 
+step "server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL"
+.venv/bin/python -m pytest tests/servers -q -p no:cacheprovider
+
 step "Rust: core (std and no_std, each feature alone), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests

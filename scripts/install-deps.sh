@@ -8,12 +8,21 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # --- apt ------------------------------------------------------------------------------------
-APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server cmake pkg-config valgrind faketime libcjson-dev)
+# The servers the tests start themselves (tests/servers/serve.py): redis-server and
+# redis-sentinel, PostgreSQL, php8.2-fpm with cgi-fcgi (libfcgi-bin), openssl for certificates.
+APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
+  cmake pkg-config valgrind faketime libcjson-dev)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  # The tests run PostgreSQL clusters of their own (initdb in a temporary directory): no
+  # Debian "main" cluster when the package is installed here first.
+  if ! dpkg -s postgresql >/dev/null 2>&1; then
+    $SUDO mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/libsnowflake-tests.conf >/dev/null
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi

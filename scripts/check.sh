@@ -18,6 +18,10 @@ step "Rust: core (std and no_std), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
 
+step "Packages: scripts/dist.sh (glibc $(sed -n 's/^GLIBC_FLOOR=//p' scripts/dist.env), zig), installed without Rust (tests/dist)"
+bash scripts/dist.sh
+bash tests/dist/run.sh
+
 step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
 bash tests/c/run.sh
 step "Node: bindings-node (build, index.d.ts up to date, node:test)"

@@ -142,6 +142,14 @@ if [ "$failed" -ne 0 ]; then
   exit 1
 fi
 check "the install tests' PATH has no cargo or rustc" rust_is_gone
+docs_state_the_floor() {
+  local page ok=0
+  for page in README.md docs/python.md docs/node.md docs/php.md docs/c.md docs/cli.md; do
+    grep -q "glibc $GLIBC_FLOOR or later" "$page" || { echo "$page does not say: glibc $GLIBC_FLOOR or later"; ok=1; }
+  done
+  return $ok
+}
+check "README.md and every docs/ page say which systems the packages support (glibc $GLIBC_FLOOR or later)" docs_state_the_floor
 
 # --- glibc floor -----------------------------------------------------------------------------
 section "glibc: every shipped binary within GLIBC_$GLIBC_FLOOR"

@@ -14,7 +14,7 @@ check:
 dist:
 	bash scripts/dist.sh
 
-test-dist:
+test-dist: dist
 	bash tests/dist/run.sh
 
 bench:

@@ -20,6 +20,9 @@ import tarfile
 import tempfile
 import tomllib
 
+# tarfile's "data" filter (no absolute paths, links out of the tree or device files), in
+# Python 3.11.4 and later; older 3.11 releases extract as they always did.
+SAFE = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
 CARGO_CONFIG = """\
 # Written by scripts/vendor-sdist.py: every crate this package builds with is in vendor/, at
 # the version Cargo.lock pins, so pip builds it with no network and no crates.io index.
@@ -57,7 +60,7 @@ def main():
     sdist, out_dir = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory(prefix="snowflake-sdist-") as tmp:
         with tarfile.open(sdist) as tar:
-            tar.extractall(tmp, filter="data")
+            tar.extractall(tmp, **SAFE)
         (top,) = os.listdir(tmp)
         root = os.path.join(tmp, top)
         with open(os.path.join(root, "Cargo.toml"), "rb") as f:

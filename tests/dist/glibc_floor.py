@@ -24,6 +24,9 @@ import tarfile
 import tempfile
 import zipfile
 
+# tarfile's "data" filter (no absolute paths, links out of the tree or device files), in
+# Python 3.11.4 and later; older 3.11 releases extract as they always did.
+SAFE = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
 ELF_MAGIC = b"\x7fELF"
 VERSION = re.compile(r"\bGLIBC_([0-9]+(?:\.[0-9]+)*)\b")
 # The symbols the loading program provides, by file kind.
@@ -46,7 +49,7 @@ def binaries(dist, scratch):
                     z.extractall(out)
             elif name.endswith((".tar.gz", ".tgz")):
                 with tarfile.open(package) as t:
-                    t.extractall(out, filter="data")
+                    t.extractall(out, **SAFE)
             elif name.endswith(".deb"):
                 subprocess.run(["dpkg-deb", "-x", package, out], check=True)
             else:

@@ -88,10 +88,11 @@ python_package() {
   "$PY" -c 'import libsnowflake' 2>/dev/null || "$ROOT/.venv/bin/pip" install -q ./bindings-python
 }
 check "the Python package in .venv" python_package
-# The library's soname is libsnowflake.so.0, which cargo does not make: a link to
-# target/release/libsnowflake.so by that name, in a directory of the program's rpath.
+# The library's soname, which cargo does not make: a link to target/release/libsnowflake.so by
+# that name (libsnowflake.so.0.1 for 0.1.x), in a directory of the program's rpath.
 mkdir "$WORK/lib"
-ln -s "$ROOT/target/release/libsnowflake.so" "$WORK/lib/libsnowflake.so.0"
+SONAME=$(readelf -d target/release/libsnowflake.so | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
+ln -s "$ROOT/target/release/libsnowflake.so" "$WORK/lib/${SONAME:-libsnowflake.so}"
 check "draw.c builds against include/ and target/release (-std=c99 -Wall -Wextra -Werror -pedantic)" \
   gcc -std=c99 -Wall -Wextra -Werror -pedantic -O2 -Iinclude tests/cross/draw.c -o "$WORK/draw" \
   -Ltarget/release -lsnowflake -Wl,-rpath,"$WORK/lib"

@@ -21,9 +21,10 @@ step "lint: rustfmt, clippy"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "generated files: vectors (the model), README sections (docs/)"
+step "generated files: vectors (the model), README sections (docs/), what comes from core's tables"
 python3 tests/vectors/make_vectors.py --check
 python3 scripts/readme.py --check
+python3 scripts/tables.py --check
 
 step "server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL"
 .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider

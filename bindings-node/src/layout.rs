@@ -63,12 +63,16 @@ pub(crate) fn node_from(layout: &Layout, env: &Env, fields: Option<Object>) -> n
     let Some(fields) = fields else {
         return Ok(Node::default());
     };
-    let keys = fields.keys()?;
-    let mut texts: Vec<Option<String>> = vec![None; keys.len()];
-    let mut raw = Vec::with_capacity(keys.len());
-    for key in &keys {
-        raw.push(fields.get(key)?.ok_or_else(|| napi::Error::from_reason("a key vanished"))?);
+    // A key whose value is `undefined` is left out, as JS spreads and defaults expect.
+    let mut keys = Vec::new();
+    let mut raw = Vec::new();
+    for key in fields.keys()? {
+        if let Some(v) = fields.get(&key)? {
+            keys.push(key);
+            raw.push(v);
+        }
     }
+    let mut texts: Vec<Option<String>> = vec![None; keys.len()];
     // Core checks each value against its field: a fraction, NaN, a boolean or a negative
     // number is an error naming the field, as in every front end.
     let mut values = Vec::with_capacity(keys.len());

@@ -478,17 +478,16 @@ impl Layout {
             })?;
             // A whole number, signed so that `worker=-1` is a range error naming the field,
             // as from every front end; anything else says what a node value is.
-            let value = match value.strip_prefix('-').map_or((false, value), |v| (true, v)) {
-                (negative, digits) => match parse_u64(digits) {
-                    Some(v) if negative => Value::Int(-i128::from(v)),
-                    Some(v) => Value::Int(i128::from(v)),
-                    None => {
-                        return Err(Error::BadOption {
-                            name: Name::snippet(name),
-                            reason: "a node value is a whole number in digits (`worker=3`)",
-                        })
-                    }
-                },
+            let (negative, digits) = value.strip_prefix('-').map_or((false, value), |v| (true, v));
+            let value = match parse_u64(digits) {
+                Some(v) if negative => Value::Int(-i128::from(v)),
+                Some(v) => Value::Int(i128::from(v)),
+                None => {
+                    return Err(Error::BadOption {
+                        name: Name::snippet(name),
+                        reason: "a node value is a whole number in digits (`worker=3`)",
+                    })
+                }
             };
             if n == MAX_FIELDS {
                 return Err(Error::BadOption { name: Name::snippet(name), reason: "too many node values" });

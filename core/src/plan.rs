@@ -21,6 +21,7 @@
 //! ```
 
 use crate::layout::Layout;
+#[cfg(feature = "std")]
 use crate::time;
 
 /// What a fleet needs.
@@ -269,6 +270,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "std")]
     fn proposals_fit_and_are_the_smallest_sequence_for_the_peak() {
         for (hosts, peak, years) in
             [(1, 1_000, 10), (10, 5_000_000, 50), (100_000, 20_000, 30), (1 << 20, 10, 5)]

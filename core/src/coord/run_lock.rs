@@ -80,6 +80,7 @@ impl RunLock {
         let file =
             File::options().create(true).truncate(false).write(true).mode(0o600).open(&path).map_err(fail)?;
         Flock::exclusive(&file).map_err(fail)?.keep();
+        word.raise_to(&state, first_free_tick(layout, max_drift_ms));
         Ok(RunLock {
             _file: file,
             state,
@@ -89,6 +90,18 @@ impl RunLock {
             fork_generation: crate::sys::fork_generation(),
         })
     }
+}
+
+/// The first tick a new holder may issue in: the one after the wall clock's tick now, and
+/// after its drift. Every previous holder has let go before this instant, so it issued in
+/// this tick at the latest (plus its drift, had it crashed while running ahead; its drop
+/// waits that out otherwise). Not the holder's own clock: a process's clock is anchored to
+/// the wall clock in whole milliseconds and read through a cache, so it can lag the clock
+/// the last holder waited on by a tick, and start inside that holder's last tick.
+fn first_free_tick(layout: &Layout, max_drift_ms: u64) -> u64 {
+    let now = SystemClock.now_ms();
+    let tick = layout.tick_of(now).unwrap_or(if now < layout.epoch_ms() { 0 } else { layout.max_tick() });
+    tick.saturating_add(1).saturating_add(max_drift_ms.div_ceil(layout.tick_ms()))
 }
 
 impl Drop for RunLock {

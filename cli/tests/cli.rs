@@ -172,6 +172,41 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
 }
 
 #[test]
+fn a_run_killed_while_it_holds_the_run_lock_leaves_the_next_run_nothing_to_repeat() {
+    // The killed run never writes where it stopped: the next holder starts past the clock
+    // (and waits for its own clock to get there), not from a fresh state.
+    for round in 0..5 {
+        let node = format!("worker={}", 20 + round);
+        let mut first = snowflake_cmd()
+            .args(["next", "-n", "100000000", "--node", &node])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut reader = BufReader::new(first.stdout.take().unwrap());
+        let mut seen = std::collections::HashSet::new();
+        let mut line = String::new();
+        while seen.len() < 50_000 && reader.read_line(&mut line).unwrap() > 0 {
+            seen.insert(line.trim_end().to_string());
+            line.clear();
+        }
+        first.kill().unwrap();
+        // What it printed before it died, up to its last whole line.
+        while reader.read_line(&mut line).unwrap() > 0 {
+            if line.ends_with('\n') {
+                seen.insert(line.trim_end().to_string());
+            }
+            line.clear();
+        }
+        first.wait().unwrap();
+        let second = snowflake(&["next", "-n", "50000", "--node", &node]);
+        assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+        for id in String::from_utf8(second.stdout).unwrap().lines() {
+            assert!(!seen.contains(id), "round {round}: {id} issued by the killed run and the next");
+        }
+    }
+}
+
+#[test]
 fn options_reach_cores_coordination_between_processes() {
     let dir = std::env::temp_dir().join(format!("snowflake-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -51,6 +51,8 @@ mod options;
 mod pool;
 #[cfg(all(feature = "std", unix))]
 mod process;
+#[cfg(feature = "public-ids")]
+mod public;
 #[cfg(all(feature = "std", unix))]
 mod redis_lease;
 #[cfg(feature = "std")]
@@ -73,6 +75,8 @@ pub use generator::{Block, Generator, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
 pub use options::{Options, SequenceStart};
 pub use pool::Pool;
+#[cfg(feature = "public-ids")]
+pub use public::{PublicIds, PUBLIC_KEY_LEN};
 #[cfg(feature = "std")]
 pub use redis_script::redis_script;
 pub use text::{Name, MAX_NAME_LEN};

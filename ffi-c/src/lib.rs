@@ -53,7 +53,7 @@ pub extern "C" fn snowflake_status_str(status: SnowflakeStatusRaw) -> *const c_c
     ffi_boundary!({
         match SnowflakeStatus::from_raw(status) {
             Some(s) => s.text().as_ptr().cast(),
-            None => b"unknown status\0".as_ptr().cast(),
+            None => c"unknown status".as_ptr(),
         }
     })
 }
@@ -66,7 +66,7 @@ pub extern "C" fn snowflake_status_code(status: SnowflakeStatusRaw) -> *const c_
     ffi_boundary!({
         match SnowflakeStatus::from_raw(status) {
             Some(s) => s.code().as_ptr().cast(),
-            None => b"ERR_SNOWFLAKE_UNKNOWN\0".as_ptr().cast(),
+            None => c"ERR_SNOWFLAKE_UNKNOWN".as_ptr(),
         }
     })
 }

@@ -13,6 +13,8 @@ mod diagram;
 #[cfg(unix)]
 mod lock;
 mod output;
+mod public;
+mod sql;
 
 use clap::{Args, Parser, Subcommand};
 use std::io::{self, Write};
@@ -49,6 +51,8 @@ enum Command {
     Bounds(BoundsArgs),
     Bench(BenchArgs),
     RedisScript(RedisScriptArgs),
+    Sql(sql::SqlArgs),
+    Public(public::PublicArgs),
 }
 
 /// Print N new IDs, one a line.
@@ -247,7 +251,8 @@ fn error_line(message: &str) {
     let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
 }
 
-const SUBCOMMANDS: [&str; 5] = ["next", "decode", "layouts", "bounds", "bench"];
+const SUBCOMMANDS: [&str; 8] =
+    ["next", "decode", "layouts", "bounds", "bench", "redis-script", "sql", "public"];
 
 /// Clap's usage errors, folded into the one-line form of every other error.
 fn usage_error(e: &clap::Error) -> String {
@@ -301,6 +306,8 @@ fn main() -> ExitCode {
         Command::Bounds(args) => commands::bounds(&args),
         Command::Bench(args) => commands::bench(&args),
         Command::RedisScript(args) => commands::redis_script(&args),
+        Command::Sql(args) => sql::run(&args),
+        Command::Public(args) => public::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -63,6 +63,8 @@ mod registry;
 mod resp;
 #[cfg(all(feature = "std", unix))]
 mod shared;
+#[cfg(feature = "std")]
+mod sql;
 mod text;
 pub mod time;
 
@@ -79,6 +81,8 @@ pub use pool::Pool;
 pub use public::{PublicIds, PUBLIC_KEY_LEN};
 #[cfg(feature = "std")]
 pub use redis_script::redis_script;
+#[cfg(feature = "std")]
+pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
 pub use text::{Name, MAX_NAME_LEN};
 #[cfg(all(feature = "std", unix))]
 pub use {

@@ -247,3 +247,44 @@ fn public_ids() {
         assert_eq!(err.kind().code(), bad["error"].as_str().unwrap());
     }
 }
+
+/// `sql_scripts.json` (issue 14): the PostgreSQL SQL of every preset with the default prefix,
+/// or the error of a 64-bit one, which the bindings' `sql("postgres")` must return. Core's
+/// output, like `redis_scripts.json`: `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test
+/// vectors sql_scripts` rewrites it after a deliberate change.
+#[test]
+fn sql_scripts_are_cores() {
+    use snowflake_core::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
+    let path = format!("{}/../tests/vectors/sql_scripts.json", env!("CARGO_MANIFEST_DIR"));
+    let scripts: Vec<Value> = snowflake_core::PRESETS
+        .iter()
+        .map(|(name, _)| {
+            let layout = Layout::parse(name).unwrap();
+            let nodes: Vec<&str> = layout.node_fields().map(|(_, f)| f.name()).collect();
+            match sql(&layout, SqlDialect::Postgres, DEFAULT_SQL_PREFIX) {
+                Ok(text) => serde_json::json!({
+                    "spec": name, "dialect": "postgres", "prefix": DEFAULT_SQL_PREFIX,
+                    "node_fields": nodes, "sql": text,
+                }),
+                Err(e) => serde_json::json!({
+                    "spec": name, "dialect": "postgres", "prefix": DEFAULT_SQL_PREFIX,
+                    "node_fields": nodes, "error": e.kind().code(),
+                }),
+            }
+        })
+        .collect();
+    assert!(
+        scripts.iter().any(|s| s.get("error").is_some()) && scripts.iter().any(|s| s.get("sql").is_some())
+    );
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "scripts": scripts })).unwrap() + "\n";
+    if std::env::var_os("SNOWFLAKE_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &text).expect(&path);
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == text,
+        "tests/vectors/sql_scripts.json is not what core's sql writes now: regenerate it with \
+         `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test vectors sql_scripts` and commit it"
+    );
+}

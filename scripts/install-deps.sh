@@ -8,7 +8,9 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # --- apt ------------------------------------------------------------------------------------
-APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server cmake pkg-config valgrind faketime libcjson-dev)
+# postgresql: the server the SQL functions of `snowflake sql` are tested in (tests/servers/postgres.py
+# starts a throw-away cluster; the package's own cluster is not used).
+APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server cmake pkg-config valgrind faketime libcjson-dev postgresql)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -32,7 +34,7 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5"
+.venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5" "psycopg[binary]>=3.1"
 
 # --- Node -------------------------------------------------------------------------------------
 if [ -f bindings-node/package.json ]; then

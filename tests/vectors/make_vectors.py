@@ -369,6 +369,8 @@ def generator_json():
         trace("before the epoch and past the last instant", "time:4,sequence:2;epoch=1000;tick=1s", {},
               [999, 1000, 16998, 16999, 17000] + [16500] * 3),
         trace("game preset", "game", {"platform": 2, "area": 1500, "app": 17}, [T, T, T + 1]),
+        trace("2 ms ticks: a full tick carries, drift borrows, then refuses", "time:40,shard:12,sequence:2;epoch=1288834974657;tick=2ms",
+              {"shard": 4095}, [T] * 6 + [T + 1, T + 2, T + 2, T - 10, T + 7, T + 8], drift=2),
     ]}
 
 

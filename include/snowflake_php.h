@@ -35,6 +35,8 @@ typedef struct SnowflakeGenerator SnowflakeGenerator;
 
 typedef struct SnowflakeLayout SnowflakeLayout;
 
+typedef struct SnowflakePublicIds SnowflakePublicIds;
+
 typedef struct SnowflakeBlock {
   uint64_t first;
   uint64_t count;
@@ -121,3 +123,13 @@ SnowflakeStatus snowflake_layout_compose(const struct SnowflakeLayout *layout, u
 SnowflakeStatus snowflake_layout_min_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
 
 SnowflakeStatus snowflake_layout_max_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
+
+SnowflakeStatus snowflake_public_new(const uint8_t *key, size_t key_len, const char *encoding, struct SnowflakePublicIds **out);
+
+void snowflake_public_free(struct SnowflakePublicIds *ids);
+
+SnowflakeStatus snowflake_public_encode(const struct SnowflakePublicIds *ids, uint64_t id, char *buf, size_t len);
+
+SnowflakeStatus snowflake_public_decode(const struct SnowflakePublicIds *ids, const char *text, uint64_t *out);
+
+SnowflakeStatus snowflake_layout_sql(const struct SnowflakeLayout *layout, const char *dialect, const char *prefix, char *buf, size_t len, size_t *needed);

@@ -18,7 +18,7 @@ try {
   throw e;
 }
 
-const { Layout, encode, decodeStr, VERSION } = native;
+const { Layout, PublicIds, encode, decodeStr, VERSION } = native;
 
 class Generator extends native.Generator {
   constructor(options) {
@@ -44,4 +44,4 @@ Object.defineProperty(Generator.prototype, Symbol.iterator, {
   configurable: true,
 });
 
-module.exports = { Layout, Generator, encode, decodeStr, VERSION };
+module.exports = { Layout, Generator, PublicIds, encode, decodeStr, VERSION };

@@ -14,10 +14,10 @@ use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
-  head -c 16 /dev/urandom > public.key && chmod 600 public.key
   snowflake public encode --key-file public.key 1541815603606036480
   snowflake public decode --key-file public.key 7n3ZkqW0aBc
-  snowflake next -n 3 | snowflake public encode --key-file public.key")]
+  snowflake next -n 3 | snowflake public encode --key-file public.key
+  (umask 077; head -c 16 /dev/urandom > public.key)     a new random key")]
 pub struct PublicArgs {
     #[command(subcommand)]
     pub command: PublicCommand,

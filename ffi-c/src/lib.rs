@@ -32,16 +32,17 @@ pub use generator::{
     snowflake_next_id_at, snowflake_next_ids, snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id,
     SnowflakeBlock, SnowflakeGenerator, SnowflakeStats,
 };
-pub use public::{
-    snowflake_public_decode, snowflake_public_encode, snowflake_public_free, snowflake_public_new, SnowflakePublicIds,
-};
-pub use sql::snowflake_layout_sql;
 pub use layout::{
     snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field, snowflake_layout_field_count,
     snowflake_layout_fingerprint, snowflake_layout_free, snowflake_layout_info, snowflake_layout_max_id,
     snowflake_layout_min_id, snowflake_layout_new, snowflake_layout_redis_script, snowflake_layout_to_string,
     SnowflakeField, SnowflakeFieldKind, SnowflakeLayout, SnowflakeParts, SNOWFLAKE_MAX_FIELDS,
 };
+pub use public::{
+    snowflake_public_decode, snowflake_public_encode, snowflake_public_free, snowflake_public_new,
+    SnowflakePublicIds,
+};
+pub use sql::snowflake_layout_sql;
 
 use error::{fail_with, ffi_boundary};
 use std::ffi::{c_char, CStr};

@@ -1,6 +1,6 @@
-"""Layout.sql("postgres") (issue 14) in a real PostgreSQL, started here by tests/servers/postgres.py
-(a throw-away cluster in its own temporary directory, as an unprivileged user, stopped however
-the test ends).
+"""Layout.sql("postgres") (issue 14) in a real PostgreSQL, started here through
+tests/servers/postgres.py (a throw-away cluster in its own temporary directory, as an
+unprivileged user, stopped however the test ends; the interface of the shared server helpers).
 
 - the text is core's (tests/vectors/sql_scripts.json), and 64-bit layouts are refused;
 - the generator traces of tests/vectors/generator.json run through PREFIX_next_id_at and
@@ -31,24 +31,27 @@ import libsnowflake as sf
 from conftest import REPO, load_vectors
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
-from postgres import Postgres  # noqa: E402
+from postgres import Servers  # noqa: E402
 
 SCRIPTS = load_vectors("sql_scripts")["scripts"]
 TRACES = load_vectors("generator")["traces"]
 LAYOUTS = load_vectors("layouts")["layouts"]
 
 
+PG = dict[str, Any]  # the server's description: Servers(...).info["postgres"]
+
+
 @pytest.fixture(scope="module")
-def pg() -> Iterator[Postgres]:
-    with Postgres() as server:
-        yield server
+def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PG]:
+    with Servers("postgres", dir=tmp_path_factory.mktemp("postgres")) as servers:
+        yield servers.info["postgres"]
 
 
-def connect(pg: Postgres) -> psycopg.Connection[Any]:
-    return psycopg.connect(**pg.connect_args(), autocommit=True)
+def connect(pg: PG) -> psycopg.Connection[Any]:
+    return psycopg.connect(pg["dsn"], autocommit=True)
 
 
-def install(pg: Postgres, layout: sf.Layout, prefix: str) -> None:
+def install(pg: PG, layout: sf.Layout, prefix: str) -> None:
     with connect(pg) as conn:
         conn.execute(layout.sql("postgres", prefix=prefix))
 
@@ -108,7 +111,7 @@ def test_most_traces_apply() -> None:
 
 
 @pytest.mark.parametrize("i", range(len(SQL_TRACES)), ids=lambda i: SQL_TRACES[i]["name"])
-def test_generator_vectors_through_next_id_at(pg: Postgres, i: int) -> None:
+def test_generator_vectors_through_next_id_at(pg: PG, i: int) -> None:
     trace = SQL_TRACES[i]
     layout = sf.Layout(trace["layout"])
     prefix = f"trace{i}"
@@ -128,7 +131,7 @@ def test_generator_vectors_through_next_id_at(pg: Postgres, i: int) -> None:
 
 
 @pytest.mark.parametrize("v", [v for v in LAYOUTS if v["total_bits"] <= 63], ids=lambda v: v["spec"])
-def test_bounds_and_decoding_are_cores(pg: Postgres, v: dict[str, Any]) -> None:
+def test_bounds_and_decoding_are_cores(pg: PG, v: dict[str, Any]) -> None:
     layout = sf.Layout(v["spec"])
     prefix = f"b{v['fingerprint'][:12]}"
     install(pg, layout, prefix)
@@ -160,7 +163,7 @@ def test_bounds_and_decoding_are_cores(pg: Postgres, v: dict[str, Any]) -> None:
 SESSIONS, PER_SESSION = 8, 10_000
 
 
-def session_ids(pg: Postgres, out: list[int], errors: list[BaseException], start: threading.Barrier) -> None:
+def session_ids(pg: PG, out: list[int], errors: list[BaseException], start: threading.Barrier) -> None:
     """10,000 IDs of node (1, 3) in one session: single calls, batches in one statement, a
     transaction, and a transaction rolled back (whose IDs count too: a client may have used
     them)."""
@@ -186,7 +189,7 @@ def session_ids(pg: Postgres, out: list[int], errors: list[BaseException], start
 
 
 @pytest.fixture(scope="module")
-def concurrent_ids(pg: Postgres) -> tuple[list[list[int]], float, float]:
+def concurrent_ids(pg: PG) -> tuple[list[list[int]], float, float]:
     install(pg, sf.Layout("twitter"), "conc")
     results: list[list[int]] = [[] for _ in range(SESSIONS)]
     errors: list[BaseException] = []
@@ -240,7 +243,7 @@ def test_every_id_decodes_through_the_cli(concurrent_ids: Any) -> None:
 
 
 # --- a column default -----------------------------------------------------------------------
-def test_a_table_with_a_default_fills_correctly(pg: Postgres) -> None:
+def test_a_table_with_a_default_fills_correctly(pg: PG) -> None:
     install(pg, sf.Layout("twitter"), "snowflake")  # the default prefix
     with connect(pg) as conn:
         conn.execute("CREATE TABLE items (id bigint PRIMARY KEY DEFAULT snowflake_next_id(1, 1), n int NOT NULL)")
@@ -278,7 +281,7 @@ def test_a_table_with_a_default_fills_correctly(pg: Postgres) -> None:
 
 
 # --- the clock policy and bad input ---------------------------------------------------------
-def test_a_clock_behind_is_waited_for_borrowed_against_or_reported(pg: Postgres) -> None:
+def test_a_clock_behind_is_waited_for_borrowed_against_or_reported(pg: PG) -> None:
     install(pg, sf.Layout("twitter"), "clk")
     layout = sf.Layout("twitter")
     with connect(pg) as conn:
@@ -317,7 +320,7 @@ def test_a_clock_behind_is_waited_for_borrowed_against_or_reported(pg: Postgres)
         assert after is not None and after > waited
 
 
-def test_installing_over_another_layouts_state_is_refused(pg: Postgres) -> None:
+def test_installing_over_another_layouts_state_is_refused(pg: PG) -> None:
     install(pg, sf.Layout("twitter"), "same")
     install(pg, sf.Layout("twitter"), "same")  # again: replaces the functions, keeps the state
     with pytest.raises(psycopg.Error) as e:

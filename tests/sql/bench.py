@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """IDs per second from `snowflake sql`'s PostgreSQL functions next to nextval() on a plain
-sequence, in a throw-away server (tests/servers/postgres.py), measured with pgbench. Figures
+sequence, in a throw-away server (tests/servers/postgres.py's Servers), measured with pgbench. Figures
 only, never a pass/fail: the machine's load decides them.
 
     python3 tests/sql/bench.py [--seconds 5] [--layout twitter]
@@ -21,7 +21,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "servers"))
-from postgres import Postgres  # noqa: E402
+from postgres import Servers  # noqa: E402
 
 
 def cli() -> str:
@@ -30,13 +30,23 @@ def cli() -> str:
     return str(REPO / "target" / "release" / "snowflake")
 
 
-def pgbench(pg: Postgres, script: str, clients: int, seconds: float) -> float:
+def libpq_env(pg: dict) -> dict[str, str]:
+    return {**os.environ, "PGHOST": pg["socket_dir"], "PGPORT": str(pg["port"]), "PGUSER": pg["user"],
+            "PGDATABASE": pg["database"]}
+
+
+def psql(pg: dict, sql: str) -> str:
+    return subprocess.run([os.path.join(pg["bin_dir"], "psql"), "-X", "-q", "-At", "-v", "ON_ERROR_STOP=1"],
+                          input=sql, env=libpq_env(pg), capture_output=True, text=True, check=True).stdout
+
+
+def pgbench(pg: dict, script: str, clients: int, seconds: float) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
         f.write(script + "\n")
     try:
-        r = subprocess.run([os.path.join(pg.bin, "pgbench"), "-n", "-M", "prepared", "-c", str(clients),
+        r = subprocess.run([os.path.join(pg["bin_dir"], "pgbench"), "-n", "-M", "prepared", "-c", str(clients),
                             "-j", str(min(clients, 2)), "-T", str(max(1, round(seconds))), "-f", f.name],
-                           env={**os.environ, **pg.env()}, capture_output=True, text=True, check=True)
+                           env=libpq_env(pg), capture_output=True, text=True, check=True)
     finally:
         os.unlink(f.name)
     m = re.search(r"tps = ([0-9.]+)", r.stdout)
@@ -51,13 +61,15 @@ def main() -> int:
     ap.add_argument("--layout", default="twitter")
     args = ap.parse_args()
     sql = subprocess.run([cli(), "sql", "--layout", args.layout], capture_output=True, text=True, check=True).stdout
-    nodes = subprocess.run([cli(), "layouts", args.layout], capture_output=True, text=True, check=True).stdout
-    with Postgres() as pg:
-        pg.psql(sql)
-        pg.psql("CREATE SEQUENCE plain_seq")
-        n_nodes = sql.split("\n", 4)[3].split("(", 1)[1].split("max_drift_ms")[0].count('"') // 2
+    with Servers("postgres") as servers:
+        pg = servers.info["postgres"]
+        psql(pg, sql)
+        psql(pg, "CREATE SEQUENCE plain_seq")
+        # The header's first signature line names the node parameters: `"P_next_id"("a", "b", max_drift_ms ...`.
+        signature = next(line for line in sql.splitlines() if "max_drift_ms => 0, max_wait_ms" in line)
+        n_nodes = signature.split("(", 1)[1].split("max_drift_ms")[0].count('"') // 2
         call = f"snowflake_next_id({', '.join(['1'] * n_nodes)})"
-        version = pg.psql("SHOW server_version").strip()
+        version = psql(pg, "SHOW server_version").strip()
         print(f"PostgreSQL {version}, layout {args.layout}, {args.seconds:.0f} s a row, pgbench -M prepared")
         print(f"{'':38} {'1 session':>14} {'8 sessions':>14}")
         rows = [
@@ -71,7 +83,6 @@ def main() -> int:
             label = ("nextval()" if "plain_seq" in statement else call.split("(")[0] + "()") + (
                 "  x1000 a statement" if per > 1 else "  one a statement")
             print(f"{label:38} {figures[0]:>10,.0f} /s {figures[1]:>10,.0f} /s")
-    del nodes
     return 0
 
 

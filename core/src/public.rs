@@ -157,7 +157,7 @@ fn key_length_name(len: usize) -> Name {
     Name::snippet(core::str::from_utf8(&buf.0[..buf.1]).unwrap_or("key"))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "std"))]
 mod tests {
     use super::*;
 

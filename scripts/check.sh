@@ -17,6 +17,8 @@ python3 scripts/readme.py --check
 step "Rust: core (std and no_std), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
+# Public IDs without std (the cipher is no_std).
+cargo build -p snowflake-core --no-default-features --features public-ids
 
 step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
 bash tests/c/run.sh

@@ -12,6 +12,9 @@
 //!   process.
 //! - [`encode`] / [`decode_str`]: fixed-width, sortable strings (hex, Crockford base32, base36,
 //!   base58, base62), strictly parsed, without allocating.
+//! - `PublicIds` (feature `public-ids`): IDs encrypted with Speck64/128 into fixed-width texts
+//!   that hide their time and order; [`sql`] and [`redis_script`]: the same IDs issued inside
+//!   PostgreSQL and Redis.
 //!
 //! `#![no_std]` without the default `std` feature: layouts, encodings and isolated
 //! generators over a [`ManualClock`] or your own [`Clock`] still work.

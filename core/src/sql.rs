@@ -129,7 +129,9 @@ const LONGEST_SUFFIX: usize = "_next_id_at".len();
 ///
 /// ```
 /// use snowflake_core::{sql, Layout, SqlDialect};
-/// let text = sql(&Layout::parse("instagram")?, SqlDialect::Postgres, "snowflake")?;
+/// // Instagram's fields with one bit less of time: 63 bits, positive bigints until 2046.
+/// let layout = Layout::parse("time:40,shard:13,sequence:10;epoch=1314220021721")?;
+/// let text = sql(&layout, SqlDialect::Postgres, "snowflake")?;
 /// assert!(text.contains("FUNCTION \"snowflake_next_id\"(\"shard\" bigint, max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)"));
 /// assert!(sql(&Layout::parse("discord")?, SqlDialect::Postgres, "snowflake").is_err()); // 64 bits
 /// # Ok::<(), snowflake_core::Error>(())

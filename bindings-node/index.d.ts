@@ -4,36 +4,28 @@
 /** An ID encoding: fixed-width ones sort like the numbers they encode. */
 export type Encoding = 'decimal' | 'hex' | 'base32' | 'base36' | 'base58' | 'base62'
 
-/** The stable codes of libsnowflake's errors (the same in every language). */
-export type SnowflakeErrorCode =
-  | 'ERR_SNOWFLAKE_LAYOUT'
-  | 'ERR_SNOWFLAKE_VALUE'
-  | 'ERR_SNOWFLAKE_INVALID_ID'
-  | 'ERR_SNOWFLAKE_TIME_RANGE'
-  | 'ERR_SNOWFLAKE_CLOCK_BEHIND'
-  | 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED'
-  | 'ERR_SNOWFLAKE_FORKED'
-  | 'ERR_SNOWFLAKE_SHARED_MISMATCH'
-  | 'ERR_SNOWFLAKE_LEASE'
-  | 'ERR_SNOWFLAKE_STATE_FILE'
-  | 'ERR_SNOWFLAKE_IO'
-
 /**
  * What libsnowflake throws (an `Error`; a `RangeError` for a negative or too large bigint or
  * time). Detail fields are JSON-safe: numbers, or decimal strings above 2^53. A value of the
  * wrong JS type is a `TypeError` with `code: 'ERR_INVALID_ARG_TYPE'` instead.
  */
 export interface SnowflakeError extends Error {
-  code: SnowflakeErrorCode
+  code: SnowflakeErrorCode | 'ERR_INVALID_ARG_TYPE'
   /** ERR_SNOWFLAKE_CLOCK_BEHIND: how far the clock is behind the generator, in ms. */
   behindMs?: number
   /** ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED: when a retry can succeed, in ms. */
   retryAfterMs?: number
   /** ERR_SNOWFLAKE_VALUE: the field at fault. */
   field?: string
-  /** ERR_SNOWFLAKE_VALUE: the value given and the largest allowed. */
+  /** ERR_SNOWFLAKE_VALUE: the value given and the smallest and largest allowed. */
   value?: number | string
+  min?: number | string
   max?: number | string
+  /** ERR_INVALID_ARG_TYPE: what the option or field takes, and what it got. */
+  expected?: string
+  got?: string
+  /** ERR_SNOWFLAKE_VALUE: the cargo feature an option needs that this build lacks. */
+  feature?: string
   /** ERR_SNOWFLAKE_VALUE: the option at fault, and why. */
   option?: string
   reason?: string
@@ -61,6 +53,52 @@ export interface Generator extends Iterable<bigint> {
   [Symbol.iterator](): Iterator<bigint, never, undefined>
 }
 
+/** The stable codes of libsnowflake's errors (the same in every language; core's table). */
+export type SnowflakeErrorCode =
+  | 'ERR_SNOWFLAKE_LAYOUT'
+  | 'ERR_SNOWFLAKE_VALUE'
+  | 'ERR_SNOWFLAKE_INVALID_ID'
+  | 'ERR_SNOWFLAKE_TIME_RANGE'
+  | 'ERR_SNOWFLAKE_CLOCK_BEHIND'
+  | 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED'
+  | 'ERR_SNOWFLAKE_FORKED'
+  | 'ERR_SNOWFLAKE_SHARED_MISMATCH'
+  | 'ERR_SNOWFLAKE_LEASE'
+  | 'ERR_SNOWFLAKE_STATE_FILE'
+  | 'ERR_SNOWFLAKE_IO'
+/** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
+export interface GeneratorOptions {
+  /** A preset name, a spec, or a `Layout`. */
+  layout: string | Layout
+  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */
+  node?: Record<string, number | bigint>
+  /** How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake). (default 0) */
+  maxDriftMs?: number | bigint | null
+  /** How long a call may wait for the clock before it fails (0: never block). (default 1000) */
+  maxWaitMs?: number | bigint | null
+  /** Where each tick's sequence starts: 0, or a hash of the tick below K so that id % N shards evenly at low traffic. (default zero) */
+  sequenceStart?: 'zero' | `spread:${number}` | null
+  /** A node field the generator bumps, instead of waiting, when the clock goes back by more than max_drift_ms. */
+  rollover?: string | null
+  /** A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs. (default false) */
+  isolated?: boolean | null
+  /** One state in shared memory for every process of this host that opens NAME (1 to 64 of A-Z a-z 0-9 . _ -). */
+  shared?: string | null
+  /** A durable high-water mark: a restart after the clock stepped back never repeats an ID. */
+  stateFile?: string | null
+  /** How far ahead the state file (or a lease's mark) reserves time: one write per window. (default 1000) */
+  stateWindowMs?: number | bigint | null
+  /** Claim a free value of the worker field for this process: file locks on this host, or keys in Redis. */
+  lease?: 'local' | `redis://${string}` | null
+  /** The node field a lease claims (default: `worker`, or the only node field). */
+  leaseField?: string | null
+  /** The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases). */
+  leaseDir?: string | null
+  /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends. (default 5000) */
+  leaseTtlMs?: number | bigint | null
+  /** Take turns with the other processes of this host that have the same layout and node values. (default false) */
+  runLock?: boolean | null
+}
 /** The options of `encode` and `decodeStr`. */
 export interface EncodeOptions {
   /** Encode `2n ** 64n - 1n - id`, so that the newest ID sorts first. */
@@ -76,55 +114,6 @@ export declare function encode(id: bigint | number, encoding: Encoding, options?
  * the same `reverse`.
  */
 export declare function decodeStr(text: string, encoding: Encoding, options?: EncodeOptions): bigint
-/** The options of `new Generator(...)`. Only `layout` is required. */
-export interface GeneratorOptions {
-  /** A preset name, a spec, or a `Layout`. */
-  layout: string | Layout
-  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }` (those left out are 0). */
-  node?: Record<string, number | bigint>
-  /** How far ahead of the clock the generator may issue, in ms (default 0: never). */
-  maxDriftMs?: number
-  /**
-   * How long `nextId()` may block for the clock before it throws, in ms (default 1000;
-   * 0: never block).
-   */
-  maxWaitMs?: number
-  /** `'zero'` (default) or `'spread:K'`. */
-  sequenceStart?: 'zero' | `spread:${number}`
-  /** A node field to bump, instead of waiting, when the clock goes back. */
-  rollover?: string
-  /**
-   * A state of its own instead of the one shared by every generator of this process with
-   * the same layout and node values: for tests and `nextIdAt` replays only. Two isolated
-   * generators with the same node values can issue the same IDs.
-   */
-  isolated?: boolean
-  /**
-   * Share one state with every process of this host that opens the same name (PHP-FPM,
-   * cluster workers, ...): 1 to 64 of `A-Z a-z 0-9 . _ -`. Opening it with another
-   * layout, node or policy throws `ERR_SNOWFLAKE_SHARED_MISMATCH`.
-   */
-  shared?: string
-  /**
-   * A durable high-water mark file: a restart after the clock stepped back never repeats
-   * an ID.
-   */
-  stateFile?: string
-  /** How far ahead the state file reserves, in ms (default 1000). */
-  stateWindowMs?: number
-  /**
-   * Claim a free value of the worker field for this process: `'local'` (file locks in
-   * `leaseDir`, released when the process dies) or `'redis://host:port/db'` (keys in Redis,
-   * for many hosts; renewed in the background, `leaseTtlMs`).
-   */
-  lease?: 'local' | `redis://${string}`
-  /** The node field the lease claims (default `worker`, or the only node field). */
-  leaseField?: string
-  /** The lease directory. */
-  leaseDir?: string
-  /** A Redis lease's time to live, in ms (default 5000). */
-  leaseTtlMs?: number
-}
 /** A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`. */
 export interface Block {
   /** The first ID. */
@@ -191,7 +180,10 @@ export declare class Generator {
   nextId(): bigint
   /** The next ID as a decimal string (the JSON-safe form). */
   nextIdString(): string
-  /** `n` increasing IDs, taken a block (one compare-and-swap) per tick. */
+  /**
+   * `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
+   * into the returned array's memory.
+   */
   nextIds(n: number): BigUint64Array
   /** The next ID at the caller's clock reading `t` (deterministic; never waits). */
   nextIdAt(t: number | Date): bigint

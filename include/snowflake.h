@@ -103,6 +103,11 @@ enum SnowflakeStatus
    * A file, lock, map or network operation failed (`ERR_SNOWFLAKE_IO`).
    */
   SNOWFLAKE_STATUS_IO = 15,
+  /**
+   * A value of the wrong type: a string for a number, a fraction for a whole number
+   * (`ERR_SNOWFLAKE_TYPE`; from `snowflake_options_set_*`).
+   */
+  SNOWFLAKE_STATUS_TYPE = 16,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -153,6 +158,12 @@ typedef struct SnowflakeGenerator SnowflakeGenerator;
  * `snowflake_layout_new`, released by `snowflake_layout_free`. Safe to share between threads.
  */
 typedef struct SnowflakeLayout SnowflakeLayout;
+
+/**
+ * An opaque set of generator options. Made by `snowflake_options_new`, released by
+ * `snowflake_options_free`; not for use by two threads at once.
+ */
+typedef struct SnowflakeOptions SnowflakeOptions;
 
 /**
  * An opaque, immutable public-ID codec holding a key. Made by `snowflake_public_new`,
@@ -322,28 +333,34 @@ SnowflakeStatus snowflake_decode_str(const char *text, const char *encoding, boo
 
 /**
  * Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
- * fields left out are 0) and `options`, NULL or `""` for the defaults (no drift, wait up to
- * 1000 ms, sequence from 0):
+ * fields left out are 0) and `options` in their text form, NULL or `""` for the defaults
+ * (no drift, wait up to 1000 ms, sequence from 0), for example
+ * `"max_drift_ms=50;max_wait_ms=0"` or `"shared=orders;max_wait_ms=0"`. Every option
+ * is in `API.md` and in core's option table; a value that holds `;` goes through
+ * `snowflake_options_set` and `snowflake_generator_open` instead.
  *
- * - `max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true`
- *   (how it behaves when a tick is full or the clock goes back);
- * - `shared=<name>`: every process of the host opening that name draws from one state in
- *   shared memory (`$SNOWFLAKE_SHM_DIR`, default `/dev/shm`), and keeps working after fork();
- * - `state_file=<path>` (+ `state_window_ms=`): a durable high-water mark, so a restart after
- *   the clock stepped back never repeats an ID;
- * - `lease=local` (+ `lease_dir=`, `lease_field=`) or `lease=redis://host:port/db`
- *   (+ `lease_ttl_ms=`): claim a free worker value instead of giving one.
- *
- * Without `shared=`, every generator of the process with the same layout and node values
- * shares one state (unless `isolated=true`), so making one per request cannot repeat an ID;
- * after `fork()` such a generator fails in the child with `SNOWFLAKE_STATUS_FORKED`: make a
- * new one there (with its own worker value).
+ * Without an option that reaches beyond the process (`shared`, `state_file`, `lease`,
+ * `run_lock`), every generator of the process with the same layout and node values shares
+ * one state (unless `isolated=true`), so making one per request cannot repeat an ID; after
+ * `fork()` such a generator fails in the child with `SNOWFLAKE_STATUS_FORKED`: make a new one
+ * there (with its own worker value).
  *
  * # Safety
  * `layout` is a live handle; `node` and `options` are NULL or NUL-terminated; `out` is valid
  * for a write.
  */
 SnowflakeStatus snowflake_generator_new(const struct SnowflakeLayout *layout, const char *node, const char *options, struct SnowflakeGenerator **out);
+
+/**
+ * Makes a generator for `layout` with the node values `node` (as in
+ * `snowflake_generator_new`) and the options set in `options` (NULL: the defaults). The
+ * options object is only read: free it when you like.
+ *
+ * # Safety
+ * `layout` is a live handle; `node` is NULL or NUL-terminated; `options` is NULL or a live
+ * handle; `out` is valid for a write.
+ */
+SnowflakeStatus snowflake_generator_open(const struct SnowflakeLayout *layout, const char *node, const struct SnowflakeOptions *options, struct SnowflakeGenerator **out);
 
 /**
  * Releases a generator (NULL: nothing). No other thread may be using it.
@@ -382,13 +399,26 @@ SnowflakeStatus snowflake_next_id_at(const struct SnowflakeGenerator *g, uint64_
 
 /**
  * Fills `buf[0..n]` with increasing IDs, taking a whole block per tick with one
- * compare-and-swap (the fast path). Waits like `snowflake_next_id`. On failure nothing is
- * written to `buf` (the IDs already taken are dropped, never reissued).
+ * compare-and-swap (the fast path). Waits like `snowflake_next_id`. On failure, the first
+ * IDs of `buf` may have been written (valid and unique; `snowflake_fill` says how many) and
+ * the rest is left as it was.
  *
  * # Safety
  * `g` is a live handle; `buf` is valid for `n` writes of `uint64_t`.
  */
 SnowflakeStatus snowflake_next_ids(const struct SnowflakeGenerator *g, uint64_t *buf, size_t n);
+
+/**
+ * Like `snowflake_next_ids`, and writes into `*written` how many IDs it wrote from the start
+ * of `buf`: `n` on success, fewer when it failed partway (those IDs are valid and unique and
+ * will never be issued again). `*written` is written whatever the status (0 when an argument
+ * is NULL).
+ *
+ * # Safety
+ * `g` is a live handle; `buf` is valid for `n` writes of `uint64_t`; `written` is valid for a
+ * write.
+ */
+SnowflakeStatus snowflake_fill(const struct SnowflakeGenerator *g, uint64_t *buf, size_t n, size_t *written);
 
 /**
  * Up to `n` IDs of one tick taken with one compare-and-swap, into `*out` (at least one; fewer
@@ -534,6 +564,87 @@ SnowflakeStatus snowflake_layout_min_id(const struct SnowflakeLayout *layout, ui
  * `layout` is a live handle; `out` is valid for a write.
  */
 SnowflakeStatus snowflake_layout_max_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
+
+/**
+ * Makes an options object from `text` (`"max_wait_ms=0;shared=orders"`; NULL or `""` for the
+ * defaults), into `*out`.
+ *
+ * # Safety
+ * `text` is NULL or NUL-terminated; `out` is valid for a write.
+ */
+SnowflakeStatus snowflake_options_new(const char *text, struct SnowflakeOptions **out);
+
+/**
+ * Releases an options object (NULL: nothing).
+ *
+ * # Safety
+ * `o` is NULL or a handle from `snowflake_options_new` not yet freed; it is not used
+ * afterwards.
+ */
+void snowflake_options_free(struct SnowflakeOptions *o);
+
+/**
+ * Sets option `key` from its text form, as in `key=value` but whole: the value may hold
+ * `;`, `=` and spaces (a path). Nothing changes on failure.
+ *
+ * # Safety
+ * `o` is a live handle not used by another thread; `key` and `value` are NUL-terminated.
+ */
+SnowflakeStatus snowflake_options_set(struct SnowflakeOptions *o, const char *key, const char *value);
+
+/**
+ * Sets option `key` to a string value (for a text or path option; a number in a string is
+ * refused for a number option with `SNOWFLAKE_STATUS_TYPE`).
+ *
+ * # Safety
+ * `o` is a live handle not used by another thread; `key` and `value` are NUL-terminated.
+ */
+SnowflakeStatus snowflake_options_set_str(struct SnowflakeOptions *o, const char *key, const char *value);
+
+/**
+ * Sets option `key` to a whole number (`SNOWFLAKE_STATUS_VALUE` outside its range,
+ * `SNOWFLAKE_STATUS_TYPE` for an option that is not a number).
+ *
+ * # Safety
+ * `o` is a live handle not used by another thread; `key` is NUL-terminated.
+ */
+SnowflakeStatus snowflake_options_set_int(struct SnowflakeOptions *o, const char *key, int64_t value);
+
+/**
+ * Sets option `key` to a floating-point number: accepted for a number option only when it
+ * is whole (`SNOWFLAKE_STATUS_TYPE` for `1.5` or NaN).
+ *
+ * # Safety
+ * `o` is a live handle not used by another thread; `key` is NUL-terminated.
+ */
+SnowflakeStatus snowflake_options_set_float(struct SnowflakeOptions *o, const char *key, double value);
+
+/**
+ * Sets option `key` to a boolean.
+ *
+ * # Safety
+ * `o` is a live handle not used by another thread; `key` is NUL-terminated.
+ */
+SnowflakeStatus snowflake_options_set_bool(struct SnowflakeOptions *o, const char *key, bool value);
+
+/**
+ * Puts option `key` back to its default.
+ *
+ * # Safety
+ * `o` is a live handle not used by another thread; `key` is NUL-terminated.
+ */
+SnowflakeStatus snowflake_options_unset(struct SnowflakeOptions *o, const char *key);
+
+/**
+ * For bindings over C: reports a value of a type that has no setter here (a PHP array, say)
+ * by its name in the caller's language. Always fails, with the status and message core gives
+ * every front end for such a value (`SNOWFLAKE_STATUS_TYPE`, or `SNOWFLAKE_STATUS_VALUE` for
+ * an unknown key); nothing changes.
+ *
+ * # Safety
+ * `o` is a live handle not used by another thread; `key` and `type_name` are NUL-terminated.
+ */
+SnowflakeStatus snowflake_options_set_typename(struct SnowflakeOptions *o, const char *key, const char *type_name);
 
 /**
  * Makes a public-ID codec under the `key_len`-byte `key` (it must be 16 bytes:

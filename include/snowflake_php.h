@@ -20,6 +20,7 @@ enum SnowflakeStatus
   SNOWFLAKE_STATUS_LEASE = 13,
   SNOWFLAKE_STATUS_STATE_FILE = 14,
   SNOWFLAKE_STATUS_IO = 15,
+  SNOWFLAKE_STATUS_TYPE = 16,
 };
 typedef uint32_t SnowflakeStatus;
 
@@ -34,6 +35,8 @@ typedef uint32_t SnowflakeFieldKind;
 typedef struct SnowflakeGenerator SnowflakeGenerator;
 
 typedef struct SnowflakeLayout SnowflakeLayout;
+
+typedef struct SnowflakeOptions SnowflakeOptions;
 
 typedef struct SnowflakePublicIds SnowflakePublicIds;
 
@@ -84,6 +87,8 @@ SnowflakeStatus snowflake_decode_str(const char *text, const char *encoding, boo
 
 SnowflakeStatus snowflake_generator_new(const struct SnowflakeLayout *layout, const char *node, const char *options, struct SnowflakeGenerator **out);
 
+SnowflakeStatus snowflake_generator_open(const struct SnowflakeLayout *layout, const char *node, const struct SnowflakeOptions *options, struct SnowflakeGenerator **out);
+
 void snowflake_generator_free(struct SnowflakeGenerator *g);
 
 SnowflakeStatus snowflake_next_id(const struct SnowflakeGenerator *g, uint64_t *out);
@@ -93,6 +98,8 @@ SnowflakeStatus snowflake_try_next_id(const struct SnowflakeGenerator *g, uint64
 SnowflakeStatus snowflake_next_id_at(const struct SnowflakeGenerator *g, uint64_t unix_ms, uint64_t *out);
 
 SnowflakeStatus snowflake_next_ids(const struct SnowflakeGenerator *g, uint64_t *buf, size_t n);
+
+SnowflakeStatus snowflake_fill(const struct SnowflakeGenerator *g, uint64_t *buf, size_t n, size_t *written);
 
 SnowflakeStatus snowflake_reserve(const struct SnowflakeGenerator *g, uint64_t n, struct SnowflakeBlock *out);
 
@@ -123,6 +130,24 @@ SnowflakeStatus snowflake_layout_compose(const struct SnowflakeLayout *layout, u
 SnowflakeStatus snowflake_layout_min_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
 
 SnowflakeStatus snowflake_layout_max_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
+
+SnowflakeStatus snowflake_options_new(const char *text, struct SnowflakeOptions **out);
+
+void snowflake_options_free(struct SnowflakeOptions *o);
+
+SnowflakeStatus snowflake_options_set(struct SnowflakeOptions *o, const char *key, const char *value);
+
+SnowflakeStatus snowflake_options_set_str(struct SnowflakeOptions *o, const char *key, const char *value);
+
+SnowflakeStatus snowflake_options_set_int(struct SnowflakeOptions *o, const char *key, int64_t value);
+
+SnowflakeStatus snowflake_options_set_float(struct SnowflakeOptions *o, const char *key, double value);
+
+SnowflakeStatus snowflake_options_set_bool(struct SnowflakeOptions *o, const char *key, bool value);
+
+SnowflakeStatus snowflake_options_unset(struct SnowflakeOptions *o, const char *key);
+
+SnowflakeStatus snowflake_options_set_typename(struct SnowflakeOptions *o, const char *key, const char *type_name);
 
 SnowflakeStatus snowflake_public_new(const uint8_t *key, size_t key_len, const char *encoding, struct SnowflakePublicIds **out);
 

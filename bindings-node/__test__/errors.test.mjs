@@ -31,6 +31,10 @@ test('ERR_SNOWFLAKE_VALUE: node values, options, encodings', () => {
   e = throwsCode(() => new Generator({ layout: 'twitter' }).nextIds(2 ** 32), 'ERR_SNOWFLAKE_VALUE');
   assert.equal(e.max, 2 ** 32 - 1);
   throwsCode(() => twitter.compose(NOW, { worker: -1 }), 'ERR_SNOWFLAKE_VALUE', RangeError);
+  // A number of the right type out of range: core's range error, as in every front end.
+  e = throwsCode(() => new Generator({ layout: 'twitter', maxDriftMs: -1 }), 'ERR_SNOWFLAKE_VALUE', RangeError);
+  assert.equal(e.field, 'maxDriftMs');
+  assert.equal(e.value, -1);
 });
 
 test('ERR_SNOWFLAKE_INVALID_ID: bad strings, IDs above the layout, bigints outside u64', () => {
@@ -108,7 +112,6 @@ test('wrong JS types are TypeErrors with ERR_INVALID_ARG_TYPE', () => {
     () => new Generator('twitter'),
     () => new Generator({ layout: 42 }),
     () => new Generator({ layout: 'twitter', maxWaitMs: '10' }),
-    () => new Generator({ layout: 'twitter', maxDriftMs: -1 }),
     () => new Generator({ layout: 'twitter', isolated: 'yes' }),
     () => new Generator({ layout: 'twitter', node: { worker: 1.5 } }),
     () => g.nextIds('10'),

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Generator } from '../index.mjs';
@@ -59,6 +59,15 @@ test('local leases give each generator its own worker value', () => {
   assert.notEqual(a.node.worker, b.node.worker);
   assert.ok(a.nextId() !== b.nextId());
   throwsCode(() => new Generator({ layout: 'twitter', lease: 'zookeeper' }), 'ERR_SNOWFLAKE_VALUE');
+});
+
+test('a state file path may hold =, ; and spaces', () => {
+  const folder = path.join(tmp, 'dir=with eq');
+  mkdirSync(folder);
+  const stateFile = path.join(folder, 'ids;one.state');
+  const g = new Generator({ layout: 'twitter', node: { worker: 4 }, stateFile });
+  g.nextId();
+  assert.equal(statSync(stateFile).size, 48);
 });
 
 test('a state file records the high-water mark', () => {

@@ -4,36 +4,28 @@
 /** An ID encoding: fixed-width ones sort like the numbers they encode. */
 export type Encoding = 'decimal' | 'hex' | 'base32' | 'base36' | 'base58' | 'base62'
 
-/** The stable codes of libsnowflake's errors (the same in every language). */
-export type SnowflakeErrorCode =
-  | 'ERR_SNOWFLAKE_LAYOUT'
-  | 'ERR_SNOWFLAKE_VALUE'
-  | 'ERR_SNOWFLAKE_INVALID_ID'
-  | 'ERR_SNOWFLAKE_TIME_RANGE'
-  | 'ERR_SNOWFLAKE_CLOCK_BEHIND'
-  | 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED'
-  | 'ERR_SNOWFLAKE_FORKED'
-  | 'ERR_SNOWFLAKE_SHARED_MISMATCH'
-  | 'ERR_SNOWFLAKE_LEASE'
-  | 'ERR_SNOWFLAKE_STATE_FILE'
-  | 'ERR_SNOWFLAKE_IO'
-
 /**
  * What libsnowflake throws (an `Error`; a `RangeError` for a negative or too large bigint or
  * time). Detail fields are JSON-safe: numbers, or decimal strings above 2^53. A value of the
  * wrong JS type is a `TypeError` with `code: 'ERR_INVALID_ARG_TYPE'` instead.
  */
 export interface SnowflakeError extends Error {
-  code: SnowflakeErrorCode
+  code: SnowflakeErrorCode | 'ERR_INVALID_ARG_TYPE'
   /** ERR_SNOWFLAKE_CLOCK_BEHIND: how far the clock is behind the generator, in ms. */
   behindMs?: number
   /** ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED: when a retry can succeed, in ms. */
   retryAfterMs?: number
   /** ERR_SNOWFLAKE_VALUE: the field at fault. */
   field?: string
-  /** ERR_SNOWFLAKE_VALUE: the value given and the largest allowed. */
+  /** ERR_SNOWFLAKE_VALUE: the value given and the smallest and largest allowed. */
   value?: number | string
+  min?: number | string
   max?: number | string
+  /** ERR_INVALID_ARG_TYPE: what the option or field takes, and what it got. */
+  expected?: string
+  got?: string
+  /** ERR_SNOWFLAKE_VALUE: the cargo feature an option needs that this build lacks. */
+  feature?: string
   /** ERR_SNOWFLAKE_VALUE: the option at fault, and why. */
   option?: string
   reason?: string

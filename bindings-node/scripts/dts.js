@@ -11,6 +11,52 @@ const os = require('node:os');
 const path = require('node:path');
 
 const pkgDir = path.resolve(__dirname, '..');
+
+/** A TypeScript type for a text option's value form: `zero|spread:K` gives
+ * `'zero' | `spread:${number}``; a single free form is a `string`. */
+function textType(form) {
+  const alternatives = form.split('|');
+  if (alternatives.length < 2) return 'string';
+  return alternatives
+    .map((alt) => {
+      const at = alt.search(/[A-Z]/); // the first placeholder: K, NAME, HOST, ...
+      if (at < 0) return `'${alt}'`;
+      return '`' + alt.slice(0, at) + (alt.slice(at) === 'K' ? '${number}' : '${string}') + '`';
+    })
+    .join(' | ');
+}
+
+function tables() {
+  return JSON.parse(fs.readFileSync(path.join(pkgDir, '..', 'tests', 'vectors', 'tables.json'), 'utf8'));
+}
+
+/** `SnowflakeErrorCode`, from core's error table: the codes Node can throw (not the C-only ones). */
+function errorCodes() {
+  const codes = tables()
+    .errors.filter((e) => !e.doc.startsWith('(C)') && e.node_code.startsWith('ERR_SNOWFLAKE_'))
+    .map((e) => `  | '${e.node_code}'`);
+  return ["/** The stable codes of libsnowflake's errors (the same in every language; core's table). */",
+    'export type SnowflakeErrorCode =', ...codes, ''].join('\n');
+}
+
+/** `GeneratorOptions`, from core's option table (tests/vectors/tables.json). */
+function generatorOptions() {
+  const type = (o) => ({ integer: 'number | bigint', bool: 'boolean', path: 'string', text: textType(o.form) })[o.type];
+  const lines = [
+    "/** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */",
+    'export interface GeneratorOptions {',
+    '  /** A preset name, a spec, or a `Layout`. */',
+    '  layout: string | Layout',
+    "  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */",
+    '  node?: Record<string, number | bigint>',
+  ];
+  for (const o of tables().options) {
+    const dflt = o.default ? ` (default ${o.default})` : '';
+    lines.push(`  /** ${o.doc}${dflt} */`, `  ${o.camel}?: ${type(o)} | null`);
+  }
+  lines.push('}', '');
+  return lines.join('\n');
+}
 const outFile = path.resolve(process.argv[2] || path.join(pkgDir, 'index.d.ts'));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'libsnowflake-dts-'));
 try {
@@ -24,7 +70,7 @@ try {
   );
   if (r.status !== 0) throw new Error(`napi build failed (exit ${r.status})`);
   const header = fs.readFileSync(path.join(__dirname, 'dts-header.d.ts'), 'utf8');
-  fs.writeFileSync(outFile, header + fs.readFileSync(generated, 'utf8'));
+  fs.writeFileSync(outFile, header + errorCodes() + generatorOptions() + fs.readFileSync(generated, 'utf8'));
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@
 //! itself, because napi-rs's own conversions throw plain `Error`s with napi status codes.
 
 use crate::error::{range_error, type_error};
-use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName};
+use napi::bindgen_prelude::{FromNapiValue, TypeName};
 use napi::{sys, Env, JsObject, JsUnknown, NapiValue, ValueType};
 use snowflake_core::ErrorKind;
 
@@ -27,6 +27,52 @@ fn number(env: sys::napi_env, v: sys::napi_value) -> napi::Result<f64> {
 
 fn is_safe_integer(f: f64) -> bool {
     f.fract() == 0.0 && f.abs() <= MAX_SAFE
+}
+
+/// Core's `Value` of a JS value: how options and node values are handed over (core checks
+/// types and ranges, with the same messages as every other front end). `text` keeps a
+/// string's bytes alive for the value.
+pub fn value_of<'a>(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    text: &'a mut Option<String>,
+) -> napi::Result<snowflake_core::Value<'a>> {
+    use snowflake_core::Value;
+    Ok(match type_of(env, v)? {
+        sys::ValueType::napi_undefined | sys::ValueType::napi_null => Value::Unset,
+        sys::ValueType::napi_boolean => {
+            // SAFETY: `v` is a boolean.
+            Value::Bool(unsafe { bool::from_napi_value(env, v) }?)
+        }
+        sys::ValueType::napi_number => Value::Float(number(env, v)?),
+        sys::ValueType::napi_bigint => Value::Int(bigint_i128(env, v)?),
+        sys::ValueType::napi_string => {
+            // SAFETY: `v` is a string.
+            Value::Text(text.insert(unsafe { String::from_napi_value(env, v) }?))
+        }
+        sys::ValueType::napi_symbol => Value::Other("a symbol"),
+        sys::ValueType::napi_function => Value::Other("a function"),
+        _ => Value::Other("an object"),
+    })
+}
+
+/// A bigint as an `i128`; beyond it, the nearest bound (out of every range anyway).
+fn bigint_i128(env: sys::napi_env, v: sys::napi_value) -> napi::Result<i128> {
+    let mut sign = 0;
+    let mut count = 2usize;
+    let mut words = [0u64; 2];
+    // SAFETY: `v` is a bigint; `words` has room for `count` words.
+    napi::check_status!(unsafe {
+        sys::napi_get_value_bigint_words(env, v, &mut sign, &mut count, words.as_mut_ptr())
+    })?;
+    let magnitude = u128::from(words[0]) | (u128::from(words[1]) << 64);
+    let fits = count <= 2 && magnitude <= i128::MAX as u128;
+    Ok(match (sign != 0, fits) {
+        (false, true) => magnitude as i128,
+        (true, true) => -(magnitude as i128),
+        (false, false) => i128::MAX,
+        (true, false) => i128::MIN,
+    })
 }
 
 /// A short description of a JS value for a `TypeError` message: its type, and the value of
@@ -294,26 +340,24 @@ impl FromNapiValue for Uint {
     }
 }
 
-/// A value returned to JS as `BigUint64Array`.
-pub struct Ids(pub Vec<u64>);
-
-impl TypeName for Ids {
-    fn type_name() -> &'static str {
-        "BigUint64Array"
-    }
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
-}
-
-impl ToNapiValue for Ids {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        // SAFETY: forwarded to napi-rs's typed-array conversion with a live env.
-        unsafe {
-            napi::bindgen_prelude::BigUint64Array::to_napi_value(
-                env,
-                napi::bindgen_prelude::BigUint64Array::new(val.0),
-            )
+/// A new `BigUint64Array` of `n` IDs, written by `fill` straight into the array's memory (no
+/// copy): how `nextIds` hands a batch to JS. Throws the core error `fill` returns.
+pub fn fill_array(
+    env: &Env,
+    n: usize,
+    fill: impl FnOnce(&mut [u64]) -> Result<(), snowflake_core::Error>,
+) -> napi::Result<napi::JsTypedArray> {
+    let bytes = n.checked_mul(8).ok_or_else(|| napi::Error::from_reason("n is too large"))?;
+    let mut buffer = env.create_arraybuffer(bytes)?;
+    let data: &mut [u8] = buffer.as_mut();
+    if n > 0 {
+        // SAFETY: an ArrayBuffer's memory is allocated aligned for any typed array (V8 uses
+        // at least 8-byte alignment), holds `bytes` = 8n bytes, and nothing else refers to it
+        // until the typed array is made below.
+        let ids = unsafe { core::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u64>(), n) };
+        if let Err(e) = fill(ids) {
+            return Err(crate::error::core_error(env.raw(), e));
         }
     }
+    buffer.into_raw().into_typedarray(napi::TypedArrayType::BigUint64, n, 0)
 }

@@ -10,7 +10,7 @@
 //! value, which is how the shaped objects reach JS unchanged.
 
 use napi::{sys, Env, JsObject, NapiValue};
-use snowflake_core::{Error, OpenError, ParseIdError};
+use snowflake_core::{Error, ParseIdError};
 
 /// The `code` of a `TypeError` for an argument of the wrong JS type.
 pub const ERR_INVALID_ARG_TYPE: &str = "ERR_INVALID_ARG_TYPE";
@@ -79,6 +79,21 @@ impl Details {
             self.str(name, &value.to_string());
         }
     }
+    /// A signed number, as `u64` does (a negative one as a number).
+    pub fn i128(&mut self, name: &str, value: i128) {
+        match u64::try_from(value) {
+            Ok(v) => self.u64(name, v),
+            Err(_) if value >= -9_007_199_254_740_991 => {
+                if self.result.is_ok() {
+                    self.result = self
+                        .env
+                        .create_double(value as f64)
+                        .and_then(|v| self.obj.set_named_property(name, v));
+                }
+            }
+            Err(_) => self.str(name, &value.to_string()),
+        }
+    }
     /// An ID, as a decimal string (JSON-safe, like `u64`).
     pub fn id(&mut self, name: &str, value: u64) {
         self.str(name, &value.to_string());
@@ -91,68 +106,72 @@ impl Details {
     }
 }
 
-/// The JS error for a core error.
+/// The JS error for a core error: the constructor and `code` of its kind in core's table,
+/// and its data as properties.
 pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
-    let code = e.kind().code();
-    make(env, Class::Error, code, &e.to_string(), |d| match e {
+    let info = e.kind().info();
+    let class = match info.node_class {
+        "TypeError" => Class::TypeError,
+        "RangeError" => Class::RangeError,
+        _ => Class::Error,
+    };
+    make(env, class, info.node_code, &e.to_string(), |d| match &e {
         Error::UnknownField { name } | Error::NotANodeField { name } => d.str("field", name.as_str()),
-        Error::ValueRange { name, value, max } => {
+        Error::ValueRange { name, value, min, max } => {
             d.str("field", name.as_str());
-            d.u64("value", value);
-            d.u64("max", max);
+            d.i128("value", *value);
+            d.u64("min", *min);
+            d.u64("max", *max);
         }
         Error::BadOption { name, reason } => {
             d.str("option", name.as_str());
             d.str("reason", reason);
         }
-        Error::InvalidId(ParseIdError::Length { expected, got }) => {
-            d.u64("expectedLength", u64::from(expected));
-            d.u64("length", got as u64);
+        Error::UnknownOption { name, .. } => d.str("option", name.as_str()),
+        Error::WrongType { name, expected, got } => {
+            d.str("field", name.as_str());
+            d.str("expected", expected);
+            d.str("got", got.as_str());
         }
-        Error::InvalidId(ParseIdError::Char { position }) => d.u64("position", position as u64),
+        Error::MissingFeature { option, feature } => {
+            d.str("option", option.as_str());
+            d.str("feature", feature);
+        }
+        Error::InvalidId(ParseIdError::Length { expected, got }) => {
+            d.u64("expectedLength", u64::from(*expected));
+            d.u64("length", *got as u64);
+        }
+        Error::InvalidId(ParseIdError::Char { position }) => d.u64("position", *position as u64),
         Error::IdRange { id, bits } => {
-            d.id("id", id);
-            d.u64("bits", u64::from(bits));
+            d.id("id", *id);
+            d.u64("bits", u64::from(*bits));
         }
         Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
-            d.u64("unixMs", unix_ms);
-            d.u64("firstUnixMs", first_unix_ms);
-            d.u64("lastUnixMs", last_unix_ms);
+            d.u64("unixMs", *unix_ms);
+            d.u64("firstUnixMs", *first_unix_ms);
+            d.u64("lastUnixMs", *last_unix_ms);
         }
         Error::ClockBehind { behind_ms, retry_after_ms } => {
-            d.u64("behindMs", behind_ms);
-            d.u64("retryAfterMs", retry_after_ms);
+            d.u64("behindMs", *behind_ms);
+            d.u64("retryAfterMs", *retry_after_ms);
         }
-        Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", retry_after_ms),
-        Error::StateFile { errno } => d.u64("errno", errno.unsigned_abs().into()),
-        _ => {}
-    })
-}
-
-/// The JS error for a failure to open a generator that works with other processes (shared
-/// state, state file, lease).
-pub fn open_error(env: sys::napi_env, e: OpenError) -> napi::Error {
-    if let OpenError::Core(e) = e {
-        return core_error(env, e);
-    }
-    let code = e.kind().code();
-    make(env, Class::Error, code, &e.to_string(), |d| match &e {
-        OpenError::Io(io) => {
+        Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", *retry_after_ms),
+        Error::Io(io) => {
             d.str("action", io.action);
             d.str("path", &io.target);
-            if let Some(errno) = io.source.raw_os_error() {
+            if let Some(errno) = io.errno() {
                 d.u64("errno", errno.unsigned_abs().into());
             }
         }
-        OpenError::Mismatch { what, detail } => {
+        Error::SharedMismatch { what, detail } => {
             d.str("what", what);
             d.str("detail", detail);
         }
-        OpenError::StateFile { path, detail } => {
+        Error::StateFile { path, detail } => {
             d.str("path", &path.to_string_lossy());
             d.str("detail", detail);
         }
-        OpenError::Lease { detail } => d.str("detail", detail),
+        Error::LeaseUnavailable { detail } => d.str("detail", detail),
         _ => {}
     })
 }

@@ -3,61 +3,14 @@
 //! `worker_threads` too, which share the process and so this library's statics), and
 //! forwards each call. `nextIdAsync` waits for the clock on libuv's thread pool.
 
-use crate::convert::{Bool, Count, Ids, Object, Str, UnixMs};
-use crate::error::{core_error, open_error, type_error, OrThrow};
+use crate::convert::{Count, Object, Str, UnixMs};
+use crate::error::{core_error, type_error, OrThrow};
 use crate::layout::{node_from, JsLayout};
 use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, NapiValue, Task};
 use napi_derive::napi;
-use snowflake_core::{encode, Coordination, Encoding, Error, Generator, Layout, Name, Options};
-use std::path::PathBuf;
+use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options};
 use std::sync::Arc;
-
-/// The options of `new Generator(...)`. Only `layout` is required.
-#[napi(object)]
-#[allow(dead_code)] // Declares the TypeScript type; the constructor reads the object itself.
-pub struct GeneratorOptions {
-    /// A preset name, a spec, or a `Layout`.
-    #[napi(ts_type = "string | Layout")]
-    pub layout: String,
-    /// This node's field values, e.g. `{ datacenter: 1, worker: 3 }` (those left out are 0).
-    #[napi(ts_type = "Record<string, number | bigint>")]
-    pub node: Option<String>,
-    /// How far ahead of the clock the generator may issue, in ms (default 0: never).
-    pub max_drift_ms: Option<f64>,
-    /// How long `nextId()` may block for the clock before it throws, in ms (default 1000;
-    /// 0: never block).
-    pub max_wait_ms: Option<f64>,
-    /// `'zero'` (default) or `'spread:K'`.
-    #[napi(ts_type = "'zero' | `spread:${number}`")]
-    pub sequence_start: Option<String>,
-    /// A node field to bump, instead of waiting, when the clock goes back.
-    pub rollover: Option<String>,
-    /// A state of its own instead of the one shared by every generator of this process with
-    /// the same layout and node values: for tests and `nextIdAt` replays only. Two isolated
-    /// generators with the same node values can issue the same IDs.
-    pub isolated: Option<bool>,
-    /// Share one state with every process of this host that opens the same name (PHP-FPM,
-    /// cluster workers, ...): 1 to 64 of `A-Z a-z 0-9 . _ -`. Opening it with another
-    /// layout, node or policy throws `ERR_SNOWFLAKE_SHARED_MISMATCH`.
-    pub shared: Option<String>,
-    /// A durable high-water mark file: a restart after the clock stepped back never repeats
-    /// an ID.
-    pub state_file: Option<String>,
-    /// How far ahead the state file reserves, in ms (default 1000).
-    pub state_window_ms: Option<f64>,
-    /// Claim a free value of the worker field for this process: `'local'` (file locks in
-    /// `leaseDir`, released when the process dies) or `'redis://host:port/db'` (keys in Redis,
-    /// for many hosts; renewed in the background, `leaseTtlMs`).
-    #[napi(ts_type = "'local' | `redis://${string}`")]
-    pub lease: Option<String>,
-    /// The node field the lease claims (default `worker`, or the only node field).
-    pub lease_field: Option<String>,
-    /// The lease directory.
-    pub lease_dir: Option<String>,
-    /// A Redis lease's time to live, in ms (default 5000).
-    pub lease_ttl_ms: Option<f64>,
-}
 
 /// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
 #[napi(object, object_from_js = false)]
@@ -86,23 +39,6 @@ pub struct Stats {
     /// How far ahead of the clock the shared state is now, in ms.
     pub drift_ms: f64,
 }
-
-const OPTION_NAMES: [&str; 14] = [
-    "layout",
-    "node",
-    "maxDriftMs",
-    "maxWaitMs",
-    "sequenceStart",
-    "rollover",
-    "isolated",
-    "shared",
-    "stateFile",
-    "stateWindowMs",
-    "lease",
-    "leaseField",
-    "leaseDir",
-    "leaseTtlMs",
-];
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
     // SAFETY: `env` and `value` are live for this call.
@@ -138,15 +74,6 @@ impl JsGenerator {
     /// out-of-range value, and a `TypeError` for a value of the wrong type.
     #[napi(constructor, ts_args_type = "options: GeneratorOptions")]
     pub fn new(env: Env, options: Object) -> napi::Result<Self> {
-        for key in options.keys()? {
-            if !OPTION_NAMES.contains(&key.as_str()) {
-                return Err(bad_option(
-                    &env,
-                    &key,
-                    "unknown option (layout, node, maxDriftMs, maxWaitMs, sequenceStart, rollover, isolated, shared, stateFile, stateWindowMs, lease, leaseField, leaseDir, leaseTtlMs)",
-                ));
-            }
-        }
         let layout = match options.get("layout")? {
             Some(v) => layout_option(env.raw(), v)?,
             None => {
@@ -158,44 +85,19 @@ impl JsGenerator {
             }
         };
         let node = node_from(&layout, &env, options.get_as::<Object>("node")?)?;
+        // Every other key goes to core as it is (camelCase): core's option table checks names,
+        // types and ranges, with the messages of every other front end.
         let mut o = Options::default();
-        if let Some(Count(ms)) = options.get_as::<Count>("maxDriftMs")? {
-            o.max_drift_ms = ms;
-        }
-        if let Some(Count(ms)) = options.get_as::<Count>("maxWaitMs")? {
-            o.max_wait_ms = ms;
-        }
-        if let Some(Str(s)) = options.get_as::<Str>("sequenceStart")? {
-            o.sequence_start = Options::parse_sequence_start(&s).or_throw(&env)?;
-        }
-        if let Some(Str(s)) = options.get_as::<Str>("rollover")? {
-            o.rollover =
-                Some(Name::new(&s).ok_or(Error::UnknownField { name: Name::snippet(&s) }).or_throw(&env)?);
-        }
-        if let Some(Bool(b)) = options.get_as::<Bool>("isolated")? {
-            o.isolated = b;
-        }
-        // The options beyond this process go through core's parser (the names, checks and
-        // messages of C, PHP and the CLI); paths are set directly, since a path may hold `;`.
-        let mut text = String::new();
-        for (key, js) in [("shared", "shared"), ("lease", "lease"), ("lease_field", "leaseField")] {
-            if let Some(Str(value)) = options.get_as::<Str>(js)? {
-                if value.contains(';') {
-                    return Err(bad_option(&env, js, "must not contain `;`"));
-                }
-                text.push_str(&format!("{key}={value};"));
+        for key in options.keys()? {
+            if key == "layout" || key == "node" {
+                continue;
             }
+            let Some(v) = options.get(&key)? else { continue };
+            let mut text = None;
+            let value = crate::convert::value_of(env.raw(), v, &mut text)?;
+            o.set(&key, value).or_throw(&env)?;
         }
-        for (key, js) in [("state_window_ms", "stateWindowMs"), ("lease_ttl_ms", "leaseTtlMs")] {
-            if let Some(Count(ms)) = options.get_as::<Count>(js)? {
-                text.push_str(&format!("{key}={ms};"));
-            }
-        }
-        let (_, mut c) = Coordination::parse_options(&text).map_err(|e| core_error(env.raw(), e))?;
-        c.state_file = options.get_as::<Str>("stateFile")?.map(|s| PathBuf::from(s.0));
-        c.lease_dir = options.get_as::<Str>("leaseDir")?.map(|s| PathBuf::from(s.0));
-        // With nothing asked beyond this process, `open` is `Generator::new`.
-        let inner = Generator::open(&layout, node, o, &c).map_err(|e| open_error(env.raw(), e))?;
+        let inner = Generator::new(&layout, node, o).or_throw(&env)?;
         Ok(JsGenerator { inner: Arc::new(inner) })
     }
 
@@ -214,24 +116,20 @@ impl JsGenerator {
         Ok(encode(id, Encoding::Decimal, false).to_string())
     }
 
-    /// `n` increasing IDs, taken a block (one compare-and-swap) per tick.
+    /// `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
+    /// into the returned array's memory.
     #[napi(ts_args_type = "n: number", ts_return_type = "BigUint64Array")]
-    pub fn next_ids(&self, env: Env, n: Count) -> napi::Result<Ids> {
+    pub fn next_ids(&self, env: Env, n: Count) -> napi::Result<napi::JsTypedArray> {
         // A typed array holds at most 2^32 - 1 elements; past that, or when the memory cannot
         // be had, throw instead of letting the allocator abort the process.
         const MAX: u64 = u32::MAX as u64;
         if n.0 > MAX {
             return Err(core_error(
                 env.raw(),
-                Error::ValueRange { name: Name::snippet("n"), value: n.0, max: MAX },
+                Error::ValueRange { name: Name::snippet("n"), value: i128::from(n.0), min: 0, max: MAX },
             ));
         }
-        let n = n.0 as usize;
-        let mut ids = Vec::new();
-        ids.try_reserve_exact(n).map_err(|_| bad_option(&env, "n", "not enough memory for that many IDs"))?;
-        ids.resize(n, 0u64);
-        self.inner.next_ids(&mut ids).or_throw(&env)?;
-        Ok(Ids(ids))
+        crate::convert::fill_array(&env, n.0 as usize, |ids| self.inner.fill(ids).map_err(|e| e.error))
     }
 
     /// The next ID at the caller's clock reading `t` (deterministic; never waits).
@@ -408,9 +306,10 @@ impl Task for NextId {
 
     fn compute(&mut self) -> napi::Result<u64> {
         self.generator.next_id().map_err(|e| {
+            let reason = e.to_string();
             // Shaped into a JS error in `reject`, on the JS thread that owns the env.
             self.error = Some(e);
-            napi::Error::from_reason(e.to_string())
+            napi::Error::from_reason(reason)
         })
     }
 

@@ -64,16 +64,18 @@ pub(crate) fn node_from(layout: &Layout, env: &Env, fields: Option<Object>) -> n
         return Ok(Node::default());
     };
     let keys = fields.keys()?;
-    let mut values = Vec::with_capacity(keys.len());
+    let mut texts: Vec<Option<String>> = vec![None; keys.len()];
+    let mut raw = Vec::with_capacity(keys.len());
     for key in &keys {
-        if let Some(Uint(v)) = fields.get_as::<Uint>(key)? {
-            values.push(v);
-        } else {
-            values.push(0);
-        }
+        raw.push(fields.get(key)?.ok_or_else(|| napi::Error::from_reason("a key vanished"))?);
     }
-    let pairs: Vec<(&str, u64)> = keys.iter().map(String::as_str).zip(values).collect();
-    layout.node(&pairs).or_throw(env)
+    // Core checks each value against its field: a fraction, NaN, a boolean or a negative
+    // number is an error naming the field, as in every front end.
+    let mut values = Vec::with_capacity(keys.len());
+    for (v, text) in raw.into_iter().zip(texts.iter_mut()) {
+        values.push(crate::convert::value_of(env.raw(), v, text)?);
+    }
+    layout.node_from_values(keys.iter().map(String::as_str).zip(values)).or_throw(env)
 }
 
 #[napi]

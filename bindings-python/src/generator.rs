@@ -13,15 +13,14 @@
 //! layout and node values), since the parent, or a sibling, may still issue from it; both
 //! raise ForkedProcessError. Shared and leased generators keep working across fork().
 
-use crate::error::{Error, OpenError};
+use crate::error::Error;
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
 use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyType};
-use snowflake_core::{Block, Clock, Coordination, Layout, MonotonicClock, Name, Options, SequenceStart};
-use std::path::PathBuf;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
+use snowflake_core::{Block, Clock, Layout, MonotonicClock, Options, SequenceStart, Value};
 use std::sync::Mutex;
 
 /// The process's monotonic clock (that of core's default generators), waiting detached from
@@ -41,11 +40,14 @@ impl Clock for PyClock {
         self.0.now_ms()
     }
 
+    #[inline]
+    fn now_ms_cached(&self) -> u64 {
+        self.0.now_ms_cached()
+    }
+
     fn wait_until_ms(&self, unix_ms: u64) {
-        // SAFETY: the generator is only called while attached (module docs), and the closure
-        // touches no Python object.
-        let py = unsafe { Python::assume_attached() };
-        py.detach(|| self.0.wait_until_ms(unix_ms));
+        // Attached or not (a large `next_ids` fills detached), the wait lets other threads run.
+        Python::attach(|py| py.detach(|| self.0.wait_until_ms(unix_ms)));
     }
 }
 
@@ -54,8 +56,41 @@ fn array_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     ARRAY.import(py, "array", "array")
 }
 
-/// Blocks at least this large are written out detached.
-const DETACH_FILL: u64 = 1 << 16;
+/// Core's `Value` of a Python object: how an option or node value is handed over.
+pub fn value_of<'a>(v: &'a Bound<'_, PyAny>, text: &'a mut Option<String>) -> PyResult<Value<'a>> {
+    if v.is_none() {
+        return Ok(Value::Unset);
+    }
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if v.is_instance_of::<PyInt>() {
+        // Beyond i128 a value is out of every range anyway: say so by its sign.
+        return Ok(Value::Int(v.extract::<i128>().unwrap_or_else(|_| {
+            if v.lt(0).unwrap_or(false) {
+                i128::MIN
+            } else {
+                i128::MAX
+            }
+        })));
+    }
+    if v.is_instance_of::<PyFloat>() {
+        // A float is not an integer type in Python, whatever its value.
+        return Ok(Value::Other("float"));
+    }
+    if let Ok(s) = v.cast::<PyString>() {
+        return Ok(Value::Text(text.insert(s.to_cow()?.into_owned())));
+    }
+    // os.PathLike (pathlib.Path): its str (bytes paths are not supported).
+    let fspath = v.py().import("os")?.getattr("fspath")?;
+    if let Ok(p) = fspath.call1((v,)) {
+        if let Ok(s) = p.cast::<PyString>() {
+            return Ok(Value::Text(text.insert(s.to_cow()?.into_owned())));
+        }
+    }
+    let type_name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
+    Ok(Value::Other(text.insert(type_name)))
+}
 
 /// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.
 ///
@@ -63,26 +98,17 @@ const DETACH_FILL: u64 = 1 << 16;
 /// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``; fields
 /// left out are 0; the text form ``"datacenter=1,worker=3"`` works too).
 ///
-/// Policies: ``max_drift_ms`` is how far ahead of the clock the generator may issue when a
-/// tick is full or the clock went back (0: never, classic Snowflake); ``max_wait_ms`` how long
-/// :meth:`next_id` may wait for the clock before it raises :class:`SequenceExhaustedError` or
-/// :class:`ClockBehindError` (0: never wait); ``sequence_start`` is ``"zero"`` or
-/// ``"spread:K"`` (each tick starts at a hash of the tick below K, so ``id % N`` shards evenly
-/// at low traffic); ``rollover`` names a node field that is bumped, instead of waiting, when
-/// the clock goes back.
+/// ``options`` are the keyword arguments of core's option table, one per option (the README's
+/// "Every option" table, and this class's stub, list them with their types and defaults):
+/// the policies when a tick is full or the clock goes back (``max_drift_ms``,
+/// ``max_wait_ms``, ``rollover``, ...), and how the state is shared beyond this process
+/// (``shared``, ``state_file``, ``lease``, ...). Core checks each: an unknown name, a wrong
+/// type or a value out of range raises with the message every front end gives.
 ///
 /// Every generator of a process with the same layout and node values shares one state, so
 /// making a new one per request cannot repeat an ID; ``isolated=True`` gives a generator a
 /// state of its own (for tests and :meth:`next_id_at` replays only: two isolated generators
 /// with the same node values can issue the same IDs).
-///
-/// Beyond one process: ``shared="name"`` makes every process of the host that opens the name
-/// draw from one state in shared memory (no repeat, IDs increasing across processes, and it
-/// keeps working in a child of ``fork()``); ``state_file=path`` keeps a durable high-water mark
-/// so a restart after the clock stepped back never repeats an ID (``state_window_ms``: how far
-/// ahead it reserves); ``lease="local"`` (or ``"redis://host:port/db"``) claims a free value of
-/// the worker field (``lease_field``) for this process, with file locks in ``lease_dir`` (or
-/// keys in Redis living ``lease_ttl_ms``).
 ///
 /// After ``fork()``, an inherited generator of one process raises
 /// :class:`ForkedProcessError`, and so does making one with the parent's node values in the
@@ -90,109 +116,63 @@ const DETACH_FILL: u64 = 1 << 16;
 #[pyclass(name = "Generator", module = "libsnowflake", frozen)]
 pub struct PyGenerator {
     inner: snowflake_core::Generator<PyClock>,
+    isolated: bool,
 }
 
 impl PyGenerator {
-    fn fill_bytes(&self, py: Python<'_>, out: &mut [u8]) -> Result<(), Error> {
-        let mut done = 0;
-        let total = out.len() / 8;
-        while done < total {
-            let block = self.inner.reserve((total - done) as u64)?;
-            let dst = &mut out[done * 8..(done + block.count as usize) * 8];
-            if block.count >= DETACH_FILL {
-                py.detach(|| write_block(&block, dst));
-            } else {
-                write_block(&block, dst);
-            }
-            done += block.count as usize;
+    /// `n` IDs through core's `fill`, a tick's capacity at a time, each chunk handed to
+    /// `take` as soon as it is filled: turning IDs into Python objects happens while the
+    /// next tick is awaited, so a batch on a layout whose capacity is the limit runs at it.
+    fn fill_chunks(
+        &self,
+        py: Python<'_>,
+        n: usize,
+        mut take: impl FnMut(&[u64]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let chunk =
+            usize::try_from(self.inner.layout().capacity_per_tick()).unwrap_or(usize::MAX).clamp(1, 1 << 16);
+        let mut buf = vec![0u64; chunk.min(n)];
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(buf.len());
+            // IDs written before a failure are dropped (never reissued): Python gets the error.
+            self.inner.fill(&mut buf[..k]).map_err(|e| Error(e.error))?;
+            take(&buf[..k])?;
+            left -= k;
         }
+        let _ = py;
         Ok(())
-    }
-}
-
-fn write_block(block: &Block, dst: &mut [u8]) {
-    for (slot, id) in dst.chunks_exact_mut(8).zip(block.iter()) {
-        slot.copy_from_slice(&id.to_ne_bytes());
     }
 }
 
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(
-        signature = (layout = None, node = None, *, max_drift_ms = 0, max_wait_ms = 1000, sequence_start = "zero", rollover = None, isolated = false, shared = None, state_file = None, state_window_ms = None, lease = None, lease_field = None, lease_dir = None, lease_ttl_ms = None),
-        text_signature = "(layout='twitter', node=None, *, max_drift_ms=0, max_wait_ms=1000, sequence_start='zero', rollover=None, isolated=False, shared=None, state_file=None, state_window_ms=None, lease=None, lease_field=None, lease_dir=None, lease_ttl_ms=None)"
-    )]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (layout = None, node = None, **options), text_signature = "(layout='twitter', node=None, **options)")]
     fn new(
         py: Python<'_>,
         layout: Option<&Bound<'_, PyAny>>,
         node: Option<&Bound<'_, PyAny>>,
-        max_drift_ms: u64,
-        max_wait_ms: u64,
-        sequence_start: &str,
-        rollover: Option<&str>,
-        isolated: bool,
-        shared: Option<&str>,
-        state_file: Option<PathBuf>,
-        state_window_ms: Option<u64>,
-        lease: Option<&str>,
-        lease_field: Option<&str>,
-        lease_dir: Option<PathBuf>,
-        lease_ttl_ms: Option<u64>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let layout = match layout {
             Some(l) if !l.is_none() => layout_arg(l)?,
             _ => Layout::parse("twitter").map_err(Error)?,
         };
         let node = node_arg(&layout, node)?;
-        let rollover = match rollover {
-            None => None,
-            Some(r) => Some(
-                Name::new(r)
-                    .filter(|_| Name::is_valid_field_name(r))
-                    .ok_or(Error(snowflake_core::Error::UnknownField { name: Name::snippet(r) }))?,
-            ),
-        };
-        let options = Options {
-            max_drift_ms,
-            max_wait_ms,
-            sequence_start: Options::parse_sequence_start(sequence_start).map_err(Error)?,
-            rollover,
-            isolated,
-        };
-        // Core checks the coordination options in their text form (the one of C, PHP and
-        // the CLI); paths go in as they are, since a path may hold any character.
-        let mut text = String::new();
-        let numbers = [("state_window_ms", state_window_ms), ("lease_ttl_ms", lease_ttl_ms)];
-        for (key, value) in [("shared", shared), ("lease", lease), ("lease_field", lease_field)]
-            .into_iter()
-            .filter_map(|(k, v)| Some((k, v?.to_owned())))
-            .chain(numbers.into_iter().filter_map(|(k, v)| Some((k, v?.to_string()))))
-        {
-            if value.contains(';') || value.is_empty() {
-                return Err(Error(snowflake_core::Error::BadOption {
-                    name: Name::snippet(key),
-                    reason: "the value is empty or holds a `;`",
-                })
-                .into());
-            }
-            text.push_str(&format!("{key}={value};"));
+        // Every option goes to core as it is, one key at a time: core's table checks names,
+        // types and ranges (the same checks, and messages, as every other front end).
+        let mut o = Options::default();
+        for (key, value) in options.into_iter().flat_map(|d| d.iter()) {
+            let key = key.cast::<PyString>()?.to_cow()?.into_owned();
+            let mut text = None;
+            o.set(&key, value_of(&value, &mut text)?).map_err(Error)?;
         }
-        let (_, mut coordination) = Coordination::parse_options(&text).map_err(Error)?;
-        coordination.state_file = state_file;
-        coordination.lease_dir = lease_dir;
-
-        let inner = if coordination.is_empty() {
-            snowflake_core::Generator::with_clock(&layout, node, options, PyClock::default())
-                .map_err(Error)?
-        } else {
-            // Files, locks, maybe Redis and a wait for a lease's floor: detached.
-            py.detach(|| snowflake_core::Generator::open(&layout, node, options, &coordination))
-                .map_err(OpenError)?
-                .map_clock(PyClock)
-        };
-        Ok(PyGenerator { inner })
+        let isolated = o.isolated;
+        // Files, locks, maybe Redis and a wait for a lease's floor: detached.
+        let inner =
+            py.detach(|| snowflake_core::Generator::new(&layout, node, o)).map_err(Error)?.map_clock(PyClock);
+        Ok(PyGenerator { inner, isolated })
     }
 
     /// The next ID. Waits for the clock (at most ``max_wait_ms``, without holding the GIL)
@@ -223,14 +203,7 @@ impl PyGenerator {
     #[pyo3(signature = (n))]
     fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
         let list = PyList::empty(py);
-        let mut left = n as u64;
-        while left > 0 {
-            let block = self.inner.reserve(left).map_err(Error)?;
-            for id in block.iter() {
-                list.append(id)?;
-            }
-            left -= block.count;
-        }
+        self.fill_chunks(py, n, |ids| ids.iter().try_for_each(|id| list.append(id)))?;
         Ok(list)
     }
 
@@ -239,7 +212,16 @@ impl PyGenerator {
     #[pyo3(signature = (n))]
     fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
         let len = n.checked_mul(8).ok_or_else(|| PyOverflowError::new_err("n is too large"))?;
-        let bytes = PyBytes::new_with(py, len, |buf| Ok(self.fill_bytes(py, buf)?))?;
+        let bytes = PyBytes::new_with(py, len, |buf| {
+            let mut at = 0;
+            self.fill_chunks(py, n, |ids| {
+                for (slot, id) in buf[at..at + ids.len() * 8].chunks_exact_mut(8).zip(ids) {
+                    slot.copy_from_slice(&id.to_ne_bytes());
+                }
+                at += ids.len() * 8;
+                Ok(())
+            })
+        })?;
         array_class(py)?.call1(("Q", bytes))
     }
 
@@ -279,19 +261,19 @@ impl PyGenerator {
     /// How far ahead of the clock the generator may issue, in ms.
     #[getter]
     fn max_drift_ms(&self) -> u64 {
-        self.inner.options().max_drift_ms
+        self.inner.policy().max_drift_ms
     }
 
     /// How long :meth:`next_id` may wait for the clock, in ms.
     #[getter]
     fn max_wait_ms(&self) -> u64 {
-        self.inner.options().max_wait_ms
+        self.inner.policy().max_wait_ms
     }
 
     /// ``"zero"`` or ``"spread:K"``.
     #[getter]
     fn sequence_start(&self) -> String {
-        match self.inner.options().sequence_start {
+        match self.inner.policy().sequence_start {
             SequenceStart::Zero => "zero".to_owned(),
             s => s.to_string(),
         }
@@ -300,13 +282,13 @@ impl PyGenerator {
     /// The rollover field, or ``None``.
     #[getter]
     fn rollover(&self) -> Option<String> {
-        self.inner.options().rollover.map(|r| r.as_str().to_owned())
+        self.inner.policy().rollover.map(|r| r.as_str().to_owned())
     }
 
     /// Whether the generator has a state of its own.
     #[getter]
     fn isolated(&self) -> bool {
-        self.inner.options().isolated
+        self.isolated
     }
 
     fn __iter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {

@@ -4,7 +4,7 @@
 use crate::error::{type_error, Error};
 use crate::time::{to_datetime, unix_ms};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use snowflake_core::{FieldKind, Node, MAX_FIELDS, PRESETS};
 
 /// A layout: which bits of an ID hold the time, the sequence and each node field, with the
@@ -61,23 +61,21 @@ pub fn node_arg(layout: &snowflake_core::Layout, value: Option<&Bound<'_, PyAny>
     } else {
         return Err(type_error("node values are a mapping such as {\"worker\": 3}", value));
     };
-    let mut pairs: Vec<(String, u64)> = Vec::with_capacity(MAX_FIELDS);
+    let mut names: Vec<String> = Vec::with_capacity(MAX_FIELDS);
+    let mut values: Vec<(Bound<'_, PyAny>, Option<String>)> = Vec::with_capacity(MAX_FIELDS);
     for item in items.try_iter()? {
         let (name, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
-        let name = name
-            .cast::<PyString>()
-            .map_err(|_| type_error("node field names are str", &name))?
-            .to_cow()?
-            .into_owned();
-        if !v.is_instance_of::<PyInt>() {
-            return Err(type_error(&format!("node value `{name}` must be an int"), &v));
-        }
-        // Negative or above 2^64 - 1: OverflowError; above the field's width: core's
-        // ValueRangeError. Never a wrap.
-        pairs.push((name, v.extract::<u64>()?));
+        let name = name.cast::<PyString>().map_err(|_| type_error("node field names are str", &name))?;
+        names.push(name.to_cow()?.into_owned());
+        values.push((v, None));
     }
-    let pairs: Vec<(&str, u64)> = pairs.iter().map(|(n, v)| (n.as_str(), *v)).collect();
-    Ok(layout.node(&pairs).map_err(Error)?)
+    // Core checks each value against its field (a float, a bool, a negative number: a typed
+    // error naming the field), as for every front end.
+    let mut converted = Vec::with_capacity(values.len());
+    for (v, text) in values.iter_mut() {
+        converted.push(crate::generator::value_of(v, text)?);
+    }
+    Ok(layout.node_from_values(names.iter().map(String::as_str).zip(converted)).map_err(Error)?)
 }
 
 /// The node values of `node` as a dict, in layout order.

@@ -55,7 +55,7 @@ pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     match ms.extract::<u64>() {
         Ok(ms) => Ok(ms),
         Err(_) => Err(raise(
-            "TimeRangeError",
+            snowflake_core::ErrorKind::TimeRange,
             format!("{value} is before 1970-01-01T00:00:00Z, before every layout's epoch"),
         )),
     }

@@ -116,6 +116,19 @@ def test_state_file(tmp_path: Path) -> None:
         sf.Generator(LAYOUT, {"worker": 12}, state_file=tmp_path / "x.state", state_window_ms=0)
 
 
+def test_a_state_file_path_may_hold_equals_signs_semicolons_and_spaces(tmp_path: Path) -> None:
+    # Core takes the path as it is: the front ends no longer split or check option text.
+    folder = tmp_path / "dir=with eq"
+    folder.mkdir()
+    path = folder / "ids;one.state"
+    gen = sf.Generator(LAYOUT, {"worker": 13}, state_file=path)
+    gen.next_id()
+    assert path.stat().st_size == 48
+    as_text = sf.Generator(LAYOUT, {"worker": 14}, state_file=str(folder / "two.state"))
+    as_text.next_id()
+    assert (folder / "two.state").exists()
+
+
 def test_corrupt_state_file(tmp_path: Path) -> None:
     path = tmp_path / "ids.state"
     path.write_bytes(b"not a state file at all, and not empty either......")

@@ -48,8 +48,8 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     let layout = Layout::parse(&args.layout)?;
     let node = layout.parse_node(&args.node)?;
     let format = parse_format(&args.format)?;
-    let (options, coordination) = parse_options(args)?;
-    let generator = open_generator(&layout, node, options, coordination)?;
+    let options = parse_options(args)?;
+    let generator = open_generator(&layout, node, options)?;
     let count = args.count;
 
     // The generator runs on its own thread, a chunk ahead of the formatting: on a layout
@@ -57,28 +57,22 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     // and the formatting of the previous chunk fits in those waits.
     let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<u64>, Error>>(2);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<u64>>();
-    let (last_issued, result) = std::thread::scope(|scope| {
+    // The generator moves into the producer thread, and is dropped there when it has issued
+    // its last ID; with the run lock, the drop waits out the last tick (see `open_generator`).
+    std::thread::scope(|scope| {
         let producer = scope.spawn(move || {
-            let mut last_issued = None;
             let mut left = count;
             while left > 0 {
                 let mut ids = empty_rx.try_recv().unwrap_or_default();
                 ids.resize(left.min(CHUNK as u64) as usize, 0);
-                // Block by block (what next_ids does), so that when the generator fails
-                // (max_wait_ms=0 and a full tick, say) the IDs issued before are printed.
-                let (mut done, mut failure) = (0, None);
-                while done < ids.len() {
-                    match generator.reserve((ids.len() - done) as u64) {
-                        Ok(block) => done += block.fill(&mut ids[done..]),
-                        Err(e) => {
-                            failure = Some(e);
-                            break;
-                        }
-                    }
-                }
+                // When the generator fails partway (max_wait_ms=0 and a full tick, say), the
+                // IDs it wrote are printed before the error.
+                let (done, failure) = match generator.fill(&mut ids) {
+                    Ok(()) => (ids.len(), None),
+                    Err(e) => (e.written, Some(e.error)),
+                };
                 ids.truncate(done);
                 if done > 0 {
-                    last_issued = ids.last().copied();
                     left -= done as u64;
                     // A closed channel: the output side has stopped (a closed pipe, an error).
                     if full_tx.send(Ok(ids)).is_err() {
@@ -90,15 +84,11 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
                     break;
                 }
             }
-            last_issued
         });
         let result = write_ids(full_rx, &empty_tx, &layout, format);
-        (producer.join().unwrap_or(None), result)
-    });
-    if let Some(id) = last_issued {
-        wait_past_tick_of(&layout, id, &options);
-    }
-    result
+        let _ = producer.join();
+        result
+    })
 }
 
 fn write_ids(
@@ -138,104 +128,25 @@ fn write_ids(
     Ok(())
 }
 
-/// The generator options of `next`: the flags and `--options`, as one text that core parses
-/// (a key given both ways is an error, like any option given twice).
-#[cfg(unix)]
-type Coordination = snowflake_core::Coordination;
-#[cfg(not(unix))]
-type Coordination = ();
-
-fn parse_options(args: &NextArgs) -> Result<(Options, Coordination), Failure> {
-    let mut text = String::new();
-    if let Some(ms) = args.max_drift_ms {
-        text.push_str(&format!("max_drift_ms={ms};"));
-    }
-    if let Some(ms) = args.max_wait_ms {
-        text.push_str(&format!("max_wait_ms={ms};"));
-    }
-    if let Some(start) = &args.sequence_start {
-        // Checked alone first, so that its value cannot smuggle in other options.
-        Options::parse_sequence_start(start)?;
-        text.push_str(&format!("sequence_start={start};"));
-    }
-    for (key, value) in [("shared", &args.shared), ("state_file", &args.state_file), ("lease", &args.lease)] {
-        if let Some(value) = value {
-            if value.contains(';') {
-                return Err(Failure::Input(format!("--{} must not contain `;`", key.replace('_', "-"))));
-            }
-            text.push_str(&format!("{key}={value};"));
-        }
-    }
-    text.push_str(args.options.as_deref().unwrap_or(""));
-    #[cfg(unix)]
-    return Ok(snowflake_core::Coordination::parse_options(&text)?);
-    #[cfg(not(unix))]
-    return Ok((Options::parse(&text)?, ()));
+/// The generator options of `next`: the flags and `--options`, each key once, checked by
+/// core (a value may hold `;` when given as a flag).
+fn parse_options(args: &NextArgs) -> Result<Options, Failure> {
+    let flags = args.flags.0.iter().map(|(k, v)| Ok((*k, v.as_str())));
+    Ok(Options::from_pairs(flags.chain(Options::text_pairs(args.options.as_deref().unwrap_or(""))))?)
 }
 
-/// Without coordination between processes, runs of `next` with the same layout and node
-/// values take turns (see `lock.rs`); with it (`shared=`, `lease=`, `state_file=`), core
-/// keeps the processes apart.
-#[cfg(unix)]
+/// Without coordination between processes (`shared=`, `lease=`), runs of `next` with the same
+/// layout and node values take turns: core's run lock (`run_lock=true`), which also waits out
+/// the last tick when the generator is dropped.
 fn open_generator(
     layout: &Layout,
     node: snowflake_core::Node,
-    options: Options,
-    coordination: Coordination,
+    mut options: Options,
 ) -> Result<Generator, Failure> {
-    if !coordination.is_empty() {
-        return Generator::open(layout, node, options, &coordination).map_err(|e| match e {
-            snowflake_core::OpenError::Core(e) => Failure::from(e),
-            snowflake_core::OpenError::Mismatch { .. } => Failure::Input(e.to_string()),
-            e => Failure::Runtime(e.to_string()),
-        });
+    if options.shared.is_none() && options.lease.is_none() && !options.isolated {
+        options.run_lock = true;
     }
-    let lock = match crate::lock::acquire(layout, &node) {
-        Ok(lock) => Some(lock),
-        Err(e) => {
-            let _ = writeln!(
-                io::stderr(),
-                "snowflake: warning: {e}; another run at the same time with the same node values could repeat IDs"
-            );
-            None
-        }
-    };
-    // Held until the process ends, after next has waited out its last tick.
-    std::mem::forget(lock);
     Ok(Generator::new(layout, node, options)?)
-}
-
-#[cfg(not(unix))]
-fn open_generator(
-    layout: &Layout,
-    node: snowflake_core::Node,
-    options: Options,
-    _: Coordination,
-) -> Result<Generator, Failure> {
-    Ok(Generator::new(layout, node, options)?)
-}
-
-/// Returns once the wall clock has left the tick of `id`, so that the next `snowflake next`
-/// with the same node values (a new process, with a new generator state) starts in a later
-/// tick and cannot repeat an ID of this one. Costs at most a tick (plus `max_drift_ms`).
-fn wait_past_tick_of(layout: &Layout, id: u64, options: &Options) {
-    let tick = layout.time().get(id);
-    let after_ms = layout.unix_ms_of(tick).saturating_add(layout.tick_ms());
-    let clock = SystemClock;
-    let now = clock.now_ms();
-    // The generator is never further ahead of the clock than max_drift_ms and one tick,
-    // unless the wall clock was stepped back while it ran: do not hang for that long.
-    let patience = options.max_drift_ms + layout.tick_ms() + 1000;
-    if after_ms > now.saturating_add(patience) {
-        let _ = writeln!(
-            io::stderr(),
-            "snowflake: warning: the system clock is {} ms behind the IDs issued; another run with the same node values before {} could repeat them",
-            after_ms - now,
-            output::time(after_ms)
-        );
-        return;
-    }
-    clock.wait_until_ms(after_ms);
 }
 
 /// Cuts untrusted input short for an error message.
@@ -414,7 +325,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     writeln!(out, "capacity  {} IDs/s per node", grouped(capacity as u64))?;
     out.flush()?;
 
-    let generator = Generator::new(&layout, layout.node(&[])?, options)?;
+    let generator = Generator::new(&layout, layout.node(&[])?, options.clone())?;
     let start = start_of_next_tick(&layout)?;
     let (mut issued, mut last) = (0u64, 0u64);
     while start.elapsed() < duration {
@@ -430,7 +341,7 @@ pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
     let start = start_of_next_tick(&layout)?;
     let mut issued = 0u64;
     while start.elapsed() < duration {
-        generator.next_ids(&mut buf)?;
+        generator.fill(&mut buf).map_err(Error::from)?;
         std::hint::black_box(&buf);
         issued += buf.len() as u64;
     }

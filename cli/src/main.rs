@@ -10,8 +10,7 @@
 
 mod commands;
 mod diagram;
-#[cfg(unix)]
-mod lock;
+mod options;
 mod output;
 mod public;
 mod sql;
@@ -73,7 +72,7 @@ Examples:
   snowflake next --shared orders -n 5             one state with every process naming `orders`
   snowflake next --lease local -n 5               claim a free worker value on this host
   snowflake next --state-file ids.state -n 5      never repeat an ID after a clock step back
-  snowflake next --options 'shared=orders;state_window_ms=500'  any option in the text form")]
+  snowflake next --options 'shared=orders;max_wait_ms=0'  any option in the text form")]
 pub struct NextArgs {
     /// How many IDs.
     #[arg(short = 'n', long = "count", default_value_t = 1, value_name = "N")]
@@ -87,34 +86,13 @@ pub struct NextArgs {
     /// Output: decimal, hex, base32, base36, base58, base62 (fixed width, sortable) or json.
     #[arg(short, long, default_value = "decimal", value_name = "FORMAT")]
     pub format: String,
-    /// How far ahead of the clock the generator may issue when a tick is full or the clock
-    /// went back, in ms [default: 0: wait instead, classic Snowflake].
-    #[arg(long, value_name = "MS")]
-    pub max_drift_ms: Option<u64>,
-    /// How long to wait for the clock before failing, in ms [default: 1000; 0: never wait].
-    #[arg(long, value_name = "MS")]
-    pub max_wait_ms: Option<u64>,
-    /// First sequence number of each tick [default: zero], or `spread:K` (a hash of the tick
-    /// below K, so that `id % N` is even when traffic is low).
-    #[arg(long, value_name = "zero|spread:K")]
-    pub sequence_start: Option<String>,
-    /// Draw from one lock-free state shared with every process of this host that names it
-    /// (`shared=NAME`): no repeat, and increasing across processes.
-    #[arg(long, value_name = "NAME")]
-    pub shared: Option<String>,
-    /// Keep a durable high-water mark in this file (`state_file=PATH`): a restart after the
-    /// clock stepped back never repeats an ID.
-    #[arg(long, value_name = "PATH")]
-    pub state_file: Option<String>,
-    /// Claim a worker value for this run: `local` (file locks on this host) or
-    /// `redis://HOST:PORT/DB` (keys in Redis, for many hosts).
-    #[arg(long, value_name = "local|redis://HOST:PORT/DB")]
-    pub lease: Option<String>,
-    /// Any generator options in the text form every binding reads, e.g.
-    /// `shared=orders` (one state with every process of this host that names it),
-    /// `lease=local` (claim a free worker value), `state_file=PATH`, `rollover=FIELD`.
+    /// Any option in the text form every binding reads, e.g. `shared=orders;max_wait_ms=0`
+    /// (the flags below are the same options, one each; a key given both ways is an error).
     #[arg(long, value_name = "key=value;...")]
     pub options: Option<String>,
+    /// Every generator option of core's table, as a flag.
+    #[command(flatten)]
+    pub flags: options::OptionFlags,
 }
 
 /// Print the parts of IDs (time, sequence, node fields).
@@ -237,9 +215,12 @@ impl From<snowflake_core::Error> for Failure {
     fn from(e: snowflake_core::Error) -> Failure {
         use snowflake_core::ErrorKind;
         match e.kind() {
-            ErrorKind::Layout | ErrorKind::Value | ErrorKind::InvalidId | ErrorKind::TimeRange => {
-                Failure::Input(e.to_string())
-            }
+            ErrorKind::Layout
+            | ErrorKind::Value
+            | ErrorKind::Type
+            | ErrorKind::InvalidId
+            | ErrorKind::TimeRange
+            | ErrorKind::SharedMismatch => Failure::Input(e.to_string()),
             // The clock, the sequence, a fork, a lease, a file: not the caller's input.
             _ => Failure::Runtime(e.to_string()),
         }

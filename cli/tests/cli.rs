@@ -8,16 +8,22 @@ use std::process::{Command, Output, Stdio};
 const DISCORD_ID: &str = "175928847299117063";
 const DISCORD_JSON: &str = r#"{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","sequence":7,"fields":{"worker":1,"process":0}}"#;
 
+/// The built binary, with its run locks (in the temporary directory), shared states and
+/// leases in this worktree's target/tmp: never those of other runs on the machine.
+fn snowflake_cmd() -> Command {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_snowflake"));
+    cmd.env("TMPDIR", &dir).env("SNOWFLAKE_SHM_DIR", &dir).env("SNOWFLAKE_LEASE_DIR", dir.join("leases"));
+    cmd
+}
+
 fn snowflake(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_snowflake"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run snowflake")
+    snowflake_cmd().args(args).stdin(Stdio::null()).output().expect("run snowflake")
 }
 
 fn snowflake_with_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+    let mut child = snowflake_cmd()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -140,7 +146,7 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
     // fresh state, and issue the same IDs.
     let children: Vec<_> = (0..4)
         .map(|_| {
-            Command::new(env!("CARGO_BIN_EXE_snowflake"))
+            snowflake_cmd()
                 .args(["next", "-n", "20000", "--node", "worker=9"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -170,7 +176,7 @@ fn options_reach_cores_coordination_between_processes() {
     let dir = std::env::temp_dir().join(format!("snowflake-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_snowflake"))
+        snowflake_cmd()
             .args(args)
             .env("SNOWFLAKE_SHM_DIR", &dir)
             .stdout(Stdio::piped())
@@ -218,11 +224,20 @@ fn options_reach_cores_coordination_between_processes() {
     assert_eq!(all.len(), 40_000);
     let out = run(&["next", "--shared", "x;lease=local"]).wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8(out.stderr).unwrap().contains("--shared must not contain `;`"));
+    // Core checks the name (one check for every front end); `;` is no shared name's.
+    assert!(String::from_utf8(out.stderr).unwrap().contains("a shared name is 1 to 64"));
     let state = dir.join("ids.state");
     let out = run(&["next", "-n", "3", "--state-file", state.to_str().unwrap()]).wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read(&state).unwrap().len(), 48, "the state file holds its record");
+    // A path may hold `=`, `;` and spaces: the flag's value reaches core whole.
+    std::fs::create_dir_all(dir.join("dir=with eq")).unwrap();
+    let odd = dir.join("dir=with eq").join("ids;one.state");
+    let out = run(&["next", "-n", "3", "--node", "worker=9", "--state-file", odd.to_str().unwrap()])
+        .wait_with_output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(std::fs::read(&odd).unwrap().len(), 48, "the state file at a path with `=`, `;` and a space");
 
     // A leased worker value.
     let leases = dir.join("leases");
@@ -460,7 +475,7 @@ fn errors_carry_cores_message() {
 
 #[test]
 fn a_closed_pipe_ends_quietly_with_status_0() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+    let mut child = snowflake_cmd()
         .args(["next", "-n", "100000000"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

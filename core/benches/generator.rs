@@ -53,7 +53,7 @@ fn next_ids(c: &mut Criterion) {
         let mut buf = vec![0u64; n];
         g.throughput(Throughput::Elements(n as u64));
         g.bench_with_input(BenchmarkId::new("22 sequence bits", n), &n, |b, _| {
-            b.iter(|| wide.next_ids(black_box(&mut buf)).unwrap())
+            b.iter(|| wide.fill(black_box(&mut buf)).unwrap())
         });
     }
     g.finish();
@@ -100,10 +100,10 @@ fn capacity(c: &mut Criterion) {
     let mut buf = vec![0u64; 1_000_000];
     g.next_id().unwrap();
     let start = Instant::now();
-    g.next_ids(&mut buf).unwrap();
+    g.fill(&mut buf).unwrap();
     let rate = buf.len() as f64 / start.elapsed().as_secs_f64();
     println!(
-        "capacity/twitter next_ids(1_000_000): {:.0} IDs/s = {:.2}% of capacity",
+        "capacity/twitter fill(1_000_000): {:.0} IDs/s = {:.2}% of capacity",
         rate,
         100.0 * rate / capacity_per_s
     );

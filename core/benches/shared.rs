@@ -2,7 +2,7 @@
 //! on a process-local state; and four processes on `twitter` together, as a share of the
 //! layout's capacity. Prints figures; run with `cargo bench -p snowflake-core --bench shared`.
 
-use snowflake_core::{Coordination, Generator, Layout};
+use snowflake_core::{Generator, Layout, Options};
 use std::hint::black_box;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,8 +11,7 @@ const WIDE: &str = "time:41,worker:1,sequence:22;epoch=1288834974657;tick=1ms";
 
 fn open(spec: &str, options: &str) -> Generator {
     let layout = Layout::parse(spec).unwrap();
-    let (o, c) = Coordination::parse_options(options).unwrap();
-    Generator::open(&layout, Default::default(), o, &c).unwrap()
+    Generator::new(&layout, Default::default(), Options::parse(options).unwrap()).unwrap()
 }
 
 fn ns_per_call(g: &Generator) -> f64 {
@@ -50,7 +49,7 @@ fn main() {
     let name = format!("bench-{}", std::process::id());
     let local = {
         let layout = Layout::parse(WIDE).unwrap();
-        let (o, _) = Coordination::parse_options("isolated=true").unwrap();
+        let o = Options::parse("isolated=true").unwrap();
         Generator::new(&layout, Default::default(), o).unwrap()
     };
     let shared = open(WIDE, &format!("shared={name}-wide"));

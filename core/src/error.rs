@@ -1,8 +1,13 @@
-//! Errors. Every error is a small `Copy` value whose `Display` names the problem (the field,
-//! the value, the limit, how far the clock is behind), and whose [`ErrorKind`] gives the
-//! stable code that every binding reports.
+//! Errors: one [`Error`] type for everything the crate can refuse or fail at, whose `Display`
+//! names the problem (the field, the value, the limit, how far the clock is behind, the file),
+//! and one table of kinds, [`KINDS`], that gives each [`ErrorKind`] its stable code, C status
+//! number, Python class, PHP class and Node class and code. Every front end maps errors through
+//! that table; their tests check their classes against it (`tests/vectors/tables.json`).
+//!
+//! The errors of the hot path are plain data; only the errors of opening a generator across
+//! processes (files, Redis) carry text, behind an `Arc`, so an `Error` stays cheap to clone.
 
-use crate::text::Name;
+use crate::text::{Name, Spelling};
 use core::fmt;
 
 /// The result type of this crate.
@@ -162,7 +167,7 @@ impl fmt::Display for ParseIdError {
 }
 
 /// Every error of this crate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Error {
     /// The layout spec is invalid.
@@ -177,21 +182,50 @@ pub enum Error {
         /// The name given.
         name: Name,
     },
-    /// A value does not fit its field (or an option its range).
+    /// A number does not fit its field, option or argument.
     ValueRange {
-        /// The field or option.
+        /// The field, option or argument.
         name: Name,
         /// The value given.
-        value: u64,
+        value: i128,
+        /// The smallest value allowed.
+        min: u64,
         /// The largest value allowed.
         max: u64,
     },
-    /// A node spec (`worker=3,datacenter=1`) or options spec (`max_wait_ms=0;...`) is malformed.
+    /// A node spec (`worker=3,datacenter=1`) or options spec (`max_wait_ms=0;...`) is malformed,
+    /// or an option has a value it cannot take.
     BadOption {
         /// The option (or the text) at fault.
         name: Name,
         /// What is wrong with it.
         reason: &'static str,
+    },
+    /// No option has this name.
+    UnknownOption {
+        /// The name given.
+        name: Name,
+        /// How the front end spells options (the message lists them so).
+        spelling: Spelling,
+        /// The options there are (`crate::OPTIONS`' names).
+        known: &'static [&'static str],
+    },
+    /// An option or node value of the wrong type (a string for a number, a fraction for a
+    /// whole number, a boolean for an ID, ...).
+    WrongType {
+        /// The option, field or argument.
+        name: Name,
+        /// What it takes.
+        expected: &'static str,
+        /// What it got (its type, or the value when that is what is wrong: `1.5`, `NaN`).
+        got: Name,
+    },
+    /// An option whose cargo feature this build of the crate does not have.
+    MissingFeature {
+        /// The option.
+        option: Name,
+        /// The feature of `snowflake-core` it needs.
+        feature: &'static str,
     },
     /// An encoded ID string is malformed.
     InvalidId(ParseIdError),
@@ -238,12 +272,104 @@ pub enum Error {
     /// The generator's worker-id lease lapsed (not renewed in time, taken by another holder,
     /// or released): it stops issuing rather than risk an ID another holder issues too.
     LeaseLost,
-    /// Reserving more time in the generator's state file failed (the OS error number): it
-    /// stops issuing rather than issue IDs a restart could repeat.
-    StateFile {
-        /// The OS error number (`errno`).
-        errno: i32,
+    /// No worker value could be leased.
+    #[cfg(feature = "std")]
+    LeaseUnavailable {
+        /// Why (never with a password in it).
+        detail: std::sync::Arc<str>,
     },
+    /// A shared state exists with another layout, node values or policy, or is not this
+    /// user's to use.
+    #[cfg(feature = "std")]
+    SharedMismatch {
+        /// What differs: `layout`, `node`, `max_drift_ms`, `sequence_start`, `rollover`,
+        /// `state_file`, `owner`, `file`.
+        what: &'static str,
+        /// The difference, spelled out.
+        detail: std::sync::Arc<str>,
+    },
+    /// A state file is corrupt, or belongs to another layout or node.
+    #[cfg(feature = "std")]
+    StateFile {
+        /// The file.
+        path: std::sync::Arc<std::path::Path>,
+        /// What is wrong.
+        detail: std::sync::Arc<str>,
+    },
+    /// A file, lock, map or network operation failed.
+    #[cfg(feature = "std")]
+    Io(std::sync::Arc<IoError>),
+}
+
+/// A failure outside the library's own rules (a file, a lock, a map, a network): what was
+/// being done, where, and the OS error.
+#[cfg(feature = "std")]
+#[derive(Debug)]
+pub struct IoError {
+    /// What was being done (`opening the shared state`, `reserving time in the state file`).
+    pub action: &'static str,
+    /// The file or address (never with credentials).
+    pub target: String,
+    /// The OS error.
+    pub source: std::io::Error,
+}
+
+#[cfg(feature = "std")]
+impl IoError {
+    /// The OS error number, when there is one.
+    pub fn errno(&self) -> Option<i32> {
+        self.source.raw_os_error()
+    }
+}
+
+#[cfg(feature = "std")]
+impl PartialEq for IoError {
+    fn eq(&self, other: &IoError) -> bool {
+        self.action == other.action
+            && self.target == other.target
+            && self.source.kind() == other.source.kind()
+            && self.source.raw_os_error() == other.source.raw_os_error()
+    }
+}
+
+#[cfg(feature = "std")]
+impl Eq for IoError {}
+
+#[cfg(feature = "std")]
+impl fmt::Display for IoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}: {}", self.action, self.target, self.source)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for IoError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+#[cfg(feature = "std")]
+impl Error {
+    /// An [`Error::Io`]: `action` on `target` failed with `source`.
+    pub fn io(action: &'static str, target: impl fmt::Display, source: std::io::Error) -> Error {
+        Error::Io(std::sync::Arc::new(IoError { action, target: target.to_string(), source }))
+    }
+
+    /// An [`Error::SharedMismatch`].
+    pub fn shared_mismatch(what: &'static str, detail: impl fmt::Display) -> Error {
+        Error::SharedMismatch { what, detail: detail.to_string().into() }
+    }
+
+    /// An [`Error::StateFile`].
+    pub fn state_file(path: &std::path::Path, detail: impl fmt::Display) -> Error {
+        Error::StateFile { path: path.into(), detail: detail.to_string().into() }
+    }
+
+    /// An [`Error::LeaseUnavailable`].
+    pub fn lease_unavailable(detail: impl fmt::Display) -> Error {
+        Error::LeaseUnavailable { detail: detail.to_string().into() }
+    }
 }
 
 impl From<LayoutError> for Error {
@@ -258,8 +384,8 @@ impl From<ParseIdError> for Error {
     }
 }
 
-/// The family of an error: what bindings map to an exception class, a status code, or a
-/// Node `code`.
+/// The family of an error: what front ends map to an exception class, a status code, or a
+/// Node `code`, through [`KINDS`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -267,6 +393,8 @@ pub enum ErrorKind {
     Layout,
     /// A bad node value, option, or argument.
     Value,
+    /// A value of the wrong type.
+    Type,
     /// A malformed encoded ID, or an ID outside the layout.
     InvalidId,
     /// An instant outside the layout's time range.
@@ -285,28 +413,146 @@ pub enum ErrorKind {
     StateFile,
     /// A file, lock, map or network operation failed.
     Io,
+    /// (C) A pointer argument that must not be NULL was NULL.
+    NullArgument,
+    /// (C) A string argument is not valid UTF-8.
+    InvalidUtf8,
+    /// (C) An output buffer is too small.
+    BufferTooSmall,
+    /// (C) A bug inside the library was caught before it could unwind into the caller.
+    Panic,
 }
 
+/// One row of the error table: how every front end reports a kind of error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindInfo {
+    /// The kind.
+    pub kind: ErrorKind,
+    /// The stable code every front end reports (`ERR_SNOWFLAKE_CLOCK_BEHIND`).
+    pub code: &'static str,
+    /// The C `SnowflakeStatus` number (never reused).
+    pub status: u32,
+    /// The C enumerator's suffix (`SNOWFLAKE_STATUS_` + this).
+    pub c_name: &'static str,
+    /// Static English text for `snowflake_status_str`.
+    pub text: &'static str,
+    /// `code` and `text` with a NUL at the end, for C.
+    pub c_strings: (&'static str, &'static str),
+    /// The Python class, in `libsnowflake` (a subclass of `SnowflakeError`).
+    pub python: &'static str,
+    /// The built-in Python exception the class also derives from (`ValueError`, `TypeError`,
+    /// `OSError`), or `""`.
+    pub python_builtin: &'static str,
+    /// The PHP class, in namespace `Snowflake\`.
+    pub php: &'static str,
+    /// The PHP class it extends (`SnowflakeException`, `ClockException`, `\TypeError`).
+    pub php_parent: &'static str,
+    /// The JS constructor of Node's error (`Error`, `TypeError`, `RangeError`).
+    pub node_class: &'static str,
+    /// Node's `code` (the stable code, or Node's own `ERR_INVALID_ARG_TYPE` for wrong types).
+    pub node_code: &'static str,
+    /// What it means, in one line.
+    pub doc: &'static str,
+}
+
+macro_rules! kind {
+    ($kind:ident, $code:literal, $status:literal, $c:literal, $text:literal, $py:literal, $pyb:literal, $php:literal, $phpp:literal, $node:literal, $node_code:expr, $doc:literal) => {
+        KindInfo {
+            kind: ErrorKind::$kind,
+            code: $code,
+            status: $status,
+            c_name: $c,
+            text: $text,
+            c_strings: (concat!($code, "\0"), concat!($text, "\0")),
+            python: $py,
+            python_builtin: $pyb,
+            php: $php,
+            php_parent: $phpp,
+            node_class: $node,
+            node_code: $node_code,
+            doc: $doc,
+        }
+    };
+}
+
+/// The error table, by C status number (0 is success, which is no error).
+#[rustfmt::skip]
+pub const KINDS: &[KindInfo] = &[
+    kind!(NullArgument, "ERR_SNOWFLAKE_NULL_ARGUMENT", 1, "NULL_ARGUMENT", "a pointer argument is NULL",
+        "SnowflakeError", "", "InternalException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_NULL_ARGUMENT",
+        "(C) a pointer argument that must not be NULL was NULL"),
+    kind!(InvalidUtf8, "ERR_SNOWFLAKE_INVALID_UTF8", 2, "INVALID_UTF8", "a string argument is not valid UTF-8",
+        "ValueRangeError", "ValueError", "ValueException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_INVALID_UTF8",
+        "(C) a string argument is not valid UTF-8"),
+    kind!(Layout, "ERR_SNOWFLAKE_LAYOUT", 3, "LAYOUT", "invalid layout",
+        "LayoutError", "ValueError", "LayoutException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_LAYOUT",
+        "an invalid layout spec; the message names the problem"),
+    kind!(Value, "ERR_SNOWFLAKE_VALUE", 4, "VALUE", "invalid value, option or argument",
+        "ValueRangeError", "ValueError", "ValueException", "SnowflakeException", "RangeError", "ERR_SNOWFLAKE_VALUE",
+        "a node value, option or argument out of range, unknown, or malformed"),
+    kind!(InvalidId, "ERR_SNOWFLAKE_INVALID_ID", 5, "INVALID_ID", "invalid ID",
+        "InvalidIdError", "ValueError", "InvalidIdException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_INVALID_ID",
+        "a malformed encoded ID, or an ID with bits above the layout's width"),
+    kind!(TimeRange, "ERR_SNOWFLAKE_TIME_RANGE", 6, "TIME_RANGE", "time outside the layout's range",
+        "TimeRangeError", "", "TimeRangeException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_TIME_RANGE",
+        "an instant before the layout's epoch or past its last instant"),
+    kind!(ClockBehind, "ERR_SNOWFLAKE_CLOCK_BEHIND", 7, "CLOCK_BEHIND", "the clock is behind the generator",
+        "ClockBehindError", "", "ClockBehindException", "ClockException", "Error", "ERR_SNOWFLAKE_CLOCK_BEHIND",
+        "the clock is behind the generator by more than max_drift_ms for longer than max_wait_ms; retry after retry_after_ms"),
+    kind!(SequenceExhausted, "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED", 8, "SEQUENCE_EXHAUSTED", "the sequence of the current tick is exhausted",
+        "SequenceExhaustedError", "", "SequenceExhaustedException", "ClockException", "Error", "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED",
+        "the tick's sequence numbers are used up and waiting would exceed max_wait_ms; retry after retry_after_ms"),
+    kind!(Forked, "ERR_SNOWFLAKE_FORKED", 9, "FORKED", "the generator was inherited through fork()",
+        "ForkedProcessError", "", "ForkedException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_FORKED",
+        "a generator inherited through fork(), or one made in a child with its parent's node values"),
+    kind!(BufferTooSmall, "ERR_SNOWFLAKE_BUFFER_TOO_SMALL", 10, "BUFFER_TOO_SMALL", "the output buffer is too small",
+        "SnowflakeError", "", "InternalException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_BUFFER_TOO_SMALL",
+        "(C) an output buffer is too small; nothing was written"),
+    kind!(Panic, "ERR_SNOWFLAKE_PANIC", 11, "PANIC", "internal error (a panic was caught)",
+        "SnowflakeError", "", "InternalException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_PANIC",
+        "(C) a bug inside the library, caught before it could unwind into the caller"),
+    kind!(SharedMismatch, "ERR_SNOWFLAKE_SHARED_MISMATCH", 12, "SHARED_MISMATCH", "the shared state was made for another generator",
+        "SharedMismatchError", "ValueError", "SharedMismatchException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_SHARED_MISMATCH",
+        "a shared state exists with another layout, node values or policy, or is not this user's"),
+    kind!(Lease, "ERR_SNOWFLAKE_LEASE", 13, "LEASE", "no worker id could be leased, or the lease lapsed",
+        "LeaseError", "", "LeaseException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_LEASE",
+        "no worker value could be leased, or the lease lapsed and the generator stopped issuing"),
+    kind!(StateFile, "ERR_SNOWFLAKE_STATE_FILE", 14, "STATE_FILE", "the state file is corrupt or another generator's",
+        "StateFileError", "", "StateFileException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_STATE_FILE",
+        "a state file is corrupt or belongs to another layout or node"),
+    kind!(Io, "ERR_SNOWFLAKE_IO", 15, "IO", "a file, lock, map or network operation failed",
+        "SnowflakeOSError", "OSError", "IoException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_IO",
+        "a file, lock, map or network operation failed; the message names the path and the OS error"),
+    kind!(Type, "ERR_SNOWFLAKE_TYPE", 16, "TYPE", "a value of the wrong type",
+        "SnowflakeTypeError", "TypeError", "TypeException", "\\TypeError", "TypeError", "ERR_INVALID_ARG_TYPE",
+        "an option, node value or ID of the wrong type (a string for a number, a fraction, a boolean)"),
+];
+
 impl ErrorKind {
+    /// This kind's row of [`KINDS`].
+    pub const fn info(self) -> &'static KindInfo {
+        let mut i = 0;
+        while i < KINDS.len() {
+            if KINDS[i].kind as u8 == self as u8 {
+                return &KINDS[i];
+            }
+            i += 1;
+        }
+        panic!("every kind has a row in KINDS")
+    }
+
     /// The stable code that every binding reports (`ERR_SNOWFLAKE_CLOCK_BEHIND`, ...).
     ///
     /// ```
     /// assert_eq!(snowflake_core::ErrorKind::ClockBehind.code(), "ERR_SNOWFLAKE_CLOCK_BEHIND");
     /// ```
     pub const fn code(self) -> &'static str {
-        match self {
-            ErrorKind::Layout => "ERR_SNOWFLAKE_LAYOUT",
-            ErrorKind::Value => "ERR_SNOWFLAKE_VALUE",
-            ErrorKind::InvalidId => "ERR_SNOWFLAKE_INVALID_ID",
-            ErrorKind::TimeRange => "ERR_SNOWFLAKE_TIME_RANGE",
-            ErrorKind::ClockBehind => "ERR_SNOWFLAKE_CLOCK_BEHIND",
-            ErrorKind::SequenceExhausted => "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED",
-            ErrorKind::Forked => "ERR_SNOWFLAKE_FORKED",
-            ErrorKind::SharedMismatch => "ERR_SNOWFLAKE_SHARED_MISMATCH",
-            ErrorKind::Lease => "ERR_SNOWFLAKE_LEASE",
-            ErrorKind::StateFile => "ERR_SNOWFLAKE_STATE_FILE",
-            ErrorKind::Io => "ERR_SNOWFLAKE_IO",
-        }
+        self.info().code
+    }
+
+    /// The kind with C status number `status`.
+    pub fn from_status(status: u32) -> Option<ErrorKind> {
+        KINDS.iter().find(|k| k.status == status).map(|k| k.kind)
     }
 }
 
@@ -325,14 +571,24 @@ impl Error {
             | Error::NotANodeField { .. }
             | Error::ValueRange { .. }
             | Error::BadOption { .. }
+            | Error::UnknownOption { .. }
+            | Error::MissingFeature { .. }
             | Error::Conflict => ErrorKind::Value,
+            Error::WrongType { .. } => ErrorKind::Type,
             Error::InvalidId(_) | Error::IdRange { .. } => ErrorKind::InvalidId,
             Error::TimeRange { .. } => ErrorKind::TimeRange,
             Error::ClockBehind { .. } => ErrorKind::ClockBehind,
             Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
             Error::Forked | Error::ForkedIdentity => ErrorKind::Forked,
             Error::LeaseLost => ErrorKind::Lease,
-            Error::StateFile { .. } => ErrorKind::Io,
+            #[cfg(feature = "std")]
+            Error::LeaseUnavailable { .. } => ErrorKind::Lease,
+            #[cfg(feature = "std")]
+            Error::SharedMismatch { .. } => ErrorKind::SharedMismatch,
+            #[cfg(feature = "std")]
+            Error::StateFile { .. } => ErrorKind::StateFile,
+            #[cfg(feature = "std")]
+            Error::Io(_) => ErrorKind::Io,
         }
     }
 
@@ -347,6 +603,21 @@ impl Error {
     }
 }
 
+/// Option names as a front end spells them, for the unknown-option message.
+struct NameList(&'static [&'static str], Spelling);
+
+impl fmt::Display for NameList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, name) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", self.1.spell(name))?;
+        }
+        Ok(())
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -355,25 +626,31 @@ impl fmt::Display for Error {
             Error::NotANodeField { name } => {
                 write!(f, "`{name}` is set by the generator, not a node value")
             }
-            Error::ValueRange { name, value, max } => {
-                write!(f, "{name} = {value} is out of range: the largest allowed is {max}")
+            Error::ValueRange { name, value, min, max } => {
+                if *value < i128::from(*min) {
+                    write!(f, "{name} = {value} is out of range: the smallest allowed is {min}")
+                } else {
+                    write!(f, "{name} = {value} is out of range: the largest allowed is {max}")
+                }
             }
             Error::BadOption { name, reason } => write!(f, "`{name}`: {reason}"),
+            Error::UnknownOption { name, spelling, known } => {
+                write!(f, "unknown option `{name}`; the options are {}", NameList(known, *spelling))
+            }
+            Error::WrongType { name, expected, got } => write!(f, "`{name}` must be {expected}, not {got}"),
+            Error::MissingFeature { option, feature } => write!(
+                f,
+                "option `{option}` needs the `{feature}` feature, which this build of snowflake-core does not have"
+            ),
             Error::InvalidId(e) => write!(f, "invalid ID string: {e}"),
             Error::IdRange { id, bits } => {
                 write!(f, "ID {id} has bits set above the layout's {bits} bits")
             }
             Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
                 if unix_ms < first_unix_ms {
-                    write!(
-                        f,
-                        "time {unix_ms} (Unix ms) is before the layout's epoch {first_unix_ms}"
-                    )
+                    write!(f, "time {unix_ms} (Unix ms) is before the layout's epoch {first_unix_ms}")
                 } else {
-                    write!(
-                        f,
-                        "time {unix_ms} (Unix ms) is past the layout's last instant {last_unix_ms}"
-                    )
+                    write!(f, "time {unix_ms} (Unix ms) is past the layout's last instant {last_unix_ms}")
                 }
             }
             Error::ClockBehind { behind_ms, retry_after_ms } => write!(
@@ -396,16 +673,29 @@ impl fmt::Display for Error {
             Error::LeaseLost => f.write_str(
                 "the worker-id lease lapsed (not renewed in time, or taken by another holder): this generator stops issuing; open a new one to claim a value again",
             ),
-            Error::StateFile { errno } => write!(
-                f,
-                "could not reserve more time in the state file (OS error {errno}); no ID was issued"
-            ),
+            #[cfg(feature = "std")]
+            Error::LeaseUnavailable { detail } => write!(f, "no worker id to lease: {detail}"),
+            #[cfg(feature = "std")]
+            Error::SharedMismatch { what, detail } => {
+                write!(f, "the shared state was made with another {what}: {detail}")
+            }
+            #[cfg(feature = "std")]
+            Error::StateFile { path, detail } => write!(f, "state file {}: {detail}", path.display()),
+            #[cfg(feature = "std")]
+            Error::Io(e) => e.fmt(f),
         }
     }
 }
 
 #[cfg(feature = "std")]
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io(e) => Some(&e.source),
+            _ => None,
+        }
+    }
+}
 #[cfg(feature = "std")]
 impl std::error::Error for LayoutError {}
 #[cfg(feature = "std")]

@@ -7,6 +7,7 @@
 
 use crate::error::{Error, LayoutError, Result};
 use crate::hash::Fnv1a;
+use crate::options::Value;
 use crate::text::Name;
 use core::fmt;
 use core::str::FromStr;
@@ -410,11 +411,48 @@ impl Layout {
                 return Err(Error::BadOption { name: field.name, reason: "the value is given twice" });
             }
             if value > field.max() {
-                return Err(Error::ValueRange { name: field.name, value, max: field.max() });
+                return Err(Error::ValueRange {
+                    name: field.name,
+                    value: i128::from(value),
+                    min: 0,
+                    max: field.max(),
+                });
             }
             node.values[i] = value;
         }
         Ok(node)
+    }
+
+    /// Node values from a front end's `(name, value)` pairs (a Python dict, a JS object, a
+    /// PHP array): each value is checked with [`Value::whole`] against its field, so every
+    /// front end refuses a fraction, a boolean or a negative number alike, naming the field.
+    ///
+    /// ```
+    /// use snowflake_core::{Layout, Value};
+    /// let twitter = Layout::parse("twitter").unwrap();
+    /// let node = twitter.node_from_values([("worker", Value::Int(3)), ("datacenter", Value::Float(1.0))]).unwrap();
+    /// assert_eq!(node, twitter.parse_node("datacenter=1,worker=3").unwrap());
+    /// let err = twitter.node_from_values([("worker", Value::Int(-1))]).unwrap_err();
+    /// assert_eq!(err.to_string(), "worker = -1 is out of range: the smallest allowed is 0");
+    /// ```
+    pub fn node_from_values<'a>(
+        &self,
+        pairs: impl IntoIterator<Item = (&'a str, Value<'a>)>,
+    ) -> Result<Node> {
+        let mut checked = [("", 0u64); MAX_FIELDS];
+        let mut n = 0;
+        for (name, value) in pairs {
+            let (_, field) = self.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
+            if field.kind != FieldKind::Node {
+                return Err(Error::NotANodeField { name: field.name });
+            }
+            if n == MAX_FIELDS {
+                return Err(Error::BadOption { name: Name::snippet(name), reason: "too many node values" });
+            }
+            checked[n] = (name, value.whole(name, 0, field.max())?);
+            n += 1;
+        }
+        self.node(&checked[..n])
     }
 
     /// Node values from text: `datacenter=1,worker=3` (empty for all zeros).
@@ -474,11 +512,21 @@ impl Layout {
         let tick = self.tick_of(unix_ms)?;
         let seq = self.sequence();
         if sequence > seq.max() {
-            return Err(Error::ValueRange { name: seq.name, value: sequence, max: seq.max() });
+            return Err(Error::ValueRange {
+                name: seq.name,
+                value: i128::from(sequence),
+                min: 0,
+                max: seq.max(),
+            });
         }
         for (i, f) in self.node_fields() {
             if node.values[i] > f.max() {
-                return Err(Error::ValueRange { name: f.name, value: node.values[i], max: f.max() });
+                return Err(Error::ValueRange {
+                    name: f.name,
+                    value: i128::from(node.values[i]),
+                    min: 0,
+                    max: f.max(),
+                });
             }
         }
         Ok(self.compose_raw(tick, self.node_bits(node), sequence))

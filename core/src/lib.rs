@@ -13,11 +13,25 @@
 //! - [`encode`] / [`decode_str`]: fixed-width, sortable strings (hex, Crockford base32, base36,
 //!   base58, base62), strictly parsed, without allocating.
 //! - `PublicIds` (feature `public-ids`): IDs encrypted with Speck64/128 into fixed-width texts
-//!   that hide their time and order; [`sql`] and [`redis_script`]: the same IDs issued inside
-//!   PostgreSQL and Redis.
+//!   that hide their time and order; `sql` (feature `sql`) and `redis_script` (feature
+//!   `redis-script`): the same IDs issued inside PostgreSQL and Redis.
 //!
 //! `#![no_std]` without the default `std` feature: layouts, encodings and isolated
 //! generators over a [`ManualClock`] or your own [`Clock`] still work.
+//!
+//! # Modules, and what each may use
+//!
+//! Dependencies point one way: a module uses only those listed below it.
+//!
+//! | module | what it is | may use |
+//! |---|---|---|
+//! | `coord` | (`std`) what a generator's state is shared with: the in-process registry, and each behind its feature the shared mapping (`shared`), the state file (`state-file`), local and Redis leases (`lease-local`, `lease-redis`), the run lock | everything below |
+//! | `redis_script`, `sql`, `public` | code for other systems: (`redis-script`) the Lua script that issues a layout's IDs inside Redis; (`sql`) the PL/pgSQL that issues, bounds and decodes them inside PostgreSQL; (`public-ids`) `PublicIds`, IDs encrypted for the world to see | the ground floor |
+//! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
+//! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
+//! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks | nothing |
+//! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
+//! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, the one error type and its table of kinds ([`KINDS`]), RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
 //!
 //! ```
 //! use snowflake_core::{Generator, Layout, Options, encode, Encoding};
@@ -32,67 +46,66 @@
 //! assert_eq!(encode(id, Encoding::Base62, false).len(), 11);
 //!
 //! let mut batch = [0u64; 1000];
-//! generator.next_ids(&mut batch)?;
+//! generator.fill(&mut batch)?;
 //! assert!(batch.windows(2).all(|w| w[0] < w[1]) && batch[0] > id);
 //! # Ok::<(), snowflake_core::Error>(())
 //! ```
 #![cfg_attr(not(feature = "std"), no_std)]
 #![warn(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+// With only some of the coordination features, helpers that only the others use are unused;
+// the full build (CI's clippy) still reports dead code.
+#![cfg_attr(
+    not(all(feature = "shared", feature = "state-file", feature = "lease-local", feature = "lease-redis")),
+    allow(dead_code)
+)]
 
 mod clock;
-#[cfg(all(feature = "std", unix))]
-mod durable;
+#[cfg(feature = "std")]
+mod coord;
 mod encoding;
 mod error;
 mod generator;
 pub mod hash;
 mod layout;
-#[cfg(all(feature = "std", unix))]
-mod lease;
 mod options;
-mod pool;
-#[cfg(all(feature = "std", unix))]
-mod process;
 #[cfg(feature = "public-ids")]
 mod public;
-#[cfg(all(feature = "std", unix))]
-mod redis_lease;
-#[cfg(feature = "std")]
+#[cfg(feature = "redis-script")]
 mod redis_script;
-#[cfg(feature = "std")]
-mod registry;
-#[cfg(all(feature = "std", unix))]
-mod resp;
-#[cfg(all(feature = "std", unix))]
-mod shared;
-#[cfg(feature = "std")]
+#[cfg(feature = "sql")]
 mod sql;
+#[cfg(all(feature = "std", unix))]
+mod sys;
 mod text;
 pub mod time;
 
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
+#[cfg(all(feature = "std", unix, feature = "lease-local"))]
+pub use coord::default_lease_dir;
+#[cfg(all(feature = "std", unix, feature = "shared"))]
+pub use coord::{shared_path, shm_dir};
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
-pub use error::{Error, ErrorKind, LayoutError, ParseIdError, Result};
-pub use generator::{Block, Generator, Stats};
+#[cfg(feature = "std")]
+pub use error::IoError;
+pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
+pub use generator::{Block, FillError, Generator, Pool, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
-pub use options::{Options, SequenceStart};
-pub use pool::Pool;
+#[cfg(feature = "std")]
+pub use options::{redact_url, LeaseKind};
+pub use options::{
+    valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, SequenceStart, Value, CONFLICTS,
+    NEEDS, OPTIONS, OPTION_NAMES,
+};
 #[cfg(feature = "public-ids")]
 pub use public::{PublicIds, PUBLIC_KEY_LEN};
-#[cfg(feature = "std")]
+#[cfg(feature = "redis-script")]
 pub use redis_script::redis_script;
-#[cfg(feature = "std")]
+#[cfg(feature = "sql")]
 pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
-pub use text::{Name, MAX_NAME_LEN};
-#[cfg(all(feature = "std", unix))]
-pub use {
-    lease::default_lease_dir,
-    process::{Coordination, LeaseKind, OpenError},
-    shared::{shared_path, shm_dir, IoError},
-};
+pub use text::{Name, Spelling, MAX_NAME_LEN};
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,9 +1,342 @@
-//! Generator options and their text form (`max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16`),
-//! the one syntax of the C API, the CLI and environment variables.
+//! The option table: every option of a generator, with its name, type, range, default, a
+//! one-line doc and the options it cannot be combined with. Core alone validates options;
+//! every front end hands its native values over one key at a time ([`Options::set`]), or
+//! the text form `key=value;…` ([`Options::parse`], [`Options::set_text`]) for C, the CLI
+//! and environment variables. Stubs and docs (`.pyi`, `index.d.ts`, PHP docblocks, the CLI's
+//! flags, the README's table) are generated from [`OPTIONS`] or checked against it.
+//!
+//! ```
+//! use snowflake_core::{Options, SequenceStart, Value};
+//! let mut o = Options::parse("max_drift_ms=50;max_wait_ms=0").unwrap();
+//! o.set("sequence_start", Value::Text("spread:16")).unwrap();
+//! assert_eq!((o.max_drift_ms, o.max_wait_ms, o.sequence_start), (50, 0, SequenceStart::Spread(16)));
+//! assert_eq!(Options::parse(&o.to_string()), Ok(o));
+//! assert!(Options::parse("max_wait=3").unwrap_err().to_string().contains("max_wait_ms"));
+//! ```
 
 use crate::error::{Error, Result};
-use crate::text::Name;
+use crate::text::{format_name, Name, Spelling};
 use core::fmt;
+
+/// What an option's value is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OptionType {
+    /// A whole number from `min` to `max` (milliseconds for the `_ms` options).
+    Integer {
+        /// The smallest value.
+        min: u64,
+        /// The largest value.
+        max: u64,
+    },
+    /// `true` or `false`.
+    Bool,
+    /// Text; [`OptionSpec::form`] says which.
+    Text,
+    /// A file system path (any bytes but NUL: `=`, `;` and spaces too).
+    Path,
+}
+
+/// One row of the option table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// The name (`max_drift_ms`); see [`OptionSpec::spelled`] for the other spellings.
+    pub name: &'static str,
+    /// What the value is.
+    pub ty: OptionType,
+    /// The default, as text; `""` when unset by default.
+    pub default: &'static str,
+    /// The form of a value, for help texts: `MS`, `zero|spread:K`, `NAME`, `PATH`, ...
+    pub form: &'static str,
+    /// One line: what it does.
+    pub doc: &'static str,
+    /// The cargo feature of `snowflake-core` that provides it (`None`: always there).
+    pub feature: Option<&'static str>,
+}
+
+/// An option given with another it cannot be combined with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conflict {
+    /// One option.
+    pub a: &'static str,
+    /// The other.
+    pub b: &'static str,
+    /// Why not.
+    pub reason: &'static str,
+}
+
+const DAY_MS: u64 = 86_400_000;
+
+/// Every option, in the order of the docs.
+pub const OPTIONS: &[OptionSpec] = &[
+    OptionSpec {
+        name: "max_drift_ms",
+        ty: OptionType::Integer { min: 0, max: DAY_MS },
+        default: "0",
+        form: "MS",
+        doc: "How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake).",
+        feature: None,
+    },
+    OptionSpec {
+        name: "max_wait_ms",
+        ty: OptionType::Integer { min: 0, max: DAY_MS },
+        default: "1000",
+        form: "MS",
+        doc: "How long a call may wait for the clock before it fails (0: never block).",
+        feature: None,
+    },
+    OptionSpec {
+        name: "sequence_start",
+        ty: OptionType::Text,
+        default: "zero",
+        form: "zero|spread:K",
+        doc: "Where each tick's sequence starts: 0, or a hash of the tick below K so that id % N shards evenly at low traffic.",
+        feature: None,
+    },
+    OptionSpec {
+        name: "rollover",
+        ty: OptionType::Text,
+        default: "",
+        form: "FIELD",
+        doc: "A node field the generator bumps, instead of waiting, when the clock goes back by more than max_drift_ms.",
+        feature: None,
+    },
+    OptionSpec {
+        name: "isolated",
+        ty: OptionType::Bool,
+        default: "false",
+        form: "true|false",
+        doc: "A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs.",
+        feature: None,
+    },
+    OptionSpec {
+        name: "shared",
+        ty: OptionType::Text,
+        default: "",
+        form: "NAME",
+        doc: "One state in shared memory for every process of this host that opens NAME (1 to 64 of A-Z a-z 0-9 . _ -).",
+        feature: Some("shared"),
+    },
+    OptionSpec {
+        name: "state_file",
+        ty: OptionType::Path,
+        default: "",
+        form: "PATH",
+        doc: "A durable high-water mark: a restart after the clock stepped back never repeats an ID.",
+        feature: Some("state-file"),
+    },
+    OptionSpec {
+        name: "state_window_ms",
+        ty: OptionType::Integer { min: 1, max: DAY_MS },
+        default: "1000",
+        form: "MS",
+        doc: "How far ahead the state file (or a lease's mark) reserves time: one write per window.",
+        feature: None,
+    },
+    OptionSpec {
+        name: "lease",
+        ty: OptionType::Text,
+        default: "",
+        form: "local|redis://HOST:PORT/DB",
+        doc: "Claim a free value of the worker field for this process: file locks on this host, or keys in Redis.",
+        feature: None,
+    },
+    OptionSpec {
+        name: "lease_field",
+        ty: OptionType::Text,
+        default: "",
+        form: "FIELD",
+        doc: "The node field a lease claims (default: `worker`, or the only node field).",
+        feature: None,
+    },
+    OptionSpec {
+        name: "lease_dir",
+        ty: OptionType::Path,
+        default: "",
+        form: "DIR",
+        doc: "The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases).",
+        feature: Some("lease-local"),
+    },
+    OptionSpec {
+        name: "lease_ttl_ms",
+        ty: OptionType::Integer { min: 100, max: DAY_MS },
+        default: "5000",
+        form: "MS",
+        doc: "How long a Redis lease lives unless renewed; a holder stops issuing before it ends.",
+        feature: Some("lease-redis"),
+    },
+    OptionSpec {
+        name: "run_lock",
+        ty: OptionType::Bool,
+        default: "false",
+        form: "true|false",
+        doc: "Take turns with the other processes of this host that have the same layout and node values.",
+        feature: None,
+    },
+];
+
+/// The names of [`OPTIONS`], in order.
+pub const OPTION_NAMES: &[&str] = &{
+    let mut names = [""; OPTIONS.len()];
+    let mut i = 0;
+    while i < OPTIONS.len() {
+        names[i] = OPTIONS[i].name;
+        i += 1;
+    }
+    names
+};
+
+/// Options that cannot be given together.
+pub const CONFLICTS: &[Conflict] = &[
+    Conflict {
+        a: "lease",
+        b: "shared",
+        reason: "lease and shared are alternatives: a lease gives each process its own worker value, shared gives all processes one state",
+    },
+    Conflict {
+        a: "lease",
+        b: "state_file",
+        reason: "a lease keeps its own high-water mark (in the lease file or in Redis): give no state_file",
+    },
+    Conflict {
+        a: "rollover",
+        b: "state_file",
+        reason: "rollover cannot be combined with state_file or lease: the rollover counter is not stored across restarts; choose rollover for steps back within a process, or a state file across restarts",
+    },
+    Conflict {
+        a: "rollover",
+        b: "lease",
+        reason: "rollover cannot be combined with state_file or lease: the rollover counter is not handed over with a lease; choose rollover for steps back within a process, or a lease",
+    },
+    Conflict {
+        a: "run_lock",
+        b: "shared",
+        reason: "run_lock keeps processes with one identity apart and shared makes them share one state: choose one",
+    },
+    Conflict {
+        a: "run_lock",
+        b: "lease",
+        reason: "run_lock keeps processes with one identity apart and a lease gives each its own value: choose one",
+    },
+    Conflict {
+        a: "isolated",
+        b: "shared",
+        reason: "an isolated generator has a state of its own: it cannot share one",
+    },
+    Conflict { a: "isolated", b: "lease", reason: "an isolated generator has a state of its own: it cannot hold a lease" },
+    Conflict {
+        a: "isolated",
+        b: "state_file",
+        reason: "an isolated generator has a state of its own, for tests: it keeps no state file",
+    },
+    Conflict { a: "isolated", b: "run_lock", reason: "an isolated generator has a state of its own: it takes no run lock" },
+];
+
+/// Options that mean something only with another.
+pub const NEEDS: &[Conflict] = &[
+    Conflict {
+        a: "lease_field",
+        b: "lease",
+        reason: "lease_field names the field a lease claims: give lease too",
+    },
+    Conflict {
+        a: "lease_dir",
+        b: "lease",
+        reason: "lease_dir is where local leases live: give lease=local too",
+    },
+    Conflict {
+        a: "lease_ttl_ms",
+        b: "lease",
+        reason: "lease_ttl_ms is a Redis lease's time to live: give lease=redis://… too",
+    },
+];
+
+impl OptionSpec {
+    /// The row of `name` (in any [`Spelling`]).
+    ///
+    /// ```
+    /// let spec = snowflake_core::OptionSpec::find("maxDriftMs").unwrap();
+    /// assert_eq!((spec.name, spec.spelled(snowflake_core::Spelling::Flag).as_str()), ("max_drift_ms", "--max-drift-ms"));
+    /// ```
+    pub fn find(name: &str) -> Option<&'static OptionSpec> {
+        OPTIONS.iter().find(|o| {
+            o.name == name || [Spelling::Camel, Spelling::Flag].iter().any(|s| o.spelled(*s).as_str() == name)
+        })
+    }
+
+    /// The name as `spelling` writes it.
+    pub fn spelled(&self, spelling: Spelling) -> Name {
+        spelling.spell(self.name)
+    }
+}
+
+/// A value handed over by a front end, in its own terms: core checks it against the option's
+/// type, so every front end accepts and refuses the same values with the same messages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value<'a> {
+    /// No value: the option keeps its default (Python's `None`, JS `undefined`/`null`, PHP `null`).
+    Unset,
+    /// A whole number (Python `int`, JS `bigint`, PHP `int`, C `int64_t`).
+    Int(i128),
+    /// A floating-point number (JS `number`, Python `float`, PHP `float`): accepted for an
+    /// integer option only when it is a whole number.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A string (for a text or path option; a number in a string is not a number).
+    Text(&'a str),
+    /// A path that is not valid UTF-8 (Python's `bytes` paths, `os.PathLike`).
+    #[cfg(feature = "std")]
+    Path(&'a std::path::Path),
+    /// A value of another type, by the front end's name for it (`list`, `object`, ...).
+    Other(&'a str),
+}
+
+impl Value<'_> {
+    /// The whole number from `min` to `max` this value is, for the option, field or argument
+    /// `name`: a fraction, a boolean or a string is [`Error::WrongType`], a number out of range
+    /// [`Error::ValueRange`]. How every front end reads node values, IDs and counts.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, Value};
+    /// assert_eq!(Value::Float(3.0).whole("worker", 0, 31), Ok(3));
+    /// assert!(matches!(Value::Int(-1).whole("worker", 0, 31), Err(Error::ValueRange { value: -1, .. })));
+    /// assert!(matches!(Value::Bool(true).whole("id", 0, u64::MAX), Err(Error::WrongType { .. })));
+    /// ```
+    pub fn whole(&self, name: &str, min: u64, max: u64) -> Result<u64> {
+        let n = match *self {
+            Value::Int(n) => n,
+            Value::Float(f) if f.is_finite() && f == (f as i128) as f64 => f as i128,
+            Value::Float(f) => {
+                return Err(Error::WrongType {
+                    name: Name::snippet(name),
+                    expected: "a whole number",
+                    got: format_name(format_args!("{f}")),
+                })
+            }
+            ref other => {
+                return Err(Error::WrongType {
+                    name: Name::snippet(name),
+                    expected: "a whole number",
+                    got: Name::snippet(other.type_name()),
+                })
+            }
+        };
+        check_range(name, n, min, max)
+    }
+
+    fn type_name(&self) -> &str {
+        match self {
+            Value::Unset => "nothing",
+            Value::Int(_) => "an integer",
+            Value::Float(_) => "a fractional number",
+            Value::Bool(_) => "a boolean",
+            Value::Text(_) => "a string",
+            #[cfg(feature = "std")]
+            Value::Path(_) => "a path",
+            Value::Other(name) => name,
+        }
+    }
+}
 
 /// Where each tick's sequence starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -26,18 +359,50 @@ impl SequenceStart {
             SequenceStart::Spread(k) => crate::hash::splitmix64(tick) % k,
         }
     }
+
+    /// Parses `zero` or `spread:K`.
+    pub fn parse(value: &str) -> Result<SequenceStart> {
+        if value == "zero" {
+            return Ok(SequenceStart::Zero);
+        }
+        match value.strip_prefix("spread:") {
+            Some(k) => match parse_integer("sequence_start", k, 0, u64::MAX)? {
+                0 => Err(bad("sequence_start", "spread:K needs K >= 1")),
+                k => Ok(SequenceStart::Spread(k)),
+            },
+            None => Err(bad(value, "sequence_start is `zero` or `spread:K`")),
+        }
+    }
 }
 
-/// How a generator behaves when the clock does not let it issue at once.
-///
-/// ```
-/// use snowflake_core::{Options, SequenceStart};
-/// let o = Options::parse("max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16").unwrap();
-/// assert_eq!((o.max_drift_ms, o.max_wait_ms, o.sequence_start), (50, 0, SequenceStart::Spread(16)));
-/// assert_eq!(Options::parse(&o.to_string()), Ok(o));
-/// assert!(Options::parse("max_wait=3").is_err());
-/// ```
+/// Where a lease is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+#[cfg(feature = "std")]
+pub enum LeaseKind {
+    /// File locks in a directory of this host.
+    Local,
+    /// Keys in Redis, at the address given.
+    Redis(String),
+}
+
+/// The generator's policy: what it does when the clock does not let it issue at once. Plain
+/// data, kept by the generator (the rest of [`Options`] is used when it is opened).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Policy {
+    /// See [`Options::max_drift_ms`].
+    pub max_drift_ms: u64,
+    /// See [`Options::max_wait_ms`].
+    pub max_wait_ms: u64,
+    /// See [`Options::sequence_start`].
+    pub sequence_start: SequenceStart,
+    /// See [`Options::rollover`].
+    pub rollover: Option<Name>,
+}
+
+/// Every option of a generator. Build one with [`Options::default`] and [`Options::set`] (or
+/// struct update syntax in Rust), or parse the text form.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// How far ahead of the clock the generator may issue (in ms) when a tick is full or the
     /// clock went back. 0: never run ahead (classic Snowflake).
@@ -49,11 +414,35 @@ pub struct Options {
     /// A node field that the generator bumps, instead of waiting, when the clock goes back
     /// by more than `max_drift_ms`.
     pub rollover: Option<Name>,
-    /// Give the generator a state of its own instead of the one every generator of this
-    /// process with the same layout and node values shares: for tests and replays of
-    /// [`crate::Generator::next_id_at`] traces. Two isolated generators with the same node
-    /// values can issue the same IDs.
+    /// A state of its own instead of the one every generator of this process with the same
+    /// layout and node values shares: for tests and replays of `next_id_at` traces. Two
+    /// isolated generators with the same node values can issue the same IDs.
     pub isolated: bool,
+    /// The name of a shared state (`shared=`).
+    #[cfg(feature = "std")]
+    pub shared: Option<String>,
+    /// A durable high-water mark file (`state_file=`).
+    #[cfg(feature = "std")]
+    pub state_file: Option<std::path::PathBuf>,
+    /// How far ahead a state file or lease reserves, in ms (`state_window_ms=`).
+    #[cfg(feature = "std")]
+    pub state_window_ms: Option<u64>,
+    /// A worker-id lease (`lease=local`, `lease=redis://…`).
+    #[cfg(feature = "std")]
+    pub lease: Option<LeaseKind>,
+    /// The node field the lease claims (`lease_field=`).
+    #[cfg(feature = "std")]
+    pub lease_field: Option<Name>,
+    /// The lease directory (`lease_dir=`).
+    #[cfg(feature = "std")]
+    pub lease_dir: Option<std::path::PathBuf>,
+    /// A Redis lease's time to live, in ms (`lease_ttl_ms=`).
+    #[cfg(feature = "std")]
+    pub lease_ttl_ms: Option<u64>,
+    /// Take turns with the other processes of this host that have the same layout and node
+    /// values (`run_lock=true`).
+    #[cfg(feature = "std")]
+    pub run_lock: bool,
 }
 
 impl Default for Options {
@@ -66,84 +455,398 @@ fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
 }
 
-fn number(name: &str, value: &str) -> Result<u64> {
-    if value.is_empty() || !value.bytes().all(|c| c.is_ascii_digit()) {
-        return Err(bad(name, "must be a non-negative integer"));
+fn parse_integer(name: &str, text: &str, min: u64, max: u64) -> Result<u64> {
+    if text.is_empty() || !text.bytes().all(|c| c.is_ascii_digit()) {
+        return Err(bad(name, "must be a non-negative integer, written in digits"));
     }
-    value.parse().map_err(|_| bad(name, "does not fit in 64 bits"))
+    let value = text.parse::<u64>().map_err(|_| bad(name, "does not fit in 64 bits"))?;
+    check_range(name, i128::from(value), min, max)
+}
+
+fn check_range(name: &str, value: i128, min: u64, max: u64) -> Result<u64> {
+    if value < i128::from(min) || value > i128::from(max) {
+        return Err(Error::ValueRange { name: Name::snippet(name), value, min, max });
+    }
+    Ok(value as u64)
+}
+
+/// Whether `name` can name a shared state: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`.
+pub fn valid_shared_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+}
+
+/// The schemes of Redis lease addresses.
+const REDIS_SCHEMES: [&str; 1] = ["redis://"];
+
+/// `url` with its password (if any) replaced by `***`, for messages and `Display`.
+///
+/// ```
+/// assert_eq!(snowflake_core::redact_url("redis://app:s3cret@cache:6379/0"), "redis://app:***@cache:6379/0");
+/// assert_eq!(snowflake_core::redact_url("redis://cache:6379/0"), "redis://cache:6379/0");
+/// ```
+#[cfg(feature = "std")]
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let user = rest[..at].split(':').next().unwrap_or("");
+            let user = if rest[..at].contains(':') { format!("{user}:***") } else { "***".to_string() };
+            format!("{scheme}://{user}{}", &rest[at..])
+        }
+        None => url.to_string(),
+    }
 }
 
 impl Options {
-    /// The defaults: no drift, wait up to 1 s, sequence from 0, no rollover.
+    /// The defaults: no drift, wait up to 1 s, sequence from 0, no rollover, the process's
+    /// shared state for its identity.
     pub const DEFAULT: Options = Options {
         max_drift_ms: 0,
         max_wait_ms: 1000,
         sequence_start: SequenceStart::Zero,
         rollover: None,
         isolated: false,
+        #[cfg(feature = "std")]
+        shared: None,
+        #[cfg(feature = "std")]
+        state_file: None,
+        #[cfg(feature = "std")]
+        state_window_ms: None,
+        #[cfg(feature = "std")]
+        lease: None,
+        #[cfg(feature = "std")]
+        lease_field: None,
+        #[cfg(feature = "std")]
+        lease_dir: None,
+        #[cfg(feature = "std")]
+        lease_ttl_ms: None,
+        #[cfg(feature = "std")]
+        run_lock: false,
     };
 
-    /// Parses `key=value` pairs separated by `;` (empty text: the defaults). The keys:
-    /// `max_drift_ms`, `max_wait_ms`, `sequence_start` (`zero` or `spread:K`), `rollover`
-    /// (a node field name), `isolated` (`true` or `false`).
-    pub fn parse(spec: &str) -> Result<Options> {
+    /// The policy the generator keeps.
+    pub const fn policy(&self) -> Policy {
+        Policy {
+            max_drift_ms: self.max_drift_ms,
+            max_wait_ms: self.max_wait_ms,
+            sequence_start: self.sequence_start,
+            rollover: self.rollover,
+        }
+    }
+
+    /// Parses `key=value` pairs separated by `;` (empty text: the defaults). A value cannot
+    /// hold `;` here: use [`Options::set_text`] for such a value. Combinations are checked
+    /// when a generator is opened with the options ([`Options::check_combinations`]).
+    pub fn parse(text: &str) -> Result<Options> {
+        Options::from_pairs(Options::text_pairs(text))
+    }
+
+    /// The `(key, value)` pairs of the text form `key=value;…`, trimmed, empty items skipped.
+    pub fn text_pairs(text: &str) -> impl Iterator<Item = Result<(&str, &str)>> {
+        text.split(';').map(str::trim).filter(|s| !s.is_empty()).map(|item| {
+            item.split_once('=').map(|(k, v)| (k.trim(), v.trim())).ok_or(bad(
+                item,
+                "options are written `key=value`, separated by `;` (node values are separated by `,`)",
+            ))
+        })
+    }
+
+    /// Options from `(key, value-text)` pairs (the CLI's flags and its `--options` text,
+    /// say): each set with [`Options::set_text`]; a key given twice is an error.
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = Result<(&'a str, &'a str)>>) -> Result<Options> {
         let mut o = Options::DEFAULT;
-        let mut seen = [false; 5];
-        for item in spec.split(';').map(str::trim).filter(|s| !s.is_empty()) {
-            let (key, value) = item
-                .split_once('=')
-                .map(|(k, v)| (k.trim(), v.trim()))
-                .ok_or(bad(item, "options are written `key=value`, separated by `;`"))?;
-            let slot = match key {
-                "max_drift_ms" => 0,
-                "max_wait_ms" => 1,
-                "sequence_start" => 2,
-                "rollover" => 3,
-                "isolated" => 4,
-                _ => {
-                    return Err(bad(
-                        key,
-                        "unknown option (max_drift_ms, max_wait_ms, sequence_start, rollover, isolated)",
-                    ))
-                }
-            };
-            if core::mem::replace(&mut seen[slot], true) {
+        let mut seen = [false; OPTIONS.len()];
+        for pair in pairs {
+            let (key, value) = pair?;
+            let index = OPTIONS.iter().position(|s| s.name == key).ok_or(Error::UnknownOption {
+                name: Name::snippet(key),
+                spelling: Spelling::Snake,
+                known: OPTION_NAMES,
+            })?;
+            if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            match slot {
-                0 => o.max_drift_ms = number(key, value)?,
-                1 => o.max_wait_ms = number(key, value)?,
-                2 => o.sequence_start = Options::parse_sequence_start(value)?,
-                4 => {
-                    o.isolated = match value {
-                        "true" | "1" => true,
-                        "false" | "0" => false,
-                        _ => return Err(bad(key, "isolated is `true` or `false`")),
-                    }
-                }
-                _ => {
-                    if !Name::is_valid_field_name(value) {
-                        return Err(bad(value, "rollover names a node field of the layout"));
-                    }
-                    o.rollover = Name::new(value);
-                }
-            }
+            o.set_text(key, value)?;
         }
         Ok(o)
     }
 
-    /// Parses `zero` or `spread:K`.
-    pub fn parse_sequence_start(value: &str) -> Result<SequenceStart> {
-        if value == "zero" {
-            return Ok(SequenceStart::Zero);
-        }
-        match value.strip_prefix("spread:") {
-            Some(k) => match number("sequence_start", k)? {
-                0 => Err(bad("sequence_start", "spread:K needs K >= 1")),
-                k => Ok(SequenceStart::Spread(k)),
+    /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,
+    /// `=` and spaces: for C's one-at-a-time call and the CLI's flags).
+    pub fn set_text(&mut self, name: &str, text: &str) -> Result<()> {
+        let spec = Options::spec(name, Spelling::Snake)?;
+        let value = match spec.ty {
+            OptionType::Integer { min, max } => {
+                Value::Int(i128::from(parse_integer(spec.name, text, min, max)?))
+            }
+            OptionType::Bool => Value::Bool(match text {
+                "true" | "1" => true,
+                "false" | "0" => false,
+                _ => return Err(bad(spec.name, "is `true` or `false`")),
+            }),
+            OptionType::Text | OptionType::Path => Value::Text(text),
+        };
+        self.set_spec(spec, name, value)
+    }
+
+    /// Sets one option from a front end's native value (see [`Value`]); `name` in the snake
+    /// or camel spelling. A value of the wrong type is [`Error::OptionType`]; one out of range
+    /// [`Error::OptionRange`]; [`Value::Unset`] restores the default.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, Options, Value};
+    /// let mut o = Options::default();
+    /// o.set("maxWaitMs", Value::Float(0.0)).unwrap();
+    /// assert_eq!(o.max_wait_ms, 0);
+    /// assert!(matches!(o.set("max_wait_ms", Value::Text("5")), Err(Error::WrongType { .. })));
+    /// assert!(matches!(o.set("max_wait_ms", Value::Int(-1)), Err(Error::ValueRange { .. })));
+    /// ```
+    pub fn set(&mut self, name: &str, value: Value<'_>) -> Result<()> {
+        let spelling =
+            if name.contains(|c: char| c.is_ascii_uppercase()) { Spelling::Camel } else { Spelling::Snake };
+        let spec = Options::spec(name, spelling)?;
+        self.set_spec(spec, name, value)
+    }
+
+    fn spec(name: &str, spelling: Spelling) -> Result<&'static OptionSpec> {
+        OPTIONS.iter().find(|o| o.spelled(spelling).as_str() == name).ok_or(Error::UnknownOption {
+            name: Name::snippet(name),
+            spelling,
+            known: OPTION_NAMES,
+        })
+    }
+
+    /// Sets `spec` to `value`; errors name the option as the caller spelled it (`shown`).
+    fn set_spec(&mut self, spec: &'static OptionSpec, shown: &str, value: Value<'_>) -> Result<()> {
+        let name = spec.name;
+        let wrong = |value: &Value<'_>| Error::WrongType {
+            name: Name::snippet(shown),
+            expected: match spec.ty {
+                OptionType::Integer { .. } => "a whole number",
+                OptionType::Bool => "true or false",
+                OptionType::Text => "a string",
+                OptionType::Path => "a path",
             },
-            None => Err(bad(value, "sequence_start is `zero` or `spread:K`")),
+            got: Name::snippet(value.type_name()),
+        };
+        if let Value::Unset = value {
+            self.reset(name);
+            return Ok(());
         }
+        if let Some(feature) = spec.feature {
+            if !feature_enabled(feature) {
+                return Err(Error::MissingFeature { option: Name::snippet(shown), feature });
+            }
+        }
+        match spec.ty {
+            OptionType::Integer { min, max } => self.set_integer(name, value.whole(shown, min, max)?),
+            OptionType::Bool => match value {
+                Value::Bool(b) => self.set_bool(name, b),
+                other => Err(wrong(&other)),
+            },
+            OptionType::Text => match value {
+                Value::Text(t) => self.set_str(name, t),
+                other => Err(wrong(&other)),
+            },
+            OptionType::Path => match value {
+                Value::Text(t) if t.is_empty() => Err(bad(shown, "needs a path")),
+                #[cfg(feature = "std")]
+                Value::Text(t) => self.set_path(name, std::path::Path::new(t)),
+                #[cfg(feature = "std")]
+                Value::Path(p) => self.set_path(name, p),
+                other => Err(wrong(&other)),
+            },
+        }
+    }
+
+    /// Puts option `name` back to its default.
+    fn reset(&mut self, name: &str) {
+        let d = Options::DEFAULT;
+        match name {
+            "max_drift_ms" => self.max_drift_ms = d.max_drift_ms,
+            "max_wait_ms" => self.max_wait_ms = d.max_wait_ms,
+            "sequence_start" => self.sequence_start = d.sequence_start,
+            "rollover" => self.rollover = d.rollover,
+            "isolated" => self.isolated = d.isolated,
+            #[cfg(feature = "std")]
+            "shared" => self.shared = None,
+            #[cfg(feature = "std")]
+            "state_file" => self.state_file = None,
+            #[cfg(feature = "std")]
+            "state_window_ms" => self.state_window_ms = None,
+            #[cfg(feature = "std")]
+            "lease" => self.lease = None,
+            #[cfg(feature = "std")]
+            "lease_field" => self.lease_field = None,
+            #[cfg(feature = "std")]
+            "lease_dir" => self.lease_dir = None,
+            #[cfg(feature = "std")]
+            "lease_ttl_ms" => self.lease_ttl_ms = None,
+            #[cfg(feature = "std")]
+            "run_lock" => self.run_lock = false,
+            _ => {}
+        }
+    }
+
+    fn set_integer(&mut self, name: &str, n: u64) -> Result<()> {
+        match name {
+            "max_drift_ms" => self.max_drift_ms = n,
+            "max_wait_ms" => self.max_wait_ms = n,
+            #[cfg(feature = "std")]
+            "state_window_ms" => self.state_window_ms = Some(n),
+            #[cfg(feature = "std")]
+            "lease_ttl_ms" => self.lease_ttl_ms = Some(n),
+            _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
+        }
+        Ok(())
+    }
+
+    fn set_bool(&mut self, name: &str, b: bool) -> Result<()> {
+        match name {
+            "isolated" => self.isolated = b,
+            #[cfg(feature = "std")]
+            "run_lock" => self.run_lock = b,
+            _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
+        }
+        Ok(())
+    }
+
+    fn set_str(&mut self, name: &str, text: &str) -> Result<()> {
+        match name {
+            "sequence_start" => self.sequence_start = SequenceStart::parse(text)?,
+            "rollover" | "lease_field" => {
+                if !Name::is_valid_field_name(text) {
+                    return Err(bad(text, "names a node field of the layout"));
+                }
+                let field = Name::new(text);
+                if name == "rollover" {
+                    self.rollover = field;
+                } else {
+                    #[cfg(feature = "std")]
+                    {
+                        self.lease_field = field;
+                    }
+                }
+            }
+            #[cfg(feature = "std")]
+            "shared" => {
+                if !valid_shared_name(text) {
+                    return Err(bad(
+                        text,
+                        "a shared name is 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .)",
+                    ));
+                }
+                self.shared = Some(text.into());
+            }
+            #[cfg(feature = "std")]
+            "lease" => {
+                self.lease = Some(match text {
+                    "local" if feature_enabled("lease-local") => LeaseKind::Local,
+                    "local" => {
+                        return Err(Error::MissingFeature {
+                            option: Name::snippet("lease"),
+                            feature: "lease-local",
+                        })
+                    }
+                    url if REDIS_SCHEMES.iter().any(|s| url.starts_with(s)) => {
+                        if !feature_enabled("lease-redis") {
+                            return Err(Error::MissingFeature {
+                                option: Name::snippet("lease"),
+                                feature: "lease-redis",
+                            });
+                        }
+                        // The address itself is checked when the lease is claimed.
+                        LeaseKind::Redis(url.into())
+                    }
+                    _ => return Err(bad(text, "lease is `local` or `redis://host:port/db`")),
+                })
+            }
+            _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "std")]
+    fn set_path(&mut self, name: &str, path: &std::path::Path) -> Result<()> {
+        match name {
+            "state_file" => self.state_file = Some(path.into()),
+            "lease_dir" => self.lease_dir = Some(path.into()),
+            _ => unreachable!("the table's path options"),
+        }
+        Ok(())
+    }
+
+    /// Whether option `name` is given (differs from its unset default).
+    fn is_given(&self, name: &str) -> bool {
+        match name {
+            "rollover" => self.rollover.is_some(),
+            "isolated" => self.isolated,
+            #[cfg(feature = "std")]
+            "shared" => self.shared.is_some(),
+            #[cfg(feature = "std")]
+            "state_file" => self.state_file.is_some(),
+            #[cfg(feature = "std")]
+            "lease" => self.lease.is_some(),
+            #[cfg(feature = "std")]
+            "lease_field" => self.lease_field.is_some(),
+            #[cfg(feature = "std")]
+            "lease_dir" => self.lease_dir.is_some(),
+            #[cfg(feature = "std")]
+            "lease_ttl_ms" => self.lease_ttl_ms.is_some(),
+            #[cfg(feature = "std")]
+            "run_lock" => self.run_lock,
+            _ => false,
+        }
+    }
+
+    /// Refuses the combinations of [`CONFLICTS`] and [`NEEDS`].
+    pub fn check_combinations(&self) -> Result<()> {
+        for c in CONFLICTS {
+            if self.is_given(c.a) && self.is_given(c.b) {
+                return Err(bad(c.a, c.reason));
+            }
+        }
+        for c in NEEDS {
+            if self.is_given(c.a) && !self.is_given(c.b) {
+                return Err(bad(c.a, c.reason));
+            }
+        }
+        #[cfg(feature = "std")]
+        if self.state_window_ms.is_some() && self.state_file.is_none() && self.lease.is_none() {
+            return Err(bad(
+                "state_window_ms",
+                "state_window_ms is how far a state file or a lease reserves: give state_file or lease too",
+            ));
+        }
+        #[cfg(feature = "std")]
+        if self.lease_dir.is_some() && matches!(self.lease, Some(LeaseKind::Redis(_))) {
+            return Err(bad("lease_dir", "lease_dir is where local leases live; a Redis lease has none"));
+        }
+        #[cfg(feature = "std")]
+        if self.lease_ttl_ms.is_some() && self.lease == Some(LeaseKind::Local) {
+            return Err(bad(
+                "lease_ttl_ms",
+                "a local lease lives as long as its process; lease_ttl_ms is for Redis",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether this build has cargo feature `name`.
+#[allow(clippy::match_like_matches_macro)] // each arm is its own `cfg!`
+const fn feature_enabled(name: &str) -> bool {
+    match name.as_bytes() {
+        b"shared" => cfg!(feature = "shared"),
+        b"state-file" => cfg!(feature = "state-file"),
+        b"lease-local" => cfg!(feature = "lease-local"),
+        b"lease-redis" => cfg!(feature = "lease-redis"),
+        b"redis-script" => cfg!(feature = "redis-script"),
+        b"std" => cfg!(feature = "std"),
+        _ => false,
     }
 }
 
@@ -156,7 +859,7 @@ impl fmt::Display for SequenceStart {
     }
 }
 
-impl fmt::Display for Options {
+impl fmt::Display for Policy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -166,8 +869,45 @@ impl fmt::Display for Options {
         if let Some(r) = &self.rollover {
             write!(f, ";rollover={r}")?;
         }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Options {
+    /// The text form, which [`Options::parse`] reads back (a path or name holding `;` aside).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.policy())?;
         if self.isolated {
             f.write_str(";isolated=true")?;
+        }
+        #[cfg(feature = "std")]
+        {
+            if let Some(s) = &self.shared {
+                write!(f, ";shared={s}")?;
+            }
+            if let Some(p) = &self.state_file {
+                write!(f, ";state_file={}", p.display())?;
+            }
+            if let Some(ms) = self.state_window_ms {
+                write!(f, ";state_window_ms={ms}")?;
+            }
+            match &self.lease {
+                Some(LeaseKind::Local) => f.write_str(";lease=local")?,
+                Some(LeaseKind::Redis(url)) => write!(f, ";lease={}", redact_url(url))?,
+                None => {}
+            }
+            if let Some(field) = &self.lease_field {
+                write!(f, ";lease_field={field}")?;
+            }
+            if let Some(p) = &self.lease_dir {
+                write!(f, ";lease_dir={}", p.display())?;
+            }
+            if let Some(ms) = self.lease_ttl_ms {
+                write!(f, ";lease_ttl_ms={ms}")?;
+            }
+            if self.run_lock {
+                f.write_str(";run_lock=true")?;
+            }
         }
         Ok(())
     }

@@ -83,3 +83,77 @@ impl PartialEq<&str> for Name {
         self.as_str() == *other
     }
 }
+
+/// How a front end spells names made of lowercase words joined by `_` (option names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Spelling {
+    /// `max_drift_ms`: the text form, C, Python, PHP.
+    Snake,
+    /// `maxDriftMs`: Node.
+    Camel,
+    /// `--max-drift-ms`: the CLI's flags.
+    Flag,
+}
+
+impl Spelling {
+    /// `snake_name` as this spelling writes it.
+    ///
+    /// ```
+    /// use snowflake_core::Spelling;
+    /// assert_eq!(Spelling::Camel.spell("max_drift_ms").as_str(), "maxDriftMs");
+    /// assert_eq!(Spelling::Flag.spell("max_drift_ms").as_str(), "--max-drift-ms");
+    /// ```
+    pub fn spell(self, snake_name: &str) -> Name {
+        let mut out = [0u8; MAX_NAME_LEN];
+        let mut n = 0;
+        let mut push = |b: u8| {
+            if n < out.len() {
+                out[n] = b;
+                n += 1;
+            }
+        };
+        if self == Spelling::Flag {
+            push(b'-');
+            push(b'-');
+        }
+        let mut upper = false;
+        for &b in snake_name.as_bytes() {
+            match (b, self) {
+                (b'_', Spelling::Snake) => push(b'_'),
+                (b'_', Spelling::Flag) => push(b'-'),
+                (b'_', Spelling::Camel) => upper = true,
+                (b, _) if upper => {
+                    push(b.to_ascii_uppercase());
+                    upper = false;
+                }
+                (b, _) => push(b),
+            }
+        }
+        Name::snippet(core::str::from_utf8(&out[..n]).unwrap_or(""))
+    }
+}
+
+/// Writes formatted text into a [`Name`], cut to fit.
+pub(crate) fn format_name(args: fmt::Arguments<'_>) -> Name {
+    struct Buf {
+        bytes: [u8; MAX_NAME_LEN],
+        len: usize,
+    }
+    impl fmt::Write for Buf {
+        fn write_str(&mut self, s: &str) -> fmt::Result {
+            for c in s.chars() {
+                let mut tmp = [0u8; 4];
+                let e = c.encode_utf8(&mut tmp);
+                if self.len + e.len() > MAX_NAME_LEN {
+                    return Err(fmt::Error);
+                }
+                self.bytes[self.len..self.len + e.len()].copy_from_slice(e.as_bytes());
+                self.len += e.len();
+            }
+            Ok(())
+        }
+    }
+    let mut buf = Buf { bytes: [0; MAX_NAME_LEN], len: 0 };
+    let _ = fmt::write(&mut buf, args);
+    Name::snippet(core::str::from_utf8(&buf.bytes[..buf.len]).unwrap_or(""))
+}

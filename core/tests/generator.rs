@@ -166,7 +166,7 @@ fn spread_start_is_splitmix_of_the_tick() {
         assert_eq!(l.decode(g.next_id().unwrap()).unwrap().sequence, p.sequence + 1);
     }
     assert_eq!(residues.len(), 8, "id % 8 takes every value at low traffic");
-    assert_eq!(g.options().sequence_start, SequenceStart::Spread(64));
+    assert_eq!(g.policy().sequence_start, SequenceStart::Spread(64));
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn reserve_takes_one_tick_with_one_stride() {
     }
     assert!(matches!(g.reserve(0), Err(Error::ValueRange { .. })));
     let mut buf = vec![0u64; 1000];
-    g.next_ids(&mut buf).unwrap(); // spans four ticks, waiting on the manual clock
+    g.fill(&mut buf).unwrap(); // spans four ticks, waiting on the manual clock
     assert!(buf.windows(2).all(|w| w[0] < w[1]) && buf[0] > b2.first);
 }
 

@@ -10,9 +10,9 @@
 //! - `lease=local`: 16 processes claim the 16 values of a 4-bit worker field; a 17th is refused;
 //!   after one is killed a new process gets its value and issues above the dead one's IDs.
 
-use snowflake_core::{Coordination, Generator, Layout, OpenError};
+use snowflake_core::{Generator, Layout, Options};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -30,10 +30,9 @@ fn worker(spec: &str) {
     let layout = Layout::parse(layout).unwrap();
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
-    let opened = Coordination::parse_options(options)
-        .map_err(OpenError::from)
-        .and_then(|(o, c)| Ok((layout.parse_node(node)?, o, c)))
-        .and_then(|(n, o, c)| Generator::open(&layout, n, o, &c));
+    let opened = Options::parse(options)
+        .and_then(|o| Ok((layout.parse_node(node)?, o)))
+        .and_then(|(n, o)| Generator::new(&layout, n, o));
     let g = match opened {
         Ok(g) => g,
         Err(e) => {
@@ -196,11 +195,25 @@ fn shared_survives_kill_9() {
     let spec = format!("time:41,worker:10,sequence:12;epoch=1288834974657|worker=3|shared={name}|2000000|0");
     let mut outputs = vec![];
     for round in 0..6 {
-        let victims: Vec<Child> = (0..2).map(|_| spawn(&spec, &[])).collect();
+        let mut victims: Vec<(Child, BufReader<std::process::ChildStdout>, String)> = (0..2)
+            .map(|_| {
+                let mut child = spawn(&spec, &[]);
+                let out = BufReader::new(child.stdout.take().unwrap());
+                (child, out, String::new())
+            })
+            .collect();
+        // Killed while issuing, not before it began (a loaded machine may take a while to
+        // start a process): each has printed its head line and its first IDs.
+        for (_, out, text) in &mut victims {
+            out.read_line(text).unwrap();
+            out.read_line(text).unwrap();
+        }
         std::thread::sleep(Duration::from_millis(30 + 20 * round));
-        for mut v in victims {
+        for (mut v, mut out, mut text) in victims {
             let _ = v.kill(); // SIGKILL, at whatever instruction it is
-            outputs.push(collect(v));
+            out.read_to_string(&mut text).unwrap();
+            let _ = v.wait();
+            outputs.push(parse(&text));
         }
     }
     let after =
@@ -215,8 +228,8 @@ fn shared_survives_kill_9() {
 fn shared_works_across_fork() {
     let name = shared_name("fork");
     let layout = Layout::parse("twitter").unwrap();
-    let (options, c) = Coordination::parse_options(&format!("shared={name}")).unwrap();
-    let g = Generator::open(&layout, layout.parse_node("worker=9").unwrap(), options, &c).unwrap();
+    let options = Options::parse(&format!("shared={name}")).unwrap();
+    let g = Generator::new(&layout, layout.parse_node("worker=9").unwrap(), options.clone()).unwrap();
     let dir = tmp("fork");
     let child_file = dir.join("child");
     // SAFETY: the child issues IDs, writes a file and _exits.
@@ -374,9 +387,8 @@ fn a_forked_child_leaves_the_parents_state_file_alone() {
     let dir = tmp("forkdrop");
     let path = dir.join("ids.state");
     let layout = Layout::parse("twitter").unwrap();
-    let (o, c) =
-        Coordination::parse_options(&format!("state_file={};state_window_ms=60000", path.display())).unwrap();
-    let g = Generator::open(&layout, layout.parse_node("worker=11").unwrap(), o, &c).unwrap();
+    let o = Options::parse(&format!("state_file={};state_window_ms=60000", path.display())).unwrap();
+    let g = Generator::new(&layout, layout.parse_node("worker=11").unwrap(), o.clone()).unwrap();
     let first = g.next_id().unwrap();
     let reserved = record_end(&path);
     // The child drops its copy of the generator (as an exiting interpreter would); the
@@ -398,8 +410,8 @@ fn a_forked_child_leaves_the_parents_state_file_alone() {
 fn a_pools_bank_is_not_inherited() {
     let name = shared_name("poolfork");
     let layout = Layout::parse("twitter").unwrap();
-    let (o, c) = Coordination::parse_options(&format!("shared={name}")).unwrap();
-    let g = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    let o = Options::parse(&format!("shared={name}")).unwrap();
+    let g = Generator::new(&layout, Default::default(), o.clone()).unwrap();
     let mut pool: snowflake_core::Pool<'_, _, 4> = snowflake_core::Pool::new(&g);
     g.next_id().unwrap();
     assert!(pool.bank().unwrap() > 0);
@@ -429,14 +441,18 @@ fn a_pools_bank_is_not_inherited() {
 /// value at ticks below the stored mark).
 fn rollover_with_a_state_file_or_lease_is_refused() {
     let layout = Layout::parse("time:41,era:2,worker:8,sequence:12;epoch=1288834974657").unwrap();
-    for spec in
-        ["state_file=/tmp/never-created.state;rollover=era", "lease=local;lease_field=worker;rollover=era"]
-    {
-        let (o, c) = Coordination::parse_options(spec).unwrap();
-        let err = Generator::open(&layout, Default::default(), o, &c).unwrap_err();
+    let dir = tmp("rollover");
+    let state = dir.join("never-created.state");
+    for spec in [
+        format!("state_file={};rollover=era", state.display()),
+        "lease=local;lease_field=worker;rollover=era".to_string(),
+    ] {
+        let o = Options::parse(&spec).unwrap();
+        let err = Generator::new(&layout, Default::default(), o.clone()).unwrap_err();
         assert!(err.to_string().contains("rollover cannot be combined"), "{spec}: {err}");
     }
-    assert!(!Path::new("/tmp/never-created.state").exists());
+    assert!(!state.exists());
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Review finding: a process joining a shared state with a state file must not push the
@@ -446,10 +462,10 @@ fn joining_a_durable_shared_state_does_not_stall_the_others() {
     let name = shared_name("join");
     let layout = Layout::parse("twitter").unwrap();
     let spec = format!("shared={name};state_file={};max_wait_ms=0", dir.join("s").display());
-    let (o, c) = Coordination::parse_options(&spec).unwrap();
-    let first = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    let o = Options::parse(&spec).unwrap();
+    let first = Generator::new(&layout, Default::default(), o.clone()).unwrap();
     first.next_id().unwrap();
-    let second = Generator::open(&layout, Default::default(), o, &c).unwrap();
+    let second = Generator::new(&layout, Default::default(), o.clone()).unwrap();
     for _ in 0..100 {
         first.next_id().unwrap();
         second.next_id().unwrap();
@@ -467,6 +483,12 @@ fn main() {
         Path::new(FAKETIME).exists(),
         "{FAKETIME} is missing: apt-get install faketime (bash scripts/install-deps.sh)"
     );
+    // Shared states and leases of this run (and of the workers, who inherit the variables) in
+    // a directory of its own: other runs of these tests on the machine never meet them.
+    let own = tmp("coordination");
+    std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
+    std::env::set_var("SNOWFLAKE_LEASE_DIR", own.join("leases"));
+    std::fs::create_dir_all(own.join("shm")).unwrap();
     let tests: [(&str, fn()); 10] = [
         (
             "a_forked_child_leaves_the_parents_state_file_alone",
@@ -496,5 +518,6 @@ fn main() {
         println!("test {name} ... ok ({:.1}s)", start.elapsed().as_secs_f64());
         passed += 1;
     }
+    let _ = std::fs::remove_dir_all(own);
     println!("\ntest result: ok. {passed} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out");
 }

@@ -106,4 +106,33 @@ proptest! {
             }
         }
     }
+
+    /// `next_id` (its one-ID fast path, on a clock it reads) issues exactly what the general
+    /// path issues at the same readings (`next_id_at`, the caller's clock), whatever the
+    /// clock does: forward, still, back; full ticks; every layout and policy.
+    #[test]
+    fn the_fast_path_issues_what_the_general_path_does(
+        l in layout(),
+        steps in prop::collection::vec(-3i64..4, 1..400),
+        drift in prop::sample::select(vec![0u64, 2, 50]),
+        spread in prop::sample::select(vec![0u64, 1, 3]),
+    ) {
+        let start = l.epoch_ms() + 1_000_000;
+        prop_assume!(start + 10_000 < l.last_unix_ms());
+        let options = Options {
+            max_drift_ms: drift,
+            max_wait_ms: 0,
+            sequence_start: if spread == 0 { snowflake_core::SequenceStart::Zero } else { snowflake_core::SequenceStart::Spread(spread.min(l.capacity_per_tick())) },
+            ..Options::DEFAULT
+        };
+        let clock = ManualClock::new(start);
+        let live = Generator::isolated(&l, Default::default(), options.clone(), &clock).unwrap();
+        let traced = Generator::isolated(&l, Default::default(), options, ManualClock::new(0)).unwrap();
+        let mut now = start as i64;
+        for step in steps {
+            now = (now + step).max(start as i64 - 50);
+            clock.set(now as u64);
+            prop_assert_eq!(live.next_id(), traced.next_id_at(now as u64), "at {}", now);
+        }
+    }
 }

@@ -10,7 +10,7 @@ fn consecutive(n: usize) -> Vec<u64> {
     let opts = Options { max_wait_ms: 0, isolated: true, ..Options::default() };
     let g = Generator::isolated(&layout, node, opts, ManualClock::new(1_700_000_000_000)).unwrap();
     let mut ids = vec![0u64; n];
-    g.next_ids(&mut ids).unwrap();
+    g.fill(&mut ids).unwrap();
     assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "a run of consecutive IDs");
     ids
 }

@@ -81,8 +81,8 @@ fn main() {
         "Rust core",
         best_ns_per_call(2_000_000, || wide.next_id().unwrap()),
         best_ns_per_call(1_000_000, || twitter.next_id().unwrap()),
-        best_ids_per_s(1000, 10_000_000, |b| wide.next_ids(b).unwrap()),
-        best_ids_per_s(100_000, 10_000_000, |b| wide.next_ids(b).unwrap()),
+        best_ids_per_s(1000, 10_000_000, |b| wide.fill(b).unwrap()),
+        best_ids_per_s(100_000, 10_000_000, |b| wide.fill(b).unwrap()),
     );
 
     let (wide, twitter) = (ffi_generator(WIDE), ffi_generator("twitter"));

@@ -7,9 +7,9 @@
 //! `snowflake_last_error()` returns, so a caller on another thread never sees this one's detail.
 
 use core::fmt::Write as _;
-use snowflake_core::{Error, ErrorKind};
+use snowflake_core::{Error, ErrorKind, KindInfo};
 use std::cell::{Cell, RefCell};
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 
 /// The outcome of a call. `SNOWFLAKE_STATUS_OK` (0) is success; every other value is a
 /// failure whose detail `snowflake_last_error()` returns. Values are never reused.
@@ -54,11 +54,14 @@ pub enum SnowflakeStatus {
     StateFile = 14,
     /// A file, lock, map or network operation failed (`ERR_SNOWFLAKE_IO`).
     Io = 15,
+    /// A value of the wrong type: a string for a number, a fraction for a whole number
+    /// (`ERR_SNOWFLAKE_TYPE`; from `snowflake_options_set_*`).
+    Type = 16,
 }
 
 impl SnowflakeStatus {
     /// Every status, for turning a raw `u32` from C back into one without undefined behaviour.
-    const ALL: [SnowflakeStatus; 16] = [
+    const ALL: [SnowflakeStatus; 17] = [
         SnowflakeStatus::Ok,
         SnowflakeStatus::NullArgument,
         SnowflakeStatus::InvalidUtf8,
@@ -75,6 +78,7 @@ impl SnowflakeStatus {
         SnowflakeStatus::Lease,
         SnowflakeStatus::StateFile,
         SnowflakeStatus::Io,
+        SnowflakeStatus::Type,
     ];
 
     /// The status of a raw value, if it is one.
@@ -82,69 +86,30 @@ impl SnowflakeStatus {
         SnowflakeStatus::ALL.get(raw as usize).copied()
     }
 
-    /// The status that reports a core error.
-    pub const fn of(kind: ErrorKind) -> SnowflakeStatus {
-        match kind {
-            ErrorKind::Layout => SnowflakeStatus::Layout,
-            ErrorKind::Value => SnowflakeStatus::Value,
-            ErrorKind::InvalidId => SnowflakeStatus::InvalidId,
-            ErrorKind::TimeRange => SnowflakeStatus::TimeRange,
-            ErrorKind::ClockBehind => SnowflakeStatus::ClockBehind,
-            ErrorKind::SequenceExhausted => SnowflakeStatus::SequenceExhausted,
-            ErrorKind::Forked => SnowflakeStatus::Forked,
-            ErrorKind::SharedMismatch => SnowflakeStatus::SharedMismatch,
-            ErrorKind::Lease => SnowflakeStatus::Lease,
-            ErrorKind::StateFile => SnowflakeStatus::StateFile,
-            ErrorKind::Io => SnowflakeStatus::Io,
-            // `ErrorKind` is non-exhaustive; a kind added to core later is still a failure
-            // the caller must see, and "bad value" is the most general one.
-            _ => SnowflakeStatus::Value,
-        }
+    /// The status that reports a core error: its kind's number in core's table (`KINDS`).
+    pub fn of(kind: ErrorKind) -> SnowflakeStatus {
+        SnowflakeStatus::from_raw(kind.info().status).unwrap_or(SnowflakeStatus::Value)
     }
 
-    /// Static, NUL-terminated English text.
-    pub const fn text(self) -> &'static [u8] {
-        match self {
-            SnowflakeStatus::Ok => b"success\0",
-            SnowflakeStatus::NullArgument => b"a pointer argument is NULL\0",
-            SnowflakeStatus::InvalidUtf8 => b"a string argument is not valid UTF-8\0",
-            SnowflakeStatus::Layout => b"invalid layout\0",
-            SnowflakeStatus::Value => b"invalid value, option or argument\0",
-            SnowflakeStatus::InvalidId => b"invalid ID\0",
-            SnowflakeStatus::TimeRange => b"time outside the layout's range\0",
-            SnowflakeStatus::ClockBehind => b"the clock is behind the generator\0",
-            SnowflakeStatus::SequenceExhausted => b"the sequence of the current tick is exhausted\0",
-            SnowflakeStatus::Forked => b"the generator was inherited through fork()\0",
-            SnowflakeStatus::BufferTooSmall => b"the output buffer is too small\0",
-            SnowflakeStatus::Panic => b"internal error (a panic was caught)\0",
-            SnowflakeStatus::SharedMismatch => b"the shared state was made for another generator\0",
-            SnowflakeStatus::Lease => b"no worker id could be leased, or the lease lapsed\0",
-            SnowflakeStatus::StateFile => b"the state file is corrupt or another generator's\0",
-            SnowflakeStatus::Io => b"a file, lock, map or network operation failed\0",
-        }
+    /// Core's row for this status (`None` for success).
+    fn info(self) -> Option<&'static KindInfo> {
+        ErrorKind::from_status(self as u32).map(ErrorKind::info)
     }
 
-    /// The stable code, NUL-terminated: the core's `ErrorKind::code()` for the core's errors.
-    pub const fn code(self) -> &'static [u8] {
-        match self {
-            SnowflakeStatus::Ok => b"OK\0",
-            SnowflakeStatus::NullArgument => b"ERR_SNOWFLAKE_NULL_ARGUMENT\0",
-            SnowflakeStatus::InvalidUtf8 => b"ERR_SNOWFLAKE_INVALID_UTF8\0",
-            SnowflakeStatus::Layout => b"ERR_SNOWFLAKE_LAYOUT\0",
-            SnowflakeStatus::Value => b"ERR_SNOWFLAKE_VALUE\0",
-            SnowflakeStatus::InvalidId => b"ERR_SNOWFLAKE_INVALID_ID\0",
-            SnowflakeStatus::TimeRange => b"ERR_SNOWFLAKE_TIME_RANGE\0",
-            SnowflakeStatus::ClockBehind => b"ERR_SNOWFLAKE_CLOCK_BEHIND\0",
-            SnowflakeStatus::SequenceExhausted => b"ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED\0",
-            SnowflakeStatus::Forked => b"ERR_SNOWFLAKE_FORKED\0",
-            SnowflakeStatus::BufferTooSmall => b"ERR_SNOWFLAKE_BUFFER_TOO_SMALL\0",
-            SnowflakeStatus::Panic => b"ERR_SNOWFLAKE_PANIC\0",
-            SnowflakeStatus::SharedMismatch => b"ERR_SNOWFLAKE_SHARED_MISMATCH\0",
-            SnowflakeStatus::Lease => b"ERR_SNOWFLAKE_LEASE\0",
-            SnowflakeStatus::StateFile => b"ERR_SNOWFLAKE_STATE_FILE\0",
-            SnowflakeStatus::Io => b"ERR_SNOWFLAKE_IO\0",
-        }
+    /// Static, NUL-terminated English text, from core's table.
+    pub fn text(self) -> &'static CStr {
+        self.info().map_or(c"success", |k| nul_terminated(k.c_strings.1))
     }
+
+    /// The stable code, NUL-terminated, from core's table (`OK` for success).
+    pub fn code(self) -> &'static CStr {
+        self.info().map_or(c"OK", |k| nul_terminated(k.c_strings.0))
+    }
+}
+
+/// A string of core's table that ends with its NUL, as a C string.
+fn nul_terminated(text: &'static str) -> &'static CStr {
+    CStr::from_bytes_with_nul(text.as_bytes()).unwrap_or(c"")
 }
 
 /// A raw status as C passes it (`SnowflakeStatus` is a `uint32_t` in C): a function that
@@ -209,20 +174,6 @@ impl From<Error> for SnowflakeStatus {
     /// Records the error as this thread's last error and gives its status.
     fn from(e: Error) -> SnowflakeStatus {
         fail(e)
-    }
-}
-
-#[cfg(unix)]
-impl From<snowflake_core::OpenError> for SnowflakeStatus {
-    /// Records why a generator could not be opened (shared state, lease, state file) and
-    /// gives its status.
-    #[cold]
-    fn from(e: snowflake_core::OpenError) -> SnowflakeStatus {
-        if let snowflake_core::OpenError::Core(core) = e {
-            return fail(core);
-        }
-        set_detail(format_args!("{e}"), 0);
-        SnowflakeStatus::of(e.kind())
     }
 }
 
@@ -385,28 +336,20 @@ mod tests {
     }
 
     #[test]
-    fn statuses_round_trip_and_match_core_codes() {
+    fn statuses_round_trip_and_are_cores_table() {
         for (i, s) in SnowflakeStatus::ALL.iter().enumerate() {
             assert_eq!(*s as u32, i as u32);
             assert_eq!(SnowflakeStatus::from_raw(i as u32), Some(*s));
-            assert_eq!(s.text().last(), Some(&0));
         }
         assert_eq!(SnowflakeStatus::from_raw(SnowflakeStatus::ALL.len() as u32), None);
-        for kind in [
-            ErrorKind::Layout,
-            ErrorKind::Value,
-            ErrorKind::InvalidId,
-            ErrorKind::TimeRange,
-            ErrorKind::ClockBehind,
-            ErrorKind::SequenceExhausted,
-            ErrorKind::Forked,
-            ErrorKind::SharedMismatch,
-            ErrorKind::Lease,
-            ErrorKind::StateFile,
-            ErrorKind::Io,
-        ] {
-            let code = SnowflakeStatus::of(kind).code();
-            assert_eq!(&code[..code.len() - 1], kind.code().as_bytes());
+        // Every kind of core's table is a status with its number, and back.
+        assert_eq!(snowflake_core::KINDS.len(), SnowflakeStatus::ALL.len() - 1);
+        for k in snowflake_core::KINDS {
+            let s = SnowflakeStatus::of(k.kind);
+            assert_eq!(s as u32, k.status, "{:?}", k.kind);
+            assert_eq!(s.code().to_str().unwrap(), k.code);
+            assert_eq!(s.text().to_str().unwrap(), k.text);
+            assert_eq!(format!("{s:?}").to_lowercase(), k.c_name.replace('_', "").to_lowercase());
         }
     }
 

@@ -5,11 +5,8 @@
 use crate::error::{ffi_boundary, non_null, SnowflakeStatus};
 use crate::layout::{handle as layout_handle, SnowflakeLayout};
 use crate::opt_str_arg;
-#[cfg(unix)]
-use snowflake_core::Coordination;
-#[cfg(not(unix))]
-use snowflake_core::Options;
-use snowflake_core::{Block, Generator, Layout, Node};
+use crate::options::{options_handle, SnowflakeOptions};
+use snowflake_core::{Block, Generator, Options};
 use std::ffi::c_char;
 
 /// An opaque generator. Made by `snowflake_generator_new`, released by
@@ -63,22 +60,17 @@ pub struct SnowflakeStats {
 }
 
 /// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
-/// fields left out are 0) and `options`, NULL or `""` for the defaults (no drift, wait up to
-/// 1000 ms, sequence from 0):
+/// fields left out are 0) and `options` in their text form, NULL or `""` for the defaults
+/// (no drift, wait up to 1000 ms, sequence from 0), for example
+/// `"max_drift_ms=50;max_wait_ms=0"` or `"shared=orders;max_wait_ms=0"`. Every option
+/// is in `API.md` and in core's option table; a value that holds `;` goes through
+/// `snowflake_options_set` and `snowflake_generator_open` instead.
 ///
-/// - `max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true`
-///   (how it behaves when a tick is full or the clock goes back);
-/// - `shared=<name>`: every process of the host opening that name draws from one state in
-///   shared memory (`$SNOWFLAKE_SHM_DIR`, default `/dev/shm`), and keeps working after fork();
-/// - `state_file=<path>` (+ `state_window_ms=`): a durable high-water mark, so a restart after
-///   the clock stepped back never repeats an ID;
-/// - `lease=local` (+ `lease_dir=`, `lease_field=`) or `lease=redis://host:port/db`
-///   (+ `lease_ttl_ms=`): claim a free worker value instead of giving one.
-///
-/// Without `shared=`, every generator of the process with the same layout and node values
-/// shares one state (unless `isolated=true`), so making one per request cannot repeat an ID;
-/// after `fork()` such a generator fails in the child with `SNOWFLAKE_STATUS_FORKED`: make a
-/// new one there (with its own worker value).
+/// Without an option that reaches beyond the process (`shared`, `state_file`, `lease`,
+/// `run_lock`), every generator of the process with the same layout and node values shares
+/// one state (unless `isolated=true`), so making one per request cannot repeat an ID; after
+/// `fork()` such a generator fails in the child with `SNOWFLAKE_STATUS_FORKED`: make a new one
+/// there (with its own worker value).
 ///
 /// # Safety
 /// `layout` is a live handle; `node` and `options` are NULL or NUL-terminated; `out` is valid
@@ -92,29 +84,55 @@ pub unsafe extern "C" fn snowflake_generator_new(
 ) -> SnowflakeStatus {
     ffi_boundary!({
         non_null!(layout, out);
-        // SAFETY: a live handle by contract.
-        let layout = &unsafe { layout_handle(layout) }.layout;
         // SAFETY: NULL or NUL-terminated by contract.
-        let node = layout.parse_node(unsafe { opt_str_arg(node, "node") }?)?;
-        // SAFETY: NULL or NUL-terminated by contract.
-        let options = unsafe { opt_str_arg(options, "options") }?;
-        let g = open(layout, node, options)?;
-        // SAFETY: valid for a write by contract.
-        unsafe { *out = Box::into_raw(Box::new(g)).cast() };
-        Ok(())
+        let options = Options::parse(unsafe { opt_str_arg(options, "options") }?)?;
+        // SAFETY: as the contract says.
+        unsafe { open(layout, node, options, out) }
     })
 }
 
-#[cfg(unix)]
-fn open(layout: &Layout, node: Node, options: &str) -> Result<Generator, SnowflakeStatus> {
-    let (options, coordination) = Coordination::parse_options(options)?;
-    Ok(Generator::open(layout, node, options, &coordination)?)
+/// Makes a generator for `layout` with the node values `node` (as in
+/// `snowflake_generator_new`) and the options set in `options` (NULL: the defaults). The
+/// options object is only read: free it when you like.
+///
+/// # Safety
+/// `layout` is a live handle; `node` is NULL or NUL-terminated; `options` is NULL or a live
+/// handle; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_generator_open(
+    layout: *const SnowflakeLayout,
+    node: *const c_char,
+    options: *const SnowflakeOptions,
+    out: *mut *mut SnowflakeGenerator,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, out);
+        let options = match options.is_null() {
+            true => Options::default(),
+            // SAFETY: a live handle by contract.
+            false => unsafe { options_handle(options) }.clone(),
+        };
+        // SAFETY: as the contract says.
+        unsafe { open(layout, node, options, out) }
+    })
 }
 
-/// Without unix there is no shared memory, lease or fork: the process-local options only.
-#[cfg(not(unix))]
-fn open(layout: &Layout, node: Node, options: &str) -> Result<Generator, SnowflakeStatus> {
-    Ok(Generator::new(layout, node, Options::parse(options)?)?)
+/// # Safety
+/// `layout` is a live handle; `node` is NULL or NUL-terminated; `out` is valid for a write.
+unsafe fn open(
+    layout: *const SnowflakeLayout,
+    node: *const c_char,
+    options: Options,
+    out: *mut *mut SnowflakeGenerator,
+) -> Result<(), SnowflakeStatus> {
+    // SAFETY: a live handle by contract.
+    let layout = &unsafe { layout_handle(layout) }.layout;
+    // SAFETY: NULL or NUL-terminated by contract.
+    let node = layout.parse_node(unsafe { opt_str_arg(node, "node") }?)?;
+    let g = Generator::new(layout, node, options)?;
+    // SAFETY: valid for a write by contract.
+    unsafe { *out = Box::into_raw(Box::new(g)).cast() };
+    Ok(())
 }
 
 /// Releases a generator (NULL: nothing). No other thread may be using it.
@@ -189,13 +207,10 @@ pub unsafe extern "C" fn snowflake_next_id_at(
     })
 }
 
-/// How many blocks `snowflake_next_ids` keeps on the stack before it allocates: one block per
-/// tick, so this covers `n` up to three ticks' capacity.
-const INLINE_BLOCKS: usize = 4;
-
 /// Fills `buf[0..n]` with increasing IDs, taking a whole block per tick with one
-/// compare-and-swap (the fast path). Waits like `snowflake_next_id`. On failure nothing is
-/// written to `buf` (the IDs already taken are dropped, never reissued).
+/// compare-and-swap (the fast path). Waits like `snowflake_next_id`. On failure, the first
+/// IDs of `buf` may have been written (valid and unique; `snowflake_fill` says how many) and
+/// the rest is left as it was.
 ///
 /// # Safety
 /// `g` is a live handle; `buf` is valid for `n` writes of `uint64_t`.
@@ -205,34 +220,41 @@ pub unsafe extern "C" fn snowflake_next_ids(
     buf: *mut u64,
     n: usize,
 ) -> SnowflakeStatus {
+    let mut written = 0;
+    // SAFETY: as the contract says; `written` is a local.
+    unsafe { snowflake_fill(g, buf, n, &mut written) }
+}
+
+/// Like `snowflake_next_ids`, and writes into `*written` how many IDs it wrote from the start
+/// of `buf`: `n` on success, fewer when it failed partway (those IDs are valid and unique and
+/// will never be issued again). `*written` is written whatever the status (0 when an argument
+/// is NULL).
+///
+/// # Safety
+/// `g` is a live handle; `buf` is valid for `n` writes of `uint64_t`; `written` is valid for a
+/// write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_fill(
+    g: *const SnowflakeGenerator,
+    buf: *mut u64,
+    n: usize,
+    written: *mut usize,
+) -> SnowflakeStatus {
     ffi_boundary!({
+        non_null!(written);
+        // SAFETY: valid for a write by contract.
+        unsafe { *written = 0 };
         non_null!(g, buf);
+        if n == 0 {
+            return Ok(());
+        }
+        // SAFETY: non-NULL and valid for `n` writes by contract.
+        let out = unsafe { core::slice::from_raw_parts_mut(buf, n) };
         // SAFETY: a live handle by contract.
-        let g = unsafe { generator(g) };
-        // Core's `next_ids` fills the buffer block by block; taking every block first and
-        // filling after keeps C's rule that a failed call writes nothing. Same CAS count.
-        let mut inline = [Block { first: 0, count: 0, stride: 0 }; INLINE_BLOCKS];
-        let mut spill: Vec<Block> = Vec::new();
-        let (mut blocks, mut left) = (0, n as u64);
-        while left > 0 {
-            let b = g.reserve(left)?;
-            if blocks < INLINE_BLOCKS {
-                inline[blocks] = b;
-            } else {
-                spill.push(b);
-            }
-            blocks += 1;
-            left -= b.count;
-        }
-        if n > 0 {
-            // SAFETY: non-NULL and valid for `n` writes by contract.
-            let out = unsafe { core::slice::from_raw_parts_mut(buf, n) };
-            let mut done = 0;
-            for b in inline[..blocks.min(INLINE_BLOCKS)].iter().chain(&spill) {
-                done += b.fill(&mut out[done..]);
-            }
-        }
-        Ok(())
+        let result = unsafe { generator(g) }.fill(out);
+        // SAFETY: valid for a write by contract.
+        unsafe { *written = result.as_ref().map_or_else(|e| e.written, |()| n) };
+        result.map_err(|e| SnowflakeStatus::from(e.error))
     })
 }
 

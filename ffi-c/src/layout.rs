@@ -239,7 +239,8 @@ pub unsafe extern "C" fn snowflake_layout_field(
         let Some(f) = fields.get(index) else {
             return Err(Error::ValueRange {
                 name: Name::snippet("field index"),
-                value: index as u64,
+                value: index as i128,
+                min: 0,
                 max: fields.len() as u64 - 1,
             }
             .into());

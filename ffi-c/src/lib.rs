@@ -22,21 +22,28 @@ mod encoding;
 mod error;
 mod generator;
 mod layout;
+mod options;
 mod public;
 mod sql;
 
 pub use encoding::{snowflake_decode_str, snowflake_encode};
 pub use error::{SnowflakeStatus, SnowflakeStatusRaw};
 pub use generator::{
-    snowflake_generator_free, snowflake_generator_new, snowflake_generator_stats, snowflake_next_id,
-    snowflake_next_id_at, snowflake_next_ids, snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id,
-    SnowflakeBlock, SnowflakeGenerator, SnowflakeStats,
+    snowflake_fill, snowflake_generator_free, snowflake_generator_new, snowflake_generator_open,
+    snowflake_generator_stats, snowflake_next_id, snowflake_next_id_at, snowflake_next_ids,
+    snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id, SnowflakeBlock, SnowflakeGenerator,
+    SnowflakeStats,
 };
 pub use layout::{
     snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field, snowflake_layout_field_count,
     snowflake_layout_fingerprint, snowflake_layout_free, snowflake_layout_info, snowflake_layout_max_id,
     snowflake_layout_min_id, snowflake_layout_new, snowflake_layout_redis_script, snowflake_layout_to_string,
     SnowflakeField, SnowflakeFieldKind, SnowflakeLayout, SnowflakeParts, SNOWFLAKE_MAX_FIELDS,
+};
+pub use options::{
+    snowflake_options_free, snowflake_options_new, snowflake_options_set, snowflake_options_set_bool,
+    snowflake_options_set_float, snowflake_options_set_int, snowflake_options_set_str,
+    snowflake_options_set_typename, snowflake_options_unset, SnowflakeOptions,
 };
 pub use public::{
     snowflake_public_decode, snowflake_public_encode, snowflake_public_free, snowflake_public_new,
@@ -59,7 +66,7 @@ pub extern "C" fn snowflake_version() -> *const c_char {
 pub extern "C" fn snowflake_status_str(status: SnowflakeStatusRaw) -> *const c_char {
     ffi_boundary!({
         match SnowflakeStatus::from_raw(status) {
-            Some(s) => s.text().as_ptr().cast(),
+            Some(s) => s.text().as_ptr(),
             None => c"unknown status".as_ptr(),
         }
     })
@@ -72,7 +79,7 @@ pub extern "C" fn snowflake_status_str(status: SnowflakeStatusRaw) -> *const c_c
 pub extern "C" fn snowflake_status_code(status: SnowflakeStatusRaw) -> *const c_char {
     ffi_boundary!({
         match SnowflakeStatus::from_raw(status) {
-            Some(s) => s.code().as_ptr().cast(),
+            Some(s) => s.code().as_ptr(),
             None => c"ERR_SNOWFLAKE_UNKNOWN".as_ptr(),
         }
     })

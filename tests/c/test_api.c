@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -547,15 +548,22 @@ static void test_generator_errors(void) {
     CHECK_STATUS(snowflake_decode_str("x", "hex", false, &id), SNOWFLAKE_STATUS_INVALID_ID);
     CHECK(snowflake_last_retry_after_ms() == 0, "retry_after after a non-clock error");
 
-    /* next_ids that cannot complete writes nothing. */
+    /* A batch that cannot complete says how many IDs it wrote (core's one fill): those are
+       valid and increasing, the rest of the buffer is untouched. */
     {
       uint64_t many[1000];
-      size_t i;
-      int untouched_all = 1;
+      size_t i, written = 12345;
+      int untouched_rest = 1, increasing = 1;
       for (i = 0; i < 1000; i++) many[i] = 7;
+      CHECK_STATUS(snowflake_fill(g, many, 1000, &written), SNOWFLAKE_STATUS_SEQUENCE_EXHAUSTED);
+      CHECK(written < 1000, "fill wrote %zu of 1000 IDs on a full tick", written);
+      for (i = written; i < 1000; i++) untouched_rest &= many[i] == 7;
+      for (i = 1; i < written; i++) increasing &= many[i] > many[i - 1];
+      CHECK(untouched_rest, "fill wrote past the IDs it reports");
+      CHECK(increasing, "the IDs fill wrote are increasing");
       CHECK_STATUS(snowflake_next_ids(g, many, 1000), SNOWFLAKE_STATUS_SEQUENCE_EXHAUSTED);
-      for (i = 0; i < 1000; i++) untouched_all &= many[i] == 7;
-      CHECK(untouched_all, "next_ids wrote into its buffer on failure");
+      CHECK_STATUS(snowflake_fill(NULL, many, 1000, &written), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+      CHECK(written == 0, "fill reports 0 IDs written when an argument is NULL");
     }
     snowflake_generator_free(g);
   }
@@ -867,7 +875,7 @@ static void test_coordination(void) {
                SNOWFLAKE_STATUS_VALUE);
 
   /* state_file=: a durable high-water mark; a file that is not one is refused. */
-  snprintf(opts, sizeof opts, "state_file=%s/ids.state;isolated=true", dir);
+  snprintf(opts, sizeof opts, "state_file=%s/ids.state", dir);
   if (CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &a), SNOWFLAKE_STATUS_OK) ==
       0) {
     CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK);
@@ -879,11 +887,11 @@ static void test_coordination(void) {
     fputs("this is not a state file, and it is long enough to look like one........", f);
     fclose(f);
   }
-  snprintf(opts, sizeof opts, "state_file=%s;isolated=true", path);
+  snprintf(opts, sizeof opts, "state_file=%s", path);
   CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &other),
                SNOWFLAKE_STATUS_STATE_FILE);
   /* Below a regular file: the OS refuses (ENOTDIR). */
-  snprintf(opts, sizeof opts, "state_file=%s/ids.state;isolated=true", path);
+  snprintf(opts, sizeof opts, "state_file=%s/ids.state", path);
   CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &other), SNOWFLAKE_STATUS_IO);
   snowflake_generator_free(other); /* NULL unless a check above failed */
 
@@ -894,6 +902,61 @@ static void test_coordination(void) {
 }
 
 /* ---- the Redis script (issue 6) ------------------------------------------------------- */
+
+/* The options object: one option at a time, so a value may hold `;`, `=` and spaces; typed
+ * setters checked by core's table; a state file in a directory named `dir=with eq`. */
+static void test_options_object(void) {
+  SnowflakeLayout *twitter = NULL;
+  SnowflakeOptions *o = NULL;
+  SnowflakeGenerator *g = NULL;
+  char dir[] = "/tmp/snowflake-opts-XXXXXX";
+  char path[512];
+  uint64_t id = 0;
+  struct stat st;
+  CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK);
+  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  snprintf(path, sizeof path, "%s/dir=with eq", dir);
+  CHECK(mkdir(path, 0700) == 0, "mkdir %s", path);
+  snprintf(path, sizeof path, "%s/dir=with eq/ids;one.state", dir);
+
+  CHECK_STATUS(snowflake_options_new("max_wait_ms=0", &o), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_options_set(o, "state_file", path), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_options_set_int(o, "state_window_ms", 500), SNOWFLAKE_STATUS_OK);
+  /* Wrong types and values change nothing and name the problem. */
+  CHECK_STATUS(snowflake_options_set_str(o, "max_wait_ms", "5"), SNOWFLAKE_STATUS_TYPE);
+  CHECK_DETAIL("`max_wait_ms` must be a whole number, not a string");
+  CHECK_STATUS(snowflake_options_set_float(o, "max_wait_ms", 1.5), SNOWFLAKE_STATUS_TYPE);
+  CHECK_DETAIL("not 1.5");
+  CHECK_STATUS(snowflake_options_set_int(o, "max_wait_ms", -1), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("max_wait_ms = -1 is out of range");
+  CHECK_STATUS(snowflake_options_set_bool(o, "state_window_ms", true), SNOWFLAKE_STATUS_TYPE);
+  CHECK_STATUS(snowflake_options_set_typename(o, "isolated", "array"), SNOWFLAKE_STATUS_TYPE);
+  CHECK_DETAIL("`isolated` must be true or false, not array");
+  CHECK_STATUS(snowflake_options_set(o, "max_wait", "0"), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("unknown option `max_wait`; the options are max_drift_ms, max_wait_ms");
+  CHECK_STATUS(snowflake_options_set(NULL, "max_wait_ms", "0"), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_options_unset(o, "state_window_ms"), SNOWFLAKE_STATUS_OK);
+
+  CHECK_STATUS(snowflake_generator_open(twitter, "worker=21", o, &g), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+  CHECK(stat(path, &st) == 0 && st.st_size == 48, "the state file was written at the path with `;` and `=`");
+  snowflake_generator_free(g);
+  snowflake_options_free(o);
+  snowflake_options_free(NULL);
+  /* The text form takes a path with `=` and spaces (not `;`, its separator). */
+  snprintf(path, sizeof path, "state_file=%s/dir=with eq/ids.state", dir);
+  CHECK_STATUS(snowflake_generator_new(twitter, "worker=22", path, &g), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+  snowflake_generator_free(g);
+  CHECK_STATUS(snowflake_generator_open(twitter, "worker=23", NULL, &g), SNOWFLAKE_STATUS_OK);
+  snowflake_generator_free(g);
+  snowflake_layout_free(twitter);
+  {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0, "removing %s", dir);
+  }
+}
 
 /* Every preset's script equals core's (tests/vectors/redis_scripts.json), asked for the way
  * API.md shows: the size first (buf NULL, len 0), then the text. */
@@ -1161,6 +1224,7 @@ int main(int argc, char **argv) {
   test_generator_basics();
   test_threads(per_thread);
   test_fork();
+  test_options_object();
   test_coordination();
   return check_summary();
 }

@@ -103,6 +103,15 @@ test("lease=local: each generator claims a free worker value; none left is a Lea
     });
 });
 
+test('state_file: a path may hold =, ; and spaces', function () {
+    with_shm_dir(function (string $dir) {
+        mkdir("$dir/dir=with eq");
+        $path = "$dir/dir=with eq/ids;one.state";
+        (new Generator('twitter', ['worker' => 3], ['state_file' => $path]))->nextId();
+        assert_same(48, filesize($path), 'the state file at a path with `=`, `;` and a space');
+    });
+});
+
 test('state_file: a corrupt file is a StateFileException', function () {
     with_shm_dir(function (string $dir) {
         file_put_contents("$dir/state", random_bytes(100));

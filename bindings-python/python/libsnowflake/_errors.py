@@ -1,9 +1,10 @@
 """The exceptions libsnowflake raises.
 
 Every error of the library is a :class:`SnowflakeError`; those caused by a bad argument are
-also ``ValueError``. Each class carries the stable ``code`` that the C, PHP and Node
-bindings report for the same failure. Wrong argument *types* raise ``TypeError``, and
-integers outside 0..2**64-1 raise ``OverflowError``: a value is never silently wrapped.
+also ``ValueError``, a value of the wrong type also ``TypeError``. Each class carries the
+stable ``code`` that the C, PHP and Node bindings report for the same failure; which class
+each kind of error is comes from core's table of kinds (``tests/vectors/tables.json``, which
+the tests check these classes against). A value is never silently wrapped.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ __all__ = [
     "LeaseError",
     "StateFileError",
     "SnowflakeOSError",
+    "SnowflakeTypeError",
 ]
 
 
@@ -112,6 +114,16 @@ class StateFileError(SnowflakeError):
 
 
 class SnowflakeOSError(SnowflakeError, OSError):
-    """A file, lock or shared mapping of ``shared=``, ``state_file=`` or ``lease=`` failed."""
+    """A file, lock, shared mapping or network operation of ``shared=``, ``state_file=`` or
+    ``lease=`` failed. ``errno`` and ``filename`` are those of the failed operation, and
+    ``action`` says what was being done."""
 
     code = "ERR_SNOWFLAKE_IO"
+    action: str = ""
+
+
+class SnowflakeTypeError(SnowflakeError, TypeError):
+    """An option or node value of the wrong type: a ``str`` or ``float`` for a whole number, a
+    ``bool`` for a number; the message names the option or field and what it takes."""
+
+    code = "ERR_SNOWFLAKE_TYPE"

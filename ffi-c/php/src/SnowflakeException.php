@@ -32,6 +32,7 @@ class SnowflakeException extends \RuntimeException
     public const STATUS_LEASE = 13;
     public const STATUS_STATE_FILE = 14;
     public const STATUS_IO = 15;
+    public const STATUS_TYPE = 16;
 
     /** The subclass for each status; the rest are SnowflakeException itself. */
     private const CLASSES = [
@@ -50,6 +51,7 @@ class SnowflakeException extends \RuntimeException
         self::STATUS_LEASE => LeaseException::class,
         self::STATUS_STATE_FILE => StateFileException::class,
         self::STATUS_IO => IoException::class,
+        self::STATUS_TYPE => TypeException::class,
     ];
 
     /** The stable codes of the PHP-side checks, which mirror the library's. */
@@ -84,7 +86,7 @@ class SnowflakeException extends \RuntimeException
      *
      * @internal
      */
-    public static function fromStatus(int $status): self
+    public static function fromStatus(int $status): SnowflakeException|TypeException
     {
         $ffi = Library::ffi();
         $detail = Library::string($ffi->snowflake_last_error());

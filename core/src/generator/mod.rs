@@ -27,9 +27,14 @@
 use crate::clock::{Clock, DefaultClock};
 use crate::error::{Error, Result};
 use crate::layout::{FieldKind, Layout, Node};
-use crate::options::{Options, SequenceStart};
+use crate::options::{Options, Policy, SequenceStart};
 use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use word::Word;
+
+mod pool;
+mod word;
+pub use pool::Pool;
 
 /// A run of IDs taken with one compare-and-swap, within one tick: `first`, `first + stride`,
 /// ..., `count` of them, increasing.
@@ -76,6 +81,35 @@ impl Block {
     }
 }
 
+/// Why [`Generator::fill`] stopped before the end of its buffer: how many IDs it wrote at the
+/// start of the buffer (valid and unique), and the error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FillError {
+    /// How many IDs were written, from the start of the buffer.
+    pub written: usize,
+    /// Why it stopped.
+    pub error: Error,
+}
+
+impl From<FillError> for Error {
+    fn from(e: FillError) -> Error {
+        e.error
+    }
+}
+
+impl core::fmt::Display for FillError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "{} (after {} IDs)", self.error, self.written)
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for FillError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
 /// What a generator has done.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
@@ -103,6 +137,18 @@ struct Counters {
     rollovers: AtomicU64,
 }
 
+/// What the one-ID fast path needs, copied out of the layout so that it reads one small
+/// struct.
+#[derive(Clone, Copy)]
+struct Fast {
+    on: bool,
+    epoch_ms: u64,
+    tick_ms: u64,
+    seq_bits: u32,
+    time_shift: u32,
+    seq_shift: u32,
+}
+
 /// Why an issue could not happen now.
 enum Blocked {
     /// The clock must first reach `until_tick`. `exhausted`: the tick (and the borrowing
@@ -110,25 +156,41 @@ enum Blocked {
     Wait { until_tick: u64, logical_tick: u64, exhausted: bool },
     /// The layout's last tick is used up.
     End,
-    /// The durable reservation must first be extended past `tick`.
-    #[cfg(all(feature = "std", unix))]
-    Reserve { tick: u64 },
+    /// The high-water mark must first be extended past `tick`.
+    #[cfg(feature = "std")]
+    Extend { tick: u64 },
 }
 
-/// Where the state word lives.
+/// Where the state word lives: in this generator (an isolated one, or any without `std`), or
+/// somewhere its owner keeps alive (the in-process registry, a shared mapping). The generator
+/// does not know which; the coordination layer above it (`crate::coord`) decides.
 #[cfg(feature = "std")]
-enum Cell {
-    /// In this process (shared by the generators of one identity through the registry).
-    Local(std::sync::Arc<AtomicU64>),
-    /// In a shared-memory file, for every process that opens it.
-    #[cfg(unix)]
-    Mapped(std::sync::Arc<crate::shared::Mapping>),
+pub(crate) struct Cell {
+    word: core::ptr::NonNull<AtomicU64>,
+    _owner: std::sync::Arc<dyn Send + Sync>,
 }
 
+// SAFETY: `word` points into memory that `_owner` keeps alive, and is only used atomically.
 #[cfg(feature = "std")]
-impl Default for Cell {
-    fn default() -> Cell {
-        Cell::Local(Default::default())
+unsafe impl Send for Cell {}
+#[cfg(feature = "std")]
+unsafe impl Sync for Cell {}
+
+#[cfg(feature = "std")]
+impl Cell {
+    /// The word `project(&owner)`, kept alive by `owner` (a word inside it, or in memory it
+    /// owns, such as a mapping).
+    pub(crate) fn new<T: Send + Sync + 'static>(
+        owner: std::sync::Arc<T>,
+        project: impl FnOnce(&T) -> &AtomicU64,
+    ) -> Cell {
+        let word = core::ptr::NonNull::from(project(&owner));
+        Cell { word, _owner: owner }
+    }
+
+    /// A word of its own.
+    pub(crate) fn own() -> Cell {
+        Cell::new(std::sync::Arc::new(AtomicU64::new(0)), |w| w)
     }
 }
 
@@ -137,53 +199,28 @@ impl core::ops::Deref for Cell {
     type Target = AtomicU64;
     #[inline]
     fn deref(&self) -> &AtomicU64 {
-        match self {
-            Cell::Local(word) => word,
-            #[cfg(unix)]
-            Cell::Mapped(map) => map.state(),
-        }
+        // SAFETY: see the type: the owner outlives `self`.
+        unsafe { self.word.as_ref() }
     }
 }
 
 #[cfg(not(feature = "std"))]
 type Cell = AtomicU64;
 
-/// A reservation of time kept outside the process before IDs are issued in it: a state
-/// file (its end kept in the mapping for a shared state, else in the `Durable`), or a Redis
-/// lease's high-water mark.
-#[cfg(all(feature = "std", unix))]
-enum Reserve {
-    File {
-        durable: std::sync::Arc<crate::durable::Durable>,
-        mapped: Option<std::sync::Arc<crate::shared::Mapping>>,
-    },
-    Redis(std::sync::Arc<crate::redis_lease::RedisLease>),
-}
-
-#[cfg(all(feature = "std", unix))]
-impl Reserve {
-    #[inline]
-    fn word(&self) -> &AtomicU64 {
-        match self {
-            Reserve::File { mapped: Some(map), .. } => map.reserved(),
-            Reserve::File { durable, mapped: None } => &durable.local,
-            Reserve::Redis(lease) => &lease.reserved,
-        }
-    }
-
-    fn extend(&self, tick: u64) -> Result<()> {
-        match self {
-            Reserve::File { durable, .. } => durable.extend(self.word(), tick),
-            Reserve::Redis(lease) => lease.extend(tick),
-        }
-    }
-
-    #[inline]
-    fn check(&self, now_ms: u64) -> Result<()> {
-        match self {
-            Reserve::Redis(lease) => lease.check(now_ms),
-            Reserve::File { .. } => Ok(()),
-        }
+/// A high-water mark kept outside the process (a state file, a lease file, a Redis key): the
+/// generator issues only at ticks below [`HighWater::reserved`], and asks [`HighWater::extend`]
+/// to move it before it goes further. The generator knows nothing else of it.
+#[cfg(feature = "std")]
+pub(crate) trait HighWater: Send + Sync {
+    /// The end of the reservation, an exclusive tick.
+    fn reserved(&self) -> &AtomicU64;
+    /// Makes the reservation reach past `tick`, durably, before returning; or fails, and the
+    /// generator issues nothing at `tick`.
+    fn extend(&self, tick: u64) -> Result<()>;
+    /// Whether the generator may issue at the clock reading `now_ms` (a lease that lapsed
+    /// may not).
+    fn check(&self, _now_ms: u64) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -205,19 +242,25 @@ pub struct Generator<C: Clock = DefaultClock> {
     clock: C,
     layout: Layout,
     node: Node,
-    options: Options,
+    policy: Policy,
     node_bits: u64,
     seq_cap: u64,
     stride: u64,
+    /// The one-ID fast path's constants (see [`Generator::fast_one`]): whether it applies
+    /// (no rollover field, sequences from 0), and the layout's numbers it needs.
+    fast: Fast,
     roll_bits: u32,
     roll_shift: u32,
+    word: Word,
     drift_ticks: u64,
     max_tick: u64,
     counters: Counters,
+    /// The fork generation the generator was made in, when its state must not be used in a
+    /// child of `fork()` (any state but a shared mapping).
     #[cfg(all(feature = "std", unix))]
-    fork_generation: u64,
-    #[cfg(all(feature = "std", unix))]
-    reserve: Option<Reserve>,
+    fork_generation: Option<u64>,
+    #[cfg(feature = "std")]
+    mark: Option<std::sync::Arc<dyn HighWater>>,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -228,17 +271,7 @@ impl<C: Clock> core::fmt::Debug for Generator<C> {
             write!(f, "{sep}{name}={v}")?;
             sep = ",";
         }
-        write!(f, ", {})", self.options)
-    }
-}
-
-#[cfg(feature = "std")]
-impl Generator<DefaultClock> {
-    /// A generator on the process's monotonic clock. Every generator of this process with the
-    /// same layout and node values shares one state, so making "a new generator per request"
-    /// cannot repeat an ID (unless `options.isolated`).
-    pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
-        Generator::with_clock(layout, node, options, DefaultClock::default())
+        write!(f, ", {})", self.policy)
     }
 }
 
@@ -246,32 +279,53 @@ impl<C: Clock> Generator<C> {
     /// A generator with its own state and `clock`: for tests, replays and traces. It shares
     /// nothing, so two isolated generators with the same node values *can* issue the same IDs.
     pub fn isolated(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
-        let mut g = Generator::build(layout, node, options, clock)?;
-        g.cell = Cell::default();
-        Ok(g)
+        Generator::build(layout, node, options.policy(), clock)
     }
 
-    /// Like [`Generator::new`] (the state is shared with every generator of this process with
-    /// the same layout and node values, unless `options.isolated`) but reading `clock`.
+    /// A generator over `cell` (and `mark`), for the coordination layer, which has checked
+    /// `layout`, `node` and `options` with [`Generator::build`] first. `forks`: whether the
+    /// state stays valid in a child of `fork()` (a shared mapping) or must refuse there.
     #[cfg(feature = "std")]
-    pub fn with_clock(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
-        let mut g = Generator::build(layout, node, options, clock)?;
-        if options.isolated {
-            return Ok(g);
+    pub(crate) fn assemble(
+        mut self,
+        cell: Cell,
+        mark: Option<std::sync::Arc<dyn HighWater>>,
+        survives_fork: bool,
+    ) -> Self {
+        self.cell = cell;
+        self.mark = mark;
+        #[cfg(unix)]
+        {
+            self.fork_generation = if survives_fork { None } else { Some(crate::sys::fork_generation()) };
         }
-        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
-        g.cell = Cell::Local(crate::registry::state_for(layout, &node, roll)?);
-        Ok(g)
+        #[cfg(not(unix))]
+        let _ = survives_fork;
+        self
     }
 
-    fn build(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+    /// The state word's format.
+    pub(crate) const fn word_format(&self) -> Word {
+        self.word
+    }
+
+    /// The generator's clock, replaced (the coordination layer gives a shared state's
+    /// generators the clock anchored in the shared file).
+    #[cfg(feature = "std")]
+    pub(crate) fn with_clock_of(mut self, clock: C) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Checks `layout`, `node` and `options` together and makes an isolated generator.
+    pub(crate) fn build(layout: &Layout, node: Node, policy: Policy, clock: C) -> Result<Self> {
         let seq = layout.sequence();
         let seq_cap = layout.capacity_per_tick();
-        if let SequenceStart::Spread(k) = options.sequence_start {
+        if let SequenceStart::Spread(k) = policy.sequence_start {
             if k == 0 || k > seq_cap {
                 return Err(Error::ValueRange {
                     name: Name::snippet("sequence_start spread"),
-                    value: k,
+                    value: i128::from(k),
+                    min: 1,
                     max: seq_cap,
                 });
             }
@@ -280,13 +334,14 @@ impl<C: Clock> Generator<C> {
             if node.get(i) > f.max() {
                 return Err(Error::ValueRange {
                     name: Name::snippet(f.name()),
-                    value: node.get(i),
+                    value: i128::from(node.get(i)),
+                    min: 0,
                     max: f.max(),
                 });
             }
         }
         let (mut roll_bits, mut roll_shift) = (0, 0);
-        if let Some(r) = options.rollover {
+        if let Some(r) = policy.rollover {
             let (i, f) = layout.field(r.as_str()).ok_or(Error::UnknownField { name: r })?;
             if f.kind() != FieldKind::Node {
                 return Err(Error::NotANodeField { name: r });
@@ -301,23 +356,35 @@ impl<C: Clock> Generator<C> {
             roll_shift = u32::from(f.shift());
         }
         Ok(Generator {
-            cell: Cell::default(),
+            #[cfg(feature = "std")]
+            cell: Cell::own(),
+            #[cfg(not(feature = "std"))]
+            cell: AtomicU64::new(0),
             clock,
             layout: *layout,
             node,
-            options,
+            policy,
             node_bits: layout.node_bits(&node),
             seq_cap,
             stride: 1 << seq.shift(),
+            fast: Fast {
+                on: roll_bits == 0 && policy.sequence_start == SequenceStart::Zero,
+                epoch_ms: layout.epoch_ms(),
+                tick_ms: layout.tick_ms(),
+                seq_bits: seq.bits().into(),
+                time_shift: layout.time().shift().into(),
+                seq_shift: seq.shift().into(),
+            },
             roll_bits,
             roll_shift,
-            drift_ticks: options.max_drift_ms / layout.tick_ms(),
+            word: Word::new(seq.bits().into(), roll_bits, layout.max_tick()),
+            drift_ticks: policy.max_drift_ms / layout.tick_ms(),
             max_tick: layout.max_tick(),
             counters: Counters::default(),
             #[cfg(all(feature = "std", unix))]
-            fork_generation: crate::registry::fork_generation(),
-            #[cfg(all(feature = "std", unix))]
-            reserve: None,
+            fork_generation: Some(crate::sys::fork_generation()),
+            #[cfg(feature = "std")]
+            mark: None,
         })
     }
 
@@ -329,9 +396,9 @@ impl<C: Clock> Generator<C> {
     pub const fn node(&self) -> &Node {
         &self.node
     }
-    /// The options.
-    pub const fn options(&self) -> &Options {
-        &self.options
+    /// The policy: what the generator does when the clock does not let it issue at once.
+    pub const fn policy(&self) -> &Policy {
+        &self.policy
     }
     /// The clock.
     pub const fn clock(&self) -> &C {
@@ -339,31 +406,8 @@ impl<C: Clock> Generator<C> {
     }
 
     #[inline]
-    fn unpack(&self, w: u64) -> (u64, u64, u64) {
-        let sb = self.seq_shift_in_state();
-        let rb = self.roll_bits;
-        let s = w & (self.seq_cap - 1);
-        let r = if rb == 0 { 0 } else { (w >> sb) & ((1 << rb) - 1) };
-        let l = if sb + rb >= 64 { 0 } else { w >> (sb + rb) };
-        (l, r, s)
-    }
-
-    #[inline]
-    fn pack(&self, l: u64, r: u64, s: u64) -> u64 {
-        let sb = self.seq_shift_in_state();
-        let rb = self.roll_bits;
-        let l = if sb + rb >= 64 { 0 } else { l << (sb + rb) };
-        l | (r << sb) | s
-    }
-
-    #[inline]
-    fn seq_shift_in_state(&self) -> u32 {
-        self.seq_cap.trailing_zeros()
-    }
-
-    #[inline]
     fn start(&self, tick: u64) -> u64 {
-        self.options.sequence_start.start(tick)
+        self.policy.sequence_start.start(tick)
     }
 
     /// One compare-and-swap: takes up to `want` slots at clock tick `t`. Returns the tick, the
@@ -374,11 +418,12 @@ impl<C: Clock> Generator<C> {
         t: u64,
         want: u64,
         allow_ahead: bool,
+        may_roll: bool,
     ) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
         loop {
-            let (l, r, s) = self.unpack(cur);
+            let (l, r, s) = self.word.unpack(cur);
             let (tick, roll, seq) = if t > l {
                 (t, r, self.start(t))
             } else if t == l {
@@ -389,7 +434,12 @@ impl<C: Clock> Generator<C> {
                 let exhausted = s == 0 && ahead == self.drift_ticks.saturating_add(1);
                 if allow_ahead && ahead <= self.drift_ticks {
                     (l, r, s.max(self.start(l)))
-                } else if allow_ahead && !exhausted && self.roll_bits > 0 && r < (1 << self.roll_bits) - 1 {
+                } else if may_roll
+                    && allow_ahead
+                    && !exhausted
+                    && self.roll_bits > 0
+                    && r < (1 << self.roll_bits) - 1
+                {
                     (t, r + 1, self.start(t))
                 } else {
                     let until_tick = if allow_ahead { l - self.drift_ticks } else { l };
@@ -403,17 +453,17 @@ impl<C: Clock> Generator<C> {
             if seq >= room {
                 return Err(Blocked::End);
             }
-            #[cfg(all(feature = "std", unix))]
-            if let Some(reserve) = &self.reserve {
-                if tick >= reserve.word().load(Ordering::Acquire) {
-                    return Err(Blocked::Reserve { tick });
+            #[cfg(feature = "std")]
+            if let Some(mark) = &self.mark {
+                if tick >= mark.reserved().load(Ordering::Acquire) {
+                    return Err(Blocked::Extend { tick });
                 }
             }
             let n = want.min(room - seq);
             let next = if seq + n == self.seq_cap {
-                self.pack(tick + 1, roll, 0)
+                self.word.pack(tick + 1, roll, 0)
             } else {
-                self.pack(tick, roll, seq + n)
+                self.word.pack(tick, roll, seq + n)
             };
             match cell.compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
@@ -435,19 +485,20 @@ impl<C: Clock> Generator<C> {
         t: u64,
         want: u64,
         allow_ahead: bool,
+        may_roll: bool,
     ) -> Result<core::result::Result<Block, Blocked>> {
         loop {
-            return Ok(match self.take(t, want, allow_ahead) {
+            return Ok(match self.take(t, want, allow_ahead, may_roll) {
                 Ok((tick, roll, seq, count)) => {
                     self.counters.issued.fetch_add(count, Ordering::Relaxed);
                     let first =
                         self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
                     Ok(Block { first, count, stride: self.stride })
                 }
-                #[cfg(all(feature = "std", unix))]
-                Err(Blocked::Reserve { tick }) => {
-                    if let Some(reserve) = &self.reserve {
-                        reserve.extend(tick)?;
+                #[cfg(feature = "std")]
+                Err(Blocked::Extend { tick }) => {
+                    if let Some(mark) = &self.mark {
+                        mark.extend(tick)?;
                     }
                     continue;
                 }
@@ -459,9 +510,7 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn check_fork(&self) -> Result<()> {
         #[cfg(all(feature = "std", unix))]
-        if self.fork_generation != crate::registry::current_fork_generation()
-            && !matches!(self.cell, Cell::Mapped(_))
-        {
+        if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
             return Err(Error::Forked);
         }
         Ok(())
@@ -472,31 +521,55 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn block_at(&self, caller_ms: Option<u64>, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
         self.check_fork()?;
-        let mut now_ms = caller_ms.unwrap_or_else(|| self.clock.now_ms());
-        let deadline = now_ms.saturating_add(max_wait_ms);
-        // A thread preempted between reading the clock and its compare-and-swap finds the
-        // state moved ahead by the others, with the clock: that is no clock behind. Before
-        // judging so, the clock is read again, and again while it moves (never the caller's
-        // reading): the loop only repeats when time has passed.
         let live = caller_ms.is_none();
+        // A generator guarded by a high-water mark (a lease's validity) reads the clock afresh;
+        // the others take the clock's cheap reading first, which may lag by a tick.
+        #[cfg(feature = "std")]
+        let fresh_first = self.mark.is_some();
+        #[cfg(not(feature = "std"))]
+        let fresh_first = false;
+        let mut now_ms = match caller_ms {
+            Some(ms) => ms,
+            None if fresh_first => self.clock.now_ms(),
+            None => self.clock.now_ms_cached(),
+        };
+        // Whether `now_ms` is a fresh reading (or the caller's), which waits are timed from.
+        let mut fresh = !live || fresh_first;
+        let mut deadline = now_ms.saturating_add(max_wait_ms);
+        // Whether a fresh reading, taken after the state was found ahead, confirmed that the
+        // clock is behind: only then may the rollover field be bumped. A thread preempted
+        // between its reading and its compare-and-swap finds the state moved ahead by the
+        // others, with the clock: that is no clock behind, and the reading taken after says so.
+        // The caller's clock is taken at its word.
+        let mut confirmed = !live;
         loop {
             let t = self.layout.tick_of(now_ms)?;
-            #[cfg(all(feature = "std", unix))]
-            if let Some(reserve) = &self.reserve {
-                reserve.check(now_ms)?;
+            #[cfg(feature = "std")]
+            if let Some(mark) = &self.mark {
+                mark.check(now_ms)?;
             }
-            match self.take_block(t, want, true)? {
+            match self.take_block(t, want, true, confirmed)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
                     return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
                 }
-                #[cfg(all(feature = "std", unix))]
-                Err(Blocked::Reserve { .. }) => unreachable!("take_block extends reservations"),
+                #[cfg(feature = "std")]
+                Err(Blocked::Extend { .. }) => unreachable!("take_block extends the mark"),
                 Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
                     if live {
-                        let fresh = self.clock.now_ms();
-                        if fresh > now_ms {
-                            now_ms = fresh;
+                        // Before judging, read the clock again, and again while it moves (the
+                        // loop repeats only when time has passed, or once to confirm).
+                        let reading = self.clock.now_ms();
+                        if !fresh {
+                            fresh = true;
+                            deadline = reading.saturating_add(max_wait_ms);
+                        }
+                        if reading > now_ms {
+                            now_ms = reading;
+                            continue;
+                        }
+                        if !confirmed {
+                            confirmed = true;
                             continue;
                         }
                     }
@@ -527,13 +600,61 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        self.block_at(None, 1, self.options.max_wait_ms, true).map(|b| b.first)
+        match self.fast_one() {
+            Some(id) => Ok(id),
+            None => self.block_at(None, 1, self.policy.max_wait_ms, true).map(|b| b.first),
+        }
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
     #[inline]
     pub fn try_next_id(&self) -> Result<u64> {
-        self.block_at(None, 1, 0, false).map(|b| b.first)
+        match self.fast_one() {
+            Some(id) => Ok(id),
+            None => self.block_at(None, 1, 0, false).map(|b| b.first),
+        }
+    }
+
+    /// One ID in the common case, with the fewest steps: the clock's (cheap) reading is the
+    /// state's tick with room left, or a later tick; one compare-and-swap. `None` sends the
+    /// caller to the general path ([`Generator::block_at`]), which handles everything else
+    /// (a full tick, a clock behind, a rollover field, a spread start, a high-water mark, the
+    /// layout's last tick, a lost compare-and-swap, a fork) by the same rules.
+    #[inline]
+    fn fast_one(&self) -> Option<u64> {
+        let f = &self.fast;
+        #[cfg(feature = "std")]
+        if !f.on || self.mark.is_some() {
+            return None;
+        }
+        #[cfg(not(feature = "std"))]
+        if !f.on {
+            return None;
+        }
+        #[cfg(all(feature = "std", unix))]
+        if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
+            return None;
+        }
+        let since = self.clock.now_ms_cached().checked_sub(f.epoch_ms)?;
+        let t = if f.tick_ms == 1 { since } else { since / f.tick_ms };
+        if t >= self.max_tick {
+            return None;
+        }
+        let cell: &AtomicU64 = &self.cell;
+        let cur = cell.load(Ordering::Acquire);
+        let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
+        let (tick, seq, next) = if t > l {
+            // A new tick: its first sequence number (the capacity is at least 2).
+            (t, 0, (t << f.seq_bits) | 1)
+        } else if t == l {
+            // The next free slot of this tick; after its last one, the next tick's first.
+            (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
+        } else {
+            return None;
+        };
+        cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed).ok()?;
+        self.counters.issued.fetch_add(1, Ordering::Relaxed);
+        Some((tick << f.time_shift) | self.node_bits | (seq << f.seq_shift))
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
@@ -547,28 +668,44 @@ impl<C: Clock> Generator<C> {
     /// `n` when the tick has less room). Waits like [`Generator::next_id`].
     pub fn reserve(&self, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
         }
-        self.block_at(None, n, self.options.max_wait_ms, true)
+        self.block_at(None, n, self.policy.max_wait_ms, true)
     }
 
     /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
     pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
         if n == 0 {
-            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, max: u64::MAX });
+            return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
         }
         self.block_at(Some(unix_ms), n, 0, false)
     }
 
-    /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick. Waits like
-    /// [`Generator::next_id`], for each tick. On error, the IDs already written are valid and
-    /// unique; the rest of `out` is unspecified.
-    pub fn next_ids(&self, out: &mut [u64]) -> Result<()> {
-        let mut done = 0;
-        while done < out.len() {
-            let want = (out.len() - done) as u64;
-            let block = self.block_at(None, want, self.options.max_wait_ms, true)?;
-            done += block.fill(&mut out[done..]);
+    /// Fills `out` with increasing IDs, a block (one compare-and-swap) per tick: the one loop
+    /// behind every front end's `next_ids`. Waits like [`Generator::next_id`], for each tick.
+    ///
+    /// When it fails partway it says how many IDs it wrote ([`FillError::written`]): those
+    /// are valid and unique; the rest of `out` is left as it was. Nothing taken is ever
+    /// issued again.
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, ManualClock, Options};
+    /// let layout = Layout::parse("game").unwrap(); // 64 IDs a tick
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let g = Generator::isolated(&layout, Default::default(), Options::parse("max_wait_ms=0").unwrap(), &clock).unwrap();
+    /// let mut ids = [0u64; 100];
+    /// let stopped = g.fill(&mut ids).unwrap_err();
+    /// assert_eq!(stopped.written, 64); // the tick is full and the generator may not wait
+    /// assert!(ids[..64].windows(2).all(|w| w[0] < w[1]) && ids[64] == 0);
+    /// ```
+    pub fn fill(&self, out: &mut [u64]) -> core::result::Result<(), FillError> {
+        let mut written = 0;
+        while written < out.len() {
+            let want = (out.len() - written) as u64;
+            match self.block_at(None, want, self.policy.max_wait_ms, true) {
+                Ok(block) => written += block.fill(&mut out[written..]),
+                Err(error) => return Err(FillError { written, error }),
+            }
         }
         Ok(())
     }
@@ -577,19 +714,25 @@ impl<C: Clock> Generator<C> {
     /// tick has no room left (or the state is ahead of the clock). For [`crate::Pool`].
     pub fn reserve_rest_of_tick(&self) -> Result<Option<Block>> {
         self.check_fork()?;
-        let now_ms = self.clock.now_ms();
+        #[cfg(feature = "std")]
+        let now_ms = match self.mark.is_some() {
+            true => self.clock.now_ms(),
+            false => self.clock.now_ms_cached(),
+        };
+        #[cfg(not(feature = "std"))]
+        let now_ms = self.clock.now_ms_cached();
         let t = self.layout.tick_of(now_ms)?;
-        #[cfg(all(feature = "std", unix))]
-        if let Some(reserve) = &self.reserve {
-            reserve.check(now_ms)?;
+        #[cfg(feature = "std")]
+        if let Some(mark) = &self.mark {
+            mark.check(now_ms)?;
         }
-        Ok(self.take_block(t, u64::MAX, false)?.ok())
+        Ok(self.take_block(t, u64::MAX, false, false)?.ok())
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
-        let (l, _, _) = self.unpack(self.cell.load(Ordering::Acquire));
+        let (l, _, _) = self.word.unpack(self.cell.load(Ordering::Acquire));
         let now_tick = self.layout.tick_of(self.clock.now_ms()).unwrap_or(0);
         Stats {
             issued: c.issued.load(Ordering::Relaxed),
@@ -622,204 +765,21 @@ impl<C: Clock> Generator<C> {
             clock: wrap(self.clock),
             layout: self.layout,
             node: self.node,
-            options: self.options,
+            policy: self.policy,
             node_bits: self.node_bits,
             seq_cap: self.seq_cap,
             stride: self.stride,
+            fast: self.fast,
             roll_bits: self.roll_bits,
             roll_shift: self.roll_shift,
+            word: self.word,
             drift_ticks: self.drift_ticks,
             max_tick: self.max_tick,
             counters: self.counters,
             #[cfg(all(feature = "std", unix))]
             fork_generation: self.fork_generation,
-            #[cfg(all(feature = "std", unix))]
-            reserve: self.reserve,
-        }
-    }
-}
-
-#[cfg(all(feature = "std", unix))]
-impl Generator<crate::clock::MonotonicClock> {
-    pub(crate) fn open_coordinated(
-        layout: &Layout,
-        node: Node,
-        options: Options,
-        c: &crate::process::Coordination,
-    ) -> core::result::Result<Self, crate::process::OpenError> {
-        use crate::clock::MonotonicClock;
-        use crate::durable::Durable;
-        use std::sync::Arc;
-
-        if c.is_empty() {
-            return Ok(Generator::new(layout, node, options)?);
-        }
-        if c.lease.is_some() && c.shared.is_some() {
-            return Err(Error::BadOption {
-                name: Name::snippet("lease"),
-                reason: "lease and shared are alternatives: a lease gives each process its own worker value, shared gives all processes one state",
-            }
-            .into());
-        }
-        if options.rollover.is_some() && (c.state_file.is_some() || c.lease.is_some()) {
-            // The rollover counter lives in the state word only: after a restart (or a lease
-            // hand-over) it would start again at 0 and could reuse a value the previous
-            // process issued with, at ticks below the stored mark.
-            return Err(Error::BadOption {
-                name: Name::snippet("rollover"),
-                reason: "rollover cannot be combined with state_file or lease: choose rollover for steps back within a process, or a state file / lease across restarts",
-            }
-            .into());
-        }
-        let roll = options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i);
-        let window_ticks = |ms: u64| (ms / layout.tick_ms()).max(1);
-        let mut g = Generator::build(layout, node, options, MonotonicClock::process())?;
-
-        if let Some(kind) = &c.lease {
-            let field = crate::process::lease_field(layout, c)?;
-            if node.get(field) != 0 {
-                return Err(Error::BadOption {
-                    name: Name::snippet(layout.fields()[field].name()),
-                    reason: "the leased field is claimed by the lease: give it no node value",
-                }
-                .into());
-            }
-            if Some(field) == roll {
-                return Err(Error::BadOption {
-                    name: Name::snippet("lease_field"),
-                    reason: "the leased field cannot be the rollover field",
-                }
-                .into());
-            }
-            if c.state_file.is_some() {
-                return Err(Error::BadOption {
-                    name: Name::snippet("state_file"),
-                    reason: "a lease keeps its own high-water mark (in the lease file or in Redis): give no state_file",
-                }
-                .into());
-            }
-            let clock = MonotonicClock::process();
-            match kind {
-                crate::process::LeaseKind::Local => {
-                    let dir = c.lease_dir.clone().unwrap_or_else(crate::lease::default_lease_dir);
-                    // Lease files reserve in short windows: a lease changes hands when a
-                    // process dies, and the next holder waits out at most the rest of it.
-                    let window = window_ticks(c.state_window_ms.unwrap_or(50));
-                    let lease = crate::lease::claim(&dir, layout, &node, field, window)?;
-                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
-                    let durable = Arc::new(lease.durable);
-                    floor_state(&g, durable.floor);
-                    durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
-                    g.reserve = Some(Reserve::File { durable, mapped: None });
-                }
-                crate::process::LeaseKind::Redis(url) => {
-                    let ttl = c.lease_ttl_ms.unwrap_or(5000);
-                    let window = c.state_window_ms.unwrap_or(1000);
-                    let timing = crate::redis_lease::Timing {
-                        ttl_ms: ttl,
-                        window_ms: window,
-                        max_drift_ms: options.max_drift_ms,
-                    };
-                    let lease =
-                        crate::redis_lease::RedisLease::claim(url, layout, &node, field, timing, &clock)?;
-                    g = Generator::build(layout, node.with(lease.field, lease.value), options, clock)?;
-                    floor_state(&g, lease.floor);
-                    if let Some(cell) = g.cell_local() {
-                        lease.attach(cell, g.seq_cap, g.roll_bits);
-                    }
-                    // Without a stored high-water mark the floor is a TTL ahead: wait for it
-                    // here rather than fail the first calls.
-                    clock.wait_until_ms(layout.unix_ms_of(lease.floor));
-                    g.reserve = Some(Reserve::Redis(lease));
-                }
-            }
-            return Ok(g);
-        }
-
-        let state_node = match roll {
-            Some(r) => node.with(r, 0),
-            None => node,
-        };
-        let make_durable = |path: &std::path::Path| {
-            Durable::state_file(
-                path,
-                layout.fingerprint(),
-                layout.node_bits(&state_node),
-                window_ticks(c.state_window_ms.unwrap_or(1000)),
-                layout.max_tick(),
-            )
-        };
-
-        if let Some(name) = &c.shared {
-            let durable = c.state_file.as_deref().map(make_durable).transpose()?;
-            // A state set up now starts above the state file's record, with the file's
-            // reservation: written before the file is marked set up, under its lock, so no
-            // process ever issues from it unguarded; one joining later changes nothing.
-            let (initial_state, initial_reserved) = match &durable {
-                Some(d) => (g.floor_word(d.floor, 0), d.floor),
-                None => (0, u64::MAX),
-            };
-            let identity = crate::shared::Identity {
-                layout,
-                node: &node,
-                options: &options,
-                rollover: roll,
-                state_file: c.state_file.as_deref(),
-                initial_state,
-                initial_reserved,
-            };
-            let map = Arc::new(crate::shared::Mapping::open(name, &identity)?);
-            g.clock = MonotonicClock::with_offset_ns(map.anchor_ns());
-            g.cell = Cell::Mapped(map.clone());
-            if let Some(durable) = durable {
-                g.reserve = Some(Reserve::File { durable: Arc::new(durable), mapped: Some(map) });
-            }
-            return Ok(g);
-        }
-
-        // A state file without a shared state: the process's registry state for this
-        // identity, and one reservation per file in this process.
-        g.cell = Cell::Local(crate::registry::state_for(layout, &node, roll)?);
-        if let Some(path) = &c.state_file {
-            let durable = crate::durable::open_in_process(path, || make_durable(path))?;
-            floor_state(&g, durable.floor);
-            durable.attach(g.cell_local(), g.seq_cap, g.roll_bits);
-            g.reserve = Some(Reserve::File { durable, mapped: None });
-        }
-        Ok(g)
-    }
-
-    /// The state word whose next free slot is the start of tick `floor` (rollover `r`); a
-    /// floor past the layout's last tick is its last slot, which is never issued.
-    fn floor_word(&self, floor: u64, r: u64) -> u64 {
-        if floor > self.max_tick {
-            self.pack(self.max_tick, r, self.seq_cap - 1)
-        } else {
-            self.pack(floor, r, 0)
-        }
-    }
-
-    fn cell_local(&self) -> Option<std::sync::Arc<AtomicU64>> {
-        match &self.cell {
-            Cell::Local(word) => Some(word.clone()),
-            Cell::Mapped(_) => None,
-        }
-    }
-}
-
-/// Moves the state's next free slot up to tick `floor` if it is below.
-#[cfg(all(feature = "std", unix))]
-fn floor_state(g: &Generator<crate::clock::MonotonicClock>, floor: u64) {
-    let cell: &AtomicU64 = &g.cell;
-    let mut cur = cell.load(Ordering::Acquire);
-    loop {
-        let (l, r, _) = g.unpack(cur);
-        if l >= floor {
-            return;
-        }
-        match cell.compare_exchange(cur, g.floor_word(floor, r), Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return,
-            Err(now) => cur = now,
+            #[cfg(feature = "std")]
+            mark: self.mark,
         }
     }
 }

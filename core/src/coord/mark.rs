@@ -13,10 +13,11 @@
 //! that belongs to another layout or node, is an error, never a silent reset. Lease files
 //! (see `lease`) hold the same record, written in place (their holder holds a lock on them).
 
+use super::io_err;
 use crate::error::Error;
+use crate::generator::{HighWater, Word};
 use crate::hash::Fnv1a;
-use crate::process::OpenError;
-use crate::shared::{io_err, Flock};
+use crate::sys::Flock;
 use core::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -59,17 +60,17 @@ impl Record {
     }
 
     /// `None` for an empty file (never written).
-    fn decode(bytes: &[u8], path: &Path) -> Result<Option<Record>, OpenError> {
+    fn decode(bytes: &[u8], path: &Path) -> Result<Option<Record>, Error> {
         if bytes.is_empty() {
             return Ok(None);
         }
         let corrupt = |why: &str| {
-            OpenError::StateFile {
-            path: path.to_path_buf(),
-            detail: format!(
-                "{why}: it is torn or corrupt. Nothing was reset. If you are sure no ID above the time it guarded was issued, delete it"
-            ),
-        }
+            Error::state_file(
+                path,
+                format_args!(
+                    "{why}: it is torn or corrupt. Nothing was reset. If you are sure no ID above the time it guarded was issued, delete it"
+                ),
+            )
         };
         if bytes.len() != LEN {
             return Err(corrupt(&format!("{} bytes, not {LEN}", bytes.len())));
@@ -108,7 +109,7 @@ pub(crate) struct Durable {
     extend_lock: Mutex<()>,
     /// The process-local state this reservation guards, to write the exact high-water mark
     /// at close: (the state word, sequence capacity, rollover bits).
-    closing: Mutex<Option<(std::sync::Arc<AtomicU64>, u64, u32)>>,
+    closing: Mutex<Option<(std::sync::Arc<AtomicU64>, Word)>>,
     /// The fork generation that owns the file: a child of fork() must not write it.
     fork_generation: u64,
 }
@@ -140,7 +141,7 @@ impl Durable {
             floor,
             extend_lock: Mutex::new(()),
             closing: Mutex::new(None),
-            fork_generation: crate::registry::fork_generation(),
+            fork_generation: crate::sys::fork_generation(),
         }
     }
 
@@ -151,25 +152,19 @@ impl Durable {
         node_bits: u64,
         window_ticks: u64,
         max_tick: u64,
-    ) -> Result<Durable, OpenError> {
+    ) -> Result<Durable, Error> {
         let bytes = match File::open(path) {
             Ok(mut f) => read_all(&mut f).map_err(|e| io_err("reading the state file", path, e))?,
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(io_err("opening the state file", path, e).into()),
+            Err(e) => return Err(io_err("opening the state file", path, e)),
         };
         let floor = match Record::decode(&bytes, path)? {
             None => 0,
             Some(r) if r.fingerprint != fingerprint => {
-                return Err(OpenError::StateFile {
-                    path: path.to_path_buf(),
-                    detail: "it belongs to another layout".into(),
-                })
+                return Err(Error::state_file(path, "it belongs to another layout"))
             }
             Some(r) if r.node_bits != node_bits => {
-                return Err(OpenError::StateFile {
-                    path: path.to_path_buf(),
-                    detail: "it belongs to other node values".into(),
-                })
+                return Err(Error::state_file(path, "it belongs to other node values"))
             }
             Some(r) => r.reserved_end,
         };
@@ -187,7 +182,7 @@ impl Durable {
         node_bits: u64,
         window_ticks: u64,
         max_tick: u64,
-    ) -> Result<Durable, OpenError> {
+    ) -> Result<Durable, Error> {
         let bytes = read_all(&mut file).map_err(|e| io_err("reading the lease file", path, e))?;
         // Another layout's or node's lease file in the same directory is not an error for a
         // lease: the value is ours now, and its old reservation does not concern this layout.
@@ -230,7 +225,7 @@ impl Durable {
         if word.load(Ordering::Acquire) > tick {
             return Ok(()); // another thread extended it
         }
-        let errno = |e: io::Error| Error::StateFile { errno: e.raw_os_error().unwrap_or(libc::EIO) };
+        let errno = |e: io::Error| io_err("reserving time in the state file", &self.path, e);
         let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
         self.store_end(new_end, |on_disk| new_end.max(on_disk)).map_err(errno)?;
         word.fetch_max(new_end, Ordering::AcqRel);
@@ -250,7 +245,7 @@ impl Durable {
                     .truncate(false)
                     .mode(0o600)
                     .open(lock)?;
-                let _flock = Flock::exclusive(&lock_file, lock).map_err(|e| e.source)?;
+                let _flock = Flock::exclusive(&lock_file)?;
                 let on_disk = match File::open(&self.path) {
                     Ok(mut f) => Record::decode(&read_all(&mut f)?, &self.path)
                         .ok()
@@ -265,8 +260,8 @@ impl Durable {
 
     /// Remembers the process-local state word, so that dropping the reservation writes the
     /// exact high-water mark (a restart then need not wait out the window).
-    pub(crate) fn attach(&self, state: Option<std::sync::Arc<AtomicU64>>, seq_cap: u64, roll_bits: u32) {
-        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = state.map(|s| (s, seq_cap, roll_bits));
+    pub(crate) fn attach(&self, state: Option<std::sync::Arc<AtomicU64>>, word: Word) {
+        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = state.map(|s| (s, word));
     }
 }
 
@@ -274,20 +269,15 @@ impl Drop for Durable {
     fn drop(&mut self) {
         // A child of fork() holds a copy of the parent's reservation: the parent still issues
         // under it, so the child must leave the file alone.
-        if self.fork_generation != crate::registry::current_fork_generation() {
+        if self.fork_generation != crate::sys::current_fork_generation() {
             return;
         }
         let closing = self.closing.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        let Some((state, seq_cap, roll_bits)) = closing else { return };
+        let Some((state, word)) = closing else { return };
         // With a rollover field the state's tick can sit below ticks issued under a lower
         // counter: the reservation stays as it is.
-        if roll_bits > 0 {
-            return;
-        }
-        let word = state.load(Ordering::Acquire);
-        let (tick, seq) = (word >> seq_cap.trailing_zeros(), word & (seq_cap - 1));
-        // Nothing is issued at the next free slot; the tick holds issued IDs when seq > 0.
-        let high_water_end = (if seq > 0 { tick + 1 } else { tick }).max(self.floor);
+        let Some(issued_end) = word.issued_end(state.load(Ordering::Acquire)) else { return };
+        let high_water_end = issued_end.max(self.floor);
         let reserved = self.local.load(Ordering::Acquire);
         // Under the lock of open_in_process: a generator opening this file now reads the
         // record after this write.
@@ -310,8 +300,8 @@ static OPEN: Mutex<Vec<(PathBuf, std::sync::Weak<Durable>)>> = Mutex::new(Vec::n
 /// it (and so its state, through the registry), and it closes when the last one goes.
 pub(crate) fn open_in_process(
     path: &Path,
-    make: impl FnOnce() -> Result<Durable, OpenError>,
-) -> Result<std::sync::Arc<Durable>, OpenError> {
+    make: impl FnOnce() -> Result<Durable, Error>,
+) -> Result<std::sync::Arc<Durable>, Error> {
     use std::sync::Arc;
     // Built under the lock: a generator opening the file while the last one closes it reads
     // the record after that close has written it.
@@ -324,4 +314,31 @@ pub(crate) fn open_in_process(
     let d = Arc::new(make()?);
     open.push((key, Arc::downgrade(&d)));
     Ok(d)
+}
+
+/// A [`Durable`] as the generator's high-water mark. The reservation lives in the shared
+/// mapping when the state does (every process sharing it reads it there), else in `durable`.
+pub(crate) struct FileMark {
+    pub durable: std::sync::Arc<Durable>,
+    #[cfg(feature = "shared")]
+    pub mapped: Option<std::sync::Arc<super::shared::Mapping>>,
+    #[cfg(not(feature = "shared"))]
+    pub mapped: Option<std::convert::Infallible>,
+}
+
+impl HighWater for FileMark {
+    #[inline]
+    fn reserved(&self) -> &AtomicU64 {
+        match &self.mapped {
+            #[cfg(feature = "shared")]
+            Some(map) => map.reserved(),
+            #[cfg(not(feature = "shared"))]
+            Some(never) => match *never {},
+            None => &self.durable.local,
+        }
+    }
+
+    fn extend(&self, tick: u64) -> Result<(), Error> {
+        self.durable.extend(self.reserved(), tick)
+    }
 }

@@ -8,10 +8,11 @@
 //! in place every `lease_window` of ticks), so the next holder of a value never issues at or
 //! below what the previous holder could have issued, even if it died a microsecond ago.
 
-use crate::durable::Durable;
+use super::io_err;
+use super::mark::Durable;
+use crate::error::Error;
 use crate::layout::{Layout, Node};
-use crate::process::OpenError;
-use crate::shared::{io_err, Flock};
+use crate::sys::Flock;
 use std::fs::{DirBuilder, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ pub(crate) fn claim(
     node: &Node,
     field: usize,
     window_ticks: u64,
-) -> Result<LocalLease, OpenError> {
+) -> Result<LocalLease, Error> {
     let others = layout.node_bits(&node.with(field, 0));
     let sub =
         dir.join(format!("{:016x}-{:016x}-{}", layout.fingerprint(), others, layout.fields()[field].name()));
@@ -58,7 +59,7 @@ pub(crate) fn claim(
             .custom_flags(libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| io_err("opening the lease file", &path, e))?;
-        match Flock::take(&file, &path, libc::LOCK_EX | libc::LOCK_NB)? {
+        match Flock::try_exclusive(&file).map_err(|e| io_err("locking the lease file", &path, e))? {
             Some(lock) => lock.keep(),
             None => continue,
         }
@@ -67,12 +68,10 @@ pub(crate) fn claim(
             Durable::held(file, &path, layout.fingerprint(), node_bits, window_ticks, layout.max_tick())?;
         return Ok(LocalLease { field, value, durable });
     }
-    Err(OpenError::Lease {
-        detail: format!(
-            "all {} values of `{}` are held by live processes (lease files in {})",
-            max + 1,
-            layout.fields()[field].name(),
-            sub.display()
-        ),
-    })
+    Err(Error::lease_unavailable(format_args!(
+        "all {} values of `{}` are held by live processes (lease files in {})",
+        max + 1,
+        layout.fields()[field].name(),
+        sub.display()
+    )))
 }

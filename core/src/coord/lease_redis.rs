@@ -13,11 +13,12 @@
 //!   may still think it owns the value has stopped; `open` waits for that instant.
 //! - **Release** (on drop): stores the exact high-water mark and deletes the key.
 
+use super::resp::{Conn, Reply, Url};
+
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
+use crate::generator::{HighWater, Word};
 use crate::layout::{Layout, Node};
-use crate::process::OpenError;
-use crate::resp::{Conn, Reply, Url};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
@@ -59,7 +60,7 @@ pub(crate) struct RedisLease {
     pub(crate) floor: u64,
     conn: Mutex<Option<Conn>>,
     stop: Arc<(Mutex<bool>, Condvar)>,
-    closing: Mutex<Option<(Arc<AtomicU64>, u64, u32)>>,
+    closing: Mutex<Option<(Arc<AtomicU64>, Word)>>,
     /// A child of fork() holds a copy of the parent's lease: it must not release it.
     fork_generation: u64,
 }
@@ -100,14 +101,17 @@ impl RedisLease {
         field: usize,
         timing: Timing,
         clock: &MonotonicClock,
-    ) -> Result<Arc<RedisLease>, OpenError> {
+    ) -> Result<Arc<RedisLease>, Error> {
         let ttl_ms = timing.ttl_ms;
         let window_ms = timing.window_ms.min(ttl_ms / 2).max(1);
-        let url = Url::parse(url_text).ok_or_else(|| OpenError::Lease {
-            detail: format!("`{url_text}` is not a redis://host:port/db address"),
+        let url = Url::parse(url_text).ok_or_else(|| {
+            Error::lease_unavailable(format_args!(
+                "`{}` is not a redis://host:port/db address",
+                crate::options::redact_url(url_text)
+            ))
         })?;
-        let unreachable = |e: std::io::Error| OpenError::Lease {
-            detail: format!("cannot reach Redis at {}:{}: {e}", url.host, url.port),
+        let unreachable = |e: std::io::Error| {
+            Error::lease_unavailable(format_args!("cannot reach Redis at {}:{}: {e}", url.host, url.port))
         };
         let mut conn = Conn::connect(&url, timeout(ttl_ms)).map_err(unreachable)?;
         let f = &layout.fields()[field];
@@ -138,7 +142,7 @@ impl RedisLease {
                 _ => None,
             };
             let ticks = |ms: u64| ms.div_ceil(layout.tick_ms());
-            let now_tick = layout.tick_of(sent_at).map_err(OpenError::Core)?;
+            let now_tick = layout.tick_of(sent_at)?;
             // Without a stored mark (a value never used, or Redis lost its data), a holder that
             // may still think it owns the value can issue until its validity (4/5 TTL after its
             // last renewal) runs out, at ticks up to its drift plus one reservation window
@@ -148,13 +152,11 @@ impl RedisLease {
             let floor = stored.unwrap_or(unknown_floor).min(layout.max_tick().saturating_add(1));
             if floor > unknown_floor {
                 let _ = eval(&mut conn, RELEASE, &[&owner_key, &hwm_key], &[&token, &floor.to_string()]);
-                return Err(OpenError::Lease {
-                    detail: format!(
-                        "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
-                        f.name(),
-                        (floor - now_tick).saturating_mul(layout.tick_ms())
-                    ),
-                });
+                return Err(Error::lease_unavailable(format_args!(
+                    "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
+                    f.name(),
+                    (floor - now_tick).saturating_mul(layout.tick_ms())
+                )));
             }
             let lease = Arc::new(RedisLease {
                 url: url.clone(),
@@ -172,16 +174,17 @@ impl RedisLease {
                 conn: Mutex::new(Some(conn)),
                 stop: Arc::new((Mutex::new(false), Condvar::new())),
                 closing: Mutex::new(None),
-                fork_generation: crate::registry::fork_generation(),
+                fork_generation: crate::sys::fork_generation(),
             });
-            RedisLease::start_renewing(&lease, *clock).map_err(|e| OpenError::Lease {
-                detail: format!("cannot start the lease renewal thread: {e}"),
+            RedisLease::start_renewing(&lease, *clock).map_err(|e| {
+                Error::lease_unavailable(format_args!("cannot start the lease renewal thread: {e}"))
             })?;
             return Ok(lease);
         }
-        Err(OpenError::Lease {
-            detail: format!("all {count} values of `{}` are leased in Redis (keys {prefix}:*)", f.name()),
-        })
+        Err(Error::lease_unavailable(format_args!(
+            "all {count} values of `{}` are leased in Redis (keys {prefix}:*)",
+            f.name()
+        )))
     }
 
     fn start_renewing(lease: &Arc<RedisLease>, clock: MonotonicClock) -> std::io::Result<()> {
@@ -221,7 +224,7 @@ impl RedisLease {
 
     /// Whether the generator may issue at `now_ms`.
     #[inline]
-    pub(crate) fn check(&self, now_ms: u64) -> Result<(), Error> {
+    fn valid_at(&self, now_ms: u64) -> Result<(), Error> {
         if now_ms < self.valid_until_ms.load(Ordering::Acquire) {
             Ok(())
         } else {
@@ -230,7 +233,7 @@ impl RedisLease {
     }
 
     /// Stores a reservation past `tick` in Redis (checking ownership), then raises it here.
-    pub(crate) fn extend(&self, tick: u64) -> Result<(), Error> {
+    fn store_past(&self, tick: u64) -> Result<(), Error> {
         if self.reserved.load(Ordering::Acquire) > tick {
             return Ok(());
         }
@@ -249,15 +252,29 @@ impl RedisLease {
         }
     }
 
-    pub(crate) fn attach(&self, state: Arc<AtomicU64>, seq_cap: u64, roll_bits: u32) {
-        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = Some((state, seq_cap, roll_bits));
+    pub(crate) fn attach(&self, state: Arc<AtomicU64>, word: Word) {
+        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = Some((state, word));
+    }
+}
+
+impl HighWater for RedisLease {
+    #[inline]
+    fn reserved(&self) -> &AtomicU64 {
+        &self.reserved
+    }
+    fn extend(&self, tick: u64) -> Result<(), Error> {
+        self.store_past(tick)
+    }
+    #[inline]
+    fn check(&self, now_ms: u64) -> Result<(), Error> {
+        self.valid_at(now_ms)
     }
 }
 
 impl Drop for RedisLease {
     fn drop(&mut self) {
         // A child of fork(): the parent still holds and uses the lease (and the socket).
-        if self.fork_generation != crate::registry::current_fork_generation() {
+        if self.fork_generation != crate::sys::current_fork_generation() {
             std::mem::forget(self.conn.get_mut().unwrap_or_else(|e| e.into_inner()).take());
             return;
         }
@@ -267,14 +284,10 @@ impl Drop for RedisLease {
             cv.notify_all();
         }
         let closing = self.closing.get_mut().unwrap_or_else(|e| e.into_inner()).take();
-        let end = match closing {
-            Some((state, seq_cap, roll_bits)) => {
-                let word = state.load(Ordering::Acquire);
-                let (tick, seq) = (word >> (seq_cap.trailing_zeros() + roll_bits), word & (seq_cap - 1));
-                (if seq > 0 { tick + 1 } else { tick }).max(self.floor)
-            }
-            None => self.reserved.load(Ordering::Acquire),
-        };
+        // A lease never has a rollover field (refused at open), so the end is known.
+        let end = closing
+            .and_then(|(state, word)| word.issued_end(state.load(Ordering::Acquire)))
+            .map_or(self.reserved.load(Ordering::Acquire), |end| end.max(self.floor));
         let end = end.min(self.reserved.load(Ordering::Acquire)).to_string();
         let _ = self.with_conn(|c| eval(c, RELEASE, &[&self.owner_key, &self.hwm_key], &[&self.token, &end]));
     }

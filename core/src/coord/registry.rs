@@ -1,4 +1,4 @@
-//! The in-process registry of generator states, and fork detection.
+//! The in-process registry of generator states.
 //!
 //! Two generators with the same layout and node values draw from one state word, so that
 //! "a new generator per request" cannot repeat an ID. The registry keeps states for the life
@@ -6,9 +6,9 @@
 //! in between.
 //!
 //! A child of `fork()` gets a copy of the parent's memory, generators included; issuing from
-//! the copy would repeat the parent's IDs. A `pthread_atfork` child handler bumps the fork
-//! generation; a generator made in another generation refuses to issue. Making the same
-//! identity anew in the child is refused too: the parent (or a sibling) may still issue from
+//! the copy would repeat the parent's IDs, so a generator made in another fork generation
+//! refuses to issue (see `crate::sys`). Making the same identity anew in the child is refused
+//! too: the parent (or a sibling) may still issue from
 //! it, and a fresh state would repeat their IDs (a prefork server whose master made a
 //! generator with `worker=1` must give each worker its own value, or use a shared state). The registry's lock is taken around `fork()` (prepare/parent/
 //! child handlers) so that a child never inherits it held.
@@ -40,7 +40,6 @@ struct Registry {
 unsafe impl Sync for Registry {}
 
 static REGISTRY: Registry = Registry { locked: AtomicBool::new(false), entries: UnsafeCell::new(Vec::new()) };
-static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
 static ATFORK: Once = Once::new();
 
 impl Registry {
@@ -64,7 +63,6 @@ extern "C" fn parent() {
 }
 #[cfg(unix)]
 extern "C" fn child() {
-    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
     // SAFETY: the lock is held (taken in `prepare`) and this is the only thread of the child.
     for e in unsafe { &mut *REGISTRY.entries.get() } {
         e.inherited = true;
@@ -74,26 +72,7 @@ extern "C" fn child() {
 
 fn install_atfork() {
     #[cfg(unix)]
-    ATFORK.call_once(|| {
-        // SAFETY: the handlers are `extern "C"` functions that live as long as the process.
-        unsafe {
-            libc::pthread_atfork(Some(prepare), Some(parent), Some(child));
-        }
-    });
-}
-
-/// How many times this process's ancestry has forked since the library was loaded (0 in
-/// the first process); installs the fork handlers on first use.
-pub(crate) fn fork_generation() -> u64 {
-    install_atfork();
-    current_fork_generation()
-}
-
-/// [`fork_generation`] without the installation check, for the hot path of generators that
-/// installed it when they were built.
-#[inline]
-pub(crate) fn current_fork_generation() -> u64 {
-    FORK_GENERATION.load(Ordering::Relaxed)
+    ATFORK.call_once(|| crate::sys::at_fork(prepare, parent, child));
 }
 
 /// The state shared by every generator of this process with `layout` and `node` (the

@@ -8,8 +8,18 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// `wait_until_ms` is how the generator waits for the clock (when a tick is full, or the
 /// clock is behind); the default spins on `now_ms`.
 pub trait Clock {
-    /// The current time, in Unix milliseconds.
+    /// The current time, in Unix milliseconds, read afresh: what the generator decides a
+    /// wait, a clock that went back, a rollover or a lease's validity on.
     fn now_ms(&self) -> u64;
+
+    /// The current time from a cache that may lag by up to a tick (see [`MonotonicClock`]):
+    /// the generator's first, cheap reading for an ID, never the ground of a decision. By
+    /// default, [`Clock::now_ms`]: a clock that wraps another forwards this method too, or
+    /// loses only speed.
+    #[inline]
+    fn now_ms_cached(&self) -> u64 {
+        self.now_ms()
+    }
 
     /// Returns once `now_ms() >= unix_ms`.
     fn wait_until_ms(&self, unix_ms: u64) {
@@ -23,6 +33,9 @@ impl<T: Clock + ?Sized> Clock for &T {
     fn now_ms(&self) -> u64 {
         (**self).now_ms()
     }
+    fn now_ms_cached(&self) -> u64 {
+        (**self).now_ms_cached()
+    }
     fn wait_until_ms(&self, unix_ms: u64) {
         (**self).wait_until_ms(unix_ms)
     }
@@ -32,6 +45,9 @@ impl<T: Clock + ?Sized> Clock for &T {
 impl<T: Clock + ?Sized> Clock for std::sync::Arc<T> {
     fn now_ms(&self) -> u64 {
         (**self).now_ms()
+    }
+    fn now_ms_cached(&self) -> u64 {
+        (**self).now_ms_cached()
     }
     fn wait_until_ms(&self, unix_ms: u64) {
         (**self).wait_until_ms(unix_ms)
@@ -78,6 +94,9 @@ impl Clock for ManualClock {
         self.now.fetch_max(unix_ms, Ordering::SeqCst);
     }
 }
+
+#[cfg(all(feature = "std", unix))]
+mod cached;
 
 #[cfg(feature = "std")]
 mod std_clocks {
@@ -144,18 +163,22 @@ mod std_clocks {
     /// processes drawing from one state) anchor theirs once per shared state, in the shared
     /// file: `CLOCK_MONOTONIC` is one clock for the whole host, so every process reads the same
     /// time even if the wall clock was stepped between their starts.
+    ///
+    /// An anchor is a whole number of milliseconds, so every monotonic clock's milliseconds
+    /// turn at the same instant, and [`Clock::now_ms`] answers from one process-wide cache that
+    /// a thread refreshes at each millisecond while IDs are being issued (two loads instead of
+    /// a system call; see the `cached` module) for [`Clock::now_ms_cached`]; [`Clock::now_ms`]
+    /// reads the clock.
     #[derive(Clone, Copy, Debug)]
     pub struct MonotonicClock {
-        offset_ns: i64,
+        offset_ms: i64,
     }
 
     /// `CLOCK_MONOTONIC` in nanoseconds: the same clock in every process of the host.
     #[cfg(unix)]
+    #[inline]
     pub(crate) fn monotonic_raw_ns() -> u64 {
-        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on unix.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        crate::sys::monotonic_ns()
     }
 
     #[cfg(not(unix))]
@@ -168,12 +191,13 @@ mod std_clocks {
         /// The process's clock: anchored the first time any process-anchored clock is made.
         pub fn process() -> MonotonicClock {
             static OFFSET: OnceLock<i64> = OnceLock::new();
-            MonotonicClock { offset_ns: *OFFSET.get_or_init(MonotonicClock::current_offset_ns) }
+            MonotonicClock::with_offset_ns(*OFFSET.get_or_init(MonotonicClock::current_offset_ns))
         }
 
-        /// A clock reading `CLOCK_MONOTONIC + offset_ns`.
+        /// A clock reading `CLOCK_MONOTONIC + offset_ns`, the offset rounded to whole
+        /// milliseconds.
         pub const fn with_offset_ns(offset_ns: i64) -> MonotonicClock {
-            MonotonicClock { offset_ns }
+            MonotonicClock { offset_ms: (offset_ns + 500_000).div_euclid(1_000_000) }
         }
 
         /// The offset that anchors `CLOCK_MONOTONIC` to the wall clock now.
@@ -181,9 +205,9 @@ mod std_clocks {
             system_ns() as i64 - monotonic_raw_ns() as i64
         }
 
-        /// The offset of this clock from `CLOCK_MONOTONIC`.
+        /// The offset of this clock from `CLOCK_MONOTONIC` (whole milliseconds).
         pub const fn offset_ns(&self) -> i64 {
-            self.offset_ns
+            self.offset_ms * 1_000_000
         }
 
         /// The time in Unix nanoseconds, on the timeline of [`Clock::now_ms`]: for callers
@@ -198,7 +222,7 @@ mod std_clocks {
         /// ```
         #[inline]
         pub fn now_ns(&self) -> u64 {
-            (monotonic_raw_ns() as i64 + self.offset_ns).max(0) as u64
+            (monotonic_raw_ns() as i64 + self.offset_ms * 1_000_000).max(0) as u64
         }
     }
 
@@ -212,6 +236,13 @@ mod std_clocks {
         #[inline]
         fn now_ms(&self) -> u64 {
             self.now_ns() / 1_000_000
+        }
+        #[inline]
+        fn now_ms_cached(&self) -> u64 {
+            #[cfg(unix)]
+            return (super::cached::raw_ms() as i64 + self.offset_ms).max(0) as u64;
+            #[cfg(not(unix))]
+            return self.now_ms();
         }
         fn wait_until_ms(&self, unix_ms: u64) {
             wait_until(|| self.now_ns(), unix_ms)

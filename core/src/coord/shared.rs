@@ -29,15 +29,14 @@
 //! on the time; after a reboot (another boot id) the anchor is taken anew, and the state word
 //! (the high-water mark of what was issued) still keeps new IDs above the old ones.
 
+use super::io_err;
 use crate::error::Error;
 use crate::layout::{Layout, Node};
-use crate::options::{Options, SequenceStart};
-use crate::process::OpenError;
+use crate::options::{valid_shared_name, Policy, SequenceStart};
+use crate::sys::{Flock, Map};
 use crate::text::Name;
-use std::fs::{File, OpenOptions};
-use std::io;
+use std::fs::OpenOptions;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -47,34 +46,6 @@ const STATE_AT: usize = 1024;
 const RESERVED_AT: usize = 1088;
 const TEXT_AT: usize = 128;
 const TEXT_MAX: usize = 800;
-
-/// Failures outside the library's own rules (files, locks, maps, networks): what was being
-/// done, where, and the OS error.
-#[derive(Debug)]
-pub struct IoError {
-    /// What was being done.
-    pub action: &'static str,
-    /// The file or address.
-    pub target: String,
-    /// The OS error.
-    pub source: io::Error,
-}
-
-impl std::fmt::Display for IoError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} {}: {}", self.action, self.target, self.source)
-    }
-}
-
-impl std::error::Error for IoError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
-    }
-}
-
-pub(crate) fn io_err(action: &'static str, target: &Path, source: io::Error) -> IoError {
-    IoError { action, target: target.display().to_string(), source }
-}
 
 /// The directory of shared state files: `$SNOWFLAKE_SHM_DIR`, else `/dev/shm`, else the
 /// temporary directory.
@@ -87,13 +58,6 @@ pub fn shm_dir() -> PathBuf {
         return dev_shm.to_path_buf();
     }
     std::env::temp_dir()
-}
-
-/// Whether `name` can name a shared state: 1 to 64 of `A-Z a-z 0-9 . _ -`, not starting with `.`.
-pub fn valid_shared_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && !name.starts_with('.')
-        && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
 
 /// The path of the shared state called `name`.
@@ -113,57 +77,8 @@ pub(crate) fn boot_id() -> [u8; 36] {
 
 /// A mapped shared state file.
 pub(crate) struct Mapping {
-    ptr: *mut u8,
+    map: Map,
     path: PathBuf,
-}
-
-// SAFETY: the mapping is only accessed through atomics (the state and reservation words) or
-// read after set-up under the file lock.
-unsafe impl Send for Mapping {}
-unsafe impl Sync for Mapping {}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: `ptr` is the start of a SIZE-byte mapping made in `open`.
-        unsafe { libc::munmap(self.ptr.cast(), SIZE) };
-    }
-}
-
-pub(crate) struct Flock<'a>(&'a File);
-
-impl<'a> Flock<'a> {
-    pub(crate) fn exclusive(file: &'a File, path: &Path) -> Result<Flock<'a>, IoError> {
-        Flock::take(file, path, libc::LOCK_EX).map(|l| l.expect("a blocking lock is taken"))
-    }
-
-    /// Takes the lock; with `LOCK_NB` in `how`, `None` when another holds it.
-    pub(crate) fn take(file: &'a File, path: &Path, how: libc::c_int) -> Result<Option<Flock<'a>>, IoError> {
-        loop {
-            // SAFETY: a valid descriptor.
-            if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
-                return Ok(Some(Flock(file)));
-            }
-            let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                return Ok(None);
-            }
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(io_err("locking", path, e));
-            }
-        }
-    }
-
-    /// Keeps the lock for the life of the open file (released by the kernel at exit).
-    pub(crate) fn keep(self) {
-        std::mem::forget(self);
-    }
-}
-
-impl Drop for Flock<'_> {
-    fn drop(&mut self) {
-        // SAFETY: a valid descriptor.
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
-    }
 }
 
 fn sequence_code(s: SequenceStart) -> u64 {
@@ -177,7 +92,7 @@ fn sequence_code(s: SequenceStart) -> u64 {
 pub(crate) struct Identity<'a> {
     pub layout: &'a Layout,
     pub node: &'a Node,
-    pub options: &'a Options,
+    pub policy: &'a Policy,
     pub rollover: Option<usize>,
     pub state_file: Option<&'a Path>,
     /// The state word and reservation a fresh state starts with.
@@ -194,8 +109,8 @@ impl Identity<'_> {
         [
             self.layout.fingerprint(),
             self.layout.node_bits(&node),
-            self.options.max_drift_ms,
-            sequence_code(self.options.sequence_start),
+            self.policy.max_drift_ms,
+            sequence_code(self.policy.sequence_start),
             self.rollover.map_or(0, |i| i as u64 + 1),
             self.state_file.map_or(0, |p| {
                 let mut h = crate::hash::Fnv1a::new();
@@ -207,43 +122,30 @@ impl Identity<'_> {
 }
 
 impl Mapping {
-    fn word(&self, at: usize) -> &AtomicU64 {
-        // SAFETY: `at` is 8-aligned and inside the page-aligned mapping, which outlives `self`.
-        unsafe { &*(self.ptr.add(at) as *const AtomicU64) }
-    }
-
     /// The state word.
     pub(crate) fn state(&self) -> &AtomicU64 {
-        self.word(STATE_AT)
+        self.map.word(STATE_AT)
     }
 
     /// The durable reservation word (`u64::MAX` when no state file reserves for it).
     pub(crate) fn reserved(&self) -> &AtomicU64 {
-        self.word(RESERVED_AT)
+        self.map.word(RESERVED_AT)
     }
 
     fn read(&self, at: usize) -> u64 {
-        self.word(at).load(Ordering::Acquire)
+        self.map.word(at).load(Ordering::Acquire)
     }
 
     fn write(&self, at: usize, v: u64) {
-        self.word(at).store(v, Ordering::Release)
+        self.map.word(at).store(v, Ordering::Release)
     }
 
     fn bytes(&self, at: usize, n: usize) -> &[u8] {
-        // SAFETY: inside the mapping; the header is only written under the file lock.
-        unsafe { std::slice::from_raw_parts(self.ptr.add(at), n) }
+        self.map.bytes(at, n)
     }
 
-    /// Writes `src` at `at` (under the file lock), zero-filling up to `n` bytes.
     fn set_bytes(&self, at: usize, n: usize, src: &[u8]) {
-        let len = src.len().min(n);
-        // SAFETY: inside the mapping; the header is only written under the file lock, and no
-        // reference into these bytes is alive while they are written.
-        unsafe {
-            std::ptr::write_bytes(self.ptr.add(at), 0, n);
-            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), len);
-        }
+        self.map.set_bytes(at, n, src)
     }
 
     /// The clock anchor recorded in the file.
@@ -252,18 +154,17 @@ impl Mapping {
     }
 
     /// Opens (creating if need be) the shared state called `name` for `identity`.
-    /// Opens (creating if need be) the shared state called `name`.
-    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<Mapping, OpenError> {
+    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<Mapping, Error> {
         if !valid_shared_name(name) {
-            return Err(OpenError::Core(Error::BadOption {
+            return Err(Error::BadOption {
                 name: Name::snippet(name),
                 reason: "a shared name is 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .)",
-            }));
+            });
         }
         Mapping::open_path(&shared_path(name), identity)
     }
 
-    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, OpenError> {
+    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, Error> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -274,39 +175,25 @@ impl Mapping {
             .open(path)
             .map_err(|e| io_err("opening the shared state", path, e))?;
         let meta = file.metadata().map_err(|e| io_err("reading", path, e))?;
-        // SAFETY: no arguments.
-        let uid = unsafe { libc::geteuid() };
+        let uid = crate::sys::euid();
         if meta.uid() != uid || meta.mode() & 0o077 != 0 {
-            return Err(OpenError::Mismatch {
-                what: "owner",
-                detail: format!(
+            return Err(Error::shared_mismatch(
+                "owner",
+                format_args!(
                     "{} belongs to uid {} with mode {:o}; it must be this user's ({uid}) with mode 600",
                     path.display(),
                     meta.uid(),
                     meta.mode() & 0o777
                 ),
-            });
+            ));
         }
-        let _lock = Flock::exclusive(&file, path)?;
+        let _lock = Flock::exclusive(&file).map_err(|e| io_err("locking", path, e))?;
         let len = file.metadata().map_err(|e| io_err("reading", path, e))?.len();
         if len < SIZE as u64 {
             file.set_len(SIZE as u64).map_err(|e| io_err("sizing", path, e))?;
         }
-        // SAFETY: a fresh shared mapping of a file at least SIZE bytes long.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                SIZE,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io_err("mapping", path, io::Error::last_os_error()).into());
-        }
-        let map = Mapping { ptr: ptr.cast(), path: path.to_path_buf() };
+        let map = Map::shared(&file, SIZE).map_err(|e| io_err("mapping", path, e))?;
+        let map = Mapping { map, path: path.to_path_buf() };
         let words = identity.words();
         let magic = map.read(0);
         let fresh = magic == 0;
@@ -321,10 +208,10 @@ impl Mapping {
             map.set_bytes(72, 36, &boot_id());
             map.write(0, MAGIC);
         } else if magic != MAGIC {
-            return Err(OpenError::Mismatch {
-                what: "file",
-                detail: format!("{} is not a libsnowflake shared state", path.display()),
-            });
+            return Err(Error::shared_mismatch(
+                "file",
+                format_args!("{} is not a libsnowflake shared state", path.display()),
+            ));
         } else {
             if let Some(e) = map.compare(identity, &words) {
                 return Err(e);
@@ -339,7 +226,7 @@ impl Mapping {
         Ok(map)
     }
 
-    fn compare(&self, identity: &Identity<'_>, words: &[u64; 6]) -> Option<OpenError> {
+    fn compare(&self, identity: &Identity<'_>, words: &[u64; 6]) -> Option<Error> {
         let theirs: Vec<u64> = (0..6).map(|i| self.read(8 + 8 * i)).collect();
         let text = self.bytes(TEXT_AT, TEXT_MAX);
         let end = text.iter().position(|&b| b == 0).unwrap_or(TEXT_MAX);
@@ -384,6 +271,6 @@ impl Mapping {
         } else {
             return None;
         };
-        Some(OpenError::Mismatch { what, detail: format!("{}: {detail}", self.path.display()) })
+        Some(Error::shared_mismatch(what, format_args!("{}: {detail}", self.path.display())))
     }
 }

@@ -1,9 +1,9 @@
 //! A pool that banks the unused rest of the current tick for later bursts (the
 //! pre-generation pool of game servers), without running ahead of the clock.
 
+use super::{Block, Generator};
 use crate::clock::Clock;
 use crate::error::Result;
-use crate::generator::{Block, Generator};
 
 /// Banks the rest of quiet ticks so that a burst (a wave of player registrations) draws from
 /// the bank before it has to wait for the clock. Call [`Pool::bank`] when idle (each frame of
@@ -46,7 +46,7 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
             len: 0,
             used: 0,
             #[cfg(all(feature = "std", unix))]
-            fork_generation: crate::registry::fork_generation(),
+            fork_generation: crate::sys::fork_generation(),
         }
     }
 
@@ -70,7 +70,7 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
     /// How many IDs are banked.
     pub fn banked(&self) -> u64 {
         #[cfg(all(feature = "std", unix))]
-        if self.fork_generation != crate::registry::current_fork_generation() {
+        if self.fork_generation != crate::sys::current_fork_generation() {
             return 0;
         }
         (0..self.len).map(|i| self.blocks[(self.head + i) % N].count).sum::<u64>() - self.used
@@ -79,8 +79,8 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
     /// Forgets the bank if this is a child of fork() of the process that filled it.
     fn forget_after_fork(&mut self) {
         #[cfg(all(feature = "std", unix))]
-        if self.fork_generation != crate::registry::current_fork_generation() {
-            self.fork_generation = crate::registry::current_fork_generation();
+        if self.fork_generation != crate::sys::current_fork_generation() {
+            self.fork_generation = crate::sys::current_fork_generation();
             self.len = 0;
             self.used = 0;
         }

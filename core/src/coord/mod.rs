@@ -1,0 +1,296 @@
+//! Coordination: what a generator's state is shared with, layered above the generator (which
+//! knows only a state cell and an optional high-water mark, see `crate::generator`).
+//!
+//! - In this process: [`registry`] gives every generator with the same layout and node values
+//!   one state, so "a new generator per request" cannot repeat an ID.
+//!
+//! Beyond one process (DESIGN §5), each behind a cargo feature:
+//!
+//! - `shared=<name>` (`shared`): every process of the host that opens the name draws from one
+//!   state in shared memory (see [`crate::shm_dir`]). No repeat, and IDs increase across
+//!   processes.
+//! - `state_file=<path>` (`state-file`): a durable high-water mark; a restart after the clock
+//!   stepped back never repeats an ID.
+//! - `lease=local` (`lease-local`): each process claims a distinct value of the worker field
+//!   (`lease_field=`) with file locks in a directory (`lease_dir=`); `lease=redis://host:port/db`
+//!   (`lease-redis`) does the same across hosts with keys in Redis (`lease_ttl_ms=`).
+//! - `run_lock=true`: processes with the same identity take turns (see `run_lock`).
+//!
+//! Every option comes from [`crate::Options`], whose table checks names, types and ranges;
+//! this module only wires the backends.
+
+use crate::clock::{Clock, DefaultClock, MonotonicClock};
+use crate::error::{Error, Result};
+use crate::generator::{Cell, Generator};
+use crate::layout::{FieldKind, Layout, Node};
+use crate::options::{LeaseKind, Options};
+use crate::text::Name;
+use std::path::Path;
+
+#[cfg(all(unix, feature = "lease-local"))]
+mod lease_local;
+#[cfg(all(unix, feature = "lease-redis"))]
+mod lease_redis;
+#[cfg(all(unix, any(feature = "state-file", feature = "lease-local")))]
+mod mark;
+mod registry;
+#[cfg(all(unix, feature = "lease-redis"))]
+mod resp;
+#[cfg(unix)]
+mod run_lock;
+#[cfg(all(unix, feature = "shared"))]
+mod shared;
+
+#[cfg(all(unix, feature = "lease-local"))]
+pub use lease_local::default_lease_dir;
+#[cfg(all(unix, feature = "shared"))]
+pub use shared::{shared_path, shm_dir};
+
+fn bad(name: &str, reason: &'static str) -> Error {
+    Error::BadOption { name: Name::snippet(name), reason }
+}
+
+/// An [`Error::Io`] about a file.
+pub(crate) fn io_err(action: &'static str, target: &Path, source: std::io::Error) -> Error {
+    Error::io(action, target.display(), source)
+}
+
+/// The index of the rollover field, if `options` name one of `layout`'s fields.
+fn rollover_index(layout: &Layout, options: &Options) -> Option<usize> {
+    options.rollover.and_then(|r| layout.field(r.as_str())).map(|(i, _)| i)
+}
+
+/// The node field a lease claims: `lease_field`, else `worker`, else the only node field.
+fn lease_field(layout: &Layout, options: &Options) -> Result<usize> {
+    let nodes: Vec<(usize, &crate::layout::Field)> = layout.node_fields().collect();
+    let pick =
+        match options.lease_field {
+            Some(name) => layout.field(name.as_str()).map(|(i, _)| i).ok_or(Error::UnknownField { name })?,
+            None => match (layout.field("worker"), nodes.as_slice()) {
+                (Some((i, _)), _) => i,
+                (None, [(i, _)]) => *i,
+                _ => return Err(bad(
+                    "lease_field",
+                    "the layout has no `worker` field and more than one node field: name the one to lease",
+                )),
+            },
+        };
+    if layout.fields()[pick].kind() != FieldKind::Node {
+        return Err(Error::NotANodeField { name: Name::snippet(layout.fields()[pick].name()) });
+    }
+    Ok(pick)
+}
+
+/// Whether `options` ask for nothing beyond this process.
+fn in_process_only(options: &Options) -> bool {
+    options.shared.is_none() && options.state_file.is_none() && options.lease.is_none() && !options.run_lock
+}
+
+impl Generator<DefaultClock> {
+    /// A generator on the process's monotonic clock, working with other generators as
+    /// `options` say:
+    ///
+    /// - by default, every generator of this process with the same layout and node values
+    ///   shares one state, so making "a new generator per request" cannot repeat an ID
+    ///   (`isolated` gives it a state of its own, for tests);
+    /// - `shared`, `state_file`, `lease` and `run_lock` reach beyond the process (see the
+    ///   option table, [`crate::OPTIONS`]).
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, Options};
+    /// let layout = Layout::parse("twitter").unwrap();
+    /// let node = layout.parse_node("datacenter=1,worker=3").unwrap();
+    /// let g = Generator::new(&layout, node, Options::parse("max_wait_ms=0").unwrap()).unwrap();
+    /// assert!(g.next_id().unwrap() < g.next_id().unwrap());
+    /// ```
+    pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
+        options.check_combinations()?;
+        if in_process_only(&options) {
+            return Generator::with_clock(layout, node, options, DefaultClock::default());
+        }
+        open(layout, node, &options)
+    }
+}
+
+impl<C: Clock> Generator<C> {
+    /// A generator of this process reading `clock` (the state is shared with every generator
+    /// of this process with the same layout and node values, unless `options.isolated`).
+    /// Options that reach beyond the process (`shared`, `state_file`, `lease`, `run_lock`) need
+    /// the process's clock: use [`Generator::new`].
+    pub fn with_clock(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+        options.check_combinations()?;
+        if !in_process_only(&options) {
+            return Err(bad(
+                "clock",
+                "a generator with its own clock works within this process only: shared, state_file, lease and run_lock need Generator::new",
+            ));
+        }
+        let g = Generator::build(layout, node, options.policy(), clock)?;
+        if options.isolated {
+            return Ok(g);
+        }
+        let state = registry::state_for(layout, &node, rollover_index(layout, &options))?;
+        Ok(g.assemble(Cell::new(state, |w| w), None, false))
+    }
+}
+
+#[cfg(not(unix))]
+fn open(_: &Layout, _: Node, _: &Options) -> Result<Generator> {
+    Err(bad("shared", "shared state, state files, leases and the run lock need a Unix system"))
+}
+
+#[cfg(unix)]
+fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
+    if let Some(kind) = &options.lease {
+        return open_leased(layout, node, options, kind);
+    }
+    #[cfg(feature = "shared")]
+    if let Some(name) = &options.shared {
+        return open_shared(layout, node, options, name);
+    }
+    open_in_process(layout, node, options)
+}
+
+/// How many ticks a window of `ms` covers (at least one).
+#[cfg(unix)]
+#[allow(dead_code)]
+fn window_ticks(layout: &Layout, ms: u64) -> u64 {
+    (ms / layout.tick_ms()).max(1)
+}
+
+#[cfg(unix)]
+fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind) -> Result<Generator> {
+    let field = lease_field(layout, options)?;
+    if node.get(field) != 0 {
+        return Err(bad(
+            layout.fields()[field].name(),
+            "the leased field is claimed by the lease: give it no node value",
+        ));
+    }
+    // Check everything else before claiming anything.
+    Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
+    match kind {
+        #[cfg(feature = "lease-local")]
+        LeaseKind::Local => {
+            use std::sync::Arc;
+            let dir = options.lease_dir.clone().unwrap_or_else(default_lease_dir);
+            // Lease files reserve in short windows: a lease changes hands when a process
+            // dies, and the next holder waits out at most the rest of it.
+            let window = window_ticks(layout, options.state_window_ms.unwrap_or(50));
+            let lease = lease_local::claim(&dir, layout, &node, field, window)?;
+            let node = node.with(lease.field, lease.value);
+            let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
+            let state = Arc::new(std::sync::atomic::AtomicU64::new(0));
+            let durable = Arc::new(lease.durable);
+            g.word_format().raise_to(&state, durable.floor);
+            durable.attach(Some(state.clone()), g.word_format());
+            let mark = Arc::new(mark::FileMark { durable, mapped: None });
+            Ok(g.assemble(Cell::new(state, |w| w), Some(mark), false))
+        }
+        #[cfg(feature = "lease-redis")]
+        LeaseKind::Redis(url) => {
+            let clock = MonotonicClock::process();
+            let timing = lease_redis::Timing {
+                ttl_ms: options.lease_ttl_ms.unwrap_or(5000),
+                window_ms: options.state_window_ms.unwrap_or(1000),
+                max_drift_ms: options.max_drift_ms,
+            };
+            let lease = lease_redis::RedisLease::claim(url, layout, &node, field, timing, &clock)?;
+            let node = node.with(lease.field, lease.value);
+            let g = Generator::build(layout, node, options.policy(), clock)?;
+            let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+            g.word_format().raise_to(&state, lease.floor);
+            lease.attach(state.clone(), g.word_format());
+            // Without a stored high-water mark the floor is a TTL ahead: wait for it here
+            // rather than fail the first calls.
+            clock.wait_until_ms(layout.unix_ms_of(lease.floor));
+            Ok(g.assemble(Cell::new(state, |w| w), Some(lease), false))
+        }
+        // The option table refuses a lease whose feature is missing.
+        #[allow(unreachable_patterns)]
+        _ => Err(bad("lease", "this build of snowflake-core has no backend for this lease")),
+    }
+}
+
+#[cfg(all(unix, feature = "state-file"))]
+fn state_file(layout: &Layout, node: &Node, options: &Options, path: &Path) -> Result<mark::Durable> {
+    let state_node = match rollover_index(layout, options) {
+        Some(r) => node.with(r, 0),
+        None => *node,
+    };
+    mark::Durable::state_file(
+        path,
+        layout.fingerprint(),
+        layout.node_bits(&state_node),
+        window_ticks(layout, options.state_window_ms.unwrap_or(1000)),
+        layout.max_tick(),
+    )
+}
+
+#[cfg(all(unix, feature = "shared"))]
+fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Result<Generator> {
+    use std::sync::Arc;
+    let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
+    // A state set up now starts above the state file's record, with the file's reservation:
+    // written before the file is marked set up, under its lock, so no process ever issues
+    // from it unguarded; one joining later changes nothing.
+    #[cfg(feature = "state-file")]
+    let durable = options.state_file.as_deref().map(|p| state_file(layout, &node, options, p)).transpose()?;
+    #[cfg(feature = "state-file")]
+    let (initial_state, initial_reserved) =
+        durable.as_ref().map_or((0, u64::MAX), |d| (g.word_format().floor(d.floor, 0), d.floor));
+    #[cfg(not(feature = "state-file"))]
+    let (initial_state, initial_reserved) = (0, u64::MAX);
+    let identity = shared::Identity {
+        layout,
+        node: &node,
+        policy: &options.policy(),
+        rollover: rollover_index(layout, options),
+        state_file: options.state_file.as_deref(),
+        initial_state,
+        initial_reserved,
+    };
+    let map = Arc::new(shared::Mapping::open(name, &identity)?);
+    let g = g.with_clock_of(MonotonicClock::with_offset_ns(map.anchor_ns()));
+    #[allow(unused_mut)]
+    let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
+    #[cfg(feature = "state-file")]
+    if let Some(durable) = durable {
+        mark = Some(Arc::new(mark::FileMark { durable: Arc::new(durable), mapped: Some(map.clone()) }));
+    }
+    Ok(g.assemble(Cell::new(map, |m| m.state()), mark, true))
+}
+
+/// The process's registry state for this identity, guarded by a state file (one reservation
+/// per file in this process) and/or the run lock.
+#[cfg(unix)]
+fn open_in_process(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
+    use std::sync::Arc;
+    let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
+    let state = registry::state_for(layout, &node, rollover_index(layout, options))?;
+    // The lock first: a state file is read only once the previous holder has closed it.
+    let lock = match options.run_lock {
+        true => Some(run_lock::RunLock::hold(
+            layout,
+            &node,
+            state.clone(),
+            g.word_format(),
+            options.max_drift_ms,
+        )?),
+        false => None,
+    };
+    #[allow(unused_mut)]
+    let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
+    #[cfg(feature = "state-file")]
+    if let Some(path) = options.state_file.as_deref() {
+        let durable = mark::open_in_process(path, || state_file(layout, &node, options, path))?;
+        g.word_format().raise_to(&state, durable.floor);
+        durable.attach(Some(state.clone()), g.word_format());
+        mark = Some(Arc::new(mark::FileMark { durable, mapped: None }));
+    }
+    let cell = match lock {
+        Some(lock) => Cell::new(lock, |l| &l.state),
+        None => Cell::new(state, |w| w),
+    };
+    Ok(g.assemble(cell, mark, false))
+}

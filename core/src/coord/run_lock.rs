@@ -1,0 +1,108 @@
+//! The run lock (`run_lock=true`): processes of this host with the same layout and node
+//! values take turns instead of sharing a state.
+//!
+//! Each process that opens a generator with it waits for an exclusive `flock(2)` on a file
+//! named after the layout's fingerprint and the node values, and holds it until its last
+//! generator of that identity is dropped; the drop first waits until the wall clock has left
+//! the tick of the last ID issued, so the next holder (a new process with a new state)
+//! starts in a later tick. The kernel drops the lock when the process dies, so a crashed
+//! holder never leaves it held. This is how the CLI's `snowflake next` keeps two runs with the
+//! same node values apart without asking anything of the user: a shared state would record
+//! the generator's policy, and a run with another `--max-drift-ms` would then be refused.
+
+use crate::clock::{Clock, SystemClock};
+use crate::generator::Word;
+use crate::layout::{Layout, Node};
+use crate::sys::Flock;
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A held run lock, with the state it guards.
+pub(crate) struct RunLock {
+    _file: File,
+    pub(crate) state: Arc<AtomicU64>,
+    word: Word,
+    layout: Layout,
+    /// How long the drop may wait for the clock: the generator is never further ahead of it
+    /// than its drift and a tick, unless the wall clock was stepped back while it ran.
+    patience_ms: u64,
+    fork_generation: u64,
+}
+
+fn path(layout: &Layout, node: &Node) -> PathBuf {
+    let mut name = format!("{:016x}", layout.fingerprint());
+    for (_, value) in layout.node_values(node) {
+        name.push_str(&format!("-{value}"));
+    }
+    std::env::temp_dir().join(format!("snowflake-{}", crate::sys::euid())).join(format!("{name}.lock"))
+}
+
+/// The run locks this process holds: one per identity, shared by its generators (a second
+/// `flock` on the same file from this process would wait for the first forever).
+static HELD: std::sync::Mutex<Vec<(PathBuf, std::sync::Weak<RunLock>)>> = std::sync::Mutex::new(Vec::new());
+
+impl RunLock {
+    /// The run lock of `layout` and `node` for this process: the one it holds, or a new one
+    /// taken after waiting for other processes to release it.
+    pub(crate) fn hold(
+        layout: &Layout,
+        node: &Node,
+        state: Arc<AtomicU64>,
+        word: Word,
+        max_drift_ms: u64,
+    ) -> Result<Arc<RunLock>, crate::error::Error> {
+        let key = path(layout, node);
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(lock) = held.iter().find(|(p, _)| *p == key).and_then(|(_, w)| w.upgrade()) {
+            return Ok(lock);
+        }
+        let lock = Arc::new(RunLock::acquire(layout, node, state, word, max_drift_ms)?);
+        held.push((key, Arc::downgrade(&lock)));
+        Ok(lock)
+    }
+
+    fn acquire(
+        layout: &Layout,
+        node: &Node,
+        state: Arc<AtomicU64>,
+        word: Word,
+        max_drift_ms: u64,
+    ) -> Result<RunLock, crate::error::Error> {
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let path = path(layout, node);
+        let fail = |e: std::io::Error| super::io_err("locking", &path, e);
+        if let Some(dir) = path.parent() {
+            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(fail)?;
+        }
+        let file =
+            File::options().create(true).truncate(false).write(true).mode(0o600).open(&path).map_err(fail)?;
+        Flock::exclusive(&file).map_err(fail)?.keep();
+        Ok(RunLock {
+            _file: file,
+            state,
+            word,
+            layout: *layout,
+            patience_ms: max_drift_ms.saturating_add(layout.tick_ms()).saturating_add(1000),
+            fork_generation: crate::sys::fork_generation(),
+        })
+    }
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // A child of fork() shares the parent's open file (and so its lock): leave it.
+        if self.fork_generation != crate::sys::current_fork_generation() {
+            return;
+        }
+        let Some(end) = self.word.issued_end(self.state.load(Ordering::Acquire)) else { return };
+        let after_ms = self.layout.unix_ms_of(end.min(self.layout.max_tick()));
+        let clock = SystemClock;
+        if after_ms <= clock.now_ms().saturating_add(self.patience_ms) {
+            clock.wait_until_ms(after_ms);
+        }
+        // Closing the file (after this) releases the lock.
+    }
+}

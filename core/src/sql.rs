@@ -48,14 +48,15 @@
 //! `max_drift_ms` (it went back, or a full tick carried ahead), `P_next_id` waits for it with
 //! `pg_sleep`, outside the lock, at most `max_wait_ms` in total, then raises
 //! `ERR_SNOWFLAKE_CLOCK_BEHIND` or `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED`, as core's generator does.
-//! Errors carry the stable code at the start of the message and a SQLSTATE: `22023`
-//! (ERR_SNOWFLAKE_VALUE), `22008` (ERR_SNOWFLAKE_TIME_RANGE), `22003` (ERR_SNOWFLAKE_INVALID_ID),
-//! `55000` (ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED).
+//! Errors carry the stable code of core's table of kinds (`KINDS`, written in from it) at the
+//! start of the message, and a SQLSTATE: `22023` (ERR_SNOWFLAKE_VALUE), `22008`
+//! (ERR_SNOWFLAKE_TIME_RANGE), `22003` (ERR_SNOWFLAKE_INVALID_ID), `55000`
+//! (ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED).
 //!
 //! PostgreSQL's `bigint` is signed: layouts of 63 bits or fewer map to positive `bigint`s; a
 //! 64-bit layout is refused.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::hash::Fnv1a;
 use crate::layout::{FieldKind, Layout};
 use crate::text::Name;
@@ -220,9 +221,10 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
     for f in &nodes {
         let _ = write!(
             checks,
-            "  IF \"{n}\" IS NULL OR \"{n}\" < 0 OR \"{n}\" > {max} THEN\n    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('ERR_SNOWFLAKE_VALUE {n} = %s is out of range: the largest allowed is {max}', coalesce(\"{n}\"::text, 'NULL'));\n  END IF;\n",
+            "  IF \"{n}\" IS NULL OR \"{n}\" < 0 OR \"{n}\" > {max} THEN\n    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {n} = %s is out of range: the largest allowed is {max}', coalesce(\"{n}\"::text, 'NULL'));\n  END IF;\n",
             n = f.name(),
             max = f.max(),
+            e_value = ErrorKind::Value.code(),
         );
     }
     let node_bits = if nodes.is_empty() {
@@ -291,7 +293,7 @@ DO $install$
 BEGIN
   IF to_regclass('{state_lit}') IS NOT NULL
      AND obj_description(to_regclass('{state_lit}'), 'pg_class') IS DISTINCT FROM '{marker}' THEN
-    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('ERR_SNOWFLAKE_VALUE {state_lit} already holds the state of another layout (%s): install this layout under another prefix', obj_description(to_regclass('{state_lit}'), 'pg_class'));
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {state_lit} already holds the state of another layout (%s): install this layout under another prefix', obj_description(to_regclass('{state_lit}'), 'pg_class'));
   END IF;
 END
 $install$;
@@ -318,10 +320,10 @@ DECLARE
   _v text;
 BEGIN
   IF _max_drift_ms IS NULL OR _max_drift_ms < 0 THEN
-    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('ERR_SNOWFLAKE_VALUE max_drift_ms = %s: must be a non-negative integer', coalesce(_max_drift_ms::text, 'NULL'));
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_drift_ms = %s: must be a non-negative integer', coalesce(_max_drift_ms::text, 'NULL'));
   END IF;
   IF _max_wait_ms IS NULL OR _max_wait_ms < 0 THEN
-    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('ERR_SNOWFLAKE_VALUE max_wait_ms = %s: must be a non-negative integer', coalesce(_max_wait_ms::text, 'NULL'));
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_wait_ms = %s: must be a non-negative integer', coalesce(_max_wait_ms::text, 'NULL'));
   END IF;
   _drift := _max_drift_ms / {tick};
   LOOP
@@ -352,19 +354,19 @@ BEGIN
       RETURN ((_slot >> {seq_bits}) << {time_shift}) | _node_bits | ((_slot & {seq_max}) << {seq_shift});
     END IF;
     IF _ms < {epoch} OR _ms > {last_ms} THEN
-      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('ERR_SNOWFLAKE_TIME_RANGE time %s (Unix ms) is outside the layout''s range [{epoch}, {last_ms}]', _ms);
+      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} time %s (Unix ms) is outside the layout''s range [{epoch}, {last_ms}]', _ms);
     END IF;
     IF _l - _t <= _drift THEN
-      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = 'ERR_SNOWFLAKE_TIME_RANGE time {past_ms} (Unix ms) is past the layout''s last instant {last_ms}';
+      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = '{e_time_range} time {past_ms} (Unix ms) is past the layout''s last instant {last_ms}';
     END IF;
     _first_ms := coalesce(_first_ms, _ms);
     _target := {epoch} + (_l - _drift) * {tick};
     IF _at_ms IS NULL AND _target <= _first_ms + _max_wait_ms THEN
       PERFORM pg_sleep((_target - _ms) / 1000.0);
     ELSIF (_n & {seq_max}) = 0 AND _l - _t = _drift + 1 THEN
-      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED retry_after_ms=%s: every sequence number of the current tick is taken; retry later (or raise max_wait_ms / max_drift_ms)', _target - _ms);
+      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_sequence_exhausted} retry_after_ms=%s: every sequence number of the current tick is taken; retry later (or raise max_wait_ms / max_drift_ms)', _target - _ms);
     ELSE
-      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('ERR_SNOWFLAKE_CLOCK_BEHIND behind_ms=%s retry_after_ms=%s: the server clock is behind the last issued ID (it moved back, or more IDs were borrowed ahead than max_drift_ms allows)', {epoch} + _l * {tick} - _ms, _target - _ms);
+      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_clock_behind} behind_ms=%s retry_after_ms=%s: the server clock is behind the last issued ID (it moved back, or more IDs were borrowed ahead than max_drift_ms allows)', {epoch} + _l * {tick} - _ms, _target - _ms);
     END IF;
   END LOOP;
 END
@@ -381,7 +383,7 @@ CREATE OR REPLACE FUNCTION {next_id_at}({params}{comma}unix_ms bigint, max_drift
 RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
 BEGIN
 {checks}  IF unix_ms IS NULL THEN
-    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = 'ERR_SNOWFLAKE_VALUE unix_ms is NULL';
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = '{e_value} unix_ms is NULL';
   END IF;
   RETURN {issue}({node_bits}, unix_ms, max_drift_ms, 0);
 END
@@ -396,7 +398,7 @@ BEGIN
     _ms := floor(extract('epoch' FROM $1) * 1000)::bigint;
   END IF;
   IF _ms IS NULL OR _ms < {epoch} OR _ms > {last_ms} THEN
-    RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('ERR_SNOWFLAKE_TIME_RANGE %s is outside the layout''s range [{epoch}, {last_ms}] (Unix ms)', $1);
+    RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} %s is outside the layout''s range [{epoch}, {last_ms}] (Unix ms)', $1);
   END IF;
   RETURN ((_ms - {epoch}) / {tick}) << {time_shift};
 END
@@ -411,7 +413,7 @@ CREATE OR REPLACE FUNCTION {decode}(bigint, OUT "time" timestamptz, OUT unix_ms 
 LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
 BEGIN
   IF $1 < 0 OR $1 > {max_value} THEN
-    RAISE EXCEPTION USING ERRCODE = '22003', MESSAGE = format('ERR_SNOWFLAKE_INVALID_ID ID %s has bits set above the layout''s {total_bits} bits', $1);
+    RAISE EXCEPTION USING ERRCODE = '22003', MESSAGE = format('{e_invalid_id} ID %s has bits set above the layout''s {total_bits} bits', $1);
   END IF;
   unix_ms := {epoch} + ($1 >> {time_shift}) * {tick};
   "time" := to_timestamp(unix_ms / 1000.0);
@@ -420,6 +422,11 @@ BEGIN
 $fn$;
 "#,
         state_lit = state.replace('\'', "''"),
+        e_value = ErrorKind::Value.code(),
+        e_time_range = ErrorKind::TimeRange.code(),
+        e_invalid_id = ErrorKind::InvalidId.code(),
+        e_clock_behind = ErrorKind::ClockBehind.code(),
+        e_sequence_exhausted = ErrorKind::SequenceExhausted.code(),
         tick = tick,
         epoch = epoch,
         last_ms = last_ms,

@@ -1,6 +1,6 @@
-"""Layout.sql("postgres") (issue 14) in a real PostgreSQL, started here through
-tests/servers/postgres.py (a throw-away cluster in its own temporary directory, as an
-unprivileged user, stopped however the test ends; the interface of the shared server helpers).
+"""Layout.sql("postgres") (issue 14) in a real PostgreSQL, started here through the shared
+server helpers (tests/servers: a throw-away cluster in the test's temporary directory, as an
+unprivileged user, ready when pg_isready says so, stopped and removed however the test ends).
 
 - the text is core's (tests/vectors/sql_scripts.json), and 64-bit layouts are refused;
 - the generator traces of tests/vectors/generator.json run through PREFIX_next_id_at and
@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,9 +28,7 @@ import pytest
 
 import libsnowflake as sf
 from conftest import REPO, load_vectors
-
-sys.path.insert(0, str(REPO / "tests" / "servers"))
-from postgres import Servers  # noqa: E402
+from servers import Servers  # tests/servers, on the path through conftest
 
 SCRIPTS = load_vectors("sql_scripts")["scripts"]
 TRACES = load_vectors("generator")["traces"]

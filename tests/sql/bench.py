@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """IDs per second from `snowflake sql`'s PostgreSQL functions next to nextval() on a plain
-sequence, in a throw-away server (tests/servers/postgres.py's Servers), measured with pgbench. Figures
-only, never a pass/fail: the machine's load decides them.
+sequence, in a throw-away server (the shared helpers' `Servers("postgres")`, tests/servers),
+measured with pgbench. Figures only, never a pass/fail: the machine's load decides them.
 
     python3 tests/sql/bench.py [--seconds 5] [--layout twitter]
 
@@ -21,7 +21,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "servers"))
-from postgres import Servers  # noqa: E402
+from servers import Servers  # noqa: E402
 
 
 def cli() -> str:

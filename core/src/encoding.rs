@@ -111,33 +111,6 @@ impl Encoding {
             Encoding::Base58 | Encoding::Base62 => Some(11),
         }
     }
-
-    const fn alphabet(self) -> &'static [u8] {
-        match self {
-            Encoding::Decimal => b"0123456789",
-            Encoding::Hex => HEX,
-            Encoding::Base32 => CROCKFORD,
-            Encoding::Base36 => BASE36,
-            Encoding::Base58 => BASE58,
-            Encoding::Base62 => BASE62,
-        }
-    }
-
-    #[inline]
-    fn digit(self, c: u8) -> Option<u64> {
-        let table = match self {
-            Encoding::Decimal => &DECIMAL_VALUES,
-            Encoding::Hex => &HEX_VALUES,
-            Encoding::Base32 => &BASE32_VALUES,
-            Encoding::Base36 => &BASE36_VALUES,
-            Encoding::Base58 => &BASE58_VALUES,
-            Encoding::Base62 => &BASE62_VALUES,
-        };
-        match table[c as usize] {
-            NONE => None,
-            d => Some(u64::from(d)),
-        }
-    }
 }
 
 impl FromStr for Encoding {
@@ -249,11 +222,30 @@ pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, Par
         None if b.len() > MAX_ENCODED_LEN => return Err(ParseIdError::Overflow),
         _ => {}
     }
-    let base = encoding.alphabet().len() as u64;
+    // One instance per base, as in `encode`: the digit table and the multiplier are constants
+    // in each loop, also for callers whose encoding is only known at run time.
+    let v = match encoding {
+        Encoding::Decimal => parse_digits::<10>(b, &DECIMAL_VALUES),
+        Encoding::Hex => parse_digits::<16>(b, &HEX_VALUES),
+        Encoding::Base32 => parse_digits::<32>(b, &BASE32_VALUES),
+        Encoding::Base36 => parse_digits::<36>(b, &BASE36_VALUES),
+        Encoding::Base58 => parse_digits::<58>(b, &BASE58_VALUES),
+        Encoding::Base62 => parse_digits::<62>(b, &BASE62_VALUES),
+    }?;
+    Ok(if reverse { u64::MAX - v } else { v })
+}
+
+/// The value of base-`B` digits read through `values`: the first character outside the
+/// alphabet, or a value above `u64::MAX`, is an error.
+#[inline]
+fn parse_digits<const B: u64>(b: &[u8], values: &[u8; 256]) -> Result<u64, ParseIdError> {
     let mut v: u64 = 0;
     for (position, &c) in b.iter().enumerate() {
-        let d = encoding.digit(c).ok_or(ParseIdError::Char { position })?;
-        v = v.checked_mul(base).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
+        let d = match values[c as usize] {
+            NONE => return Err(ParseIdError::Char { position }),
+            d => u64::from(d),
+        };
+        v = v.checked_mul(B).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
     }
-    Ok(if reverse { u64::MAX - v } else { v })
+    Ok(v)
 }

@@ -226,11 +226,11 @@ pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, Par
     // in each loop, also for callers whose encoding is only known at run time.
     let v = match encoding {
         Encoding::Decimal => parse_digits::<10>(b, &DECIMAL_VALUES),
-        Encoding::Hex => parse_digits::<16>(b, &HEX_VALUES),
-        Encoding::Base32 => parse_digits::<32>(b, &BASE32_VALUES),
-        Encoding::Base36 => parse_digits::<36>(b, &BASE36_VALUES),
-        Encoding::Base58 => parse_digits::<58>(b, &BASE58_VALUES),
-        Encoding::Base62 => parse_digits::<62>(b, &BASE62_VALUES),
+        Encoding::Hex => parse_fixed::<16, 16>(b, &HEX_VALUES),
+        Encoding::Base32 => parse_fixed::<32, 13>(b, &BASE32_VALUES),
+        Encoding::Base36 => parse_fixed::<36, 13>(b, &BASE36_VALUES),
+        Encoding::Base58 => parse_fixed::<58, 11>(b, &BASE58_VALUES),
+        Encoding::Base62 => parse_fixed::<62, 11>(b, &BASE62_VALUES),
     }?;
     Ok(if reverse { u64::MAX - v } else { v })
 }
@@ -248,4 +248,27 @@ fn parse_digits<const B: u64>(b: &[u8], values: &[u8; 256]) -> Result<u64, Parse
         v = v.checked_mul(B).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
     }
     Ok(v)
+}
+
+/// The value of the `N` base-`B` digits of a fixed-width encoding, as [`parse_digits`] (the
+/// same errors, in the same order) but faster: the first `N - 1` digits cannot overflow (a
+/// compile-time check), so they are read unchecked in two independent halves, which the
+/// processor computes side by side, and only the last digit is checked; a character outside
+/// the alphabet is looked for in one pass first, since it is reported before any overflow.
+#[inline]
+fn parse_fixed<const B: u64, const N: usize>(b: &[u8], values: &[u8; 256]) -> Result<u64, ParseIdError> {
+    const { assert!(B <= 64 && N >= 3 && B.checked_pow(N as u32 - 1).is_some()) };
+    let Ok(b) = <&[u8; N]>::try_from(b) else {
+        return Err(ParseIdError::Length { expected: N as u8, got: b.len() });
+    };
+    let d: [u8; N] = core::array::from_fn(|i| values[b[i] as usize]);
+    // Every digit is below 64 and NONE is 0xff: one OR of all of them shows whether any is NONE.
+    if d.iter().fold(0, |any, &x| any | x) > 63 {
+        let position = d.iter().position(|&x| x == NONE).unwrap_or(0);
+        return Err(ParseIdError::Char { position });
+    }
+    let half = (N - 1) / 2;
+    let read = |digits: &[u8]| digits.iter().fold(0u64, |v, &x| v * B + u64::from(x));
+    let v = read(&d[..half]) * B.pow((N - 1 - half) as u32) + read(&d[half..N - 1]);
+    v.checked_mul(B).and_then(|v| v.checked_add(u64::from(d[N - 1]))).ok_or(ParseIdError::Overflow)
 }

@@ -84,8 +84,9 @@ fn a_deleted_key_stops_the_holder_and_the_next_starts_above_it() {
     assert_eq!(keys.len(), 1);
     let Reply::Bulk(Some(key)) = &keys[0] else { panic!() };
     assert_eq!(admin.call(&["DEL", key]), Reply::Int(1));
-    let deleted_ms = now_ms(); // no earlier than the deletion
-                               // The old holder must stop (its renewal finds the key gone), issuing nothing after the TTL.
+    // No earlier than the deletion. The old holder must stop (its renewal finds the key gone),
+    // having issued nothing a TTL after it.
+    let deleted_ms = now_ms();
     let (late, err) = issue_until_error(&old, Duration::from_secs(120));
     assert_eq!(err, Some(Error::LeaseLost), "the old holder must stop");
     let last = issued_at(*late.last().unwrap_or(first.last().unwrap()));

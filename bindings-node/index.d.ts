@@ -235,6 +235,15 @@ export declare class Layout {
    */
   plan(fleet: { hosts: number, processesPerHost?: number, peakPerSecond: number, years: number }): { nodeValues: number, hostsFit: boolean, processesFit: boolean, capacityPerSecond: number, hostCapacityPerSecond: number, peakShare: number, burstPerTick: number, lastUnixMs: number, yearsLeft: number, lasts: boolean, advice: 'shared' | 'lease per process' | 'lease per host' | 'does not fit' }
   /**
+   * The SQL that installs this layout's ID functions in a database (the text of
+   * `snowflake sql --layout SPEC`): for `'postgres'` (12 or later),
+   * `PREFIX_next_id(<node values in layout order>)`, `PREFIX_next_id_at(..., unix_ms)`,
+   * `PREFIX_min_id(timestamptz)`, `PREFIX_max_id(timestamptz)` and `PREFIX_decode(bigint)`.
+   * Throws `ERR_SNOWFLAKE_VALUE` for a 64-bit layout (PostgreSQL's bigint is signed), an
+   * unknown dialect or a bad prefix (default `'snowflake'`).
+   */
+  sql(dialect: 'postgres', prefix?: string): string
+  /**
    * The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
    * layout's width.
    */
@@ -265,4 +274,22 @@ export declare class Layout {
   get lastUnixMs(): number
   /** A stable 64-bit fingerprint of the layout (equal layouts, equal fingerprints). */
   get fingerprint(): bigint
+}
+export type JsPublicIds = PublicIds
+/**
+ * Public IDs: each ID encrypted with Speck64/128 under a 16-byte key and written in a
+ * fixed-width encoding (`'base62'`, 11 characters, by default; `'base58'`, `'base36'`,
+ * `'base32'`, `'hex'`), so that IDs shown to the world reveal neither their time nor their
+ * order; `decode` gives the ID back. Not authentication: any well-formed text decodes to some
+ * ID. Throws `ERR_SNOWFLAKE_VALUE` for a key of another length, `ERR_SNOWFLAKE_INVALID_ID` for
+ * a text of the wrong width or alphabet.
+ */
+export declare class PublicIds {
+  constructor(key: Uint8Array, encoding?: Encoding)
+  /** The public text of `id`. */
+  encode(id: bigint | number): string
+  /** The ID of a public text. */
+  decode(text: string): bigint
+  /** The texts' encoding. */
+  get encoding(): Encoding
 }

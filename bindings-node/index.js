@@ -4,7 +4,7 @@
 
 const native = require('./native.js').load();
 
-const { Layout, encode, decodeStr, VERSION } = native;
+const { Layout, PublicIds, encode, decodeStr, VERSION } = native;
 
 class Generator extends native.Generator {
   constructor(options) {
@@ -30,4 +30,4 @@ Object.defineProperty(Generator.prototype, Symbol.iterator, {
   configurable: true,
 });
 
-module.exports = { Layout, Generator, encode, decodeStr, VERSION };
+module.exports = { Layout, Generator, PublicIds, encode, decodeStr, VERSION };

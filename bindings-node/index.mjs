@@ -4,5 +4,5 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const lib = require('./index.js');
 
-export const { Layout, Generator, encode, decodeStr, VERSION } = lib;
+export const { Layout, Generator, PublicIds, encode, decodeStr, VERSION } = lib;
 export default lib;

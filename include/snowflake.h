@@ -166,6 +166,13 @@ typedef struct SnowflakeLayout SnowflakeLayout;
 typedef struct SnowflakeOptions SnowflakeOptions;
 
 /**
+ * An opaque, immutable public-ID codec holding a key. Made by `snowflake_public_new`,
+ * released by `snowflake_public_free`, which also wipes the key schedule. Safe to share
+ * between threads.
+ */
+typedef struct SnowflakePublicIds SnowflakePublicIds;
+
+/**
  * A run of IDs of one tick, taken with one compare-and-swap: `first`, `first + stride`, ...,
  * `count` of them, increasing.
  */
@@ -654,6 +661,71 @@ SnowflakeStatus snowflake_options_unset(struct SnowflakeOptions *o, const char *
  * `o` is a live handle not used by another thread; `key` and `type_name` are NUL-terminated.
  */
 SnowflakeStatus snowflake_options_set_typename(struct SnowflakeOptions *o, const char *key, const char *type_name);
+
+/**
+ * Makes a public-ID codec under the `key_len`-byte `key` (it must be 16 bytes:
+ * `SNOWFLAKE_STATUS_VALUE` otherwise, naming the length, never the bytes), writing texts in
+ * `encoding`: `"base62"` (11 characters; also when `encoding` is NULL), `"base58"`,
+ * `"base36"`, `"base32"` or `"hex"` (a decimal text would not be fixed-width:
+ * `SNOWFLAKE_STATUS_VALUE`). IDs are encrypted with Speck64/128: their public texts reveal
+ * neither time nor order, and `snowflake_public_decode` gives them back. Not authentication:
+ * any well-formed text decodes to some ID.
+ *
+ * # Safety
+ * `key` is valid for `key_len` bytes of reads; `encoding` is NULL or NUL-terminated; `out` is
+ * valid for a write.
+ */
+SnowflakeStatus snowflake_public_new(const uint8_t *key, size_t key_len, const char *encoding, struct SnowflakePublicIds **out);
+
+/**
+ * Releases a codec (NULL: nothing).
+ *
+ * # Safety
+ * `ids` is NULL or a handle from `snowflake_public_new` not yet freed; it is not used
+ * afterwards.
+ */
+void snowflake_public_free(struct SnowflakePublicIds *ids);
+
+/**
+ * Writes the public text of `id` and a NUL into `buf`: 12 bytes for base62 and base58, 14 for
+ * base36 and base32, 17 for hex (a 21-byte buffer always fits);
+ * `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written) when `len` is too short.
+ *
+ * # Safety
+ * `ids` is a live handle; `buf` is valid for `len` bytes of writes.
+ */
+SnowflakeStatus snowflake_public_encode(const struct SnowflakePublicIds *ids, uint64_t id, char *buf, size_t len);
+
+/**
+ * The ID of the public text `text`, into `*out`. `SNOWFLAKE_STATUS_INVALID_ID` for a text of
+ * the wrong length, a character outside the encoding's alphabet, or a value above
+ * `UINT64_MAX`.
+ *
+ * # Safety
+ * `ids` is a live handle; `text` is NUL-terminated; `out` is valid for a write.
+ */
+SnowflakeStatus snowflake_public_decode(const struct SnowflakePublicIds *ids, const char *text, uint64_t *out);
+
+/**
+ * Writes the SQL that installs the layout's ID functions in a database (core's `sql`, the
+ * text of `snowflake sql`) and a NUL into `buf`. `dialect`: `"postgres"` (PostgreSQL 12 or
+ * later: `PREFIX_next_id(<node values in layout order>)`, `PREFIX_next_id_at(..., unix_ms)`,
+ * `PREFIX_min_id(timestamptz)`, `PREFIX_max_id(timestamptz)`, `PREFIX_decode(bigint)`);
+ * `prefix`: the start of every object's name, optionally schema-qualified, or NULL for
+ * `"snowflake"`. `SNOWFLAKE_STATUS_VALUE` for a 64-bit layout (PostgreSQL's bigint is
+ * signed), an unknown dialect or a bad prefix.
+ *
+ * Sizes work as for `snowflake_layout_redis_script`: when `needed` is not NULL, `*needed`
+ * receives the bytes the text takes (text + NUL) on success and on
+ * `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL`, so `buf = NULL, len = 0` asks the size; nothing is
+ * written into `buf` unless the status is `SNOWFLAKE_STATUS_OK`.
+ *
+ * # Safety
+ * `layout` is a live handle; `dialect` is NUL-terminated; `prefix` is NULL or NUL-terminated;
+ * `buf` is NULL with `len == 0`, or valid for `len` bytes of writes; `needed` is NULL or valid
+ * for a write.
+ */
+SnowflakeStatus snowflake_layout_sql(const struct SnowflakeLayout *layout, const char *dialect, const char *prefix, char *buf, size_t len, size_t *needed);
 
 #ifdef __cplusplus
 }  // extern "C"

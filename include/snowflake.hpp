@@ -65,6 +65,9 @@ struct LayoutDeleter {
 struct GeneratorDeleter {
   void operator()(SnowflakeGenerator* p) const noexcept { snowflake_generator_free(p); }
 };
+struct PublicIdsDeleter {
+  void operator()(SnowflakePublicIds* p) const noexcept { snowflake_public_free(p); }
+};
 
 }  // namespace detail
 
@@ -134,6 +137,20 @@ class Layout {
     detail::check(snowflake_layout_redis_script(get(), script.data(), script.size(), nullptr));
     script.resize(needed - 1);  // the NUL
     return script;
+  }
+  /// The SQL that installs this layout's ID functions in a database (issue 14), the text of
+  /// `snowflake sql`: `dialect` "postgres" (12 or later) installs PREFIX_next_id(<node values in
+  /// layout order>), PREFIX_next_id_at(..., unix_ms), PREFIX_min_id / PREFIX_max_id(timestamptz)
+  /// and PREFIX_decode(bigint). Throws Error (SNOWFLAKE_STATUS_VALUE) for a 64-bit layout, an
+  /// unknown dialect or a bad prefix.
+  [[nodiscard]] std::string sql(const std::string& dialect, const std::string& prefix = "snowflake") const {
+    std::size_t needed = 0;
+    const SnowflakeStatus size = snowflake_layout_sql(get(), dialect.c_str(), prefix.c_str(), nullptr, 0, &needed);
+    if (size != SNOWFLAKE_STATUS_BUFFER_TOO_SMALL) detail::check(size);
+    std::string text(needed, '\0');
+    detail::check(snowflake_layout_sql(get(), dialect.c_str(), prefix.c_str(), text.data(), text.size(), nullptr));
+    text.resize(needed - 1);  // the NUL
+    return text;
   }
   /// A stable 64-bit fingerprint of the layout.
   [[nodiscard]] std::uint64_t fingerprint() const noexcept { return snowflake_layout_fingerprint(get()); }
@@ -271,6 +288,43 @@ class Generator {
   detail::check(snowflake_decode_str(text.c_str(), encoding.c_str(), reverse, &id));
   return id;
 }
+
+/// Public IDs (issue 14): IDs encrypted with Speck64/128 under a 16-byte key and written
+/// fixed-width ("base62", 11 characters, by default), so that their texts reveal neither time
+/// nor order; decode() gives the ID back. Not authentication: any well-formed text decodes to
+/// some ID. Immutable, move-only, usable from many threads.
+///
+///   snowflake::PublicIds ids(key);           // std::string_view of 16 bytes
+///   std::string shown = ids.encode(id);      // "2N80dHGURpY"
+///   std::uint64_t back = ids.decode(shown);
+class PublicIds {
+ public:
+  /// Throws Error (SNOWFLAKE_STATUS_VALUE) for a key that is not 16 bytes or an encoding that is
+  /// not fixed-width.
+  explicit PublicIds(std::string_view key, const std::string& encoding = "base62") {
+    SnowflakePublicIds* raw = nullptr;
+    detail::check(snowflake_public_new(reinterpret_cast<const std::uint8_t*>(key.data()), key.size(),
+                                       encoding.c_str(), &raw));
+    handle_.reset(raw);
+  }
+
+  /// The public text of `id`.
+  [[nodiscard]] std::string encode(std::uint64_t id) const {
+    char buf[21];
+    detail::check(snowflake_public_encode(handle_.get(), id, buf, sizeof buf));
+    return buf;
+  }
+  /// The ID of a public text; throws Error (SNOWFLAKE_STATUS_INVALID_ID) for a text of the wrong
+  /// width or alphabet.
+  [[nodiscard]] std::uint64_t decode(const std::string& text) const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_public_decode(handle_.get(), text.c_str(), &id));
+    return id;
+  }
+
+ private:
+  std::unique_ptr<SnowflakePublicIds, detail::PublicIdsDeleter> handle_;
+};
 
 }  // namespace snowflake
 

@@ -38,6 +38,8 @@ typedef struct SnowflakeLayout SnowflakeLayout;
 
 typedef struct SnowflakeOptions SnowflakeOptions;
 
+typedef struct SnowflakePublicIds SnowflakePublicIds;
+
 typedef struct SnowflakeBlock {
   uint64_t first;
   uint64_t count;
@@ -148,3 +150,13 @@ SnowflakeStatus snowflake_options_set_bool(struct SnowflakeOptions *o, const cha
 SnowflakeStatus snowflake_options_unset(struct SnowflakeOptions *o, const char *key);
 
 SnowflakeStatus snowflake_options_set_typename(struct SnowflakeOptions *o, const char *key, const char *type_name);
+
+SnowflakeStatus snowflake_public_new(const uint8_t *key, size_t key_len, const char *encoding, struct SnowflakePublicIds **out);
+
+void snowflake_public_free(struct SnowflakePublicIds *ids);
+
+SnowflakeStatus snowflake_public_encode(const struct SnowflakePublicIds *ids, uint64_t id, char *buf, size_t len);
+
+SnowflakeStatus snowflake_public_decode(const struct SnowflakePublicIds *ids, const char *text, uint64_t *out);
+
+SnowflakeStatus snowflake_layout_sql(const struct SnowflakeLayout *layout, const char *dialect, const char *prefix, char *buf, size_t len, size_t *needed);

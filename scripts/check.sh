@@ -42,7 +42,8 @@ step "Rust: core (std and no_std, each feature alone), CLI"
 cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
 cargo test -p snowflake-core --lib --tests
-for feature in shared state-file lease-local lease-redis redis-script; do
+# public-ids is no_std (its cipher too): built alone without std, like the others.
+for feature in shared state-file lease-local lease-redis redis-script sql public-ids; do
   cargo check -q -p snowflake-core --no-default-features --features "$feature" --lib --tests
 done
 python3 scripts/modcycles.py core/src

@@ -43,7 +43,9 @@ if [ ! -x .venv/bin/python ]; then
   fi
 fi
 .venv/bin/pip install -q --upgrade pip
-.venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5" "uuid-utils>=0.9"
+# psycopg: the PostgreSQL tests and benchmark of `snowflake sql` (bindings-python/tests, tests/sql).
+.venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5" "uuid-utils>=0.9" \
+  "psycopg[binary]>=3.1"
 # scripts/dist.sh links the prebuilt packages against an old glibc with zig: both come as
 # prebuilt wheels (no compile), pinned to the versions the packages were last built with.
 .venv/bin/pip install -q "ziglang==0.17.1" "cargo-zigbuild==0.24.0"

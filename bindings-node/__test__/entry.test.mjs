@@ -14,7 +14,7 @@ const require = createRequire(import.meta.url);
 
 test('ESM and CommonJS entries are the same objects', () => {
   const cjs = require('../index.js');
-  for (const name of ['Layout', 'Generator', 'encode', 'decodeStr', 'VERSION']) {
+  for (const name of ['Layout', 'Generator', 'PublicIds', 'encode', 'decodeStr', 'VERSION']) {
     assert.equal(esm[name], cjs[name], name);
     assert.equal(esmDefault[name], cjs[name], name);
   }

@@ -163,6 +163,19 @@ impl JsLayout {
         Ok(out)
     }
 
+    /// The SQL that installs this layout's ID functions in a database (the text of
+    /// `snowflake sql --layout SPEC`): for `'postgres'` (12 or later),
+    /// `PREFIX_next_id(<node values in layout order>)`, `PREFIX_next_id_at(..., unix_ms)`,
+    /// `PREFIX_min_id(timestamptz)`, `PREFIX_max_id(timestamptz)` and `PREFIX_decode(bigint)`.
+    /// Throws `ERR_SNOWFLAKE_VALUE` for a 64-bit layout (PostgreSQL's bigint is signed), an
+    /// unknown dialect or a bad prefix (default `'snowflake'`).
+    #[napi(ts_args_type = "dialect: 'postgres', prefix?: string")]
+    pub fn sql(&self, env: Env, dialect: Str, prefix: Option<Str>) -> napi::Result<String> {
+        let dialect = dialect.0.parse::<snowflake_core::SqlDialect>().or_throw(&env)?;
+        let prefix = prefix.map_or(snowflake_core::DEFAULT_SQL_PREFIX.to_string(), |p| p.0);
+        snowflake_core::sql(&self.inner, dialect, &prefix).or_throw(&env)
+    }
+
     /// The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
     /// layout's width.
     #[napi(ts_args_type = "id: bigint | number")]

@@ -12,6 +12,7 @@ mod encoding;
 mod error;
 mod generator;
 mod layout;
+mod public;
 
 use napi_derive::napi;
 

@@ -4,7 +4,7 @@ use crate::error::Error;
 use pyo3::prelude::*;
 use snowflake_core::{Encoding, Name};
 
-fn encoding_arg(name: &str) -> Result<Encoding, Error> {
+pub(crate) fn encoding_arg(name: &str) -> Result<Encoding, Error> {
     Encoding::from_name(name).ok_or(Error(snowflake_core::Error::BadOption {
         name: Name::snippet(name),
         reason: "unknown encoding (decimal, hex, base32, base36, base58, base62)",

@@ -244,6 +244,17 @@ impl PyLayout {
         Ok(d)
     }
 
+    /// SQL that installs this layout's ID functions in a database (the text of
+    /// ``snowflake sql --layout SPEC --dialect postgres``): for ``dialect="postgres"`` (12 or
+    /// later), ``PREFIX_next_id(<node values in layout order>)``, ``PREFIX_next_id_at(...,
+    /// unix_ms)``, ``PREFIX_min_id(timestamptz)``, ``PREFIX_max_id(timestamptz)`` and
+    /// ``PREFIX_decode(bigint)``. Raises :class:`ValueRangeError` for a 64-bit layout (PostgreSQL's
+    /// ``bigint`` is signed), an unknown dialect or a bad prefix.
+    #[pyo3(signature = (dialect, *, prefix = "snowflake"))]
+    fn sql(&self, dialect: &str, prefix: &str) -> Result<String, Error> {
+        Ok(snowflake_core::sql(&self.0, dialect.parse()?, prefix)?)
+    }
+
     fn __str__(&self) -> String {
         self.0.to_string()
     }

@@ -6,6 +6,7 @@ mod encoding;
 mod error;
 mod generator;
 mod layout;
+mod public;
 mod time;
 
 use pyo3::prelude::*;
@@ -20,6 +21,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::PyBlock>()?;
     m.add_class::<generator::BlockIter>()?;
     m.add_class::<generator::PyStats>()?;
+    m.add_class::<public::PyPublicIds>()?;
     m.add_function(wrap_pyfunction!(encoding::encode, m)?)?;
     m.add_function(wrap_pyfunction!(encoding::decode_str, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

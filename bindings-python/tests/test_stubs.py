@@ -31,6 +31,10 @@ when: datetime.datetime = parts.datetime
 lo: int = sf.Layout("twitter").min_id(datetime.datetime.now(datetime.timezone.utc))
 text: str = sf.encode(a, "base62", reverse=True)
 back: int = sf.decode_str(text, "base62", reverse=True)
+public = sf.PublicIds(b"0123456789abcdef", "base62")
+shown: str = public.encode(a)
+again: int = public.decode(shown)
+ddl: str = sf.Layout("twitter").sql("postgres", prefix="ids")
 try:
     gen.try_next_id()
 except sf.ClockBehindError as e:

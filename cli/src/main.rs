@@ -12,6 +12,8 @@ mod commands;
 mod diagram;
 mod options;
 mod output;
+mod public;
+mod sql;
 
 use clap::{Args, Parser, Subcommand};
 use std::io::{self, Write};
@@ -50,6 +52,8 @@ enum Command {
     Bench(BenchArgs),
     RedisScript(RedisScriptArgs),
     Plan(PlanArgs),
+    Sql(sql::SqlArgs),
+    Public(public::PublicArgs),
 }
 
 /// Print N new IDs, one a line.
@@ -261,7 +265,8 @@ fn error_line(message: &str) {
     let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
 }
 
-const SUBCOMMANDS: [&str; 7] = ["next", "decode", "layouts", "bounds", "bench", "redis-script", "plan"];
+const SUBCOMMANDS: [&str; 9] =
+    ["next", "decode", "layouts", "bounds", "bench", "redis-script", "plan", "sql", "public"];
 
 /// Clap's usage errors, folded into the one-line form of every other error.
 fn usage_error(e: &clap::Error) -> String {
@@ -316,6 +321,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench(&args),
         Command::RedisScript(args) => commands::redis_script(&args),
         Command::Plan(args) => commands::plan(&args),
+        Command::Sql(args) => sql::run(&args),
+        Command::Public(args) => public::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -527,7 +527,7 @@ fn a_closed_pipe_ends_quietly_with_status_0() {
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in ["next", "decode", "layouts", "bounds", "bench", "redis-script"] {
+    for sub in ["next", "decode", "layouts", "bounds", "bench", "redis-script", "sql", "public"] {
         let text = ok(&[sub, "--help"]);
         assert!(text.contains("Examples:\n  snowflake "), "{sub}: {text}");
     }
@@ -592,4 +592,106 @@ fn plan_names_twitter_right_for_a_thousand_hosts() {
     assert!(Layout::parse(spec).unwrap().total_bits() <= 63, "{spec}");
     let out = snowflake(&["plan", "--hosts", "0", "--peak-per-second", "1", "--years", "1"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn sql_prints_cores_text_and_refuses_64_bit_layouts() {
+    let vectors: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/sql_scripts.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    for v in vectors["scripts"].as_array().unwrap() {
+        let spec = v["spec"].as_str().unwrap();
+        if let Some(sql) = v["sql"].as_str() {
+            assert_eq!(ok(&["sql", "--layout", spec, "--dialect", "postgres"]), sql, "{spec}");
+            assert_eq!(ok(&["sql", "--layout", spec, "--prefix", "snowflake"]), sql, "{spec}");
+        } else {
+            let out = snowflake(&["sql", "--layout", spec]);
+            assert_eq!(out.status.code(), Some(2), "{spec}");
+            assert!(out.stdout.is_empty());
+            assert!(String::from_utf8_lossy(&out.stderr).contains("64-bit layout"), "{spec}");
+        }
+    }
+    assert!(ok(&["sql", "--prefix", "ids.orders"])
+        .contains("FUNCTION \"ids\".\"orders_next_id\"(\"datacenter\" bigint"));
+    for bad in [["--dialect", "mysql"], ["--prefix", "Bad Prefix"]] {
+        let out = snowflake(&["sql", bad[0], bad[1]]);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+/// A key file in a fresh temporary directory.
+fn key_file(name: &str, bytes: &[u8]) -> (std::path::PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("snowflake-cli-key-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("key");
+    std::fs::write(&path, bytes).unwrap();
+    let text = path.to_str().unwrap().to_string();
+    (dir, text)
+}
+
+#[test]
+fn public_encodes_and_decodes_the_shared_vectors_with_a_key_file() {
+    let vectors: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/vectors/public_ids.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    for (i, row) in vectors["keys"].as_array().unwrap().iter().enumerate() {
+        let hex = row["key_hex"].as_str().unwrap();
+        let raw: Vec<u8> = (0..16).map(|j| u8::from_str_radix(&hex[2 * j..2 * j + 2], 16).unwrap()).collect();
+        // The same key as 16 raw bytes and as 32 hex digits with a newline.
+        for (form, bytes) in [("raw", raw), ("hex", format!("{hex}\n").into_bytes())] {
+            let (dir, path) = key_file(&format!("{i}-{form}"), &bytes);
+            let cases = row["cases"].as_array().unwrap();
+            let ids: Vec<&str> = cases.iter().map(|c| c["id"].as_str().unwrap()).collect();
+            let texts: Vec<&str> = cases.iter().map(|c| c["text"].as_str().unwrap()).collect();
+            let encoding = row["encoding"].as_str().unwrap();
+            let mut args = vec!["public", "encode", "--key-file", &path, "--encoding", encoding];
+            args.extend(&ids);
+            assert_eq!(ok(&args).lines().collect::<Vec<_>>(), texts, "{encoding} {form}");
+            let out = snowflake_with_stdin(
+                &["public", "decode", "--key-file", &path, "--encoding", encoding],
+                &(texts.join("\n") + "\n"),
+            );
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert_eq!(String::from_utf8(out.stdout).unwrap().lines().collect::<Vec<_>>(), ids);
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+}
+
+#[test]
+fn public_refuses_bad_keys_and_texts_before_printing_anything() {
+    let (dir, short) = key_file("short", b"SECRET-15-bytes");
+    let out = snowflake(&["public", "encode", "--key-file", &short, "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("key of 15 bytes") && err.contains("32 hex digits") && !err.contains("SECRET"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+    let (dir, key) = key_file("good", b"0123456789abcdef");
+    for (args, says) in [
+        (vec!["public", "decode", "--key-file", &key, "AyJykrccOzH", "0Czks0tP37"], "10 characters"),
+        (vec!["public", "encode", "--key-file", &key, "1", "18446744073709551616"], "`18446744073709551616`"),
+        (vec!["public", "encode", "--key-file", &key, "--encoding", "decimal", "1"], "fixed-width"),
+        (vec!["public", "encode", "--key-file", "/nonexistent/key", "1"], "reading the key file"),
+    ] {
+        let out = snowflake(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: printed before failing");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(says),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The key is never an argument.
+    let out = snowflake(&["public", "encode", "--key", "0123456789abcdef", "1"]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(dir).unwrap();
 }

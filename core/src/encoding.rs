@@ -111,33 +111,6 @@ impl Encoding {
             Encoding::Base58 | Encoding::Base62 => Some(11),
         }
     }
-
-    const fn alphabet(self) -> &'static [u8] {
-        match self {
-            Encoding::Decimal => b"0123456789",
-            Encoding::Hex => HEX,
-            Encoding::Base32 => CROCKFORD,
-            Encoding::Base36 => BASE36,
-            Encoding::Base58 => BASE58,
-            Encoding::Base62 => BASE62,
-        }
-    }
-
-    #[inline]
-    fn digit(self, c: u8) -> Option<u64> {
-        let table = match self {
-            Encoding::Decimal => &DECIMAL_VALUES,
-            Encoding::Hex => &HEX_VALUES,
-            Encoding::Base32 => &BASE32_VALUES,
-            Encoding::Base36 => &BASE36_VALUES,
-            Encoding::Base58 => &BASE58_VALUES,
-            Encoding::Base62 => &BASE62_VALUES,
-        };
-        match table[c as usize] {
-            NONE => None,
-            d => Some(u64::from(d)),
-        }
-    }
 }
 
 impl FromStr for Encoding {
@@ -249,11 +222,53 @@ pub fn decode_str(s: &str, encoding: Encoding, reverse: bool) -> Result<u64, Par
         None if b.len() > MAX_ENCODED_LEN => return Err(ParseIdError::Overflow),
         _ => {}
     }
-    let base = encoding.alphabet().len() as u64;
+    // One instance per base, as in `encode`: the digit table and the multiplier are constants
+    // in each loop, also for callers whose encoding is only known at run time.
+    let v = match encoding {
+        Encoding::Decimal => parse_digits::<10>(b, &DECIMAL_VALUES),
+        Encoding::Hex => parse_fixed::<16, 16>(b, &HEX_VALUES),
+        Encoding::Base32 => parse_fixed::<32, 13>(b, &BASE32_VALUES),
+        Encoding::Base36 => parse_fixed::<36, 13>(b, &BASE36_VALUES),
+        Encoding::Base58 => parse_fixed::<58, 11>(b, &BASE58_VALUES),
+        Encoding::Base62 => parse_fixed::<62, 11>(b, &BASE62_VALUES),
+    }?;
+    Ok(if reverse { u64::MAX - v } else { v })
+}
+
+/// The value of base-`B` digits read through `values`: the first character outside the
+/// alphabet, or a value above `u64::MAX`, is an error.
+#[inline]
+fn parse_digits<const B: u64>(b: &[u8], values: &[u8; 256]) -> Result<u64, ParseIdError> {
     let mut v: u64 = 0;
     for (position, &c) in b.iter().enumerate() {
-        let d = encoding.digit(c).ok_or(ParseIdError::Char { position })?;
-        v = v.checked_mul(base).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
+        let d = match values[c as usize] {
+            NONE => return Err(ParseIdError::Char { position }),
+            d => u64::from(d),
+        };
+        v = v.checked_mul(B).and_then(|v| v.checked_add(d)).ok_or(ParseIdError::Overflow)?;
     }
-    Ok(if reverse { u64::MAX - v } else { v })
+    Ok(v)
+}
+
+/// The value of the `N` base-`B` digits of a fixed-width encoding, as [`parse_digits`] (the
+/// same errors, in the same order) but faster: the first `N - 1` digits cannot overflow (a
+/// compile-time check), so they are read unchecked in two independent halves, which the
+/// processor computes side by side, and only the last digit is checked; a character outside
+/// the alphabet is looked for in one pass first, since it is reported before any overflow.
+#[inline]
+fn parse_fixed<const B: u64, const N: usize>(b: &[u8], values: &[u8; 256]) -> Result<u64, ParseIdError> {
+    const { assert!(B <= 64 && N >= 3 && B.checked_pow(N as u32 - 1).is_some()) };
+    let Ok(b) = <&[u8; N]>::try_from(b) else {
+        return Err(ParseIdError::Length { expected: N as u8, got: b.len() });
+    };
+    let d: [u8; N] = core::array::from_fn(|i| values[b[i] as usize]);
+    // Every digit is below 64 and NONE is 0xff: one OR of all of them shows whether any is NONE.
+    if d.iter().fold(0, |any, &x| any | x) > 63 {
+        let position = d.iter().position(|&x| x == NONE).unwrap_or(0);
+        return Err(ParseIdError::Char { position });
+    }
+    let half = (N - 1) / 2;
+    let read = |digits: &[u8]| digits.iter().fold(0u64, |v, &x| v * B + u64::from(x));
+    let v = read(&d[..half]) * B.pow((N - 1 - half) as u32) + read(&d[half..N - 1]);
+    v.checked_mul(B).and_then(|v| v.checked_add(u64::from(d[N - 1]))).ok_or(ParseIdError::Overflow)
 }

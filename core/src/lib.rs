@@ -12,6 +12,9 @@
 //!   process.
 //! - [`encode`] / [`decode_str`]: fixed-width, sortable strings (hex, Crockford base32, base36,
 //!   base58, base62), strictly parsed, without allocating.
+//! - `PublicIds` (feature `public-ids`): IDs encrypted with Speck64/128 into fixed-width texts
+//!   that hide their time and order; `sql` (feature `sql`) and `redis_script` (feature
+//!   `redis-script`): the same IDs issued inside PostgreSQL and Redis.
 //!
 //! `#![no_std]` without the default `std` feature: layouts, encodings and isolated
 //! generators over a [`ManualClock`] or your own [`Clock`] still work.
@@ -23,8 +26,8 @@
 //! | module | what it is | may use |
 //! |---|---|---|
 //! | `coord` | (`std`) what a generator's state is shared with: the in-process registry, and each behind its feature the shared mapping (`shared`), the state file (`state-file`), local and Redis leases (`lease-local`, `lease-redis`), the run lock | everything below |
-//! | `redis_script` | (`redis-script`) the Lua script that issues a layout's IDs inside Redis | `layout`, `error`, `text` |
 //! | `plan` | the capacity planner: does a layout fit a fleet's hosts, peak and years; a layout that does | `layout`, `time` |
+//! | `redis_script`, `sql`, `public` | code for other systems: (`redis-script`) the Lua script that issues a layout's IDs inside Redis; (`sql`) the PL/pgSQL that issues, bounds and decodes them inside PostgreSQL; (`public-ids`) `PublicIds`, IDs encrypted for the world to see | the ground floor |
 //! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
 //! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
 //! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks | nothing |
@@ -68,8 +71,12 @@ pub mod hash;
 mod layout;
 mod options;
 pub mod plan;
+#[cfg(feature = "public-ids")]
+mod public;
 #[cfg(feature = "redis-script")]
 mod redis_script;
+#[cfg(feature = "sql")]
+mod sql;
 #[cfg(all(feature = "std", unix))]
 mod sys;
 mod text;
@@ -94,8 +101,12 @@ pub use options::{
     valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, SequenceStart, Value, CONFLICTS,
     NEEDS, OPTIONS, OPTION_NAMES,
 };
+#[cfg(feature = "public-ids")]
+pub use public::{PublicIds, PUBLIC_KEY_LEN};
 #[cfg(feature = "redis-script")]
 pub use redis_script::redis_script;
+#[cfg(feature = "sql")]
+pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
 pub use text::{Name, Spelling, MAX_NAME_LEN};
 
 /// The crate's version, from Cargo.

@@ -1,7 +1,7 @@
 //! Property tests: round trips, order, and "malformed input is an error, never a panic".
 
 use proptest::prelude::*;
-use snowflake_core::{decode_str, encode, Encoding, Generator, Layout, ManualClock, Options};
+use snowflake_core::{decode_str, encode, Encoding, Generator, Layout, ManualClock, Options, ParseIdError};
 
 fn encoding() -> impl Strategy<Value = Encoding> {
     prop::sample::select(Encoding::ALL.to_vec())
@@ -53,6 +53,51 @@ proptest! {
         let _ = decode_str(&s, e, reverse);
     }
 
+    /// `decode_str` reads fixed-width texts in two halves with one check at the end: the same
+    /// values and the same errors, in the same order, as reading digit by digit with a check
+    /// at every step. The texts mix the alphabet (mostly) with any other ASCII byte.
+    #[test]
+    fn fixed_width_decoding_is_digit_by_digit(
+        e in encoding(),
+        picks in prop::collection::vec((0u8..6, any::<prop::sample::Index>(), 0u8..128), 16),
+    ) {
+        prop_assume!(e != Encoding::Decimal);
+        let w = e.width().unwrap();
+        let last = |d: u64| encode(d, e, false).as_bytes()[w - 1];
+        let zero = last(0);
+        // The alphabet, in digit order: the last character of 0, 1, ... until it wraps.
+        let alphabet: Vec<u8> =
+            [zero].into_iter().chain((1..).map(last).take_while(|&c| c != zero)).collect();
+        let text: Vec<u8> = picks[..w]
+            .iter()
+            .map(|&(kind, i, byte)| if kind == 0 { byte } else { alphabet[i.index(alphabet.len())] })
+            .collect();
+        let text = String::from_utf8(text).unwrap();
+        // A character's digit, as decode_str reads a one-digit text (for case folding and
+        // Crockford's aliases), then digit by digit with a check at every step.
+        let digit = |c: u8| {
+            let mut one = vec![zero; w];
+            one[w - 1] = c;
+            decode_str(std::str::from_utf8(&one).unwrap(), e, false).ok()
+        };
+        let base = alphabet.len() as u64;
+        let mut reference = Ok(0u64);
+        for (position, c) in text.bytes().enumerate() {
+            let Some(d) = digit(c) else {
+                reference = Err(ParseIdError::Char { position });
+                break;
+            };
+            match reference.map(|v| v.checked_mul(base).and_then(|v| v.checked_add(d))) {
+                Ok(Some(v)) => reference = Ok(v),
+                _ => {
+                    reference = Err(ParseIdError::Overflow);
+                    break;
+                }
+            }
+        }
+        prop_assert_eq!(decode_str(&text, e, false), reference, "{}", text);
+    }
+
     #[test]
     fn any_spec_parses_or_errs(s in "[a-z0-9:,;=\\-TZ. ]{0,60}") {
         if let Ok(l) = Layout::parse(&s) {
@@ -99,7 +144,7 @@ proptest! {
         sorted_readings.sort_unstable();
         for r in sorted_readings {
             if let Ok(id) = g.next_id_at(start + r) {
-                prop_assert!(last.map_or(true, |p| id > p));
+                prop_assert!(last.is_none_or(|p| id > p));
                 last = Some(id);
                 let parts = l.decode(id).unwrap();
                 prop_assert_eq!(parts.node, node);

@@ -203,3 +203,90 @@ fn redis_scripts_are_cores() {
          with `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test vectors redis_scripts` and commit it"
     );
 }
+
+/// `public_ids.json` (issue 14): the model's Speck64/128 texts for several keys and
+/// encodings, the Speck paper's vector, and the inputs that must be refused.
+#[cfg(feature = "public-ids")]
+#[test]
+fn public_ids() {
+    use snowflake_core::{ErrorKind, PublicIds};
+    fn key(v: &Value) -> Vec<u8> {
+        let hex = v["key_hex"].as_str().unwrap();
+        (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect()
+    }
+    fn ids(v: &Value) -> snowflake_core::Result<PublicIds> {
+        let encoding = Encoding::from_name(v["encoding"].as_str().unwrap_or("base62"));
+        let encoding = encoding.ok_or(snowflake_core::Error::BadOption {
+            name: snowflake_core::Name::snippet("encoding"),
+            reason: "unknown encoding",
+        })?;
+        PublicIds::from_key_bytes(&key(v), encoding)
+    }
+    let v = load("public_ids.json");
+    assert_eq!(v["cipher"], "Speck64/128");
+    let ka = &v["known_answer"];
+    assert_eq!(&*ids(ka).unwrap().encode(u64_of(&ka["id"])), ka["text"].as_str().unwrap());
+    let mut n = 0;
+    for row in v["keys"].as_array().unwrap() {
+        let p = ids(row).unwrap();
+        for case in row["cases"].as_array().unwrap() {
+            let (id, text) = (u64_of(&case["id"]), case["text"].as_str().unwrap());
+            assert_eq!(&*p.encode(id), text, "{row:?}");
+            assert_eq!(p.decode(text), Ok(id));
+            n += 1;
+        }
+    }
+    assert!(n >= 50);
+    for bad in v["invalid_keys"].as_array().unwrap().iter().chain(v["invalid_encodings"].as_array().unwrap())
+    {
+        let err = ids(bad).unwrap_err();
+        assert_eq!(err.kind().code(), bad["error"].as_str().unwrap(), "{bad:?}");
+    }
+    for bad in v["invalid_texts"].as_array().unwrap() {
+        let err = ids(bad).unwrap().decode(bad["text"].as_str().unwrap()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidId);
+        assert_eq!(err.kind().code(), bad["error"].as_str().unwrap());
+    }
+}
+
+/// `sql_scripts.json` (issue 14): the PostgreSQL SQL of every preset with the default prefix,
+/// or the error of a 64-bit one, which the bindings' `sql("postgres")` must return. Core's
+/// output, like `redis_scripts.json`: `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test
+/// vectors sql_scripts` rewrites it after a deliberate change.
+#[cfg(feature = "sql")]
+#[test]
+fn sql_scripts_are_cores() {
+    use snowflake_core::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
+    let path = format!("{}/../tests/vectors/sql_scripts.json", env!("CARGO_MANIFEST_DIR"));
+    let scripts: Vec<Value> = snowflake_core::PRESETS
+        .iter()
+        .map(|(name, _)| {
+            let layout = Layout::parse(name).unwrap();
+            let nodes: Vec<&str> = layout.node_fields().map(|(_, f)| f.name()).collect();
+            match sql(&layout, SqlDialect::Postgres, DEFAULT_SQL_PREFIX) {
+                Ok(text) => serde_json::json!({
+                    "spec": name, "dialect": "postgres", "prefix": DEFAULT_SQL_PREFIX,
+                    "node_fields": nodes, "sql": text,
+                }),
+                Err(e) => serde_json::json!({
+                    "spec": name, "dialect": "postgres", "prefix": DEFAULT_SQL_PREFIX,
+                    "node_fields": nodes, "error": e.kind().code(),
+                }),
+            }
+        })
+        .collect();
+    assert!(
+        scripts.iter().any(|s| s.get("error").is_some()) && scripts.iter().any(|s| s.get("sql").is_some())
+    );
+    let text = serde_json::to_string_pretty(&serde_json::json!({ "scripts": scripts })).unwrap() + "\n";
+    if std::env::var_os("SNOWFLAKE_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &text).expect(&path);
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == text,
+        "tests/vectors/sql_scripts.json is not what core's sql writes now: regenerate it with \
+         `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test vectors sql_scripts` and commit it"
+    );
+}

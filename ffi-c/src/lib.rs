@@ -23,6 +23,8 @@ mod error;
 mod generator;
 mod layout;
 mod options;
+mod public;
+mod sql;
 
 pub use encoding::{snowflake_decode_str, snowflake_encode};
 pub use error::{SnowflakeStatus, SnowflakeStatusRaw};
@@ -44,6 +46,11 @@ pub use options::{
     snowflake_options_set_float, snowflake_options_set_int, snowflake_options_set_str,
     snowflake_options_set_typename, snowflake_options_unset, SnowflakeOptions,
 };
+pub use public::{
+    snowflake_public_decode, snowflake_public_encode, snowflake_public_free, snowflake_public_new,
+    SnowflakePublicIds,
+};
+pub use sql::snowflake_layout_sql;
 
 use error::{fail_with, ffi_boundary};
 use std::ffi::{c_char, CStr};

@@ -167,6 +167,7 @@ check "example.c builds through pkg-config" \
   gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake) tests/c/example.c -o "$WORK/example" \
   $(pkg-config --libs snowflake) -Wl,-rpath,"$LIBDIR"
 check "example.c runs" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WORK/example"
+check "example.c: its public ID decodes back" prints "^public [0-9A-Za-z]\{11\}, decodes back: yes$" "$WORK/example"
 check "example.c links libsnowflake.a statically (pkg-config static_libs)" \
   gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake) tests/c/example.c -o "$WORK/example_static" \
   $(pkg-config --variable=static_libs snowflake)

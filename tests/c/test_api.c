@@ -1035,6 +1035,173 @@ static void test_redis_script_errors(void) {
   snowflake_layout_free(layout);
 }
 
+/* ---- SQL (issue 14) ---------------------------------------------------------------------- */
+
+/* Every preset's PostgreSQL SQL equals core's (tests/vectors/sql_scripts.json), or is refused
+ * with SNOWFLAKE_STATUS_VALUE for a 64-bit layout; sizes are asked as for the Redis script. */
+static void test_sql_vectors(const char *dir) {
+  cJSON *json = load_json(dir, "sql_scripts.json");
+  const cJSON *v;
+  int n = 0, refused = 0;
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "scripts")) {
+    const char *spec = str_field(v, "spec");
+    const char *want = str_field(v, "sql");
+    SnowflakeLayout *layout = NULL;
+    size_t needed = 0;
+    char *buf;
+    n++;
+    if (CHECK_STATUS(snowflake_layout_new(spec, &layout), SNOWFLAKE_STATUS_OK)) continue;
+    if (want == NULL) {
+      refused++;
+      needed = 777;
+      CHECK_STATUS(snowflake_layout_sql(layout, "postgres", NULL, NULL, 0, &needed), SNOWFLAKE_STATUS_VALUE);
+      CHECK(strcmp(snowflake_status_code(SNOWFLAKE_STATUS_VALUE), str_field(v, "error")) == 0, "%s", spec);
+      CHECK_DETAIL("64-bit layout");
+      CHECK(needed == 777, "%s: needed written on a failure other than a short buffer", spec);
+      snowflake_layout_free(layout);
+      continue;
+    }
+    CHECK_STATUS(snowflake_layout_sql(layout, "postgres", NULL, NULL, 0, &needed),
+                 SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(needed == strlen(want) + 1, "%s: needed %zu for %zu bytes", spec, needed, strlen(want));
+    buf = malloc(needed);
+    if (buf == NULL) exit(2);
+    memset(buf, 'x', needed);
+    CHECK_STATUS(snowflake_layout_sql(layout, "postgres", "snowflake", buf, needed - 1, NULL),
+                 SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+    CHECK(buf[0] == 'x', "%s: written into a buffer 1 byte short", spec);
+    CHECK_STATUS(snowflake_layout_sql(layout, "postgres", str_field(v, "prefix"), buf, needed, NULL),
+                 SNOWFLAKE_STATUS_OK);
+    CHECK(strcmp(buf, want) == 0, "%s: the SQL differs from core's", spec);
+    free(buf);
+    snowflake_layout_free(layout);
+  }
+  CHECK(n == 7 && refused > 0 && refused < n, "sql_scripts.json: %d scripts, %d refused", n, refused);
+  cJSON_Delete(json);
+}
+
+static void test_sql_errors(void) {
+  SnowflakeLayout *layout = NULL;
+  char buf[64];
+  size_t needed = 5;
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
+  CHECK_STATUS(snowflake_layout_sql(NULL, "postgres", NULL, buf, sizeof buf, &needed), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_DETAIL("`layout`");
+  CHECK_STATUS(snowflake_layout_sql(layout, NULL, NULL, buf, sizeof buf, &needed), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_DETAIL("`dialect`");
+  CHECK_STATUS(snowflake_layout_sql(layout, "postgres", NULL, NULL, 10, &needed), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_sql(layout, "mysql", NULL, buf, sizeof buf, &needed), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("unknown SQL dialect");
+  CHECK_STATUS(snowflake_layout_sql(layout, "postgres", "Bad Prefix", buf, sizeof buf, &needed), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("lowercase identifier");
+  CHECK_STATUS(snowflake_layout_sql(layout, "postgres", "", buf, sizeof buf, &needed), SNOWFLAKE_STATUS_VALUE);
+  CHECK(needed == 5, "needed written on a failure other than a short buffer");
+  CHECK_STATUS(snowflake_layout_sql(layout, "postgres", "ids.orders", NULL, 0, &needed), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK(needed > 1000, "needed %zu", needed);
+  snowflake_layout_free(layout);
+}
+
+/* ---- public IDs (issue 14) --------------------------------------------------------------- */
+
+static size_t key_of(const cJSON *v, uint8_t *key, size_t cap) {
+  const char *hex = str_field(v, "key_hex");
+  size_t i, n = strlen(hex) / 2;
+  for (i = 0; i < n && i < cap; i++) {
+    unsigned b;
+    sscanf(hex + 2 * i, "%2x", &b);
+    key[i] = (uint8_t)b;
+  }
+  return n;
+}
+
+static SnowflakeStatus public_of(const cJSON *v, SnowflakePublicIds **out) {
+  uint8_t key[64];
+  size_t n = key_of(v, key, sizeof key);
+  return snowflake_public_new(n ? key : (const uint8_t *)"", n, str_field(v, "encoding"), out);
+}
+
+static void test_public_vectors(const char *dir) {
+  cJSON *json = load_json(dir, "public_ids.json");
+  const cJSON *ka = cJSON_GetObjectItemCaseSensitive(json, "known_answer"), *row, *c, *v;
+  SnowflakePublicIds *ids = NULL;
+  char buf[32];
+  uint64_t id;
+  int n = 0;
+
+  if (!CHECK_STATUS(public_of(ka, &ids), SNOWFLAKE_STATUS_OK)) {
+    CHECK_STATUS(snowflake_public_encode(ids, u64_field(ka, "id"), buf, sizeof buf), SNOWFLAKE_STATUS_OK);
+    CHECK(strcmp(buf, str_field(ka, "text")) == 0, "the Speck paper's vector: %s", buf);
+    snowflake_public_free(ids);
+  }
+  cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(json, "keys")) {
+    ids = NULL;
+    if (CHECK_STATUS(public_of(row, &ids), SNOWFLAKE_STATUS_OK)) continue;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(row, "cases")) {
+      const char *text = str_field(c, "text");
+      n++;
+      CHECK_STATUS(snowflake_public_encode(ids, u64_field(c, "id"), buf, sizeof buf), SNOWFLAKE_STATUS_OK);
+      CHECK(strcmp(buf, text) == 0, "%s: %s, expected %s", str_field(row, "encoding"), buf, text);
+      CHECK_STATUS(snowflake_public_decode(ids, text, &id), SNOWFLAKE_STATUS_OK);
+      CHECK(id == u64_field(c, "id"), "decode %s", text);
+    }
+    snowflake_public_free(ids);
+  }
+  CHECK(n >= 50, "%d public-ID vectors", n);
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "invalid_keys")) {
+    ids = NULL;
+    CHECK_STATUS(public_of(v, &ids), SNOWFLAKE_STATUS_VALUE);
+    CHECK_DETAIL("exactly 16 bytes");
+    CHECK(ids == NULL, "an output was written on a failure");
+  }
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "invalid_encodings")) {
+    CHECK_STATUS(public_of(v, &ids), SNOWFLAKE_STATUS_VALUE);
+  }
+  cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(json, "invalid_texts")) {
+    ids = NULL;
+    if (CHECK_STATUS(public_of(v, &ids), SNOWFLAKE_STATUS_OK)) continue;
+    id = 42;
+    CHECK_STATUS(snowflake_public_decode(ids, str_field(v, "text"), &id), SNOWFLAKE_STATUS_INVALID_ID);
+    CHECK(id == 42, "an output was written on a failure");
+    snowflake_public_free(ids);
+  }
+  cJSON_Delete(json);
+}
+
+static void test_public_errors(void) {
+  SnowflakePublicIds *ids = NULL;
+  char buf[12], small[11];
+  uint64_t id = 0;
+  int i, sorted = 1;
+  char prev[12] = "";
+  CHECK_STATUS(snowflake_public_new(NULL, 16, NULL, &ids), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_DETAIL("`key`");
+  CHECK_STATUS(snowflake_public_new((const uint8_t *)"0123456789abcdef", 16, NULL, NULL),
+               SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_public_new((const uint8_t *)"0123456789abcdef", 16, "decimal", &ids), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("fixed-width");
+  if (CHECK_STATUS(snowflake_public_new((const uint8_t *)"0123456789abcdef", 16, NULL, &ids), SNOWFLAKE_STATUS_OK)) return;
+  CHECK_STATUS(snowflake_public_encode(NULL, 1, buf, sizeof buf), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_public_encode(ids, 1, NULL, sizeof buf), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  memset(small, 'x', sizeof small);
+  CHECK_STATUS(snowflake_public_encode(ids, 1, small, sizeof small), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+  CHECK(small[0] == 'x', "written into a short buffer");
+  CHECK_STATUS(snowflake_public_decode(ids, NULL, &id), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_public_decode(ids, "0Czks0tP37X", NULL), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_public_decode(ids, "0Czks0tP37\xe9", &id), SNOWFLAKE_STATUS_INVALID_UTF8);
+  /* Consecutive IDs: texts round-trip and are not in order. */
+  for (i = 0; i < 64; i++) {
+    uint64_t in = 1724551110456389632ull + (uint64_t)i;
+    CHECK_STATUS(snowflake_public_encode(ids, in, buf, sizeof buf), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_public_decode(ids, buf, &id), SNOWFLAKE_STATUS_OK);
+    CHECK(id == in, "round trip of %llu", (unsigned long long)in);
+    if (i > 0 && strcmp(prev, buf) > 0) sorted = 0;
+    memcpy(prev, buf, sizeof buf);
+  }
+  CHECK(!sorted, "64 consecutive IDs gave sorted public texts");
+  snowflake_public_free(ids);
+  snowflake_public_free(NULL);
+}
+
 int main(int argc, char **argv) {
   const char *vectors = argc > 1 ? argv[1] : "tests/vectors";
   size_t per_thread = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
@@ -1048,6 +1215,10 @@ int main(int argc, char **argv) {
   test_longest_layout_text();
   test_redis_script_vectors(vectors);
   test_redis_script_errors();
+  test_sql_vectors(vectors);
+  test_sql_errors();
+  test_public_vectors(vectors);
+  test_public_errors();
   test_generator_errors();
   test_encoding_errors();
   test_generator_basics();

@@ -230,6 +230,66 @@ void test_redis_scripts(const std::string& dir) {
   CHECK(n == 7, "%d scripts in redis_scripts.json", n);
 }
 
+void test_sql(const std::string& dir) {
+  Json json(dir + "/sql_scripts.json");
+  const cJSON* v;
+  int n = 0, refused = 0;
+  cJSON_ArrayForEach(v, json["scripts"]) {
+    n++;
+    const snowflake::Layout layout(str(v, "spec"));
+    if (str(v, "sql").empty()) {
+      refused++;
+      try {
+        (void)layout.sql("postgres");
+        CHECK(false, "the 64-bit %s was not refused", str(v, "spec").c_str());
+      } catch (const snowflake::Error& e) {
+        CHECK(std::string(e.code()) == str(v, "error"), "%s", e.code());
+      }
+      continue;
+    }
+    CHECK(layout.sql("postgres") == str(v, "sql"), "the SQL of %s differs from core's", str(v, "spec").c_str());
+  }
+  CHECK(n == 7 && refused > 0, "%d SQL vectors, %d refused", n, refused);
+}
+
+std::string bytes_of_hex(const std::string& hex) {
+  std::string out;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::strtoul(hex.substr(i, 2).c_str(), nullptr, 16)));
+  return out;
+}
+
+void test_public_ids(const std::string& dir) {
+  Json json(dir + "/public_ids.json");
+  const cJSON* row;
+  int n = 0;
+  cJSON_ArrayForEach(row, json["keys"]) {
+    const snowflake::PublicIds ids(bytes_of_hex(str(row, "key_hex")), str(row, "encoding"));
+    const cJSON* c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(row, "cases")) {
+      n++;
+      CHECK(ids.encode(u64(c, "id")) == str(c, "text"), "public text of %s", str(c, "id").c_str());
+      CHECK(ids.decode(str(c, "text")) == u64(c, "id"), "decode %s", str(c, "text").c_str());
+    }
+  }
+  CHECK(n >= 50, "%d public-ID vectors", n);
+  try {
+    snowflake::PublicIds bad(std::string(15, 'k'));
+    CHECK(false, "a 15-byte key was accepted");
+  } catch (const snowflake::Error& e) {
+    CHECK(e.status() == SNOWFLAKE_STATUS_VALUE, "%s", e.code());
+  }
+  snowflake::PublicIds ids(std::string(16, 'k'));
+  try {
+    (void)ids.decode("0Czks0tP37");
+    CHECK(false, "a 10-character text was accepted");
+  } catch (const snowflake::Error& e) {
+    CHECK(e.status() == SNOWFLAKE_STATUS_INVALID_ID, "%s", e.code());
+  }
+  snowflake::PublicIds moved = std::move(ids);
+  CHECK(moved.decode(moved.encode(7)) == 7, "a moved codec works");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -239,6 +299,8 @@ int main(int argc, char** argv) {
     test_encoding_vectors(vectors);
     test_generator_vectors(vectors);
     test_redis_scripts(vectors);
+    test_sql(vectors);
+    test_public_ids(vectors);
     test_exceptions();
     test_raii_and_batches();
     test_threads();

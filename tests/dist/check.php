@@ -1,7 +1,8 @@
 <?php
 
 // Run by tests/dist/run.sh against the Composer package from dist/php/, installed into a fresh
-// project: the installed Snowflake\ package decodes the shared vectors and issues IDs.
+// project: the installed Snowflake\ package decodes the shared vectors, gives their public IDs and
+// PostgreSQL SQL, and issues IDs.
 //
 //   CLI:      php check.php <project dir> <tests/vectors> <version>    (Composer's autoloader)
 //   PHP-FPM:  GET ?vectors=<tests/vectors>&version=<version>           (preloaded: no require)
@@ -15,7 +16,9 @@ use Snowflake\Generator;
 use Snowflake\Id;
 use Snowflake\Layout;
 use Snowflake\Library;
+use Snowflake\PublicIds;
 use Snowflake\SnowflakeException;
+use Snowflake\ValueException;
 
 function dist_expect(bool $ok, string $what): void
 {
@@ -64,6 +67,32 @@ function dist_check(string $vectors, string $version): string
             dist_expect($got === ($s['id'] ?? $s['error']), "{$t['name']} at {$s['unix_ms']}: $got");
             $checked++;
         }
+    }
+
+    // Public IDs (issue 14): the same texts as every language, and back.
+    foreach ($read('public_ids')['keys'] as $row) {
+        $ids = new PublicIds((string) hex2bin($row['key_hex']), $row['encoding']);
+        foreach ($row['cases'] as $c) {
+            dist_expect($ids->encode($c['id']) === $c['text'], "public encode {$row['key_hex']} {$c['id']}");
+            dist_expect((string) $ids->decode($c['text']) === $c['id'], "public decode {$row['key_hex']} {$c['text']}");
+            $checked++;
+        }
+    }
+
+    // The PostgreSQL SQL (issue 14): core's text for every preset, or the refusal of a 64-bit one.
+    foreach ($read('sql_scripts')['scripts'] as $v) {
+        $layout = new Layout($v['spec']);
+        if (isset($v['error'])) {
+            try {
+                $layout->sql($v['dialect']);
+                dist_expect(false, "{$v['spec']}: a 64-bit layout's SQL was not refused");
+            } catch (ValueException $e) {
+                dist_expect($e->statusCode === $v['error'], "{$v['spec']}: {$e->statusCode}");
+            }
+        } else {
+            dist_expect($layout->sql($v['dialect'], $v['prefix']) === $v['sql'], "{$v['spec']}: the SQL differs from core's");
+        }
+        $checked++;
     }
 
     // New IDs from the system clock: unique, increasing, of this node.

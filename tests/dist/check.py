@@ -1,6 +1,6 @@
 """Run by tests/dist/run.sh with the Python of a fresh virtualenv that installed a package
 from dist/python/ (the wheel, or the sdist built offline): the installed libsnowflake
-decodes the shared vectors and issues IDs.
+decodes the shared vectors, gives their public IDs and PostgreSQL SQL, and issues IDs.
 
     python check.py <tests/vectors> <expected version>
 
@@ -45,6 +45,28 @@ for trace in json.loads((vectors / "generator.json").read_text())["traces"]:
             got = e.code
         assert got == step.get("id", step.get("error")), (trace["name"], step, got)
         checked += 1
+
+# Public IDs (issue 14): the same texts as every language, and back.
+public = json.loads((vectors / "public_ids.json").read_text())
+for row in public["keys"]:
+    p = sf.PublicIds(bytes.fromhex(row["key_hex"]), row["encoding"])
+    for c in row["cases"]:
+        assert p.encode(int(c["id"])) == c["text"], (row["key_hex"], c)
+        assert p.decode(c["text"]) == int(c["id"]), (row["key_hex"], c)
+        checked += 1
+
+# The PostgreSQL SQL (issue 14): core's text for every preset, or the refusal of a 64-bit one.
+for v in json.loads((vectors / "sql_scripts.json").read_text())["scripts"]:
+    layout = sf.Layout(v["spec"])
+    if "error" in v:
+        try:
+            layout.sql(v["dialect"])
+            raise AssertionError(f"{v['spec']}: a 64-bit layout's SQL was not refused")
+        except sf.ValueRangeError as e:
+            assert e.code == v["error"], (v["spec"], e.code)
+    else:
+        assert layout.sql(v["dialect"], prefix=v["prefix"]) == v["sql"], v["spec"]
+    checked += 1
 
 # New IDs from the system clock: unique, increasing, of this node.
 gen = sf.Generator("twitter", node={"datacenter": 1, "worker": 3})

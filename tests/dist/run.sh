@@ -2,7 +2,7 @@
 # The prebuilt packages in dist/ (scripts/dist.sh), installed the way users install them, each
 # into a fresh place, with `cargo`, `rustc` and ~/.cargo/bin taken off the PATH (issue 11); and
 # the glibc floor of every shipped binary (issue 17). Each install decodes the shared vectors
-# (tests/vectors/) and issues IDs:
+# (tests/vectors/), gives their public IDs and PostgreSQL SQL (issue 14), and issues IDs:
 #
 #   glibc     every ELF file in dist/ needs at most GLIBC_$GLIBC_FLOOR (scripts/dist.env);
 #   Python    the wheel in new virtualenvs (pip --no-index: nothing is built or fetched), on
@@ -402,6 +402,27 @@ check "bin/snowflake --version is $VERSION" says "^snowflake $VERSION$" no_rust 
 check "bin/snowflake decode: Discord's published ID 175928847299117063" \
   says "^175928847299117063  2016-04-30T11:18:25.796Z  worker=1 process=0 sequence=7$" \
   no_rust "$C_PREFIX/bin/snowflake" decode --layout discord 175928847299117063
+# Issue 14 through the shipped CLI: the shared vectors' public IDs both ways (key from a file,
+# as the CLI requires) and core's PostgreSQL SQL for twitter.
+cli_public_and_sql() {
+  python3 - "$VECTORS" "$WORK" <<'PY' || return 1
+import json, sys
+from pathlib import Path
+vectors, work = Path(sys.argv[1]), Path(sys.argv[2])
+row = json.loads((vectors / "public_ids.json").read_text())["keys"][0]
+assert row["encoding"] == "base62"
+(work / "public.key").write_text(row["key_hex"] + "\n")
+(work / "public.ids").write_text("".join(c["id"] + "\n" for c in row["cases"]))
+(work / "public.texts").write_text("".join(c["text"] + "\n" for c in row["cases"]))
+script = next(s for s in json.loads((vectors / "sql_scripts.json").read_text())["scripts"] if s["spec"] == "twitter")
+(work / "twitter.sql").write_text(script["sql"])
+PY
+  no_rust "$C_PREFIX/bin/snowflake" public encode --key-file "$WORK/public.key" <"$WORK/public.ids" | diff - "$WORK/public.texts" &&
+    no_rust "$C_PREFIX/bin/snowflake" public decode --key-file "$WORK/public.key" <"$WORK/public.texts" | diff - "$WORK/public.ids" &&
+    no_rust "$C_PREFIX/bin/snowflake" sql --layout twitter | cmp - "$WORK/twitter.sql"
+}
+check "bin/snowflake public encode|decode --key-file: the shared public-ID vectors; bin/snowflake sql: core's SQL" \
+  cli_public_and_sql
 cli_next() {
   no_rust "$C_PREFIX/bin/snowflake" next -n 1000 >"$WORK/cli-ids" &&
     test "$(sort -n -u "$WORK/cli-ids" | wc -l)" = 1000 && sort -n -c "$WORK/cli-ids"

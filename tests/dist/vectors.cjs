@@ -1,13 +1,13 @@
 // Shared by check.cjs (CommonJS) and check.mjs (ES module), which tests/dist/run.sh copies into
 // a fresh npm project that installed dist/node/'s tarballs: the installed libsnowflake
-// decodes the shared vectors and issues IDs. Throws on any difference; returns a summary.
+// decodes the shared vectors, gives their public IDs and PostgreSQL SQL, and issues IDs. Throws on any difference; returns a summary.
 'use strict';
 
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
-module.exports = function check({ Layout, Generator, encode, decodeStr, VERSION }, vectorsDir, version) {
+module.exports = function check({ Layout, Generator, PublicIds, encode, decodeStr, VERSION }, vectorsDir, version) {
   const read = (name) => JSON.parse(fs.readFileSync(path.join(vectorsDir, name), 'utf8'));
   assert.equal(VERSION, version, 'the installed version');
   let checked = 0;
@@ -57,6 +57,27 @@ module.exports = function check({ Layout, Generator, encode, decodeStr, VERSION 
       assert.equal(got, step.id ?? step.error, `${trace.name} at ${step.unix_ms}`);
       checked++;
     }
+  }
+
+  // Public IDs (issue 14): the same texts as every language, and back.
+  for (const row of read('public_ids.json').keys) {
+    const ids = new PublicIds(Buffer.from(row.key_hex, 'hex'), row.encoding);
+    for (const c of row.cases) {
+      assert.equal(ids.encode(BigInt(c.id)), c.text, `${row.key_hex} ${c.id}`);
+      assert.equal(ids.decode(c.text), BigInt(c.id), `${row.key_hex} ${c.text}`);
+      checked++;
+    }
+  }
+
+  // The PostgreSQL SQL (issue 14): core's text for every preset, or the refusal of a 64-bit one.
+  for (const v of read('sql_scripts.json').scripts) {
+    const layout = new Layout(v.spec);
+    if (v.error) {
+      assert.throws(() => layout.sql(v.dialect), (e) => e.code === v.error, v.spec);
+    } else {
+      assert.equal(layout.sql(v.dialect, v.prefix), v.sql, v.spec);
+    }
+    checked++;
   }
 
   // New IDs from the system clock: unique, increasing, of this node.

@@ -369,7 +369,101 @@ def generator_json():
         trace("before the epoch and past the last instant", "time:4,sequence:2;epoch=1000;tick=1s", {},
               [999, 1000, 16998, 16999, 17000] + [16500] * 3),
         trace("game preset", "game", {"platform": 2, "area": 1500, "app": 17}, [T, T, T + 1]),
+        trace("2 ms ticks: a full tick carries, drift borrows, then refuses", "time:40,shard:12,sequence:2;epoch=1288834974657;tick=2ms",
+              {"shard": 4095}, [T] * 6 + [T + 1, T + 2, T + 2, T - 10, T + 7, T + 8], drift=2),
     ]}
+
+
+# --- public IDs: Speck64/128 (issue 14) ---------------------------------------------------
+# From "The SIMON and SPECK Families of Lightweight Block Ciphers" (Beaulieu et al., 2013):
+# 32-bit words, 4 key words, rotations 8 and 3, 27 rounds. Bytes map to words big-endian in
+# the order the paper prints its test vectors: the key is l2 l1 l0 k0, the block x y.
+M32 = (1 << 32) - 1
+
+
+def ror32(v, r):
+    return ((v >> r) | (v << (32 - r))) & M32
+
+
+def rol32(v, r):
+    return ((v << r) | (v >> (32 - r))) & M32
+
+
+def speck_round(k, x, y):
+    x = ((ror32(x, 8) + y) & M32) ^ k
+    return x, rol32(y, 3) ^ x
+
+
+def speck64_128_keys(key):
+    assert len(key) == 16
+    words = [int.from_bytes(key[i:i + 4], "big") for i in range(0, 16, 4)]
+    k, l = [words[3]], [words[2], words[1], words[0]]
+    for i in range(26):
+        new_l, new_k = speck_round(i, l[i], k[i])
+        l.append(new_l)
+        k.append(new_k)
+    return k
+
+
+def speck64_128_encrypt(key, block):
+    x, y = block >> 32, block & M32
+    for k in speck64_128_keys(key):
+        x, y = speck_round(k, x, y)
+    return (x << 32) | y
+
+
+def speck64_128_decrypt(key, block):
+    x, y = block >> 32, block & M32
+    for k in reversed(speck64_128_keys(key)):
+        y = ror32(y ^ x, 3)
+        x = rol32(((x ^ k) - y) & M32, 8)
+    return (x << 32) | y
+
+
+def public_ids_json():
+    paper_key = bytes.fromhex("1b1a1918131211100b0a090803020100")
+    # The paper's Speck64/128 vector (Appendix C): the model must reproduce it.
+    assert speck64_128_encrypt(paper_key, 0x3B7265747475432D) == 0x8C6FA548454E028B
+    assert speck64_128_decrypt(paper_key, 0x8C6FA548454E028B) == 0x3B7265747475432D
+    l = Layout("twitter")
+    run = [l.compose_tick(1700000000000 - l.epoch, {"datacenter": 1, "worker": 3}, s) for s in range(6)]
+    ids = [0, 1, 2, 175928847299117063, 1541815603606036480, (1 << 63) - 1, 1 << 63, U64] + run
+    keys = [
+        ("000102030405060708090a0b0c0d0e0f", "base62"),
+        (b"libsnowflake key".hex(), "base62"),
+        (b"libsnowflake key".hex(), "hex"),
+        (b"libsnowflake key".hex(), "base32"),
+        ("ffffffffffffffffffffffffffffffff", "base58"),
+    ]
+    rows = []
+    for key_hex, encoding in keys:
+        key = bytes.fromhex(key_hex)
+        cases = []
+        for i in ids:
+            c = speck64_128_encrypt(key, i)
+            assert speck64_128_decrypt(key, c) == i
+            cases.append({"id": str(i), "text": enc(c, encoding)})
+        rows.append({"key_hex": key_hex, "encoding": encoding, "cases": cases})
+    # Consecutive IDs share no prefix under the model either (the property the tests check).
+    texts = [c["text"] for c in rows[1]["cases"][-6:]]
+    assert len({t[:2] for t in texts}) == len(texts), texts
+    invalid_texts = [("0Czks0tP37", "base62"), ("0Czks0tP37X0", "base62"), ("0Czks0tP37-", "base62"),
+                     ("LygHa16AHYG", "base62"), ("", "base62"), ("0000000000000000", "base62"),
+                     ("000000000000000g", "hex"), ("0000000000000U", "base32")]
+    for t, e in invalid_texts:
+        assert model_parse(t, e) is None, (t, e)
+    return {
+        "cipher": "Speck64/128",
+        "known_answer": {"key_hex": paper_key.hex(), "encoding": "hex",
+                         "id": str(0x3B7265747475432D), "text": enc(0x8C6FA548454E028B, "hex")},
+        "keys": rows,
+        "invalid_keys": [{"key_hex": k, "error": "ERR_SNOWFLAKE_VALUE"}
+                         for k in ("", "00" * 15, "00" * 17, "00" * 32)],
+        "invalid_texts": [{"key_hex": keys[0][0], "encoding": e, "text": t, "error": "ERR_SNOWFLAKE_INVALID_ID"}
+                          for t, e in invalid_texts],
+        "invalid_encodings": [{"key_hex": keys[0][0], "encoding": "decimal", "error": "ERR_SNOWFLAKE_VALUE"},
+                              {"key_hex": keys[0][0], "encoding": "base64", "error": "ERR_SNOWFLAKE_VALUE"}],
+    }
 
 
 def main():
@@ -377,6 +471,7 @@ def main():
         "layouts.json": layouts_json(),
         "encodings.json": encodings_json(),
         "generator.json": generator_json(),
+        "public_ids.json": public_ids_json(),
     }
     check = "--check" in sys.argv
     stale = []

@@ -177,6 +177,30 @@ final class Layout implements \Stringable
     }
 
     /**
+     * The SQL that installs this layout's ID functions in a database (the text of
+     * `snowflake sql --layout SPEC`): for `postgres` (12 or later) `PREFIX_next_id(<node values
+     * in layout order>)`, `PREFIX_next_id_at(..., unix_ms)`, `PREFIX_min_id(timestamptz)`,
+     * `PREFIX_max_id(timestamptz)` and `PREFIX_decode(bigint)`.
+     *
+     * @throws ValueException for a 64-bit layout (PostgreSQL's bigint is signed), an unknown
+     *         dialect or a bad prefix
+     */
+    public function sql(string $dialect, string $prefix = 'snowflake'): string
+    {
+        $dialect = Id::cString($dialect, 'dialect');
+        $prefix = Id::cString($prefix, 'prefix');
+        $needed = $this->ffi->new('size_t');
+        $st = $this->ffi->snowflake_layout_sql($this->handle, $dialect, $prefix, null, 0, FFI::addr($needed));
+        if ($st !== SnowflakeException::STATUS_BUFFER_TOO_SMALL) {
+            $this->check($st);
+        }
+        $len = $needed->cdata;
+        $buf = $this->ffi->new("char[$len]");
+        $this->check($this->ffi->snowflake_layout_sql($this->handle, $dialect, $prefix, $buf, $len, null));
+        return FFI::string($buf, $len - 1);
+    }
+
+    /**
      * A stable 64-bit fingerprint of the layout (FNV-1a of the canonical text), as a decimal
      * string: always a string, because it is compared, not computed with.
      */

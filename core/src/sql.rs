@@ -1,0 +1,512 @@
+//! SQL that issues, bounds and decodes a layout's IDs inside a database: PostgreSQL 12 or later
+//! (`snowflake sql --layout L --dialect postgres`).
+//!
+//! The script installs, for a prefix `P` (default `snowflake`, optionally schema-qualified):
+//! - `P_next_id(<node values in layout order>, max_drift_ms => 0, max_wait_ms => 1000)`;
+//! - `P_next_id_at(<node values>, unix_ms, max_drift_ms => 0)`: the caller's clock, never
+//!   waits (the shared generator vectors run through it);
+//! - `P_min_id(timestamptz)`, `P_max_id(timestamptz)`: the bounds of a tick, for range queries;
+//! - `P_decode(bigint)`: `time`, `unix_ms`, `sequence` and each node field;
+//! - `P_state`, the sequence that holds the state, and `P_issue`, the one function that
+//!   changes it.
+//!
+//! # Exactness
+//!
+//! The state is the generator's (see `generator.rs`): the last issued *slot*
+//! `tick * 2^sequence_bits + sequence`, so that `nextval` gives the next free one. The rules are
+//! core's for `sequence_start=zero` without `rollover`: a new tick starts at sequence 0; a full
+//! tick carries into the next; the clock may be behind the state by at most `max_drift_ms`;
+//! the last slot of the layout's last tick is never issued. So one prefix fed the same clock
+//! readings issues the same IDs as a core generator, bit for bit (the shared vectors check it).
+//!
+//! # Concurrency
+//!
+//! The state lives in a sequence because sequences are the one non-transactional store of
+//! PostgreSQL: a value taken is never given back by a rollback, and sequences are WAL-logged
+//! ahead (`nextval` logs 32 values ahead; `setval` at once), so neither a rolled-back
+//! transaction nor a crash nor a restart after a clock step back can hand out a slot twice. A
+//! table row would be rolled back with its transaction (an ID a client already used could be
+//! issued again) and would lock every other session out until that transaction ends.
+//!
+//! Taking a slot is a read-modify-write (jump to a new tick, or take the next slot, or give
+//! it back), so it runs under a session-level advisory lock, taken and released inside
+//! `P_issue` (never held across a statement, let alone a transaction) and released by an
+//! exception handler if anything, a cancel included, interrupts it. The clock is read under
+//! the lock, so a session that waited for the lock never mistakes the others' progress for a
+//! clock that went back. Within a session, IDs of one set of node values increase.
+//!
+//! One prefix has one state for all node values (as the slots of every node value are
+//! distinct, IDs stay unique): the IDs of a given set of node values are the same as core's
+//! when one set is used per prefix, the usual case (one database, one node); otherwise the
+//! sets share each tick's sequence numbers. Install a prefix per node (a schema per shard, as
+//! Instagram does) to give each its own.
+//!
+//! # The clock
+//!
+//! `clock_timestamp()`, the server's wall clock, read when the slot is taken (not `now()`,
+//! which stands still within a transaction). When the clock is behind the state by more than
+//! `max_drift_ms` (it went back, or a full tick carried ahead), `P_next_id` waits for it with
+//! `pg_sleep`, outside the lock, at most `max_wait_ms` in total, then raises
+//! `ERR_SNOWFLAKE_CLOCK_BEHIND` or `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED`, as core's generator does.
+//! Errors carry the stable code of core's table of kinds (`KINDS`, written in from it) at the
+//! start of the message, and a SQLSTATE: `22023` (ERR_SNOWFLAKE_VALUE), `22008`
+//! (ERR_SNOWFLAKE_TIME_RANGE), `22003` (ERR_SNOWFLAKE_INVALID_ID), `55000`
+//! (ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED).
+//!
+//! PostgreSQL's `bigint` is signed: layouts of 63 bits or fewer map to positive `bigint`s; a
+//! 64-bit layout is refused.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::hash::Fnv1a;
+use crate::layout::{FieldKind, Layout};
+use crate::text::Name;
+use core::fmt::{self, Write};
+use core::str::FromStr;
+
+/// The SQL dialects [`sql`] writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SqlDialect {
+    /// PostgreSQL 12 or later (PL/pgSQL).
+    Postgres,
+}
+
+impl SqlDialect {
+    /// Every dialect.
+    pub const ALL: [SqlDialect; 1] = [SqlDialect::Postgres];
+
+    /// The dialect's name: `postgres`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            SqlDialect::Postgres => "postgres",
+        }
+    }
+
+    /// The dialect called `name` (`postgres`, or its alias `postgresql`).
+    ///
+    /// ```
+    /// use snowflake_core::SqlDialect;
+    /// assert_eq!("postgres".parse::<SqlDialect>(), Ok(SqlDialect::Postgres));
+    /// assert!("mysql".parse::<SqlDialect>().is_err());
+    /// ```
+    pub fn from_name(name: &str) -> Option<SqlDialect> {
+        match name {
+            "postgres" | "postgresql" => Some(SqlDialect::Postgres),
+            _ => None,
+        }
+    }
+}
+
+impl FromStr for SqlDialect {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<SqlDialect> {
+        SqlDialect::from_name(s)
+            .ok_or(Error::BadOption { name: Name::snippet(s), reason: "unknown SQL dialect (postgres)" })
+    }
+}
+
+impl fmt::Display for SqlDialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The prefix of the SQL objects when none is given.
+pub const DEFAULT_SQL_PREFIX: &str = "snowflake";
+
+/// Node field names that the functions' own parameters or columns use.
+const RESERVED: [&str; 3] = ["unix_ms", "max_drift_ms", "max_wait_ms"];
+
+/// The longest object suffix (`_next_id_at`): PostgreSQL cuts names at 63 bytes.
+const LONGEST_SUFFIX: usize = "_next_id_at".len();
+
+/// The SQL that installs the functions of `layout` in `dialect`, their names starting with
+/// `prefix` (`snowflake`, or schema-qualified: `ids.snowflake`). Running it again replaces the
+/// functions and keeps the state; over a state made for another layout it fails.
+///
+/// Errors (kind `Value`): a 64-bit layout (PostgreSQL's `bigint` is signed), a layout whose last
+/// instant does not fit in `bigint` milliseconds, a node field named `unix_ms`, `max_drift_ms`
+/// or `max_wait_ms`, a prefix that is not one or two lowercase identifiers.
+///
+/// ```
+/// use snowflake_core::{sql, Layout, SqlDialect};
+/// // Instagram's fields with one bit less of time: 63 bits, positive bigints until 2046.
+/// let layout = Layout::parse("time:40,shard:13,sequence:10;epoch=1314220021721")?;
+/// let text = sql(&layout, SqlDialect::Postgres, "snowflake")?;
+/// assert!(text.contains("FUNCTION \"snowflake_next_id\"(\"shard\" bigint, max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)"));
+/// assert!(sql(&Layout::parse("discord")?, SqlDialect::Postgres, "snowflake").is_err()); // 64 bits
+/// # Ok::<(), snowflake_core::Error>(())
+/// ```
+pub fn sql(layout: &Layout, dialect: SqlDialect, prefix: &str) -> Result<String> {
+    match dialect {
+        SqlDialect::Postgres => postgres(layout, prefix),
+    }
+}
+
+fn bad(name: &str, reason: &'static str) -> Error {
+    Error::BadOption { name: Name::snippet(name), reason }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && (b[0].is_ascii_lowercase() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+/// `"schema"."name_suffix"` or `"name_suffix"`.
+struct Names<'a> {
+    schema: Option<&'a str>,
+    base: &'a str,
+}
+
+impl Names<'_> {
+    fn of(&self, suffix: &str) -> String {
+        match self.schema {
+            Some(schema) => format!("\"{schema}\".\"{}_{suffix}\"", self.base),
+            None => format!("\"{}_{suffix}\"", self.base),
+        }
+    }
+}
+
+fn parse_prefix(prefix: &str) -> Result<Names<'_>> {
+    let (schema, base) = match prefix.split_once('.') {
+        Some((s, b)) => (Some(s), b),
+        None => (None, prefix),
+    };
+    if !schema.is_none_or(is_identifier) || !is_identifier(base) {
+        return Err(bad(
+            prefix,
+            "an SQL prefix is a lowercase identifier (letters, digits, `_`), optionally after a schema: `snowflake`, `ids.snowflake`",
+        ));
+    }
+    if base.len() + LONGEST_SUFFIX > 63 || schema.is_some_and(|s| s.len() > 63) {
+        return Err(bad(prefix, "the prefix is too long: PostgreSQL names have at most 63 bytes, and the longest suffix is `_next_id_at`"));
+    }
+    Ok(Names { schema, base })
+}
+
+fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
+    let names = parse_prefix(prefix)?;
+    if layout.total_bits() > 63 {
+        return Err(bad(
+            "postgres",
+            "a 64-bit layout does not fit PostgreSQL's signed bigint: use a layout of 63 bits or fewer (e.g. one bit less of time)",
+        ));
+    }
+    if layout.last_unix_ms() > i64::MAX as u64 {
+        return Err(bad("postgres", "the layout's last instant does not fit in bigint milliseconds"));
+    }
+    let nodes: Vec<_> = layout.node_fields().map(|(_, f)| *f).collect();
+    if let Some(f) = nodes.iter().find(|f| RESERVED.contains(&f.name())) {
+        return Err(bad(f.name(), "this node field name is a parameter of the SQL functions (unix_ms, max_drift_ms, max_wait_ms): rename the field"));
+    }
+    debug_assert!(layout.fields().iter().filter(|f| f.kind() == FieldKind::Node).count() == nodes.len());
+
+    let seq = layout.sequence();
+    let (epoch, tick, last_ms) = (layout.epoch_ms(), layout.tick_ms(), layout.last_unix_ms());
+    let seq_bits = seq.bits();
+    let seq_max = seq.max();
+    let last_slot = (layout.max_tick() << seq_bits) | seq_max;
+    let state = names.of("state");
+    let issue = names.of("issue");
+    let marker = format!("libsnowflake state of {layout}");
+    let mut h = Fnv1a::new();
+    let _ = write!(h, "libsnowflake advisory lock {prefix}");
+    let lock_key = h.0 as i64;
+
+    let params: Vec<String> = nodes.iter().map(|f| format!("\"{}\" bigint", f.name())).collect();
+    let quoted: Vec<String> = nodes.iter().map(|f| format!("\"{}\"", f.name())).collect();
+    let mut checks = String::new();
+    for f in &nodes {
+        let _ = write!(
+            checks,
+            "  IF \"{n}\" IS NULL OR \"{n}\" < 0 OR \"{n}\" > {max} THEN\n    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {n} = %s is out of range: the largest allowed is {max}', coalesce(\"{n}\"::text, 'NULL'));\n  END IF;\n",
+            n = f.name(),
+            max = f.max(),
+            e_value = ErrorKind::Value.code(),
+        );
+    }
+    let node_bits = if nodes.is_empty() {
+        "0".to_string()
+    } else {
+        let parts: Vec<String> =
+            nodes.iter().map(|f| format!("(\"{}\" << {})", f.name(), f.shift())).collect();
+        parts.join(" | ")
+    };
+    let comma = if nodes.is_empty() { "" } else { ", " };
+
+    let mut s = String::new();
+    let w = &mut s;
+    let _ = writeln!(w, "-- libsnowflake: IDs of the layout {layout}");
+    let _ = writeln!(
+        w,
+        "-- for PostgreSQL 12 or later. Generated by `snowflake sql --dialect postgres`; do not edit."
+    );
+    let _ = writeln!(w, "--");
+    let _ = writeln!(
+        w,
+        "--   {}({}{comma}max_drift_ms => 0, max_wait_ms => 1000) RETURNS bigint",
+        names.of("next_id"),
+        quoted.join(", ")
+    );
+    let _ = writeln!(
+        w,
+        "--   {}({}{comma}unix_ms, max_drift_ms => 0) RETURNS bigint: at the caller's clock, never waits",
+        names.of("next_id_at"),
+        quoted.join(", ")
+    );
+    let _ = writeln!(
+        w,
+        "--   {}(timestamptz), {}(timestamptz) RETURNS bigint: WHERE id BETWEEN the two",
+        names.of("min_id"),
+        names.of("max_id")
+    );
+    let _ = writeln!(
+        w,
+        "--   {}(bigint) RETURNS (time, unix_ms, sequence{comma}{})",
+        names.of("decode"),
+        quoted.join(", ")
+    );
+    let _ = writeln!(w, "--");
+    let _ = writeln!(
+        w,
+        "-- The state is the sequence {state} (the last issued tick * 2^{seq_bits} + sequence), shared by"
+    );
+    let _ = writeln!(
+        w,
+        "-- every session and node value of this prefix and changed only by {issue}, under a session"
+    );
+    let _ = writeln!(
+        w,
+        "-- advisory lock (key {lock_key}) held for the few statements that take a slot. Run the script"
+    );
+    let _ = writeln!(
+        w,
+        "-- again to replace the functions: the state is kept. Callers need EXECUTE on the functions"
+    );
+    let _ = writeln!(w, "-- and USAGE, UPDATE on the sequence.");
+    let _ = write!(
+        w,
+        r#"
+DO $install$
+BEGIN
+  IF to_regclass('{state_lit}') IS NOT NULL
+     AND obj_description(to_regclass('{state_lit}'), 'pg_class') IS DISTINCT FROM '{marker}' THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {state_lit} already holds the state of another layout (%s): install this layout under another prefix', obj_description(to_regclass('{state_lit}'), 'pg_class'));
+  END IF;
+END
+$install$;
+
+CREATE SEQUENCE IF NOT EXISTS {state} AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+COMMENT ON SEQUENCE {state} IS '{marker}';
+
+-- Takes one slot under the lock and returns the ID with the node bits given; waits for the
+-- clock (outside the lock) at most _max_wait_ms when it is behind. _at_ms: the caller's clock
+-- reading (never waits), or NULL for clock_timestamp().
+CREATE OR REPLACE FUNCTION {issue}(_node_bits bigint, _at_ms bigint, _max_drift_ms bigint, _max_wait_ms bigint)
+RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  _ms bigint;
+  _first_ms bigint;
+  _t bigint;
+  _n bigint;
+  _l bigint;
+  _slot bigint;
+  _drift bigint;
+  _target bigint;
+  -- Calls are assigned (not PERFORMed): PL/pgSQL evaluates an assignment of one expression
+  -- directly, without a query of its own, which halves the cost of an ID.
+  _v text;
+BEGIN
+  IF _max_drift_ms IS NULL OR _max_drift_ms < 0 THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_drift_ms = %s: must be a non-negative integer', coalesce(_max_drift_ms::text, 'NULL'));
+  END IF;
+  IF _max_wait_ms IS NULL OR _max_wait_ms < 0 THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_wait_ms = %s: must be a non-negative integer', coalesce(_max_wait_ms::text, 'NULL'));
+  END IF;
+  _drift := _max_drift_ms / {tick};
+  LOOP
+    _slot := NULL;
+    BEGIN
+      _v := pg_advisory_lock({lock_key})::text;
+      _ms := coalesce(_at_ms, floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint);
+      IF _ms >= {epoch} AND _ms <= {last_ms} THEN
+        _t := (_ms - {epoch}) / {tick};
+        _n := nextval('{state_lit}');
+        _l := _n >> {seq_bits};
+        IF _t > _l THEN
+          _slot := _t << {seq_bits};
+          _v := setval('{state_lit}', _slot);
+        ELSIF _l - _t <= _drift AND _n <> {last_slot} THEN
+          _slot := _n;
+        ELSE
+          -- Not issued: give the slot back.
+          _v := setval('{state_lit}', _n, false);
+        END IF;
+      END IF;
+      _v := pg_advisory_unlock({lock_key})::text;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+      _v := pg_advisory_unlock({lock_key})::text;
+      RAISE;
+    END;
+    IF _slot IS NOT NULL THEN
+      RETURN ((_slot >> {seq_bits}) << {time_shift}) | _node_bits | ((_slot & {seq_max}) << {seq_shift});
+    END IF;
+    IF _ms < {epoch} OR _ms > {last_ms} THEN
+      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} time %s (Unix ms) is outside the layout''s range [{epoch}, {last_ms}]', _ms);
+    END IF;
+    IF _l - _t <= _drift THEN
+      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = '{e_time_range} time {past_ms} (Unix ms) is past the layout''s last instant {last_ms}';
+    END IF;
+    _first_ms := coalesce(_first_ms, _ms);
+    _target := {epoch} + (_l - _drift) * {tick};
+    IF _at_ms IS NULL AND _target <= _first_ms + _max_wait_ms THEN
+      PERFORM pg_sleep((_target - _ms) / 1000.0);
+    ELSIF (_n & {seq_max}) = 0 AND _l - _t = _drift + 1 THEN
+      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_sequence_exhausted} retry_after_ms=%s: every sequence number of the current tick is taken; retry later (or raise max_wait_ms / max_drift_ms)', _target - _ms);
+    ELSE
+      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_clock_behind} behind_ms=%s retry_after_ms=%s: the server clock is behind the last issued ID (it moved back, or more IDs were borrowed ahead than max_drift_ms allows)', {epoch} + _l * {tick} - _ms, _target - _ms);
+    END IF;
+  END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION {next_id}({params}{comma}max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)
+RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+{checks}  RETURN {issue}({node_bits}, NULL, max_drift_ms, max_wait_ms);
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION {next_id_at}({params}{comma}unix_ms bigint, max_drift_ms bigint DEFAULT 0)
+RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+BEGIN
+{checks}  IF unix_ms IS NULL THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = '{e_value} unix_ms is NULL';
+  END IF;
+  RETURN {issue}({node_bits}, unix_ms, max_drift_ms, 0);
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION {min_id}(timestamptz)
+RETURNS bigint LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
+DECLARE
+  _ms bigint;
+BEGIN
+  IF isfinite($1) THEN
+    _ms := floor(extract('epoch' FROM $1) * 1000)::bigint;
+  END IF;
+  IF _ms IS NULL OR _ms < {epoch} OR _ms > {last_ms} THEN
+    RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} %s is outside the layout''s range [{epoch}, {last_ms}] (Unix ms)', $1);
+  END IF;
+  RETURN ((_ms - {epoch}) / {tick}) << {time_shift};
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION {max_id}(timestamptz)
+RETURNS bigint LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
+  SELECT {min_id}($1) | {low_mask}
+$fn$;
+
+CREATE OR REPLACE FUNCTION {decode}(bigint, OUT "time" timestamptz, OUT unix_ms bigint, OUT "sequence" bigint{out_nodes})
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $fn$
+BEGIN
+  IF $1 < 0 OR $1 > {max_value} THEN
+    RAISE EXCEPTION USING ERRCODE = '22003', MESSAGE = format('{e_invalid_id} ID %s has bits set above the layout''s {total_bits} bits', $1);
+  END IF;
+  unix_ms := {epoch} + ($1 >> {time_shift}) * {tick};
+  "time" := to_timestamp(unix_ms / 1000.0);
+  "sequence" := ($1 >> {seq_shift}) & {seq_max};
+{decode_nodes}END
+$fn$;
+"#,
+        state_lit = state.replace('\'', "''"),
+        e_value = ErrorKind::Value.code(),
+        e_time_range = ErrorKind::TimeRange.code(),
+        e_invalid_id = ErrorKind::InvalidId.code(),
+        e_clock_behind = ErrorKind::ClockBehind.code(),
+        e_sequence_exhausted = ErrorKind::SequenceExhausted.code(),
+        tick = tick,
+        epoch = epoch,
+        last_ms = last_ms,
+        past_ms = u128::from(last_ms) + 1,
+        seq_bits = seq_bits,
+        seq_max = seq_max,
+        seq_shift = seq.shift(),
+        time_shift = layout.time().shift(),
+        last_slot = last_slot,
+        low_mask = (1u64 << layout.time().shift()) - 1,
+        max_value = layout.max_value(),
+        total_bits = layout.total_bits(),
+        next_id = names.of("next_id"),
+        next_id_at = names.of("next_id_at"),
+        min_id = names.of("min_id"),
+        max_id = names.of("max_id"),
+        decode = names.of("decode"),
+        params = params.join(", "),
+        out_nodes = nodes.iter().map(|f| format!(", OUT \"{}\" bigint", f.name())).collect::<String>(),
+        decode_nodes = nodes
+            .iter()
+            .map(|f| format!("  \"{n}\" := ($1 >> {s}) & {m};\n", n = f.name(), s = f.shift(), m = f.max()))
+            .collect::<String>(),
+    );
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ErrorKind;
+
+    fn pg(spec: &str, prefix: &str) -> Result<String> {
+        sql(&Layout::parse(spec).unwrap(), SqlDialect::Postgres, prefix)
+    }
+
+    #[test]
+    fn names_and_signatures_follow_the_layout() {
+        let text = pg("twitter", "snowflake").unwrap();
+        assert!(text.starts_with("-- libsnowflake: IDs of the layout time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms\n"));
+        assert!(text.contains("FUNCTION \"snowflake_next_id\"(\"datacenter\" bigint, \"worker\" bigint, max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)"));
+        assert!(text.contains("FUNCTION \"snowflake_next_id_at\"(\"datacenter\" bigint, \"worker\" bigint, unix_ms bigint, max_drift_ms bigint DEFAULT 0)"));
+        assert!(text.contains("(\"datacenter\" << 17) | (\"worker\" << 12)"));
+        assert!(text.contains("OUT \"sequence\" bigint, OUT \"datacenter\" bigint, OUT \"worker\" bigint)"));
+        let text = pg("time:47,sequence:16;epoch=0;tick=1ms", "ids.sf").unwrap();
+        assert!(text.contains("FUNCTION \"ids\".\"sf_next_id\"(max_drift_ms bigint DEFAULT 0"));
+        assert!(text.contains("RETURN \"ids\".\"sf_issue\"(0, NULL, max_drift_ms, max_wait_ms);"));
+        assert!(text.contains("nextval('\"ids\".\"sf_state\"')"));
+    }
+
+    #[test]
+    fn refusals_are_value_errors_that_say_why() {
+        for (spec, prefix, says) in [
+            ("discord", "snowflake", "64-bit layout"),
+            ("time:41,sequence:23;epoch=0;tick=1ms", "snowflake", "64-bit layout"),
+            ("time:41,unix_ms:10,sequence:12;epoch=0", "snowflake", "parameter of the SQL functions"),
+            ("time:54,sequence:1;epoch=0;tick=1s", "snowflake", "bigint milliseconds"),
+            ("twitter", "Snowflake", "lowercase identifier"),
+            ("twitter", "a.b.c", "lowercase identifier"),
+            ("twitter", "x; DROP TABLE t", "lowercase identifier"),
+            ("twitter", "", "lowercase identifier"),
+            ("twitter", &"p".repeat(53), "too long"),
+        ] {
+            let err = pg(spec, prefix).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Value, "{spec} {prefix}");
+            assert!(err.to_string().contains(says), "{spec} {prefix}: {err}");
+        }
+        assert!(pg("twitter", &"p".repeat(52)).is_ok());
+        assert_eq!("mysql".parse::<SqlDialect>().unwrap_err().kind(), ErrorKind::Value);
+    }
+
+    #[test]
+    fn every_preset_of_63_bits_or_fewer_has_sql() {
+        for (name, _) in crate::PRESETS {
+            let layout = Layout::parse(name).unwrap();
+            assert_eq!(
+                sql(&layout, SqlDialect::Postgres, DEFAULT_SQL_PREFIX).is_ok(),
+                layout.total_bits() <= 63,
+                "{name}"
+            );
+        }
+    }
+}

@@ -75,6 +75,8 @@ function attempt(what, fn, check) {
 
 test(`${CASES} random inputs through every entry point (seed ${SEED})`, () => {
   const f = fuzzer(SEED);
+  let issued = 0;
+  let decoded = 0; // the cases that got past the errors: the fuzz reaches the core
   for (let i = 0; i < CASES; i++) {
     const what = `seed ${SEED}, case ${i}`;
     const spec = f.spec();
@@ -82,18 +84,27 @@ test(`${CASES} random inputs through every entry point (seed ${SEED})`, () => {
       assert.equal(new Layout(l.toString()).toString(), l.toString(), 'a layout reads back');
     });
     const enc = f.pick(['decimal', 'hex', 'base32', 'base36', 'base58', 'base62', f.text(6)]);
-    const s = f.text(14);
+    // Half the strings are an encoding of a real ID, perhaps with one character changed.
+    let s = f.text(14);
+    if (f.r() < 0.5 && !enc.includes(' ') && ['decimal', 'hex', 'base32', 'base36', 'base58', 'base62'].includes(enc)) {
+      s = encode(BigInt(f.int(2 ** 30)) * BigInt(f.int(2 ** 30)) * BigInt(f.int(2 ** 4)), enc);
+      if (f.r() < 0.25) s = s.slice(0, 1) + f.text(1) + s.slice(2);
+    }
     attempt(`${what}: decodeStr(${JSON.stringify(s)}, ${enc})`, () => decodeStr(s, enc), (id) => {
       assert.equal(typeof id, 'bigint');
       assert.ok(id >= 0n && id < 2n ** 64n, 'never a wrap');
       assert.equal(decodeStr(encode(id, enc), enc), id, 'round trip');
+      decoded++;
     });
     const v = f.anyValue();
     attempt(`${what}: encode(${String(v)})`, () => encode(v, enc), (text) => assert.equal(typeof text, 'string'));
-    const node = { [f.pick(['worker', 'datacenter', 'shard', 'time', f.text(5)])]: f.anyValue() };
-    const options = { layout: f.pick(['twitter', 'game', spec]), node, isolated: true, [f.option()]: f.anyValue() };
+    // Half the node values and options are valid, so that generators get made too.
+    const node = f.r() < 0.5 ? { worker: f.int(40) } : { [f.pick(['worker', 'datacenter', 'shard', 'time', f.text(5)])]: f.anyValue() };
+    const options = { layout: f.pick(['twitter', 'game', spec]), node, isolated: true };
+    if (f.r() < 0.5) options[f.option()] = f.anyValue();
     attempt(`${what}: new Generator(...)`, () => new Generator(options), (g) => {
       attempt(`${what}: nextIdAt`, () => g.nextIdAt(1_800_000_000_000 + f.int(1000)), (id) => {
+        issued++;
         const parts = g.layout.decode(id);
         for (const [name, value] of Object.entries(g.node)) assert.equal(parts.fields[name], value, 'the ID carries the node');
       });
@@ -101,4 +112,5 @@ test(`${CASES} random inputs through every entry point (seed ${SEED})`, () => {
     const id = f.anyValue();
     attempt(`${what}: decode(${String(id)})`, () => new Layout('twitter').decode(id));
   }
+  assert.ok(issued > 50 && decoded > 50, `valid cases were reached: ${issued} IDs issued, ${decoded} strings decoded`);
 });

@@ -17,7 +17,8 @@ pub(crate) fn encoding_arg(name: &str) -> Result<Encoding, Error> {
 /// with ``reverse=True`` it encodes ``2**64 - 1 - id``, so the newest ID sorts first.
 #[pyfunction]
 #[pyo3(signature = (id, encoding = "base62", *, reverse = false))]
-pub fn encode(id: u64, encoding: &str, reverse: bool) -> Result<String, Error> {
+pub fn encode(id: &Bound<'_, PyAny>, encoding: &str, reverse: bool) -> PyResult<String> {
+    let id = crate::generator::whole_arg(id, "id", u64::MAX)?;
     Ok(snowflake_core::encode(id, encoding_arg(encoding)?, reverse).as_str().to_owned())
 }
 

@@ -5,7 +5,6 @@
 //! both `SnowflakeError` and `ValueError`, which a Rust-declared exception cannot. Each error
 //! is raised as the class its kind names in that table.
 
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
@@ -75,9 +74,14 @@ impl From<Error> for PyErr {
     }
 }
 
-/// A `TypeError` naming what was expected, for arguments that are not options (the layout,
-/// the node mapping itself).
-pub fn type_error(what: &str, got: &Bound<'_, PyAny>) -> PyErr {
+/// Core's `WrongType` (a `SnowflakeTypeError`, a `TypeError`) for an argument that is not an
+/// option: `name` must be `expected`, not the type of `got`.
+pub fn type_error(name: &str, expected: &'static str, got: &Bound<'_, PyAny>) -> PyErr {
     let type_name = got.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-    PyTypeError::new_err(format!("{what}, not {type_name}"))
+    Error(snowflake_core::Error::WrongType {
+        name: snowflake_core::Name::snippet(name),
+        expected,
+        got: snowflake_core::Name::snippet(&type_name),
+    })
+    .into()
 }

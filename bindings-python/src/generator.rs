@@ -16,7 +16,7 @@
 use crate::error::Error;
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
-use pyo3::exceptions::{PyOverflowError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
@@ -90,6 +90,21 @@ pub fn value_of<'a>(v: &'a Bound<'_, PyAny>, text: &'a mut Option<String>) -> Py
     }
     let type_name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
     Ok(Value::Other(text.insert(type_name)))
+}
+
+/// A whole-number argument in `0..=max` (an ID, a count): a plain `int` in range is read at
+/// once; anything else goes through core's rules (`Value::whole`), so a bool or float is a
+/// `SnowflakeTypeError` and an int out of range a `ValueRangeError`, each naming `name`.
+pub fn whole_arg(v: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
+    if v.is_exact_instance_of::<PyInt>() {
+        if let Ok(n) = v.extract::<u64>() {
+            if n <= max {
+                return Ok(n);
+            }
+        }
+    }
+    let mut text = None;
+    Ok(value_of(v, &mut text)?.whole(name, 0, max).map_err(Error)?)
 }
 
 /// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.
@@ -201,7 +216,8 @@ impl PyGenerator {
     /// operation; waits for the next tick like :meth:`next_id` (without holding the GIL).
     /// On an error, IDs already taken are dropped (never reissued).
     #[pyo3(signature = (n))]
-    fn next_ids<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
+    fn next_ids<'py>(&self, py: Python<'py>, n: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let n = whole_arg(n, "n", isize::MAX as u64)? as usize;
         let list = PyList::empty(py);
         self.fill_chunks(py, n, |ids| ids.iter().try_for_each(|id| list.append(id)))?;
         Ok(list)
@@ -210,8 +226,9 @@ impl PyGenerator {
     /// ``n`` new IDs, increasing, as an ``array.array('Q')``: written straight into memory,
     /// without a Python object per ID (the fastest way to take many).
     #[pyo3(signature = (n))]
-    fn next_ids_array<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyAny>> {
-        let len = n.checked_mul(8).ok_or_else(|| PyOverflowError::new_err("n is too large"))?;
+    fn next_ids_array<'py>(&self, py: Python<'py>, n: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let n = whole_arg(n, "n", isize::MAX as u64 / 8)? as usize;
+        let len = n * 8;
         let bytes = PyBytes::new_with(py, len, |buf| {
             let mut at = 0;
             self.fill_chunks(py, n, |ids| {
@@ -229,8 +246,8 @@ impl PyGenerator {
     /// (``first``, ``count``, ``stride``): fewer than ``n`` when the tick has less room.
     /// Waits like :meth:`next_id`.
     #[pyo3(signature = (n))]
-    fn reserve(&self, n: u64) -> Result<PyBlock, Error> {
-        Ok(PyBlock(self.inner.reserve(n)?))
+    fn reserve(&self, n: &Bound<'_, PyAny>) -> PyResult<PyBlock> {
+        Ok(PyBlock(self.inner.reserve(whole_arg(n, "n", u64::MAX)?).map_err(Error)?))
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.

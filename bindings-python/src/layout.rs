@@ -40,7 +40,7 @@ pub fn layout_arg(value: &Bound<'_, PyAny>) -> PyResult<snowflake_core::Layout> 
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(snowflake_core::Layout::parse(&s.to_cow()?).map_err(Error)?);
     }
-    Err(type_error("a layout is a Layout or a spec string such as \"twitter\"", value))
+    Err(type_error("layout", "a Layout or a spec string such as \"twitter\"", value))
 }
 
 /// Node values from a mapping (`{"worker": 3}`), the text form (`"worker=3,datacenter=1"`)
@@ -59,13 +59,13 @@ pub fn node_arg(layout: &snowflake_core::Layout, value: Option<&Bound<'_, PyAny>
     } else if value.hasattr("items")? {
         value.call_method0("items")?
     } else {
-        return Err(type_error("node values are a mapping such as {\"worker\": 3}", value));
+        return Err(type_error("node", "a mapping such as {\"worker\": 3}", value));
     };
     let mut names: Vec<String> = Vec::with_capacity(MAX_FIELDS);
     let mut values: Vec<(Bound<'_, PyAny>, Option<String>)> = Vec::with_capacity(MAX_FIELDS);
     for item in items.try_iter()? {
         let (name, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
-        let name = name.cast::<PyString>().map_err(|_| type_error("node field names are str", &name))?;
+        let name = name.cast::<PyString>().map_err(|_| type_error("node field name", "a str", &name))?;
         names.push(name.to_cow()?.into_owned());
         values.push((v, None));
     }
@@ -98,7 +98,7 @@ impl PyLayout {
     fn new(spec: &Bound<'_, PyAny>) -> PyResult<Self> {
         let s = spec
             .cast::<PyString>()
-            .map_err(|_| type_error("a layout spec is a str such as \"twitter\"", spec))?;
+            .map_err(|_| type_error("spec", "a str such as \"twitter\"", spec))?;
         Ok(PyLayout(snowflake_core::Layout::parse(&s.to_cow()?).map_err(Error)?))
     }
 
@@ -169,8 +169,8 @@ impl PyLayout {
     /// The parts of ``id``: its time, sequence and node field values. Raises
     /// :class:`InvalidIdError` when ``id`` has bits set above the layout's width.
     #[pyo3(signature = (id))]
-    fn decode(&self, id: u64) -> Result<PyParts, Error> {
-        let p = self.0.decode(id)?;
+    fn decode(&self, id: &Bound<'_, PyAny>) -> PyResult<PyParts> {
+        let p = self.0.decode(crate::generator::whole_arg(id, "id", u64::MAX)?).map_err(Error)?;
         let fields = self.0.node_values(&p.node).map(|(n, v)| (n.to_owned(), v)).collect();
         Ok(PyParts { id: p.id, unix_ms: p.unix_ms, tick: p.tick, sequence: p.sequence, fields })
     }

@@ -3,7 +3,6 @@
 //! (never through a float `timestamp()`, which rounds some milliseconds away).
 
 use crate::error::{raise, type_error};
-use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyInt, PyType};
@@ -38,18 +37,22 @@ fn datetime_module(py: Python<'_>) -> PyResult<&DatetimeModule> {
 /// its meaning depends on the machine's time zone).
 pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     if value.is_instance_of::<PyInt>() {
-        // Negative or above 2^64 - 1: OverflowError, never a wrap.
-        return value.extract::<u64>();
+        // A bool is a SnowflakeTypeError; negative or above 2^64 - 1 a ValueRangeError.
+        return crate::generator::whole_arg(value, "time", u64::MAX);
     }
     let py = value.py();
     let m = datetime_module(py)?;
     if !value.is_instance(m.datetime.bind(py))? {
-        return Err(type_error("a time is Unix milliseconds (int) or a timezone-aware datetime", value));
+        return Err(type_error("time", "Unix milliseconds (int) or a timezone-aware datetime", value));
     }
     if value.call_method0("utcoffset")?.is_none() {
-        return Err(PyTypeError::new_err(
-            "a naive datetime has no time zone, so it names no instant: use an aware one, e.g. datetime.now(timezone.utc)",
-        ));
+        // A naive datetime has no time zone, so it names no instant.
+        return Err(crate::error::Error(snowflake_core::Error::WrongType {
+            name: snowflake_core::Name::snippet("time"),
+            expected: "a timezone-aware datetime such as datetime.now(timezone.utc) (a naive one names no instant)",
+            got: snowflake_core::Name::snippet("a naive datetime"),
+        })
+        .into());
     }
     let ms = value.sub(m.epoch.bind(py))?.floor_div(m.one_ms.bind(py))?;
     match ms.extract::<u64>() {

@@ -158,6 +158,27 @@ pub unsafe extern "C" fn snowflake_generator_free(g: *mut SnowflakeGenerator) {
 /// `g` is a live handle; `out` is valid for a write.
 #[no_mangle]
 pub unsafe extern "C" fn snowflake_next_id(g: *const SnowflakeGenerator, out: *mut u64) -> SnowflakeStatus {
+    // The common case inline, outside the panic boundary (`next_id_fast` never fails or
+    // panics); everything else in a function of its own, so this one needs no stack frame.
+    if !g.is_null() && !out.is_null() {
+        // SAFETY: a live handle by contract.
+        if let Some(id) = unsafe { generator(g) }.next_id_fast() {
+            // SAFETY: valid for a write by contract.
+            unsafe { *out = id };
+            return SnowflakeStatus::Ok;
+        }
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { next_id_slow(g, out) }
+}
+
+/// `snowflake_next_id` past its common case: NULL arguments, waits, errors, a fork.
+///
+/// # Safety
+/// As `snowflake_next_id`.
+#[cold]
+#[inline(never)]
+unsafe fn next_id_slow(g: *const SnowflakeGenerator, out: *mut u64) -> SnowflakeStatus {
     ffi_boundary!({
         non_null!(g, out);
         // SAFETY: a live handle by contract.

@@ -246,7 +246,7 @@ pub struct Generator<C: Clock = DefaultClock> {
     node_bits: u64,
     seq_cap: u64,
     stride: u64,
-    /// The one-ID fast path's constants (see [`Generator::fast_one`]): whether it applies
+    /// The one-ID fast path's constants (see [`Generator::next_id_fast`]): whether it applies
     /// (no rollover field, sequences from 0), and the layout's numbers it needs.
     fast: Fast,
     roll_bits: u32,
@@ -600,7 +600,7 @@ impl<C: Clock> Generator<C> {
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
     #[inline]
     pub fn next_id(&self) -> Result<u64> {
-        match self.fast_one() {
+        match self.next_id_fast() {
             Some(id) => Ok(id),
             None => self.block_at(None, 1, self.policy.max_wait_ms, true).map(|b| b.first),
         }
@@ -609,7 +609,7 @@ impl<C: Clock> Generator<C> {
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
     #[inline]
     pub fn try_next_id(&self) -> Result<u64> {
-        match self.fast_one() {
+        match self.next_id_fast() {
             Some(id) => Ok(id),
             None => self.block_at(None, 1, 0, false).map(|b| b.first),
         }
@@ -617,11 +617,22 @@ impl<C: Clock> Generator<C> {
 
     /// One ID in the common case, with the fewest steps: the clock's (cheap) reading is the
     /// state's tick with room left, or a later tick; one compare-and-swap. `None` sends the
-    /// caller to the general path ([`Generator::block_at`]), which handles everything else
-    /// (a full tick, a clock behind, a rollover field, a spread start, a high-water mark, the
-    /// layout's last tick, a lost compare-and-swap, a fork) by the same rules.
-    #[inline]
-    fn fast_one(&self) -> Option<u64> {
+    /// caller to [`Generator::next_id`] (or [`Generator::try_next_id`]), whose general path
+    /// handles everything else (a full tick, a clock behind, a rollover field, a spread
+    /// start, a high-water mark, the layout's last tick, a lost compare-and-swap, a fork) by
+    /// the same rules. It never waits, fails or panics, so a front end may call it before
+    /// its error and panic boundary (the C library does).
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, Options};
+    /// let g = Generator::new(&Layout::parse("twitter")?, Default::default(),
+    ///     Options { isolated: true, ..Options::default() })?;
+    /// let id = match g.next_id_fast() { Some(id) => id, None => g.next_id()? };
+    /// assert!(g.next_id()? > id);
+    /// # Ok::<(), snowflake_core::Error>(())
+    /// ```
+    #[inline(always)]
+    pub fn next_id_fast(&self) -> Option<u64> {
         let f = &self.fast;
         #[cfg(feature = "std")]
         if !f.on || self.mark.is_some() {
@@ -636,7 +647,8 @@ impl<C: Clock> Generator<C> {
             return None;
         }
         let since = self.clock.now_ms_cached().checked_sub(f.epoch_ms)?;
-        let t = if f.tick_ms == 1 { since } else { since / f.tick_ms };
+        // (checked: a zero tick, which no layout has, gives the general path, never a panic)
+        let t = if f.tick_ms == 1 { since } else { since.checked_div(f.tick_ms)? };
         if t >= self.max_tick {
             return None;
         }

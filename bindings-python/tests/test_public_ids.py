@@ -59,10 +59,14 @@ def test_wrong_types_and_ranges() -> None:
     with pytest.raises(TypeError):
         sf.PublicIds("0123456789abcdef")  # type: ignore[arg-type]
     p = sf.PublicIds(b"0123456789abcdef")
-    with pytest.raises(OverflowError):
+    with pytest.raises(sf.ValueRangeError, match="^id = "):
         p.encode(2**64)
-    with pytest.raises(OverflowError):
+    with pytest.raises(sf.ValueRangeError, match="^id = "):
         p.encode(-1)
+    with pytest.raises(sf.SnowflakeTypeError):
+        p.encode(True)
+    with pytest.raises(sf.SnowflakeTypeError):
+        p.encode(1.0)
 
 
 def test_consecutive_ids_reveal_no_order_and_no_prefix() -> None:

@@ -285,7 +285,11 @@ pub const NEEDS: &[Conflict] = &[
         b: "lease",
         reason: "lease_password_file holds the password of a Redis lease: give lease=redis://… too",
     },
-    Conflict { a: "lease_tls_ca", b: "lease", reason: "lease_tls_ca is for a rediss:// lease: give lease=rediss://… too" },
+    Conflict {
+        a: "lease_tls_ca",
+        b: "lease",
+        reason: "lease_tls_ca is for a rediss:// lease: give lease=rediss://… too",
+    },
     Conflict {
         a: "lease_tls_cert",
         b: "lease_tls_key",
@@ -296,7 +300,11 @@ pub const NEEDS: &[Conflict] = &[
         b: "lease_tls_cert",
         reason: "lease_tls_key is the key of a client certificate: give lease_tls_cert too",
     },
-    Conflict { a: "lease_tls_cert", b: "lease", reason: "lease_tls_cert is for a rediss:// lease: give lease=rediss://… too" },
+    Conflict {
+        a: "lease_tls_cert",
+        b: "lease",
+        reason: "lease_tls_cert is for a rediss:// lease: give lease=rediss://… too",
+    },
 ];
 
 /// How far ahead of the clock a Redis lease's holder reserves time, at most (a larger

@@ -130,7 +130,12 @@ fn timeout(ttl_ms: u64) -> Duration {
     Duration::from_millis((ttl_ms / 5).clamp(50, 2000))
 }
 
-fn eval(conn: &mut redis::Connection, script: &str, keys: &[&str], args: &[String]) -> redis::RedisResult<redis::Value> {
+fn eval(
+    conn: &mut redis::Connection,
+    script: &str,
+    keys: &[&str],
+    args: &[String],
+) -> redis::RedisResult<redis::Value> {
     let mut cmd = redis::cmd("EVAL");
     cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
     cmd.query(conn)
@@ -163,7 +168,8 @@ impl RedisLease {
         let tick_ms = layout.tick_ms();
         let window_ms = config.window_ms.min(ttl_ms / 2).min(LEASE_MAX_WINDOW_MS).max(1);
         // The caps in ticks, rounded up: a holder's own window and drift are at most these.
-        let unknown_ticks = LEASE_MAX_WINDOW_MS.div_ceil(tick_ms).max(1) + LEASE_MAX_DRIFT_MS.div_ceil(tick_ms) + 1;
+        let unknown_ticks =
+            LEASE_MAX_WINDOW_MS.div_ceil(tick_ms).max(1) + LEASE_MAX_DRIFT_MS.div_ceil(tick_ms) + 1;
         let mut identity = format!("libsnowflake:{:016x}:", layout.fingerprint());
         let mut head = String::new();
         for (i, (name, v)) in layout.node_values(node).enumerate() {
@@ -183,7 +189,12 @@ impl RedisLease {
             field,
             head,
             tail,
-            token: format!("{}-{}-{:x}", std::process::id(), clock.now_ms(), clock.offset_ns() as u64 ^ state.as_ptr() as u64),
+            token: format!(
+                "{}-{}-{:x}",
+                std::process::id(),
+                clock.now_ms(),
+                clock.offset_ns() as u64 ^ state.as_ptr() as u64
+            ),
             ttl_ms,
             window_ticks: (window_ms / tick_ms).max(1),
             unknown_ticks,
@@ -285,7 +296,8 @@ impl RedisLease {
                 self.ttl_ms.to_string(),
                 prefer.filter(|_| from == 0).map_or("-1".to_string(), |v| v.to_string()),
             ];
-            let reply = self.with_conn(inner, |c| eval(c, CLAIM, &[], &args)).map_err(|e| unavailable(&e.message))?;
+            let reply =
+                self.with_conn(inner, |c| eval(c, CLAIM, &[], &args)).map_err(|e| unavailable(&e.message))?;
             if let redis::Value::Array(items) = &reply {
                 let value = items.first().and_then(int).and_then(|v| u64::try_from(v).ok());
                 let ours = items.get(1).and_then(int) == Some(1);
@@ -436,7 +448,9 @@ impl RedisLease {
                 self.retry_at_ms.store(now + retry_ms, Ordering::Release);
                 let e = match e {
                     Error::LeaseUnavailable { detail, retry_after_ms: None } => Error::lease_retry(
-                        format_args!("{detail}; this generator claims again on a call in {retry_ms} ms or later"),
+                        format_args!(
+                            "{detail}; this generator claims again on a call in {retry_ms} ms or later"
+                        ),
                         retry_ms,
                     ),
                     e => e,
@@ -456,7 +470,10 @@ impl RedisLease {
         if self.reserved.load(Ordering::Acquire) > tick {
             return Ok(());
         }
-        let Some(held) = inner.held.as_ref().filter(|h| !h.lost) else { return Err(Error::LeaseLost) };
+        let Some(held) = inner.held.as_ref().filter(|h| !h.lost) else {
+            drop(inner);
+            return self.heal();
+        };
         let (key, hwm) = (held.key.clone(), held.hwm.clone());
         let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
         let args = [self.token.clone(), new_end.to_string()];
@@ -466,8 +483,10 @@ impl RedisLease {
                 Ok(())
             }
             Ok(_) => {
+                // Taken or deleted: claim again now, as the next call would.
                 self.lose(&mut inner);
-                Err(Error::LeaseLost)
+                drop(inner);
+                self.heal()
             }
             Err(e) => Err(Error::lease_retry(
                 format_args!("cannot reserve time in Redis: {}", e.message),
@@ -545,7 +564,8 @@ impl Drop for RedisLease {
         let Some(held) = inner.held.take().filter(|h| !h.lost) else { return };
         // A lease never has a rollover field (refused at open), so the end is known.
         let reserved = self.reserved.load(Ordering::Acquire);
-        let end = self.word.issued_end(self.state.load(Ordering::Acquire)).map_or(reserved, |e| e.min(reserved));
+        let end =
+            self.word.issued_end(self.state.load(Ordering::Acquire)).map_or(reserved, |e| e.min(reserved));
         let args = [self.token.clone(), end.to_string()];
         let _ = self.with_conn(&mut inner, |c| eval(c, RELEASE, &[&held.key, &held.hwm], &args));
     }

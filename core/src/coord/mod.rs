@@ -34,9 +34,9 @@ mod lease_local;
 mod lease_redis;
 #[cfg(all(unix, any(feature = "state-file", feature = "lease-local")))]
 mod mark;
-mod registry;
 #[cfg(all(unix, feature = "lease-redis"))]
 mod redis_conn;
+mod registry;
 #[cfg(unix)]
 mod run_lock;
 #[cfg(all(unix, feature = "shared"))]
@@ -180,8 +180,11 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
             let window = window_ticks(layout, options.state_window_ms.unwrap_or(50));
             let lease = lease_local::claim(&dir, layout, &node, field, window)?;
             let node = node.with(lease.field, lease.value);
-            let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?
-                .leased(node, lease.field, false);
+            let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?.leased(
+                node,
+                lease.field,
+                false,
+            );
             let state = Arc::new(std::sync::atomic::AtomicU64::new(0));
             let durable = Arc::new(lease.durable);
             g.word_format().raise_to(&state, durable.floor);
@@ -208,8 +211,15 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
             };
             // Claims, and waits until the claim may issue (see lease_redis: at most
             // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty Redis).
-            let lease =
-                lease_redis::RedisLease::open(&config, layout, &node, field, state.clone(), g.word_format(), clock)?;
+            let lease = lease_redis::RedisLease::open(
+                &config,
+                layout,
+                &node,
+                field,
+                state.clone(),
+                g.word_format(),
+                clock,
+            )?;
             let claimed = node.with(field, lease.value());
             Ok(g.leased(claimed, field, true).assemble(Cell::new(state, |w| w), Some(lease), false))
         }

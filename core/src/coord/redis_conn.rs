@@ -56,7 +56,17 @@ fn invalid(url: &str, why: impl std::fmt::Display) -> Error {
 }
 
 fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|e| Error::io(if what == "password" { "reading the Redis password file" } else { "reading a TLS file for Redis" }, path.display(), e))
+    std::fs::read(path).map_err(|e| {
+        Error::io(
+            if what == "password" {
+                "reading the Redis password file"
+            } else {
+                "reading a TLS file for Redis"
+            },
+            path.display(),
+            e,
+        )
+    })
 }
 
 impl Target {
@@ -68,9 +78,13 @@ impl Target {
             Some(path) => {
                 let bytes = read_file("password", path)?;
                 let text = String::from_utf8(bytes).map_err(|_| {
-                    Error::lease_unavailable(format_args!("the Redis password file {} is not UTF-8 text", path.display()))
+                    Error::lease_unavailable(format_args!(
+                        "the Redis password file {} is not UTF-8 text",
+                        path.display()
+                    ))
                 })?;
-                let text = text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&text);
+                let text =
+                    text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&text);
                 if text.is_empty() {
                     return Err(Error::lease_unavailable(format_args!(
                         "the Redis password file {} is empty",
@@ -101,11 +115,19 @@ impl Target {
         let place = match url.split_once("+sentinel://") {
             Some((_, rest)) => Target::sentinel(url, rest, tls, password)?,
             None => {
-                let info = url.into_connection_info().map_err(|e| invalid(url, format_args!("is not a Redis address: {}", e.detail().unwrap_or(&e.to_string()))))?;
+                let info = url.into_connection_info().map_err(|e| {
+                    invalid(
+                        url,
+                        format_args!("is not a Redis address: {}", e.detail().unwrap_or(&e.to_string())),
+                    )
+                })?;
                 let mut redis = info.redis_settings().clone();
                 if let Some(password) = password {
                     if redis.password().is_some() {
-                        return Err(invalid(url, "has a password, and lease_password_file gives one too: give one"));
+                        return Err(invalid(
+                            url,
+                            "has a password, and lease_password_file gives one too: give one",
+                        ));
                     }
                     redis = redis.set_password(password);
                 }
@@ -123,7 +145,9 @@ impl Target {
             None => (None, authority),
         };
         let mut parts = path.split('/').filter(|p| !p.is_empty());
-        let master = parts.next().ok_or_else(|| invalid(url, "names no master: redis+sentinel://host:port,host:port/MASTER[/db]"))?;
+        let master = parts.next().ok_or_else(|| {
+            invalid(url, "names no master: redis+sentinel://host:port,host:port/MASTER[/db]")
+        })?;
         let db = match parts.next() {
             Some(d) => d.parse::<i64>().map_err(|_| invalid(url, "has a database that is not a number"))?,
             None => 0,
@@ -132,7 +156,8 @@ impl Target {
             return Err(invalid(url, "has more than /MASTER/DB after the sentinels"));
         }
         let decode = |s: &str| {
-            percent_decode(s).ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
+            percent_decode(s)
+                .ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
         };
         let mut node = RedisConnectionInfo::default().set_db(db).set_skip_set_lib_name();
         if let Some(c) = credentials {
@@ -142,7 +167,10 @@ impl Target {
             }
             if let Some(p) = pass {
                 if password.is_some() {
-                    return Err(invalid(url, "has a password, and lease_password_file gives one too: give one"));
+                    return Err(invalid(
+                        url,
+                        "has a password, and lease_password_file gives one too: give one",
+                    ));
                 }
                 node = node.set_password(decode(p)?);
             }
@@ -155,9 +183,9 @@ impl Target {
             let scheme = if tls { "rediss" } else { "redis" };
             let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
             let host = if has_port { host.to_string() } else { format!("{host}:26379") };
-            let info = format!("{scheme}://{host}")
-                .into_connection_info()
-                .map_err(|_| invalid(url, format_args!("has a sentinel address `{host}` that is not host:port")))?;
+            let info = format!("{scheme}://{host}").into_connection_info().map_err(|_| {
+                invalid(url, format_args!("has a sentinel address `{host}` that is not host:port"))
+            })?;
             let settings = info.redis_settings().clone().set_skip_set_lib_name();
             sentinels.push(info.set_redis_settings(settings));
         }
@@ -187,7 +215,11 @@ impl Target {
                     }
                 }
                 Err(Failure {
-                    message: format!("no sentinel of {} named a reachable master `{master}`: {}", self.shown, why.join("; ")),
+                    message: format!(
+                        "no sentinel of {} named a reachable master `{master}`: {}",
+                        self.shown,
+                        why.join("; ")
+                    ),
                     reconnect: true,
                 })
             }
@@ -209,7 +241,10 @@ impl Target {
             .query(&mut conn)
             .map_err(|e| describe(&e, &format!("sentinel {shown}")))?;
         let Some((host, port)) = reply else {
-            return Err(Failure { message: format!("sentinel {shown} knows no master `{master}`"), reconnect: true });
+            return Err(Failure {
+                message: format!("sentinel {shown} knows no master `{master}`"),
+                reconnect: true,
+            });
         };
         let addr = if tls {
             ConnectionAddr::TcpTls { host: host.clone(), port, insecure: false, tls_params: None }
@@ -226,7 +261,9 @@ impl Target {
         // A sentinel's view can be behind: the node it names must say it is the master.
         let role: redis::Value = redis::cmd("ROLE").query(&mut conn).map_err(|e| describe(&e, &where_))?;
         match role {
-            redis::Value::Array(items) if matches!(items.first(), Some(redis::Value::BulkString(b)) if b == b"master") => Ok(conn),
+            redis::Value::Array(items) if matches!(items.first(), Some(redis::Value::BulkString(b)) if b == b"master") => {
+                Ok(conn)
+            }
             _ => Err(Failure { message: format!("{where_} is not a master (yet)"), reconnect: true }),
         }
     }
@@ -256,7 +293,9 @@ fn install_crypto_provider() {
 
 fn addr_text(addr: &ConnectionAddr) -> String {
     match addr {
-        ConnectionAddr::Tcp(h, p) | ConnectionAddr::TcpTls { host: h, port: p, .. } if h.contains(':') => format!("[{h}]:{p}"),
+        ConnectionAddr::Tcp(h, p) | ConnectionAddr::TcpTls { host: h, port: p, .. } if h.contains(':') => {
+            format!("[{h}]:{p}")
+        }
         ConnectionAddr::Tcp(h, p) | ConnectionAddr::TcpTls { host: h, port: p, .. } => format!("{h}:{p}"),
         ConnectionAddr::Unix(path) => path.display().to_string(),
         _ => "?".to_string(),
@@ -290,7 +329,11 @@ pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
         format!("Redis at {shown} requires a password: give it in the address (redis://user:password@host) or in lease_password_file")
     } else if text.contains("without any password configured") {
         format!("Redis at {shown} has no password set, but one was given")
-    } else if code == "NOPERM" || text.contains("NOPERM") {
+    } else if code == "NOPERM"
+        || text.contains("NOPERM")
+        || text.contains("can't access")
+        || text.contains("no permission")
+    {
         format!("the Redis user at {shown} may not run the lease's commands: it needs +eval, +get, +set, +pexpire, +del and the keys libsnowflake:* ({})", e.detail().unwrap_or(""))
     } else if code == "READONLY" {
         format!("Redis at {shown} is a read-only replica, not the master")
@@ -301,6 +344,12 @@ pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
     } else {
         format!("Redis at {shown}: {text}")
     };
-    let reconnect = e.is_io_error() || e.is_timeout() || e.is_connection_dropped() || e.is_unrecoverable_error() || code == "READONLY" || code == "LOADING" || code == "MASTERDOWN";
+    let reconnect = e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_dropped()
+        || e.is_unrecoverable_error()
+        || code == "READONLY"
+        || code == "LOADING"
+        || code == "MASTERDOWN";
     Failure { message, reconnect }
 }

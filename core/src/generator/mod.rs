@@ -358,7 +358,11 @@ impl<C: Clock> Generator<C> {
     #[cfg(feature = "std")]
     pub(crate) fn leased(mut self, node: Node, field: usize, from_mark: bool) -> Self {
         self.node = node;
-        self.node_bits = if from_mark { self.layout.node_bits(&node.with(field, 0)) } else { self.layout.node_bits(&node) };
+        self.node_bits = if from_mark {
+            self.layout.node_bits(&node.with(field, 0))
+        } else {
+            self.layout.node_bits(&node)
+        };
         self.lease_field = Some(field);
         self
     }

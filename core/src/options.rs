@@ -136,7 +136,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         name: "lease",
         ty: OptionType::Text,
         default: "",
-        form: "local|redis[s]://[USER[:PASS]@]HOST[:PORT][/DB]|unix:///PATH?db=N|redis[s]+sentinel://HOST:PORT,…/MASTER[/DB]",
+        form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS",
         doc: "Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).",
         feature: None,
     },

@@ -157,9 +157,9 @@ pub(crate) fn last_error_ptr() -> *const c_char {
     LAST_ERROR
         .try_with(|cell| match cell.try_borrow() {
             Ok(buf) if !buf.is_empty() => buf.as_ptr().cast::<c_char>(),
-            _ => b"\0".as_ptr().cast(),
+            _ => c"".as_ptr(),
         })
-        .unwrap_or(b"\0".as_ptr().cast())
+        .unwrap_or(c"".as_ptr())
 }
 
 pub(crate) fn last_retry_after_ms() -> u64 {
@@ -250,7 +250,7 @@ plain_return! {
     () => (),
     u64 => 0,
     usize => 0,
-    *const c_char => b"\0".as_ptr().cast(),
+    *const c_char => c"".as_ptr(),
 }
 
 /// Records a caught panic as this thread's last error.

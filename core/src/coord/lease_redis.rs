@@ -166,7 +166,7 @@ impl RedisLease {
         let ttl_ms = config.ttl_ms;
         let target = Target::new(&config.settings, timeout(ttl_ms))?;
         let tick_ms = layout.tick_ms();
-        let window_ms = config.window_ms.min(ttl_ms / 2).min(LEASE_MAX_WINDOW_MS).max(1);
+        let window_ms = config.window_ms.min(ttl_ms / 2).clamp(1, LEASE_MAX_WINDOW_MS);
         // The caps in ticks, rounded up: a holder's own window and drift are at most these.
         let unknown_ticks =
             LEASE_MAX_WINDOW_MS.div_ceil(tick_ms).max(1) + LEASE_MAX_DRIFT_MS.div_ceil(tick_ms) + 1;
@@ -531,7 +531,7 @@ impl HighWater for RedisLease {
     fn claim(&self) -> (u64, u64) {
         loop {
             let generation = self.generation.load(Ordering::SeqCst);
-            if generation % 2 == 0 {
+            if generation.is_multiple_of(2) {
                 return (generation, self.node_bits.load(Ordering::SeqCst));
             }
             std::hint::spin_loop();

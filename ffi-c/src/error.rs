@@ -328,11 +328,11 @@ mod tests {
             })
         }
         let mut x = 0u64;
-        assert_eq!(f(b"a\0".as_ptr().cast(), core::ptr::null_mut()), SnowflakeStatus::NullArgument);
+        assert_eq!(f(c"a".as_ptr(), core::ptr::null_mut()), SnowflakeStatus::NullArgument);
         assert_eq!(last(), "argument `out` is NULL");
         assert_eq!(f(core::ptr::null(), &mut x), SnowflakeStatus::NullArgument);
         assert_eq!(last(), "argument `spec` is NULL");
-        assert_eq!(f(b"a\0".as_ptr().cast(), &mut x), SnowflakeStatus::Ok);
+        assert_eq!(f(c"a".as_ptr(), &mut x), SnowflakeStatus::Ok);
     }
 
     #[test]

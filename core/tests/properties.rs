@@ -99,7 +99,7 @@ proptest! {
         sorted_readings.sort_unstable();
         for r in sorted_readings {
             if let Ok(id) = g.next_id_at(start + r) {
-                prop_assert!(last.map_or(true, |p| id > p));
+                prop_assert!(last.is_none_or(|p| id > p));
                 last = Some(id);
                 let parts = l.decode(id).unwrap();
                 prop_assert_eq!(parts.node, node);

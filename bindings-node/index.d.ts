@@ -149,7 +149,7 @@ export interface Stats {
   leaseClaims: number
   /** How many times the lease lapsed. */
   leaseLosses: number
-  /** The leased field's value the generator issues with now (`null` without a lease). */
+  /** The leased field's value the generator issues with now (absent without a lease). */
   leaseValue?: number
 }
 /** One bit field of a layout, from the most significant down. */

@@ -42,7 +42,7 @@ pub struct Stats {
     pub lease_claims: f64,
     /// How many times the lease lapsed.
     pub lease_losses: f64,
-    /// The leased field's value the generator issues with now (`null` without a lease).
+    /// The leased field's value the generator issues with now (absent without a lease).
     pub lease_value: Option<f64>,
 }
 

@@ -540,7 +540,8 @@ fn next_leases_through_every_form_of_redis_address() {
     ];
     let mut all = std::collections::HashSet::new();
     for (url, extra) in &forms {
-        let mut args = vec!["next", "--layout", "time:41,worker:3,sequence:12;epoch=1288834974657", "-n", "2000"];
+        let mut args =
+            vec!["next", "--layout", "time:41,worker:3,sequence:12;epoch=1288834974657", "-n", "2000"];
         args.extend(["--lease", url.as_str(), "--lease-ttl-ms", "3000"]);
         args.extend(extra.iter().map(String::as_str));
         let out = ok(&args);
@@ -554,5 +555,8 @@ fn next_leases_through_every_form_of_redis_address() {
     let url = format!("redis://:wr0ng-cl1@127.0.0.1:{port}/0");
     let out = snowflake(&["next", "--layout", "twitter", "--lease", &url]);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("refused the credentials") && !err.contains("wr0ng-cl1"), "{err}");
+    assert!(
+        !out.status.success() && err.contains("refused the credentials") && !err.contains("wr0ng-cl1"),
+        "{err}"
+    );
 }

@@ -4,6 +4,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
+# Shared states and leases that a test makes without naming a directory of its own go to this
+# run's, never to /dev/shm or /tmp where other runs on the machine would meet them.
+RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-check.XXXXXX")
+trap 'rm -rf "$RUN_DIR"' EXIT
+export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm SNOWFLAKE_LEASE_DIR=$RUN_DIR/leases
+# Open to every user like /dev/shm (tests run some processes as nobody); files are 0600.
+chmod 755 "$RUN_DIR"
+mkdir -m 1777 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR"
+
 # Each step's heading, after the time the step before it took and the time so far (CI time is
 # a budget). The last step's own summary stays the last line printed.
 SUITE_T0=$(date +%s)

@@ -20,6 +20,11 @@ SUITES=("${ALL[@]}")
 [ $# -eq 0 ] || SUITES=("$@")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-flaky.XXXXXX")
+# Shared states and leases of tests that name no directory of their own: this run's.
+export SNOWFLAKE_SHM_DIR=$WORK/shm SNOWFLAKE_LEASE_DIR=$WORK/leases
+# Open to every user like /dev/shm (tests run some processes as nobody); files are 0600.
+chmod 755 "$WORK"
+mkdir -m 1777 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR"
 LOAD=()
 stop_load() {
   local pid

@@ -300,9 +300,9 @@ fn a_deleted_key_is_claimed_again_and_a_newcomer_with_its_value_starts_above() {
         let owner = format!("libsnowflake:*:worker={w}");
         let [key] = &keys(&mut admin, &owner)[..] else { panic!("one key names the whole identity") };
         assert_eq!(admin.call(&["DEL", key]), Reply::Int(1));
-        let deleted_ms = now_ms(); // no earlier than the deletion
-                                   // A newcomer claims the freed value (before the holder notices, most of the time) and
-                                   // starts above the holder's stored reservation.
+        // No earlier than the deletion. A newcomer claims the freed value (before the holder
+        // notices, most of the time) and starts above the holder's stored reservation.
+        let deleted_ms = now_ms();
         let newcomer = open(server.port, ttl).unwrap();
         if worker(&newcomer) != w {
             continue; // the holder claimed its value back first

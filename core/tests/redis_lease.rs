@@ -2,9 +2,10 @@
 //! form (password, ACL user, password file, TLS verified or refused, mutual TLS, IPv6, unix
 //! socket, Sentinel), and the faults a lease must survive without repeating an ID: a deleted
 //! key, Redis restarted empty while holders run, a Sentinel failover while 4 processes issue,
-//! a holder frozen (SIGSTOP) past its TTL while another claims its value, a frozen Redis, and
-//! issue 15's cases 3 (holders with different settings after Redis lost its data) and 4
-//! (holders leasing different fields of one layout).
+//! a holder frozen (SIGSTOP) past its TTL while another claims its value, one frozen while it
+//! opens (it gets an error, not a lapsed lease), a frozen Redis, and issue 15's cases 3
+//! (holders with different settings after Redis lost its data) and 4 (holders leasing
+//! different fields of one layout).
 //!
 //! Times are judged by the IDs' own instants (the generator's clock when it issued them), never
 //! by when this thread got to see them. TTLs are seconds long, so that Redis's replies
@@ -190,7 +191,13 @@ impl Worker {
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { return };
-                if ["OPEN", "ID ", "ERR ", "DONE ", "CLAIMED "].iter().any(|p| line.starts_with(p)) {
+                if line.ends_with("OPENING") {
+                    // After libtest's `test worker_process ... `, on the same line.
+                    l.lock().unwrap().push("OPENING".into());
+                } else if ["OPEN ", "OPENERR ", "ID ", "ERR ", "DONE ", "CLAIMED "]
+                    .iter()
+                    .any(|p| line.starts_with(p))
+                {
                     l.lock().unwrap().push(line);
                 }
             }
@@ -232,9 +239,10 @@ impl Worker {
 
     /// The value it opened with.
     fn opened(&self) -> u64 {
-        self.wait("open", |w| w.lines.lock().unwrap().iter().any(|l| l.starts_with("OPEN")));
+        let opened = |l: &String| l.starts_with("OPEN ") || l.starts_with("OPENERR ");
+        self.wait("open", |w| w.lines.lock().unwrap().iter().any(opened));
         let lines = self.lines.lock().unwrap();
-        let line = lines.iter().find(|l| l.starts_with("OPEN")).unwrap();
+        let line = lines.iter().find(|l| opened(l)).unwrap();
         line.strip_prefix("OPEN ").and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"))
     }
 
@@ -647,6 +655,75 @@ fn a_holder_stopped_past_its_ttl_repeats_nothing_and_issues_again_once_a_value_i
     );
     let others: Vec<u64> = (0..1000).map(|_| other.next_id().unwrap()).collect();
     assert_unique(ids_of(&lines).iter().chain(&taken).chain(&others));
+}
+
+/// The state of a process (`T` once stopped), from /proc.
+fn process_state(pid: i32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next()).unwrap()
+}
+
+/// Opening never returns a lapsed lease: a process stopped (SIGSTOP) while it opens (waiting
+/// out the first claim on an empty Redis), past its TTL, while another process takes its
+/// value, gets an error when it wakes, not a generator whose lease lapsed.
+#[test]
+fn opening_never_returns_a_lapsed_lease() {
+    const TWO: &str = "time:41,worker:1,sequence:12;epoch=1288834974657";
+    let two = Layout::parse(TWO).unwrap();
+    for attempt in 0.. {
+        assert!(attempt < 5, "the opener was never stopped inside its open: the premise of the test");
+        // A Redis of its own each time: the first claim of a value waits only on an empty one.
+        let server = start_redis();
+        let url = format!("redis://127.0.0.1:{}/0", server.port);
+        let other = open_with(&two, "", &format!("lease={url};lease_ttl_ms=2000")).unwrap();
+        let v = 1 - worker(&other);
+        let opener = Worker::spawn(TWO, "lease_ttl_ms=2000;max_wait_ms=3000", &url);
+        // Its claim is in Redis: it now waits out about 2 s before `open` returns. Stop it.
+        let mut admin = Conn::connect(server.port);
+        let pattern = format!("libsnowflake:*:worker={v}");
+        let start = Instant::now();
+        while keys(&mut admin, &pattern).is_empty() {
+            assert!(start.elapsed() < MINUTES, "no claim: {}", opener.text());
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(unsafe { libc::kill(opener.pid(), libc::SIGSTOP) }, 0);
+        while process_state(opener.pid()) != 'T' {
+            assert!(start.elapsed() < MINUTES);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Nobody renews its key now: it expires (follow Redis, not a clock), and the value
+        // goes to another process.
+        while !keys(&mut admin, &pattern).is_empty() {
+            assert!(start.elapsed() < MINUTES);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let taker = open_with(&two, "", &format!("lease={url};lease_ttl_ms=2000")).unwrap();
+        assert_eq!(worker(&taker), v, "the stopped opener's value is the only free one");
+        if opener.count("OPEN ") > 0 {
+            // It returned from open before it stopped (a slow poll here): no premise.
+            eprintln!("attempt {attempt}: the opener had opened before it was stopped; again");
+            continue;
+        }
+        assert_eq!(unsafe { libc::kill(opener.pid(), libc::SIGCONT) }, 0);
+        opener.wait("the end of open", |w| w.count("OPEN ") + w.count("OPENERR ") > 0);
+        let line = opener
+            .lines
+            .lock()
+            .unwrap()
+            .iter()
+            .find(|l| l.starts_with("OPEN ") || l.starts_with("OPENERR "))
+            .cloned()
+            .unwrap();
+        assert!(
+            line.starts_with("OPENERR ERR_SNOWFLAKE_LEASE")
+                && line.contains("all 2 values of `worker` are leased"),
+            "woken past its TTL with its value taken, open must fail: {line}"
+        );
+        let ids: Vec<u64> =
+            [&taker, &other].iter().flat_map(|g| (0..1000).map(|_| g.next_id().unwrap())).collect();
+        assert_unique(&ids);
+        return;
+    }
 }
 
 #[test]

@@ -136,6 +136,9 @@ SOVERSION=$MAJOR
 if [ "$MAJOR" = 0 ]; then SOVERSION=$MAJOR.$MINOR; fi
 
 check "cargo build --release -p snowflake-ffi" cargo build --release -p snowflake-ffi
+check "libsnowflake leases from Redis through the redis crate (rustls for TLS)" bash -c \
+  "cargo tree -q -p snowflake-ffi -e normal --prefix none | grep -q '^redis v' &&
+   cargo tree -q -p snowflake-ffi -e normal --prefix none | grep -q '^rustls v'"
 check "make -C ffi-c install PREFIX=<tmp>" make -s -C ffi-c install PREFIX="$PREFIX"
 check "installed: libsnowflake.so.$VERSION (soname libsnowflake.so.$SOVERSION), .a, headers, .pc, CMake package" installed_layout
 

@@ -51,7 +51,7 @@ quiet() { # <description> <command...>: a build step, its output shown when it f
 
 # --- build once -------------------------------------------------------------------------------
 echo "== build (once)"
-quiet "cargo: core and CLI tests" cargo test -p snowflake-core -p snowflake-cli --tests --no-run
+quiet "cargo: core and CLI tests" cargo test -p snowflake-core -p snowflake-cli --features snowflake-core/full --tests --no-run
 quiet "cargo: release library (C, PHP, cross)" cargo build --release -p snowflake-ffi
 quiet "node: the addon" node bindings-node/scripts/build.js
 quiet "python: the wheel into .venv" .venv/bin/pip install -q --no-deps --force-reinstall ./bindings-python
@@ -65,8 +65,8 @@ quiet "C: test_api" gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 -Iinclude t
 run_suite() { # <name>: the suite's command
   case $1 in
     # Its tests mostly wait for lease TTLs: all at once.
-    core-redis) cargo test -q -p snowflake-core --test redis_lease --test redis_script -- --test-threads 8 ;;
-    core-processes) cargo test -q -p snowflake-core --test processes --test clock_step ;;
+    core-redis) cargo test -q -p snowflake-core --features full --test redis_lease --test redis_script -- --test-threads 8 ;;
+    core-processes) cargo test -q -p snowflake-core --features full --test processes --test clock_step ;;
     core-threads) cargo test -q -p snowflake-core --test generator ;;
     cli) cargo test -q -p snowflake-cli --test cli ;;
     servers) .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider ;;

@@ -88,14 +88,22 @@ export interface GeneratorOptions {
   stateFile?: string | null
   /** How far ahead the state file (or a lease's mark) reserves time: one write per window. (default 1000) */
   stateWindowMs?: number | bigint | null
-  /** Claim a free value of the worker field for this process: file locks on this host, or keys in Redis. */
-  lease?: 'local' | `redis://${string}` | null
+  /** Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel). */
+  lease?: 'local' | `redis://${string}` | `rediss://${string}` | `unix://${string}` | `redis+sentinel://${string}` | `rediss+sentinel://${string}` | null
   /** The node field a lease claims (default: `worker`, or the only node field). */
   leaseField?: string | null
   /** The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases). */
   leaseDir?: string | null
-  /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends. (default 5000) */
+  /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call. (default 5000) */
   leaseTtlMs?: number | bigint | null
+  /** A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored. */
+  leasePasswordFile?: string | null
+  /** PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots). */
+  leaseTlsCa?: string | null
+  /** A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too. */
+  leaseTlsCert?: string | null
+  /** The PEM private key of lease_tls_cert. */
+  leaseTlsKey?: string | null
   /** Take turns with the other processes of this host that have the same layout and node values. (default false) */
   runLock?: boolean | null
 }
@@ -137,6 +145,12 @@ export interface Stats {
   rollovers: number
   /** How far ahead of the clock the shared state is now, in ms. */
   driftMs: number
+  /** How many times a lease was claimed (again after it lapsed); 0 without a lease. */
+  leaseClaims: number
+  /** How many times the lease lapsed. */
+  leaseLosses: number
+  /** The leased field's value the generator issues with now (absent without a lease). */
+  leaseValue?: number
 }
 /** One bit field of a layout, from the most significant down. */
 export interface FieldInfo {

@@ -219,6 +219,19 @@ typedef struct SnowflakeStats {
    * How far ahead of the clock the state is now, in ms.
    */
   uint64_t drift_ms;
+  /**
+   * How many times a lease was claimed (1 when held since the generator opened, one more
+   * each time a lapsed lease was claimed again; 0 without a lease).
+   */
+  uint64_t lease_claims;
+  /**
+   * How many times the lease lapsed (not renewed in time, or found taken or deleted).
+   */
+  uint64_t lease_losses;
+  /**
+   * The value of the leased field the generator issues with now; -1 without a lease.
+   */
+  int64_t lease_value;
 } SnowflakeStats;
 
 /**

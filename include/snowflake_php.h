@@ -53,6 +53,9 @@ typedef struct SnowflakeStats {
   uint64_t clock_behind;
   uint64_t rollovers;
   uint64_t drift_ms;
+  uint64_t lease_claims;
+  uint64_t lease_losses;
+  int64_t lease_value;
 } SnowflakeStats;
 
 typedef struct SnowflakeField {

@@ -171,7 +171,12 @@ pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
             d.str("path", &path.to_string_lossy());
             d.str("detail", detail);
         }
-        Error::LeaseUnavailable { detail } => d.str("detail", detail),
+        Error::LeaseUnavailable { detail, retry_after_ms } => {
+            d.str("detail", detail);
+            if let Some(ms) = retry_after_ms {
+                d.u64("retryAfterMs", *ms);
+            }
+        }
         _ => {}
     })
 }

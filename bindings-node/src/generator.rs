@@ -38,6 +38,12 @@ pub struct Stats {
     pub rollovers: f64,
     /// How far ahead of the clock the shared state is now, in ms.
     pub drift_ms: f64,
+    /// How many times a lease was claimed (again after it lapsed); 0 without a lease.
+    pub lease_claims: f64,
+    /// How many times the lease lapsed.
+    pub lease_losses: f64,
+    /// The leased field's value the generator issues with now (absent without a lease).
+    pub lease_value: Option<f64>,
 }
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
@@ -169,6 +175,9 @@ impl JsGenerator {
             clock_behind: s.clock_behind as f64,
             rollovers: s.rollovers as f64,
             drift_ms: s.drift_ms as f64,
+            lease_claims: s.lease_claims as f64,
+            lease_losses: s.lease_losses as f64,
+            lease_value: s.lease_value.map(|v| v as f64),
         }
     }
 

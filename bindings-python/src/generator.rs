@@ -260,6 +260,9 @@ impl PyGenerator {
             clock_behind: s.clock_behind,
             rollovers: s.rollovers,
             drift_ms: s.drift_ms,
+            lease_claims: s.lease_claims,
+            lease_losses: s.lease_losses,
+            lease_value: s.lease_value,
         }
     }
 
@@ -366,7 +369,7 @@ impl PyBlock {
         let Ok(id) = id.extract::<u64>() else {
             return false;
         };
-        id >= self.0.first && id <= self.last() && (id - self.0.first) % self.0.stride == 0
+        id >= self.0.first && id <= self.last() && (id - self.0.first).is_multiple_of(self.0.stride)
     }
     fn __repr__(&self) -> String {
         format!("Block(first={}, count={}, stride={})", self.0.first, self.0.count, self.0.stride)
@@ -395,7 +398,8 @@ impl BlockIter {
 
 /// What a generator has done: ``issued`` IDs, ``waits`` for the clock and ``waited_ms`` in
 /// them, ``clock_behind`` events (the clock behind by more than ``max_drift_ms``),
-/// ``rollovers``, and ``drift_ms``, how far ahead of the clock the state is now.
+/// ``rollovers``, ``drift_ms``, how far ahead of the clock the state is now, and for a lease
+/// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now.
 #[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
 pub struct PyStats {
     /// IDs issued through this generator.
@@ -410,14 +414,28 @@ pub struct PyStats {
     rollovers: u64,
     /// How far ahead of the clock the shared state is now, in ms.
     drift_ms: u64,
+    /// How many times a lease was claimed (again after it lapsed); 0 without a lease.
+    lease_claims: u64,
+    /// How many times the lease lapsed.
+    lease_losses: u64,
+    /// The leased field's value the generator issues with now (``None`` without a lease).
+    lease_value: Option<u64>,
 }
 
 #[pymethods]
 impl PyStats {
     fn __repr__(&self) -> String {
         format!(
-            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={})",
-            self.issued, self.waits, self.waited_ms, self.clock_behind, self.rollovers, self.drift_ms
+            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={})",
+            self.issued,
+            self.waits,
+            self.waited_ms,
+            self.clock_behind,
+            self.rollovers,
+            self.drift_ms,
+            self.lease_claims,
+            self.lease_losses,
+            self.lease_value.map_or("None".to_string(), |v| v.to_string())
         )
     }
 }

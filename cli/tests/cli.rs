@@ -695,3 +695,54 @@ fn public_refuses_bad_keys_and_texts_before_printing_anything() {
     assert_eq!(out.status.code(), Some(2));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[path = "../../tests/servers/servers.rs"]
+mod servers;
+
+/// `--lease` with every form of Redis address, against real servers (tests/servers): a
+/// password in the URL, IPv6 with the password from a file, a unix socket with `db` and `pass`,
+/// TLS verified against a CA file, and Sentinel. Each run claims a value and prints IDs that
+/// no other run repeats; no run shows the password.
+#[test]
+fn next_leases_through_every_form_of_redis_address() {
+    let plain = servers::Servers::start("redis", &["--password", "cl1-pw", "--ipv6"]);
+    let tls = servers::Servers::start("redis", &["--tls"]);
+    let sentinel = servers::Servers::start("sentinel", &["--replicas", "1", "--sentinels", "3"]);
+    let port = plain.port("/redis/port");
+    let sentinels: Vec<&str> =
+        sentinel.get("/sentinel_addrs").as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let forms: Vec<(String, Vec<String>)> = vec![
+        (format!("redis://:cl1-pw@127.0.0.1:{port}/0"), vec![]),
+        (
+            format!("redis://[::1]:{port}/0"),
+            vec!["--lease-password-file".into(), plain.str("/password_file").into()],
+        ),
+        (format!("unix://{}?db=2&pass=cl1-pw", plain.str("/redis/unix_socket")), vec![]),
+        (
+            format!("rediss://localhost:{}/0", tls.port("/redis/port")),
+            vec!["--lease-tls-ca".into(), tls.str("/tls/ca_cert").into()],
+        ),
+        (format!("redis+sentinel://{}/{}/0", sentinels.join(","), sentinel.str("/master_name")), vec![]),
+    ];
+    let mut all = std::collections::HashSet::new();
+    for (url, extra) in &forms {
+        let mut args =
+            vec!["next", "--layout", "time:41,worker:3,sequence:12;epoch=1288834974657", "-n", "2000"];
+        args.extend(["--lease", url.as_str(), "--lease-ttl-ms", "3000"]);
+        args.extend(extra.iter().map(String::as_str));
+        let out = ok(&args);
+        let ids: Vec<u64> = out.lines().map(|l| l.trim().parse().unwrap()).collect();
+        assert_eq!(ids.len(), 2000, "{url}");
+        for id in ids {
+            assert!(all.insert(id), "{url}: ID {id} repeated");
+        }
+    }
+    // A wrong password names the problem, never the password.
+    let url = format!("redis://:wr0ng-cl1@127.0.0.1:{port}/0");
+    let out = snowflake(&["next", "--layout", "twitter", "--lease", &url]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("refused the credentials") && !err.contains("wr0ng-cl1"),
+        "{err}"
+    );
+}

@@ -272,11 +272,15 @@ pub enum Error {
     /// The generator's worker-id lease lapsed (not renewed in time, taken by another holder,
     /// or released): it stops issuing rather than risk an ID another holder issues too.
     LeaseLost,
-    /// No worker value could be leased.
+    /// No worker value could be leased (none is free, Redis cannot be reached or refused the
+    /// credentials), or one was claimed again but cannot issue yet.
     #[cfg(feature = "std")]
     LeaseUnavailable {
         /// Why (never with a password in it).
         detail: std::sync::Arc<str>,
+        /// When a generator that claims again on its next call can succeed, in ms from now,
+        /// when that is known.
+        retry_after_ms: Option<u64>,
     },
     /// A shared state exists with another layout, node values or policy, or is not this
     /// user's to use.
@@ -368,7 +372,12 @@ impl Error {
 
     /// An [`Error::LeaseUnavailable`].
     pub fn lease_unavailable(detail: impl fmt::Display) -> Error {
-        Error::LeaseUnavailable { detail: detail.to_string().into() }
+        Error::LeaseUnavailable { detail: detail.to_string().into(), retry_after_ms: None }
+    }
+
+    /// An [`Error::LeaseUnavailable`] that a later call may not meet: retry in `retry_after_ms`.
+    pub fn lease_retry(detail: impl fmt::Display, retry_after_ms: u64) -> Error {
+        Error::LeaseUnavailable { detail: detail.to_string().into(), retry_after_ms: Some(retry_after_ms) }
     }
 }
 
@@ -592,12 +601,15 @@ impl Error {
         }
     }
 
-    /// For clock errors, when a retry can succeed, in ms from now.
+    /// For clock errors (and a lease that a later call can claim again), when a retry can
+    /// succeed, in ms from now.
     pub const fn retry_after_ms(&self) -> Option<u64> {
         match self {
             Error::ClockBehind { retry_after_ms, .. } | Error::SequenceExhausted { retry_after_ms } => {
                 Some(*retry_after_ms)
             }
+            #[cfg(feature = "std")]
+            Error::LeaseUnavailable { retry_after_ms, .. } => *retry_after_ms,
             _ => None,
         }
     }
@@ -671,10 +683,10 @@ impl fmt::Display for Error {
                 "a generator with this layout and node values was made before this process was forked: the parent (or a sibling) may still issue its IDs; give this process node values of its own (e.g. its own worker value), or use a shared state (shared=...)",
             ),
             Error::LeaseLost => f.write_str(
-                "the worker-id lease lapsed (not renewed in time, or taken by another holder): this generator stops issuing; open a new one to claim a value again",
+                "the worker-id lease lapsed (not renewed in time, or taken by another holder): this generator stopped issuing, and claims a value again on its next call",
             ),
             #[cfg(feature = "std")]
-            Error::LeaseUnavailable { detail } => write!(f, "no worker id to lease: {detail}"),
+            Error::LeaseUnavailable { detail, .. } => write!(f, "no worker id to lease: {detail}"),
             #[cfg(feature = "std")]
             Error::SharedMismatch { what, detail } => {
                 write!(f, "the shared state was made with another {what}: {detail}")

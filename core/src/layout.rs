@@ -597,7 +597,7 @@ impl fmt::Display for Layout {
             write!(f, "{}:{}", field.name, field.bits)?;
         }
         write!(f, ";epoch={}", self.epoch_ms)?;
-        if self.tick_ms % 1000 == 0 {
+        if self.tick_ms.is_multiple_of(1000) {
             write!(f, ";tick={}s", self.tick_ms / 1000)
         } else {
             write!(f, ";tick={}ms", self.tick_ms)

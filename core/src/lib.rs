@@ -96,7 +96,7 @@ pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, K
 pub use generator::{Block, FillError, Generator, Pool, Stats};
 pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
 #[cfg(feature = "std")]
-pub use options::{redact_url, LeaseKind};
+pub use options::{redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 pub use options::{
     valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, SequenceStart, Value, CONFLICTS,
     NEEDS, OPTIONS, OPTION_NAMES,

@@ -136,8 +136,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         name: "lease",
         ty: OptionType::Text,
         default: "",
-        form: "local|redis://HOST:PORT/DB",
-        doc: "Claim a free value of the worker field for this process: file locks on this host, or keys in Redis.",
+        form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS",
+        doc: "Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).",
         feature: None,
     },
     OptionSpec {
@@ -161,7 +161,39 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Integer { min: 100, max: DAY_MS },
         default: "5000",
         form: "MS",
-        doc: "How long a Redis lease lives unless renewed; a holder stops issuing before it ends.",
+        doc: "How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.",
+        feature: Some("lease-redis"),
+    },
+    OptionSpec {
+        name: "lease_password_file",
+        ty: OptionType::Path,
+        default: "",
+        form: "PATH",
+        doc: "A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.",
+        feature: Some("lease-redis"),
+    },
+    OptionSpec {
+        name: "lease_tls_ca",
+        ty: OptionType::Path,
+        default: "",
+        form: "PATH",
+        doc: "PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots).",
+        feature: Some("lease-redis"),
+    },
+    OptionSpec {
+        name: "lease_tls_cert",
+        ty: OptionType::Path,
+        default: "",
+        form: "PATH",
+        doc: "A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too.",
+        feature: Some("lease-redis"),
+    },
+    OptionSpec {
+        name: "lease_tls_key",
+        ty: OptionType::Path,
+        default: "",
+        form: "PATH",
+        doc: "The PEM private key of lease_tls_cert.",
         feature: Some("lease-redis"),
     },
     OptionSpec {
@@ -248,7 +280,43 @@ pub const NEEDS: &[Conflict] = &[
         b: "lease",
         reason: "lease_ttl_ms is a Redis lease's time to live: give lease=redis://… too",
     },
+    Conflict {
+        a: "lease_password_file",
+        b: "lease",
+        reason: "lease_password_file holds the password of a Redis lease: give lease=redis://… too",
+    },
+    Conflict {
+        a: "lease_tls_ca",
+        b: "lease",
+        reason: "lease_tls_ca is for a rediss:// lease: give lease=rediss://… too",
+    },
+    Conflict {
+        a: "lease_tls_cert",
+        b: "lease_tls_key",
+        reason: "a client certificate needs its key: give lease_tls_key too",
+    },
+    Conflict {
+        a: "lease_tls_key",
+        b: "lease_tls_cert",
+        reason: "lease_tls_key is the key of a client certificate: give lease_tls_cert too",
+    },
+    Conflict {
+        a: "lease_tls_cert",
+        b: "lease",
+        reason: "lease_tls_cert is for a rediss:// lease: give lease=rediss://… too",
+    },
 ];
+
+/// How far ahead of the clock a Redis lease's holder reserves time, at most (a larger
+/// `state_window_ms` is lowered to it for a Redis lease). One of the two caps that every
+/// holder obeys, so that a claimant that finds no high-water mark (a new Redis, or one that
+/// lost its data) knows how far ahead any earlier holder may have issued: it starts
+/// [`LEASE_MAX_WINDOW_MS`] + [`LEASE_MAX_DRIFT_MS`] + one tick ahead of its clock.
+pub const LEASE_MAX_WINDOW_MS: u64 = 1000;
+
+/// The largest `max_drift_ms` a generator with a Redis lease may have (larger is refused):
+/// the other cap of [`LEASE_MAX_WINDOW_MS`].
+pub const LEASE_MAX_DRIFT_MS: u64 = 1000;
 
 impl OptionSpec {
     /// The row of `name` (in any [`Spelling`]).
@@ -376,14 +444,25 @@ impl SequenceStart {
 }
 
 /// Where a lease is kept.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 #[non_exhaustive]
 #[cfg(feature = "std")]
 pub enum LeaseKind {
     /// File locks in a directory of this host.
     Local,
-    /// Keys in Redis, at the address given.
+    /// Keys in Redis, at the address given (which may hold a password: its `Debug` does not
+    /// show it).
     Redis(String),
+}
+
+#[cfg(feature = "std")]
+impl fmt::Debug for LeaseKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaseKind::Local => f.write_str("Local"),
+            LeaseKind::Redis(url) => f.debug_tuple("Redis").field(&redact_url(url)).finish(),
+        }
+    }
 }
 
 /// The generator's policy: what it does when the clock does not let it issue at once. Plain
@@ -439,6 +518,18 @@ pub struct Options {
     /// A Redis lease's time to live, in ms (`lease_ttl_ms=`).
     #[cfg(feature = "std")]
     pub lease_ttl_ms: Option<u64>,
+    /// A file holding the Redis password (`lease_password_file=`).
+    #[cfg(feature = "std")]
+    pub lease_password_file: Option<std::path::PathBuf>,
+    /// The CA certificates a `rediss://` server must chain to (`lease_tls_ca=`).
+    #[cfg(feature = "std")]
+    pub lease_tls_ca: Option<std::path::PathBuf>,
+    /// A client certificate for mutual TLS (`lease_tls_cert=`).
+    #[cfg(feature = "std")]
+    pub lease_tls_cert: Option<std::path::PathBuf>,
+    /// The client certificate's key (`lease_tls_key=`).
+    #[cfg(feature = "std")]
+    pub lease_tls_key: Option<std::path::PathBuf>,
     /// Take turns with the other processes of this host that have the same layout and node
     /// values (`run_lock=true`).
     #[cfg(feature = "std")]
@@ -478,26 +569,45 @@ pub fn valid_shared_name(name: &str) -> bool {
 }
 
 /// The schemes of Redis lease addresses.
-const REDIS_SCHEMES: [&str; 1] = ["redis://"];
+const REDIS_SCHEMES: [&str; 5] =
+    ["redis://", "rediss://", "unix://", "redis+sentinel://", "rediss+sentinel://"];
 
-/// `url` with its password (if any) replaced by `***`, for messages and `Display`.
+/// `url` with its password (if any) replaced by `***`, for messages and `Display`: the
+/// password of `user:password@`, and the `pass=` (or `password=`) query parameter of a
+/// `unix://` address.
 ///
 /// ```
-/// assert_eq!(snowflake_core::redact_url("redis://app:s3cret@cache:6379/0"), "redis://app:***@cache:6379/0");
-/// assert_eq!(snowflake_core::redact_url("redis://cache:6379/0"), "redis://cache:6379/0");
+/// use snowflake_core::redact_url;
+/// assert_eq!(redact_url("redis://app:s3cret@cache:6379/0"), "redis://app:***@cache:6379/0");
+/// assert_eq!(redact_url("redis://cache:6379/0"), "redis://cache:6379/0");
+/// assert_eq!(redact_url("unix:///run/redis.sock?db=2&user=app&pass=s3cret"), "unix:///run/redis.sock?db=2&user=app&pass=***");
 /// ```
 #[cfg(feature = "std")]
 pub fn redact_url(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
+    let rest = match rest[..authority_end].rfind('@') {
         Some(at) => {
             let user = rest[..at].split(':').next().unwrap_or("");
             let user = if rest[..at].contains(':') { format!("{user}:***") } else { "***".to_string() };
-            format!("{scheme}://{user}{}", &rest[at..])
+            format!("{user}{}", &rest[at..])
         }
-        None => url.to_string(),
-    }
+        None => rest.to_string(),
+    };
+    let rest = match rest.split_once('?') {
+        Some((head, query)) => {
+            let pairs: Vec<String> = query
+                .split('&')
+                .map(|pair| match pair.split_once('=') {
+                    Some((k, _)) if k == "pass" || k == "password" => format!("{k}=***"),
+                    _ => pair.to_string(),
+                })
+                .collect();
+            format!("{head}?{}", pairs.join("&"))
+        }
+        None => rest,
+    };
+    format!("{scheme}://{rest}")
 }
 
 impl Options {
@@ -523,6 +633,14 @@ impl Options {
         lease_dir: None,
         #[cfg(feature = "std")]
         lease_ttl_ms: None,
+        #[cfg(feature = "std")]
+        lease_password_file: None,
+        #[cfg(feature = "std")]
+        lease_tls_ca: None,
+        #[cfg(feature = "std")]
+        lease_tls_cert: None,
+        #[cfg(feature = "std")]
+        lease_tls_key: None,
         #[cfg(feature = "std")]
         run_lock: false,
     };
@@ -693,6 +811,14 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms = None,
             #[cfg(feature = "std")]
+            "lease_password_file" => self.lease_password_file = None,
+            #[cfg(feature = "std")]
+            "lease_tls_ca" => self.lease_tls_ca = None,
+            #[cfg(feature = "std")]
+            "lease_tls_cert" => self.lease_tls_cert = None,
+            #[cfg(feature = "std")]
+            "lease_tls_key" => self.lease_tls_key = None,
+            #[cfg(feature = "std")]
             "run_lock" => self.run_lock = false,
             _ => {}
         }
@@ -768,7 +894,12 @@ impl Options {
                         // The address itself is checked when the lease is claimed.
                         LeaseKind::Redis(url.into())
                     }
-                    _ => return Err(bad(text, "lease is `local` or `redis://host:port/db`")),
+                    _ => {
+                        return Err(bad(
+                            "lease",
+                            "lease is `local`, or a Redis address: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), unix:///path/redis.sock?db=N, or redis+sentinel://host:port,host:port/master[/db]",
+                        ))
+                    }
                 })
             }
             _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
@@ -781,6 +912,10 @@ impl Options {
         match name {
             "state_file" => self.state_file = Some(path.into()),
             "lease_dir" => self.lease_dir = Some(path.into()),
+            "lease_password_file" => self.lease_password_file = Some(path.into()),
+            "lease_tls_ca" => self.lease_tls_ca = Some(path.into()),
+            "lease_tls_cert" => self.lease_tls_cert = Some(path.into()),
+            "lease_tls_key" => self.lease_tls_key = Some(path.into()),
             _ => unreachable!("the table's path options"),
         }
         Ok(())
@@ -803,6 +938,14 @@ impl Options {
             "lease_dir" => self.lease_dir.is_some(),
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms.is_some(),
+            #[cfg(feature = "std")]
+            "lease_password_file" => self.lease_password_file.is_some(),
+            #[cfg(feature = "std")]
+            "lease_tls_ca" => self.lease_tls_ca.is_some(),
+            #[cfg(feature = "std")]
+            "lease_tls_cert" => self.lease_tls_cert.is_some(),
+            #[cfg(feature = "std")]
+            "lease_tls_key" => self.lease_tls_key.is_some(),
             #[cfg(feature = "std")]
             "run_lock" => self.run_lock,
             _ => false,
@@ -838,6 +981,32 @@ impl Options {
                 "lease_ttl_ms",
                 "a local lease lives as long as its process; lease_ttl_ms is for Redis",
             ));
+        }
+        #[cfg(feature = "std")]
+        if let Some(LeaseKind::Redis(url)) = &self.lease {
+            if self.max_drift_ms > LEASE_MAX_DRIFT_MS {
+                return Err(bad(
+                    "max_drift_ms",
+                    "with a Redis lease max_drift_ms is at most 1000 (LEASE_MAX_DRIFT_MS): every holder obeys this cap, so that after Redis loses its data the next holder knows how far ahead an earlier one may have issued",
+                ));
+            }
+            let tls = url.starts_with("rediss://") || url.starts_with("rediss+sentinel://");
+            if !tls && (self.lease_tls_ca.is_some() || self.lease_tls_cert.is_some()) {
+                return Err(bad(
+                    if self.lease_tls_ca.is_some() { "lease_tls_ca" } else { "lease_tls_cert" },
+                    "TLS certificates are for a rediss:// (or rediss+sentinel://) lease address",
+                ));
+            }
+        } else if self.lease == Some(LeaseKind::Local) {
+            for (name, given) in [
+                ("lease_password_file", self.lease_password_file.is_some()),
+                ("lease_tls_ca", self.lease_tls_ca.is_some()),
+                ("lease_tls_cert", self.lease_tls_cert.is_some()),
+            ] {
+                if given {
+                    return Err(bad(name, "this option is for a Redis lease; a local lease has none"));
+                }
+            }
         }
         Ok(())
     }
@@ -911,6 +1080,16 @@ impl fmt::Display for Options {
             }
             if let Some(ms) = self.lease_ttl_ms {
                 write!(f, ";lease_ttl_ms={ms}")?;
+            }
+            for (name, path) in [
+                ("lease_password_file", &self.lease_password_file),
+                ("lease_tls_ca", &self.lease_tls_ca),
+                ("lease_tls_cert", &self.lease_tls_cert),
+                ("lease_tls_key", &self.lease_tls_key),
+            ] {
+                if let Some(p) = path {
+                    write!(f, ";{name}={}", p.display())?;
+                }
             }
             if self.run_lock {
                 f.write_str(";run_lock=true")?;

@@ -112,7 +112,7 @@ impl Map {
 
     /// The 8-byte word at `at` (8-aligned, inside the mapping), as an atomic.
     pub(crate) fn word(&self, at: usize) -> &AtomicU64 {
-        assert!(at % 8 == 0 && at + 8 <= self.len, "word {at} outside the mapping");
+        assert!(at.is_multiple_of(8) && at + 8 <= self.len, "word {at} outside the mapping");
         // SAFETY: aligned (the mapping is page-aligned), inside the mapping, which outlives
         // the borrow; every access to it is atomic.
         unsafe { &*(self.ptr.add(at) as *const AtomicU64) }

@@ -57,6 +57,13 @@ pub struct SnowflakeStats {
     pub rollovers: u64,
     /// How far ahead of the clock the state is now, in ms.
     pub drift_ms: u64,
+    /// How many times a lease was claimed (1 when held since the generator opened, one more
+    /// each time a lapsed lease was claimed again; 0 without a lease).
+    pub lease_claims: u64,
+    /// How many times the lease lapsed (not renewed in time, or found taken or deleted).
+    pub lease_losses: u64,
+    /// The value of the leased field the generator issues with now; -1 without a lease.
+    pub lease_value: i64,
 }
 
 /// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
@@ -342,6 +349,10 @@ pub unsafe extern "C" fn snowflake_generator_stats(
             clock_behind: s.clock_behind,
             rollovers: s.rollovers,
             drift_ms: s.drift_ms,
+            lease_claims: s.lease_claims,
+            lease_losses: s.lease_losses,
+            // A node field has at most 63 bits.
+            lease_value: s.lease_value.map_or(-1, |v| v as i64),
         };
         // SAFETY: valid for a write by contract.
         unsafe { *out = stats };

@@ -2,7 +2,8 @@
 # The C and C++ tests. Builds the release library, installs it (make -C ffi-c install) into a
 # temporary prefix, and builds and runs every test against that installed copy: the C tests
 # through pkg-config, the C++ tests through the CMake package. Then the main C test again
-# under valgrind. Ends with the line "N passed, M failed" (checks of the test programs plus
+# under valgrind. test_redis_lease leases worker values through every form of Redis address
+# from servers that tests/servers/serve.py starts. Ends with the line "N passed, M failed" (checks of the test programs plus
 # one per step here) and exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -135,6 +136,9 @@ SOVERSION=$MAJOR
 if [ "$MAJOR" = 0 ]; then SOVERSION=$MAJOR.$MINOR; fi
 
 check "cargo build --release -p snowflake-ffi" cargo build --release -p snowflake-ffi
+check "libsnowflake leases from Redis through the redis crate (rustls for TLS)" bash -c \
+  "cargo tree -q -p snowflake-ffi -e normal --prefix none | grep -q '^redis v' &&
+   cargo tree -q -p snowflake-ffi -e normal --prefix none | grep -q '^rustls v'"
 check "make -C ffi-c install PREFIX=<tmp>" make -s -C ffi-c install PREFIX="$PREFIX"
 check "installed: libsnowflake.so.$VERSION (soname libsnowflake.so.$SOVERSION), .a, headers, .pc, CMake package" installed_layout
 
@@ -162,6 +166,14 @@ program "test_api under valgrind (no leak, no invalid access)" \
   valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=1 \
   --suppressions=tests/c/valgrind.supp \
   "$WORK/test_api" "$VECTORS"
+
+check "test_redis_lease.c builds through pkg-config" \
+  gcc -std=c99 "${STRICT[@]}" -DTEST_SERVERS_SERVE="\"$PWD/tests/servers/serve.py\"" \
+  $(pkg-config --cflags snowflake libcjson) tests/c/test_redis_lease.c \
+  -o "$WORK/test_redis_lease" $(pkg-config --libs snowflake libcjson) -Wl,-rpath,"$LIBDIR"
+mkdir -p "$WORK/servers"
+program "test_redis_lease: every form of Redis address against real servers (tests/servers)" \
+  "$WORK/test_redis_lease" "$WORK/servers"
 
 check "example.c builds through pkg-config" \
   gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake) tests/c/example.c -o "$WORK/example" \

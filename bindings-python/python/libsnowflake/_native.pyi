@@ -138,6 +138,12 @@ class Stats:
     def rollovers(self) -> int: ...
     @property
     def drift_ms(self) -> int: ...
+    @property
+    def lease_claims(self) -> int: ...
+    @property
+    def lease_losses(self) -> int: ...
+    @property
+    def lease_value(self) -> Optional[int]: ...
 
 @final
 class Generator:
@@ -161,6 +167,10 @@ class Generator:
         lease_field: Optional[str] = None,
         lease_dir: Union[str, "os.PathLike[str]", None] = None,
         lease_ttl_ms: Optional[int] = None,
+        lease_password_file: Union[str, "os.PathLike[str]", None] = None,
+        lease_tls_ca: Union[str, "os.PathLike[str]", None] = None,
+        lease_tls_cert: Union[str, "os.PathLike[str]", None] = None,
+        lease_tls_key: Union[str, "os.PathLike[str]", None] = None,
         run_lock: Optional[bool] = None,
         # </options>
     ) -> "Generator": ...

@@ -1,30 +1,58 @@
-//! Worker-id leases in Redis (`lease=redis://host:port/db`), for fleets across hosts.
+//! Worker-id leases in Redis (`lease=redis://…`, `rediss://…`, `unix://…`,
+//! `redis+sentinel://…`), for fleets across hosts. The connection is `super::redis_conn`'s.
 //!
-//! - **Claim**: `SET <owner-key> <token> NX PX <ttl>` on the values of the leased field, lowest
-//!   first, in one script that also reads the value's stored high-water mark.
-//! - **Renew**: a background thread re-arms the TTL every `ttl/3` (only while the key still holds
-//!   our token). The generator issues only while `now < last successful renewal + 4/5 ttl`: a
-//!   holder cut off from Redis stops *before* its key can expire and pass to someone else.
+//! - **Keys**: one per identity, `libsnowflake:<layout fingerprint>:<every node field=value>`
+//!   (the leased field's value included), and its high-water mark `<key>:hwm`. Holders that
+//!   lease different fields of one layout meet on the same key for the same identity.
+//! - **Claim**: in one script, the first free value of the leased field (the one held before,
+//!   when claiming again; else the lowest), `SET <key> <token> PX <ttl>`, and its stored mark.
+//! - **Renew**: a background thread re-arms the key every `ttl/3` while it still holds our
+//!   token. The generator issues only while its clock reads less than the last successful
+//!   renewal's send time + 4/5 TTL: cut off from Redis, it stops before its key can expire.
 //! - **Reserve**: before issuing at a tick beyond its reservation, the holder stores a new one
-//!   (the tick plus a window) in `<owner-key>:hwm`, in a script that first checks the token: a
-//!   holder whose key was deleted or taken cannot reserve, so it stops at once.
-//! - **Next holder**: starts above the stored high-water mark. With none stored (a value never
-//!   used, or Redis lost its data) it starts one TTL ahead of the clock, by when any holder that
-//!   may still think it owns the value has stopped; `open` waits for that instant.
-//! - **Release** (on drop): stores the exact high-water mark and deletes the key.
+//!   (the tick plus a window of at most [`crate::LEASE_MAX_WINDOW_MS`]) in the mark, in a
+//!   script that first checks the token. Every ID is below a reservation stored while the key
+//!   was ours, so a holder whose key was deleted, taken or lost issues nothing beyond what
+//!   Redis recorded (or, after a data loss, beyond its last window).
+//! - **Next holder**: starts at the stored mark. With none (a value never used, or Redis lost
+//!   its data) it starts [`crate::LEASE_MAX_WINDOW_MS`] + [`crate::LEASE_MAX_DRIFT_MS`] + one
+//!   tick ahead of its clock, past anything a holder that still thinks it owns the value can
+//!   issue, whatever that holder's own settings: every holder obeys those caps. Behind
+//!   Sentinel it always does so (a promoted replica may lack the last writes).
+//! - **Heal**: a lapsed lease (not renewed in time, or found taken or deleted) is claimed
+//!   again on the generator's next call: the same value if it is free, else another. The
+//!   claim is published under a seqlock (`generation`): an ID is composed with the claim its
+//!   slot was checked against, or its slot is dropped.
+//! - **Release** (on drop): stores the exact end of what was issued and deletes the key.
 
-use super::resp::{Conn, Reply, Url};
-
+use super::redis_conn::{describe, Failure, Settings, Target};
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
-use crate::generator::{HighWater, Word};
+use crate::generator::{HighWater, LeaseStats, Word};
 use crate::layout::{Layout, Node};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use crate::options::{LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-const CLAIM: &str = "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
-local h = redis.call('GET', KEYS[2]) if h then return {1, h} end return {1} end return {0}";
+/// Claims the first free value: ARGV head, tail (the key around the value), from, to
+/// (exclusive), token, ttl, the preferred value (or -1). Returns {value, ours, mark or nil}:
+/// `ours` when the key still held our token.
+const CLAIM: &str = "local head, tail, token, ttl = ARGV[1], ARGV[2], ARGV[5], ARGV[6] \
+local function try(v) \
+  local k = head .. string.format('%.0f', v) .. tail \
+  local cur = redis.call('GET', k) \
+  local ours = 0 \
+  if cur == token then ours = 1 elseif cur then return nil end \
+  redis.call('SET', k, token, 'PX', ttl) \
+  return {v, ours, redis.call('GET', k .. ':hwm') or false} \
+end \
+local prefer = tonumber(ARGV[7]) \
+if prefer >= 0 then local r = try(prefer) if r then return r end end \
+for v = tonumber(ARGV[3]), tonumber(ARGV[4]) - 1 do \
+  local r = try(v) if r then return r end \
+end \
+return false";
 const RENEW: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
 return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
 const EXTEND: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
@@ -33,34 +61,67 @@ if tonumber(ARGV[2]) > cur then redis.call('SET', KEYS[2], ARGV[2]) end return 1
 const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
 redis.call('SET', KEYS[2], ARGV[2]) redis.call('DEL', KEYS[1]) return 1";
 
-/// A lease's times, in ms.
-#[derive(Clone, Copy)]
-pub(crate) struct Timing {
+/// Values scanned by one claim script: a wide field is scanned in several calls, so that no
+/// call holds Redis for long.
+const SCAN: u64 = 4096;
+
+/// How a lease is configured.
+pub(crate) struct Config<'a> {
+    pub settings: Settings<'a>,
     pub ttl_ms: u64,
     pub window_ms: u64,
-    pub max_drift_ms: u64,
+    pub max_wait_ms: u64,
+}
+
+/// The key of the value held now.
+struct Held {
+    value: u64,
+    key: String,
+    hwm: String,
+    /// Counted as lost already (found taken, or lapsed): not renewed, not released.
+    lost: bool,
+}
+
+/// What the connection's lock guards: every exchange with Redis is made under it.
+struct Inner {
+    conn: Option<redis::Connection>,
+    held: Option<Held>,
+    /// The last failed claim, repeated until `retry_at_ms` (no Redis call per ID).
+    last_error: Option<Error>,
 }
 
 /// A held lease.
 pub(crate) struct RedisLease {
-    url: Url,
-    owner_key: String,
-    hwm_key: String,
+    target: Target,
+    layout: Layout,
+    field: usize,
+    /// The key around the leased value: `libsnowflake:<fp>:a=1,worker=` and `,b=2`.
+    head: String,
+    tail: String,
     token: String,
     ttl_ms: u64,
     window_ticks: u64,
+    /// How far ahead of the clock a claim without a stored mark starts, in ticks.
+    unknown_ticks: u64,
+    max_wait_ms: u64,
     max_tick: u64,
-    pub(crate) field: usize,
-    pub(crate) value: u64,
+    clock: MonotonicClock,
+    /// The claim's seqlock: odd while a claim is published.
+    generation: AtomicU64,
+    node_bits: AtomicU64,
+    value: AtomicU64,
     /// The reserved end (exclusive tick), stored in Redis before it is raised here.
-    pub(crate) reserved: AtomicU64,
+    reserved: AtomicU64,
     /// The generator may issue while its clock reads less than this.
     valid_until_ms: AtomicU64,
-    /// The state must start at or above this tick.
-    pub(crate) floor: u64,
-    conn: Mutex<Option<Conn>>,
+    retry_at_ms: AtomicU64,
+    claims: AtomicU64,
+    losses: AtomicU64,
+    inner: Mutex<Inner>,
+    state: Arc<AtomicU64>,
+    word: Word,
     stop: Arc<(Mutex<bool>, Condvar)>,
-    closing: Mutex<Option<(Arc<AtomicU64>, Word)>>,
+    stopped: AtomicBool,
     /// A child of fork() holds a copy of the parent's lease: it must not release it.
     fork_generation: u64,
 }
@@ -69,125 +130,232 @@ fn timeout(ttl_ms: u64) -> Duration {
     Duration::from_millis((ttl_ms / 5).clamp(50, 2000))
 }
 
-fn eval(conn: &mut Conn, script: &str, keys: &[&str], args: &[&str]) -> std::io::Result<Reply> {
-    let nkeys = keys.len().to_string();
-    let mut a: Vec<&[u8]> = vec![b"EVAL", script.as_bytes(), nkeys.as_bytes()];
-    a.extend(keys.iter().map(|k| k.as_bytes()));
-    a.extend(args.iter().map(|v| v.as_bytes()));
-    match conn.call(&a)? {
-        Reply::Error(e) => Err(std::io::Error::other(e)),
-        r => Ok(r),
+fn eval(
+    conn: &mut redis::Connection,
+    script: &str,
+    keys: &[&str],
+    args: &[String],
+) -> redis::RedisResult<redis::Value> {
+    let mut cmd = redis::cmd("EVAL");
+    cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
+    cmd.query(conn)
+}
+
+fn int(v: &redis::Value) -> Option<i64> {
+    match v {
+        redis::Value::Int(n) => Some(*n),
+        redis::Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
+        _ => None,
     }
 }
 
 impl RedisLease {
-    fn with_conn<T>(&self, f: impl FnOnce(&mut Conn) -> std::io::Result<T>) -> std::io::Result<T> {
-        let mut guard = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        if guard.is_none() {
-            *guard = Some(Conn::connect(&self.url, timeout(self.ttl_ms))?);
-        }
-        let result = f(guard.as_mut().expect("connected above"));
-        if result.is_err() {
-            *guard = None; // reconnect next time
-        }
-        result
-    }
-
-    /// Claims a value of `field`.
-    pub(crate) fn claim(
-        url_text: &str,
+    /// Connects, claims a value of `field` and waits until it may issue (at most
+    /// [`crate::LEASE_MAX_WINDOW_MS`] + [`crate::LEASE_MAX_DRIFT_MS`] + a tick when Redis
+    /// has no mark for it). The lease is valid when this returns.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn open(
+        config: &Config<'_>,
         layout: &Layout,
         node: &Node,
         field: usize,
-        timing: Timing,
-        clock: &MonotonicClock,
+        state: Arc<AtomicU64>,
+        word: Word,
+        clock: MonotonicClock,
     ) -> Result<Arc<RedisLease>, Error> {
-        let ttl_ms = timing.ttl_ms;
-        let window_ms = timing.window_ms.min(ttl_ms / 2).max(1);
-        let url = Url::parse(url_text).ok_or_else(|| {
-            Error::lease_unavailable(format_args!(
-                "`{}` is not a redis://host:port/db address",
-                crate::options::redact_url(url_text)
-            ))
-        })?;
-        let unreachable = |e: std::io::Error| {
-            Error::lease_unavailable(format_args!("cannot reach Redis at {}:{}: {e}", url.host, url.port))
-        };
-        let mut conn = Conn::connect(&url, timeout(ttl_ms)).map_err(unreachable)?;
-        let f = &layout.fields()[field];
-        let others = layout.node_bits(&node.with(field, 0));
-        let prefix = format!("libsnowflake:{:016x}:{others:016x}:{}", layout.fingerprint(), f.name());
-        let token = format!(
-            "{}-{}-{:x}",
-            std::process::id(),
-            clock.now_ms(),
-            prefix.len() as u64 ^ clock.offset_ns() as u64
-        );
-        let count = f.max() + 1;
-        let ttl = ttl_ms.to_string();
-        // The lowest free value, as with local leases: predictable, and a released value is
-        // the first to be claimed again (with its exact high-water mark: no waiting).
-        for value in 0..count {
-            let owner_key = format!("{prefix}:{value}");
-            let hwm_key = format!("{owner_key}:hwm");
-            let sent_at = clock.now_ms();
-            let reply =
-                eval(&mut conn, CLAIM, &[&owner_key, &hwm_key], &[&token, &ttl]).map_err(unreachable)?;
-            let Reply::Array(items) = reply else { continue };
-            if items.first().and_then(Reply::as_int) != Some(1) {
-                continue;
+        let ttl_ms = config.ttl_ms;
+        let target = Target::new(&config.settings, timeout(ttl_ms))?;
+        let tick_ms = layout.tick_ms();
+        let window_ms = config.window_ms.min(ttl_ms / 2).clamp(1, LEASE_MAX_WINDOW_MS);
+        // The caps in ticks, rounded up: a holder's own window and drift are at most these.
+        let unknown_ticks =
+            LEASE_MAX_WINDOW_MS.div_ceil(tick_ms).max(1) + LEASE_MAX_DRIFT_MS.div_ceil(tick_ms) + 1;
+        let mut identity = format!("libsnowflake:{:016x}:", layout.fingerprint());
+        let mut head = String::new();
+        for (i, (name, v)) in layout.node_values(node).enumerate() {
+            identity.push_str(if i == 0 { "" } else { "," });
+            identity.push_str(name);
+            identity.push('=');
+            if name == layout.fields()[field].name() {
+                head = std::mem::take(&mut identity);
+            } else {
+                identity.push_str(&v.to_string());
             }
-            let stored = match items.get(1) {
-                Some(Reply::Bulk(Some(b))) => std::str::from_utf8(b).ok().and_then(|s| s.parse::<u64>().ok()),
-                _ => None,
-            };
-            let ticks = |ms: u64| ms.div_ceil(layout.tick_ms());
-            let now_tick = layout.tick_of(sent_at)?;
-            // Without a stored mark (a value never used, or Redis lost its data), a holder that
-            // may still think it owns the value can issue until its validity (4/5 TTL after its
-            // last renewal) runs out, at ticks up to its drift plus one reservation window
-            // ahead: start beyond all of that.
-            let unknown_floor =
-                now_tick.saturating_add(ticks(ttl_ms) + ticks(window_ms) + ticks(timing.max_drift_ms) + 1);
-            let floor = stored.unwrap_or(unknown_floor).min(layout.max_tick().saturating_add(1));
-            if floor > unknown_floor {
-                let _ = eval(&mut conn, RELEASE, &[&owner_key, &hwm_key], &[&token, &floor.to_string()]);
-                return Err(Error::lease_unavailable(format_args!(
-                    "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
-                    f.name(),
-                    (floor - now_tick).saturating_mul(layout.tick_ms())
-                )));
-            }
-            let lease = Arc::new(RedisLease {
-                url: url.clone(),
-                owner_key,
-                hwm_key,
-                token: token.clone(),
-                ttl_ms,
-                window_ticks: (window_ms / layout.tick_ms()).max(1),
-                max_tick: layout.max_tick(),
-                field,
-                value,
-                reserved: AtomicU64::new(floor),
-                valid_until_ms: AtomicU64::new(sent_at + ttl_ms / 5 * 4),
-                floor,
-                conn: Mutex::new(Some(conn)),
-                stop: Arc::new((Mutex::new(false), Condvar::new())),
-                closing: Mutex::new(None),
-                fork_generation: crate::sys::fork_generation(),
-            });
-            RedisLease::start_renewing(&lease, *clock).map_err(|e| {
-                Error::lease_unavailable(format_args!("cannot start the lease renewal thread: {e}"))
-            })?;
-            return Ok(lease);
         }
-        Err(Error::lease_unavailable(format_args!(
-            "all {count} values of `{}` are leased in Redis (keys {prefix}:*)",
-            f.name()
-        )))
+        let tail = identity;
+        let lease = Arc::new(RedisLease {
+            target,
+            layout: *layout,
+            field,
+            head,
+            tail,
+            token: format!(
+                "{}-{}-{:x}",
+                std::process::id(),
+                clock.now_ms(),
+                clock.offset_ns() as u64 ^ state.as_ptr() as u64
+            ),
+            ttl_ms,
+            window_ticks: (window_ms / tick_ms).max(1),
+            unknown_ticks,
+            max_wait_ms: config.max_wait_ms,
+            max_tick: layout.max_tick(),
+            clock,
+            generation: AtomicU64::new(0),
+            node_bits: AtomicU64::new(0),
+            value: AtomicU64::new(0),
+            reserved: AtomicU64::new(0),
+            valid_until_ms: AtomicU64::new(0),
+            retry_at_ms: AtomicU64::new(0),
+            claims: AtomicU64::new(0),
+            losses: AtomicU64::new(0),
+            inner: Mutex::new(Inner { conn: None, held: None, last_error: None }),
+            state,
+            word,
+            stop: Arc::new((Mutex::new(false), Condvar::new())),
+            stopped: AtomicBool::new(false),
+            fork_generation: crate::sys::fork_generation(),
+        });
+        // A pause while opening (a stopped process, a slow wait) can outlast the TTL: claim
+        // again until the lease is valid when the generator gets it.
+        let mut last = None;
+        for _ in 0..4 {
+            let mut inner = lease.lock();
+            let prefer = inner.held.as_ref().map(|h| h.value);
+            let floor = match lease.claim(&mut inner, prefer) {
+                Ok(floor) => floor,
+                Err(e) => {
+                    drop(inner);
+                    lease.stop_renewing();
+                    return Err(e);
+                }
+            };
+            drop(inner);
+            if lease.claims.load(Ordering::Relaxed) == 1 {
+                RedisLease::start_renewing(&lease).map_err(|e| {
+                    Error::lease_unavailable(format_args!("cannot start the lease renewal thread: {e}"))
+                })?;
+            }
+            lease.clock.wait_until_ms(layout.unix_ms_of(floor));
+            if lease.clock.now_ms() < lease.valid_until_ms.load(Ordering::Acquire) {
+                return Ok(lease);
+            }
+            lease.losses.fetch_add(1, Ordering::Relaxed);
+            if let Some(h) = lease.lock().held.as_mut() {
+                h.lost = true;
+            }
+            last = Some(Error::LeaseLost);
+        }
+        lease.stop_renewing();
+        Err(last.unwrap_or(Error::LeaseLost))
     }
 
-    fn start_renewing(lease: &Arc<RedisLease>, clock: MonotonicClock) -> std::io::Result<()> {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on the connection (made first if there is none); a failure that spoils the
+    /// connection drops it, and the next call connects again (behind Sentinel: to the master
+    /// the sentinels name then).
+    fn with_conn<T>(
+        &self,
+        inner: &mut Inner,
+        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
+    ) -> Result<T, Failure> {
+        if inner.conn.is_none() {
+            inner.conn = Some(self.target.connect()?);
+        }
+        match f(inner.conn.as_mut().expect("connected above")) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                let failure = describe(&e, &self.target.shown);
+                if failure.reconnect {
+                    inner.conn = None;
+                }
+                Err(failure)
+            }
+        }
+    }
+
+    /// Claims a value (`prefer` first, else the lowest free), publishes it and raises the
+    /// state to its floor; returns the floor (a tick). Under the lock.
+    fn claim(&self, inner: &mut Inner, prefer: Option<u64>) -> Result<u64, Error> {
+        let f = &self.layout.fields()[self.field];
+        let count = f.max().saturating_add(1).min(1 << 53);
+        let unavailable = |m: &str| Error::lease_unavailable(m);
+        let mut from: u64 = 0;
+        let (sent_at, value, ours, stored) = loop {
+            let sent_at = self.clock.now_ms();
+            let to = from.saturating_add(SCAN).min(count);
+            let args = [
+                self.head.clone(),
+                self.tail.clone(),
+                from.to_string(),
+                to.to_string(),
+                self.token.clone(),
+                self.ttl_ms.to_string(),
+                prefer.filter(|_| from == 0).map_or("-1".to_string(), |v| v.to_string()),
+            ];
+            let reply =
+                self.with_conn(inner, |c| eval(c, CLAIM, &[], &args)).map_err(|e| unavailable(&e.message))?;
+            if let redis::Value::Array(items) = &reply {
+                let value = items.first().and_then(int).and_then(|v| u64::try_from(v).ok());
+                let ours = items.get(1).and_then(int) == Some(1);
+                let stored = items.get(2).and_then(int).and_then(|v| u64::try_from(v).ok());
+                if let Some(value) = value {
+                    break (sent_at, value, ours, stored);
+                }
+            }
+            from = to;
+            if from >= count {
+                return Err(Error::lease_retry(
+                    format_args!(
+                        "all {count} values of `{}` are leased in Redis at {} (keys {}*{}); this generator claims again on its next call",
+                        f.name(),
+                        self.target.shown,
+                        self.head,
+                        self.tail
+                    ),
+                    self.ttl_ms,
+                ));
+            }
+        };
+        let key = format!("{}{value}{}", self.head, self.tail);
+        let hwm = format!("{key}:hwm");
+        let now_tick = self.layout.tick_of(sent_at)?;
+        let unknown = now_tick.saturating_add(self.unknown_ticks);
+        let floor = match (ours, stored) {
+            // Still ours: nobody else held it since; our own state is above our IDs.
+            (true, s) => s.unwrap_or(0),
+            (false, Some(s)) if self.target.is_sentinel() => s.max(unknown),
+            (false, Some(s)) => s,
+            (false, None) => unknown,
+        }
+        .min(self.max_tick.saturating_add(1));
+        if floor > unknown {
+            let end = floor.to_string();
+            let _ = self.with_conn(inner, |c| eval(c, RELEASE, &[&key, &hwm], &[self.token.clone(), end]));
+            return Err(Error::lease_unavailable(format_args!(
+                "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
+                f.name(),
+                (floor - now_tick).saturating_mul(self.layout.tick_ms())
+            )));
+        }
+        // Publish: a taker that read the previous claim drops its slot (see `same_claim`).
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.node_bits.store(value << f.shift(), Ordering::SeqCst);
+        self.value.store(value, Ordering::SeqCst);
+        self.reserved.store(floor, Ordering::SeqCst);
+        self.word.raise_to(&self.state, floor);
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.valid_until_ms.store(sent_at + self.ttl_ms / 5 * 4, Ordering::Release);
+        self.claims.fetch_add(1, Ordering::Relaxed);
+        inner.held = Some(Held { value, key, hwm, lost: false });
+        inner.last_error = None;
+        Ok(floor)
+    }
+
+    fn start_renewing(lease: &Arc<RedisLease>) -> std::io::Result<()> {
         let weak: Weak<RedisLease> = Arc::downgrade(lease);
         let stop = lease.stop.clone();
         let period = Duration::from_millis((lease.ttl_ms / 3).max(1));
@@ -203,32 +371,93 @@ impl RedisLease {
                         .map(|(s, _)| *s)
                         .unwrap_or(true);
                     let Some(lease) = weak.upgrade().filter(|_| !stopped) else { return };
-                    let sent_at = clock.now_ms();
-                    let ttl = lease.ttl_ms.to_string();
-                    match lease.with_conn(|c| eval(c, RENEW, &[&lease.owner_key], &[&lease.token, &ttl])) {
-                        Ok(Reply::Int(1)) => {
-                            lease.valid_until_ms.fetch_max(sent_at + lease.ttl_ms / 5 * 4, Ordering::AcqRel);
-                            wait = period;
-                        }
-                        Ok(_) => {
-                            // The key is gone or another's: lost for good.
-                            lease.valid_until_ms.store(0, Ordering::Release);
-                            return;
-                        }
-                        Err(_) => wait = retry, // unreachable: the validity runs out on its own
-                    }
+                    wait = if lease.renew() { period } else { retry };
                 }
             })
             .map(|_| ())
     }
 
-    /// Whether the generator may issue at `now_ms`.
-    #[inline]
-    fn valid_at(&self, now_ms: u64) -> Result<(), Error> {
-        if now_ms < self.valid_until_ms.load(Ordering::Acquire) {
-            Ok(())
-        } else {
-            Err(Error::LeaseLost)
+    /// One renewal of the value held, while it is valid (a lapsed one is claimed again by
+    /// the generator's next call). Returns false when Redis could not be reached.
+    fn renew(&self) -> bool {
+        let mut inner = self.lock();
+        let Some(held) = inner.held.as_ref().filter(|h| !h.lost) else { return true };
+        let sent_at = self.clock.now_ms();
+        if sent_at >= self.valid_until_ms.load(Ordering::Acquire) {
+            return true;
+        }
+        let key = held.key.clone();
+        let args = [self.token.clone(), self.ttl_ms.to_string()];
+        match self.with_conn(&mut inner, |c| eval(c, RENEW, &[&key], &args)) {
+            Ok(redis::Value::Int(1)) => {
+                self.valid_until_ms.fetch_max(sent_at + self.ttl_ms / 5 * 4, Ordering::AcqRel);
+                true
+            }
+            Ok(_) => {
+                // The key is gone or another's.
+                self.lose(&mut inner);
+                true
+            }
+            Err(_) => false, // unreachable: the validity runs out on its own
+        }
+    }
+
+    /// The value held is lost: stop issuing with it, count it once.
+    fn lose(&self, inner: &mut Inner) {
+        self.valid_until_ms.store(0, Ordering::Release);
+        if let Some(h) = inner.held.as_mut().filter(|h| !h.lost) {
+            h.lost = true;
+            self.losses.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The lease lapsed: claims again (the same value if it is free), unless a claim failed
+    /// a moment ago. Waits for the new claim's floor if that is within `max_wait_ms`.
+    fn heal(&self) -> Result<(), Error> {
+        let mut inner = self.lock();
+        let now = self.clock.now_ms();
+        if now < self.valid_until_ms.load(Ordering::Acquire) {
+            return Ok(()); // another thread claimed again meanwhile
+        }
+        if now < self.retry_at_ms.load(Ordering::Acquire) {
+            return Err(inner.last_error.clone().unwrap_or(Error::LeaseLost));
+        }
+        self.lose(&mut inner);
+        let prefer = inner.held.as_ref().map(|h| h.value);
+        match self.claim(&mut inner, prefer) {
+            Ok(floor) => {
+                drop(inner);
+                let start_ms = self.layout.unix_ms_of(floor);
+                let now = self.clock.now_ms();
+                if start_ms > now.saturating_add(self.max_wait_ms) {
+                    return Err(Error::lease_retry(
+                        format_args!(
+                            "the lease lapsed and `{}`={} was claimed again; Redis had no high-water mark for it, so its IDs start in {} ms, once any earlier holder has stopped",
+                            self.layout.fields()[self.field].name(),
+                            self.value.load(Ordering::Relaxed),
+                            start_ms - now
+                        ),
+                        start_ms - now,
+                    ));
+                }
+                self.clock.wait_until_ms(start_ms);
+                Ok(())
+            }
+            Err(e) => {
+                let retry_ms = e.retry_after_ms().unwrap_or(self.ttl_ms / 5).clamp(1, self.ttl_ms);
+                self.retry_at_ms.store(now + retry_ms, Ordering::Release);
+                let e = match e {
+                    Error::LeaseUnavailable { detail, retry_after_ms: None } => Error::lease_retry(
+                        format_args!(
+                            "{detail}; this generator claims again on a call in {retry_ms} ms or later"
+                        ),
+                        retry_ms,
+                    ),
+                    e => e,
+                };
+                inner.last_error = Some(e.clone());
+                Err(e)
+            }
         }
     }
 
@@ -237,23 +466,46 @@ impl RedisLease {
         if self.reserved.load(Ordering::Acquire) > tick {
             return Ok(());
         }
+        let mut inner = self.lock();
+        if self.reserved.load(Ordering::Acquire) > tick {
+            return Ok(());
+        }
+        let Some(held) = inner.held.as_ref().filter(|h| !h.lost) else {
+            drop(inner);
+            return self.heal();
+        };
+        let (key, hwm) = (held.key.clone(), held.hwm.clone());
         let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
-        let end = new_end.to_string();
-        match self.with_conn(|c| eval(c, EXTEND, &[&self.owner_key, &self.hwm_key], &[&self.token, &end])) {
-            Ok(Reply::Int(1)) => {
+        let args = [self.token.clone(), new_end.to_string()];
+        match self.with_conn(&mut inner, |c| eval(c, EXTEND, &[&key, &hwm], &args)) {
+            Ok(redis::Value::Int(1)) => {
                 self.reserved.fetch_max(new_end, Ordering::AcqRel);
                 Ok(())
             }
             Ok(_) => {
-                self.valid_until_ms.store(0, Ordering::Release);
-                Err(Error::LeaseLost)
+                // Taken or deleted: claim again now, as the next call would.
+                self.lose(&mut inner);
+                drop(inner);
+                self.heal()
             }
-            Err(_) => Err(Error::LeaseLost),
+            Err(e) => Err(Error::lease_retry(
+                format_args!("cannot reserve time in Redis: {}", e.message),
+                (self.ttl_ms / 10).max(1),
+            )),
         }
     }
 
-    pub(crate) fn attach(&self, state: Arc<AtomicU64>, word: Word) {
-        *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = Some((state, word));
+    fn stop_renewing(&self) {
+        if !self.stopped.swap(true, Ordering::AcqRel) {
+            let (lock, cv) = &*self.stop;
+            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+            cv.notify_all();
+        }
+    }
+
+    /// The value claimed now.
+    pub(crate) fn value(&self) -> u64 {
+        self.value.load(Ordering::Acquire)
     }
 }
 
@@ -267,28 +519,54 @@ impl HighWater for RedisLease {
     }
     #[inline]
     fn check(&self, now_ms: u64) -> Result<(), Error> {
-        self.valid_at(now_ms)
+        if now_ms < self.valid_until_ms.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        self.heal()
+    }
+    fn heals(&self) -> bool {
+        true
+    }
+    #[inline]
+    fn claim(&self) -> (u64, u64) {
+        loop {
+            let generation = self.generation.load(Ordering::SeqCst);
+            if generation.is_multiple_of(2) {
+                return (generation, self.node_bits.load(Ordering::SeqCst));
+            }
+            std::hint::spin_loop();
+        }
+    }
+    #[inline]
+    fn same_claim(&self, generation: u64) -> bool {
+        self.generation.load(Ordering::SeqCst) == generation
+    }
+    fn lease_stats(&self) -> Option<LeaseStats> {
+        Some(LeaseStats {
+            claims: self.claims.load(Ordering::Relaxed),
+            losses: self.losses.load(Ordering::Relaxed),
+            value: self.value.load(Ordering::Relaxed),
+        })
     }
 }
 
 impl Drop for RedisLease {
     fn drop(&mut self) {
-        // A child of fork(): the parent still holds and uses the lease (and the socket).
+        let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
+        // A child of fork(): the parent still holds and uses the lease (and the socket, whose
+        // TLS session a close here would end).
         if self.fork_generation != crate::sys::current_fork_generation() {
-            std::mem::forget(self.conn.get_mut().unwrap_or_else(|e| e.into_inner()).take());
+            std::mem::forget(inner.conn.take());
             return;
         }
-        {
-            let (lock, cv) = &*self.stop;
-            *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
-            cv.notify_all();
-        }
-        let closing = self.closing.get_mut().unwrap_or_else(|e| e.into_inner()).take();
+        self.stop_renewing();
+        let mut inner = self.lock();
+        let Some(held) = inner.held.take().filter(|h| !h.lost) else { return };
         // A lease never has a rollover field (refused at open), so the end is known.
-        let end = closing
-            .and_then(|(state, word)| word.issued_end(state.load(Ordering::Acquire)))
-            .map_or(self.reserved.load(Ordering::Acquire), |end| end.max(self.floor));
-        let end = end.min(self.reserved.load(Ordering::Acquire)).to_string();
-        let _ = self.with_conn(|c| eval(c, RELEASE, &[&self.owner_key, &self.hwm_key], &[&self.token, &end]));
+        let reserved = self.reserved.load(Ordering::Acquire);
+        let end =
+            self.word.issued_end(self.state.load(Ordering::Acquire)).map_or(reserved, |e| e.min(reserved));
+        let args = [self.token.clone(), end.to_string()];
+        let _ = self.with_conn(&mut inner, |c| eval(c, RELEASE, &[&held.key, &held.hwm], &args));
     }
 }

@@ -12,8 +12,9 @@
 //! - `state_file=<path>` (`state-file`): a durable high-water mark; a restart after the clock
 //!   stepped back never repeats an ID.
 //! - `lease=local` (`lease-local`): each process claims a distinct value of the worker field
-//!   (`lease_field=`) with file locks in a directory (`lease_dir=`); `lease=redis://host:port/db`
-//!   (`lease-redis`) does the same across hosts with keys in Redis (`lease_ttl_ms=`).
+//!   (`lease_field=`) with file locks in a directory (`lease_dir=`); `lease=redis://…`
+//!   (`lease-redis`) does the same across hosts with keys in Redis (`lease_ttl_ms=`), and
+//!   claims again when its lease lapsed.
 //! - `run_lock=true`: processes with the same identity take turns (see `run_lock`).
 //!
 //! Every option comes from [`crate::Options`], whose table checks names, types and ranges;
@@ -33,9 +34,9 @@ mod lease_local;
 mod lease_redis;
 #[cfg(all(unix, any(feature = "state-file", feature = "lease-local")))]
 mod mark;
-mod registry;
 #[cfg(all(unix, feature = "lease-redis"))]
-mod resp;
+mod redis_conn;
+mod registry;
 #[cfg(unix)]
 mod run_lock;
 #[cfg(all(unix, feature = "shared"))]
@@ -179,7 +180,11 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
             let window = window_ticks(layout, options.state_window_ms.unwrap_or(50));
             let lease = lease_local::claim(&dir, layout, &node, field, window)?;
             let node = node.with(lease.field, lease.value);
-            let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
+            let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?.leased(
+                node,
+                lease.field,
+                false,
+            );
             let state = Arc::new(std::sync::atomic::AtomicU64::new(0));
             let durable = Arc::new(lease.durable);
             g.word_format().raise_to(&state, durable.floor);
@@ -190,21 +195,33 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
         #[cfg(feature = "lease-redis")]
         LeaseKind::Redis(url) => {
             let clock = MonotonicClock::process();
-            let timing = lease_redis::Timing {
-                ttl_ms: options.lease_ttl_ms.unwrap_or(5000),
-                window_ms: options.state_window_ms.unwrap_or(1000),
-                max_drift_ms: options.max_drift_ms,
-            };
-            let lease = lease_redis::RedisLease::claim(url, layout, &node, field, timing, &clock)?;
-            let node = node.with(lease.field, lease.value);
             let g = Generator::build(layout, node, options.policy(), clock)?;
             let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-            g.word_format().raise_to(&state, lease.floor);
-            lease.attach(state.clone(), g.word_format());
-            // Without a stored high-water mark the floor is a TTL ahead: wait for it here
-            // rather than fail the first calls.
-            clock.wait_until_ms(layout.unix_ms_of(lease.floor));
-            Ok(g.assemble(Cell::new(state, |w| w), Some(lease), false))
+            let config = lease_redis::Config {
+                settings: redis_conn::Settings {
+                    url,
+                    password_file: options.lease_password_file.as_deref(),
+                    tls_ca: options.lease_tls_ca.as_deref(),
+                    tls_cert: options.lease_tls_cert.as_deref(),
+                    tls_key: options.lease_tls_key.as_deref(),
+                },
+                ttl_ms: options.lease_ttl_ms.unwrap_or(5000),
+                window_ms: options.state_window_ms.unwrap_or(1000),
+                max_wait_ms: options.max_wait_ms,
+            };
+            // Claims, and waits until the claim may issue (see lease_redis: at most
+            // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty Redis).
+            let lease = lease_redis::RedisLease::open(
+                &config,
+                layout,
+                &node,
+                field,
+                state.clone(),
+                g.word_format(),
+                clock,
+            )?;
+            let claimed = node.with(field, lease.value());
+            Ok(g.leased(claimed, field, true).assemble(Cell::new(state, |w| w), Some(lease), false))
         }
         // The option table refuses a lease whose feature is missing.
         #[allow(unreachable_patterns)]

@@ -126,6 +126,22 @@ pub struct Stats {
     pub rollovers: u64,
     /// How far ahead of the clock the shared state is now, in ms (0 when not ahead).
     pub drift_ms: u64,
+    /// How many times a lease was claimed: 1 for a lease held since the generator opened,
+    /// one more each time a lapsed lease was claimed again (0 without a lease).
+    pub lease_claims: u64,
+    /// How many times the lease lapsed: not renewed in time, or found taken or deleted.
+    pub lease_losses: u64,
+    /// The value of the leased field that the generator issues with now (`None` without a
+    /// lease). It can change when a lapsed lease is claimed again.
+    pub lease_value: Option<u64>,
+}
+
+/// A lease's part of [`Stats`], from its high-water mark.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LeaseStats {
+    pub claims: u64,
+    pub losses: u64,
+    pub value: u64,
 }
 
 #[derive(Default)]
@@ -218,9 +234,29 @@ pub(crate) trait HighWater: Send + Sync {
     /// generator issues nothing at `tick`.
     fn extend(&self, tick: u64) -> Result<()>;
     /// Whether the generator may issue at the clock reading `now_ms` (a lease that lapsed
-    /// may not).
+    /// may not, until it is claimed again here).
     fn check(&self, _now_ms: u64) -> Result<()> {
         Ok(())
+    }
+    /// Whether the mark's claim can change while the generator lives (a Redis lease that
+    /// heals): then the generator reads [`HighWater::claim`] around each take.
+    fn heals(&self) -> bool {
+        false
+    }
+    /// The current claim: its generation (even; a seqlock that is odd while the claim
+    /// changes) and the node bits it adds to every ID (the leased field's value).
+    fn claim(&self) -> (u64, u64) {
+        (0, 0)
+    }
+    /// Whether the claim of `generation` is still the current one: a slot taken while the
+    /// claim changed is discarded (never issued), since it was checked against another
+    /// claim's reservation.
+    fn same_claim(&self, _generation: u64) -> bool {
+        true
+    }
+    /// A lease's counts, when the mark is a lease.
+    fn lease_stats(&self) -> Option<LeaseStats> {
+        None
     }
 }
 
@@ -261,6 +297,13 @@ pub struct Generator<C: Clock = DefaultClock> {
     fork_generation: Option<u64>,
     #[cfg(feature = "std")]
     mark: Option<std::sync::Arc<dyn HighWater>>,
+    /// Whether `mark` heals (see [`HighWater::heals`]), asked once.
+    #[cfg(feature = "std")]
+    heals: bool,
+    /// The node field a lease claimed (its value is in `node`, or comes from the mark's
+    /// claim when the mark heals).
+    #[cfg(feature = "std")]
+    lease_field: Option<usize>,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -293,6 +336,7 @@ impl<C: Clock> Generator<C> {
         survives_fork: bool,
     ) -> Self {
         self.cell = cell;
+        self.heals = mark.as_ref().is_some_and(|m| m.heals());
         self.mark = mark;
         #[cfg(unix)]
         {
@@ -306,6 +350,21 @@ impl<C: Clock> Generator<C> {
     /// The state word's format.
     pub(crate) const fn word_format(&self) -> Word {
         self.word
+    }
+
+    /// Marks `field` as claimed by a lease, whose value is `node`'s. With a mark that heals,
+    /// the value comes from the mark's claim instead: the generator's own node bits leave
+    /// the field at 0.
+    #[cfg(feature = "std")]
+    pub(crate) fn leased(mut self, node: Node, field: usize, from_mark: bool) -> Self {
+        self.node = node;
+        self.node_bits = if from_mark {
+            self.layout.node_bits(&node.with(field, 0))
+        } else {
+            self.layout.node_bits(&node)
+        };
+        self.lease_field = Some(field);
+        self
     }
 
     /// The generator's clock, replaced (the coordination layer gives a shared state's
@@ -385,6 +444,10 @@ impl<C: Clock> Generator<C> {
             fork_generation: Some(crate::sys::fork_generation()),
             #[cfg(feature = "std")]
             mark: None,
+            #[cfg(feature = "std")]
+            heals: false,
+            #[cfg(feature = "std")]
+            lease_field: None,
         })
     }
 
@@ -488,11 +551,24 @@ impl<C: Clock> Generator<C> {
         may_roll: bool,
     ) -> Result<core::result::Result<Block, Blocked>> {
         loop {
+            // A lease that heals: the claim (its node bits) read before the take, and checked
+            // unchanged after it.
+            #[cfg(feature = "std")]
+            let (generation, claimed_bits) = match (&self.mark, self.heals) {
+                (Some(mark), true) => mark.claim(),
+                _ => (0, 0),
+            };
+            #[cfg(not(feature = "std"))]
+            let claimed_bits = 0;
             return Ok(match self.take(t, want, allow_ahead, may_roll) {
                 Ok((tick, roll, seq, count)) => {
+                    #[cfg(feature = "std")]
+                    if self.heals && !self.mark.as_ref().is_some_and(|m| m.same_claim(generation)) {
+                        continue; // the slots are dropped, never issued
+                    }
                     self.counters.issued.fetch_add(count, Ordering::Relaxed);
-                    let first =
-                        self.layout.compose_raw(tick, self.node_bits, seq) | (roll << self.roll_shift);
+                    let first = self.layout.compose_raw(tick, self.node_bits | claimed_bits, seq)
+                        | (roll << self.roll_shift);
                     Ok(Block { first, count, stride: self.stride })
                 }
                 #[cfg(feature = "std")]
@@ -746,6 +822,14 @@ impl<C: Clock> Generator<C> {
         let c = &self.counters;
         let (l, _, _) = self.word.unpack(self.cell.load(Ordering::Acquire));
         let now_tick = self.layout.tick_of(self.clock.now_ms()).unwrap_or(0);
+        #[cfg(feature = "std")]
+        let lease = match (self.mark.as_ref().and_then(|m| m.lease_stats()), self.lease_field) {
+            (Some(s), _) => Some(s),
+            (None, Some(field)) => Some(LeaseStats { claims: 1, losses: 0, value: self.node.get(field) }),
+            (None, None) => None,
+        };
+        #[cfg(not(feature = "std"))]
+        let lease: Option<LeaseStats> = None;
         Stats {
             issued: c.issued.load(Ordering::Relaxed),
             waits: c.waits.load(Ordering::Relaxed),
@@ -753,6 +837,9 @@ impl<C: Clock> Generator<C> {
             clock_behind: c.clock_behind.load(Ordering::Relaxed),
             rollovers: c.rollovers.load(Ordering::Relaxed),
             drift_ms: l.saturating_sub(now_tick) * self.layout.tick_ms(),
+            lease_claims: lease.map_or(0, |s| s.claims),
+            lease_losses: lease.map_or(0, |s| s.losses),
+            lease_value: lease.map(|s| s.value),
         }
     }
 }
@@ -792,6 +879,10 @@ impl<C: Clock> Generator<C> {
             fork_generation: self.fork_generation,
             #[cfg(feature = "std")]
             mark: self.mark,
+            #[cfg(feature = "std")]
+            heals: self.heals,
+            #[cfg(feature = "std")]
+            lease_field: self.lease_field,
         }
     }
 }

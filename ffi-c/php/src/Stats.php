@@ -20,6 +20,12 @@ final class Stats
         public readonly int $rollovers,
         /** How far ahead of the clock the shared state is now, in ms. */
         public readonly int $driftMs,
+        /** How many times a lease was claimed (again after it lapsed); 0 without a lease. */
+        public readonly int $leaseClaims = 0,
+        /** How many times the lease lapsed. */
+        public readonly int $leaseLosses = 0,
+        /** The leased field's value the generator issues with now (null without a lease). */
+        public readonly ?int $leaseValue = null,
     ) {
     }
 }

@@ -1,0 +1,355 @@
+//! Where a Redis lease lives and how it is reached, through the `redis` crate's blocking
+//! client: every address form of `lease=`, the credentials (in the address or in
+//! `lease_password_file`), TLS (rustls, verified against the system's roots or
+//! `lease_tls_ca`, with an optional client certificate), and Sentinel.
+//!
+//! Every connection has timeouts (connect, TLS handshake, AUTH and each reply), so that a
+//! frozen or unreachable server costs a bounded time. Sentinel discovery is done here rather
+//! than by the crate's `Sentinel` client, whose blocking connections have no timeouts: a frozen
+//! sentinel would hang the lease's renewal.
+//!
+//! No message made here holds a password: addresses are shown through
+//! [`crate::options::redact_url`], and the crate's errors never echo credentials.
+
+use crate::error::Error;
+use crate::options::redact_url;
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionInfo, TlsCertificates};
+use std::path::Path;
+use std::time::Duration;
+
+/// What the options say about a Redis lease's address.
+pub(crate) struct Settings<'a> {
+    pub url: &'a str,
+    pub password_file: Option<&'a Path>,
+    pub tls_ca: Option<&'a Path>,
+    pub tls_cert: Option<&'a Path>,
+    pub tls_key: Option<&'a Path>,
+}
+
+enum Place {
+    /// One server: TCP (plain or TLS) or a unix socket.
+    Direct(ConnectionInfo),
+    /// The master named `master`, as the sentinels at `sentinels` say; reached with `node`'s
+    /// database and credentials, over TLS when `tls`.
+    Sentinel { sentinels: Vec<ConnectionInfo>, master: String, node: RedisConnectionInfo, tls: bool },
+}
+
+/// A Redis server (or a Sentinel-managed master) to connect to.
+pub(crate) struct Target {
+    place: Place,
+    certificates: Option<TlsCertificates>,
+    /// The address for messages: no password.
+    pub shown: String,
+    timeout: Duration,
+}
+
+/// Why a connection or a command failed, with the message a user should see.
+pub(crate) struct Failure {
+    pub message: String,
+    /// Whether the connection must be made again (an I/O error, a timeout, a server that is
+    /// no longer the master): the next call reconnects.
+    pub reconnect: bool,
+}
+
+fn invalid(url: &str, why: impl std::fmt::Display) -> Error {
+    Error::lease_unavailable(format_args!("the lease address `{}` {why}", redact_url(url)))
+}
+
+fn read_file(what: &str, path: &Path) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|e| {
+        Error::io(
+            if what == "password" {
+                "reading the Redis password file"
+            } else {
+                "reading a TLS file for Redis"
+            },
+            path.display(),
+            e,
+        )
+    })
+}
+
+impl Target {
+    /// Parses the address and reads the files the options name (nothing is connected yet).
+    pub(crate) fn new(settings: &Settings<'_>, timeout: Duration) -> Result<Target, Error> {
+        let url = settings.url;
+        let shown = redact_url(url);
+        let password = match settings.password_file {
+            Some(path) => {
+                let bytes = read_file("password", path)?;
+                let text = String::from_utf8(bytes).map_err(|_| {
+                    Error::lease_unavailable(format_args!(
+                        "the Redis password file {} is not UTF-8 text",
+                        path.display()
+                    ))
+                })?;
+                let text =
+                    text.strip_suffix('\n').map(|t| t.strip_suffix('\r').unwrap_or(t)).unwrap_or(&text);
+                if text.is_empty() {
+                    return Err(Error::lease_unavailable(format_args!(
+                        "the Redis password file {} is empty",
+                        path.display()
+                    )));
+                }
+                Some(text.to_string())
+            }
+            None => None,
+        };
+        let tls = url.starts_with("rediss://") || url.starts_with("rediss+sentinel://");
+        if url.contains('#') {
+            return Err(invalid(url, "has a `#` part: a lease never skips the server's certificate check"));
+        }
+        let certificates = if tls {
+            let root_cert = settings.tls_ca.map(|p| read_file("ca", p)).transpose()?;
+            let client_tls = match (settings.tls_cert, settings.tls_key) {
+                (Some(cert), Some(key)) => Some(redis::ClientTlsConfig {
+                    client_cert: read_file("cert", cert)?,
+                    client_key: read_file("key", key)?,
+                }),
+                _ => None,
+            };
+            Some(TlsCertificates { client_tls, root_cert })
+        } else {
+            None
+        };
+        let place = match url.split_once("+sentinel://") {
+            Some((_, rest)) => Target::sentinel(url, rest, tls, password)?,
+            None => {
+                let info = url.into_connection_info().map_err(|e| {
+                    invalid(
+                        url,
+                        format_args!("is not a Redis address: {}", e.detail().unwrap_or(&e.to_string())),
+                    )
+                })?;
+                let mut redis = info.redis_settings().clone();
+                if let Some(password) = password {
+                    if redis.password().is_some() {
+                        return Err(invalid(
+                            url,
+                            "has a password, and lease_password_file gives one too: give one",
+                        ));
+                    }
+                    redis = redis.set_password(password);
+                }
+                Place::Direct(info.set_redis_settings(redis.set_skip_set_lib_name()))
+            }
+        };
+        Ok(Target { place, certificates, shown, timeout })
+    }
+
+    /// `[user[:password]@]host[:port],host[:port]/master[/db]`.
+    fn sentinel(url: &str, rest: &str, tls: bool, password: Option<String>) -> Result<Place, Error> {
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        let (credentials, hosts) = match authority.rsplit_once('@') {
+            Some((c, h)) => (Some(c), h),
+            None => (None, authority),
+        };
+        let mut parts = path.split('/').filter(|p| !p.is_empty());
+        let master = parts.next().ok_or_else(|| {
+            invalid(url, "names no master: redis+sentinel://host:port,host:port/MASTER[/db]")
+        })?;
+        let db = match parts.next() {
+            Some(d) => d.parse::<i64>().map_err(|_| invalid(url, "has a database that is not a number"))?,
+            None => 0,
+        };
+        if parts.next().is_some() {
+            return Err(invalid(url, "has more than /MASTER/DB after the sentinels"));
+        }
+        let decode = |s: &str| {
+            percent_decode(s)
+                .ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
+        };
+        let mut node = RedisConnectionInfo::default().set_db(db).set_skip_set_lib_name();
+        if let Some(c) = credentials {
+            let (user, pass) = c.split_once(':').map_or((c, None), |(u, p)| (u, Some(p)));
+            if !user.is_empty() {
+                node = node.set_username(decode(user)?);
+            }
+            if let Some(p) = pass {
+                if password.is_some() {
+                    return Err(invalid(
+                        url,
+                        "has a password, and lease_password_file gives one too: give one",
+                    ));
+                }
+                node = node.set_password(decode(p)?);
+            }
+        }
+        if let Some(p) = password {
+            node = node.set_password(p);
+        }
+        let mut sentinels = vec![];
+        for host in hosts.split(',').filter(|h| !h.is_empty()) {
+            let scheme = if tls { "rediss" } else { "redis" };
+            let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
+            let host = if has_port { host.to_string() } else { format!("{host}:26379") };
+            let info = format!("{scheme}://{host}").into_connection_info().map_err(|_| {
+                invalid(url, format_args!("has a sentinel address `{host}` that is not host:port"))
+            })?;
+            let settings = info.redis_settings().clone().set_skip_set_lib_name();
+            sentinels.push(info.set_redis_settings(settings));
+        }
+        if sentinels.is_empty() {
+            return Err(invalid(url, "names no sentinel: redis+sentinel://host:port,host:port/MASTER[/db]"));
+        }
+        Ok(Place::Sentinel { sentinels, master: master.to_string(), node, tls })
+    }
+
+    /// Whether the address is a Sentinel-managed master (whose replica may be promoted
+    /// without the last writes: see the lease's claim).
+    pub(crate) fn is_sentinel(&self) -> bool {
+        matches!(self.place, Place::Sentinel { .. })
+    }
+
+    /// A connection with timeouts on every reply.
+    pub(crate) fn connect(&self) -> Result<redis::Connection, Failure> {
+        match &self.place {
+            Place::Direct(info) => self.connect_to(info, &self.shown),
+            Place::Sentinel { sentinels, master, node, tls } => {
+                let mut why = vec![];
+                for s in sentinels {
+                    let shown = addr_text(s.addr());
+                    match self.master_from(s, &shown, master, node, *tls) {
+                        Ok(conn) => return Ok(conn),
+                        Err(f) => why.push(f.message),
+                    }
+                }
+                Err(Failure {
+                    message: format!(
+                        "no sentinel of {} named a reachable master `{master}`: {}",
+                        self.shown,
+                        why.join("; ")
+                    ),
+                    reconnect: true,
+                })
+            }
+        }
+    }
+
+    fn master_from(
+        &self,
+        sentinel: &ConnectionInfo,
+        shown: &str,
+        master: &str,
+        node: &RedisConnectionInfo,
+        tls: bool,
+    ) -> Result<redis::Connection, Failure> {
+        let mut conn = self.connect_to(sentinel, &format!("sentinel {shown}"))?;
+        let reply: Option<(String, u16)> = redis::cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg(master)
+            .query(&mut conn)
+            .map_err(|e| describe(&e, &format!("sentinel {shown}")))?;
+        let Some((host, port)) = reply else {
+            return Err(Failure {
+                message: format!("sentinel {shown} knows no master `{master}`"),
+                reconnect: true,
+            });
+        };
+        let addr = if tls {
+            ConnectionAddr::TcpTls { host: host.clone(), port, insecure: false, tls_params: None }
+        } else {
+            ConnectionAddr::Tcp(host.clone(), port)
+        };
+        let info = (host.as_str(), port)
+            .into_connection_info()
+            .map_err(|e| describe(&e, shown))?
+            .set_addr(addr)
+            .set_redis_settings(node.clone());
+        let where_ = format!("master `{master}` at {}", addr_text(info.addr()));
+        let mut conn = self.connect_to(&info, &where_)?;
+        // A sentinel's view can be behind: the node it names must say it is the master.
+        let role: redis::Value = redis::cmd("ROLE").query(&mut conn).map_err(|e| describe(&e, &where_))?;
+        match role {
+            redis::Value::Array(items) if matches!(items.first(), Some(redis::Value::BulkString(b)) if b == b"master") => {
+                Ok(conn)
+            }
+            _ => Err(Failure { message: format!("{where_} is not a master (yet)"), reconnect: true }),
+        }
+    }
+
+    fn connect_to(&self, info: &ConnectionInfo, shown: &str) -> Result<redis::Connection, Failure> {
+        let client = match (&self.certificates, info.addr()) {
+            (Some(certs), ConnectionAddr::TcpTls { .. }) => {
+                install_crypto_provider();
+                redis::Client::build_with_tls(info.clone(), certs.clone())
+            }
+            _ => redis::Client::open(info.clone()),
+        }
+        .map_err(|e| describe(&e, shown))?;
+        let conn = client.get_connection_with_timeout(self.timeout).map_err(|e| describe(&e, shown))?;
+        conn.set_read_timeout(Some(self.timeout)).map_err(|e| describe(&e, shown))?;
+        conn.set_write_timeout(Some(self.timeout)).map_err(|e| describe(&e, shown))?;
+        Ok(conn)
+    }
+}
+
+/// rustls needs a process-wide crypto provider: ours (`ring`) unless the program installed one.
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+fn addr_text(addr: &ConnectionAddr) -> String {
+    match addr {
+        ConnectionAddr::Tcp(h, p) | ConnectionAddr::TcpTls { host: h, port: p, .. } if h.contains(':') => {
+            format!("[{h}]:{p}")
+        }
+        ConnectionAddr::Tcp(h, p) | ConnectionAddr::TcpTls { host: h, port: p, .. } => format!("{h}:{p}"),
+        ConnectionAddr::Unix(path) => path.display().to_string(),
+        _ => "?".to_string(),
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// What a failure means to a user, naming the server (`shown`, no password) and the fix.
+pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
+    let code = e.code().unwrap_or("");
+    let text = e.to_string();
+    let message = if e.kind() == redis::ErrorKind::AuthenticationFailed || code == "WRONGPASS" {
+        format!("Redis at {shown} refused the credentials (wrong password, or no such user): check the address's user and password, or lease_password_file")
+    } else if code == "NOAUTH" || text.contains("NOAUTH") {
+        format!("Redis at {shown} requires a password: give it in the address (redis://user:password@host) or in lease_password_file")
+    } else if text.contains("without any password configured") {
+        format!("Redis at {shown} has no password set, but one was given")
+    } else if code == "NOPERM"
+        || text.contains("NOPERM")
+        || text.contains("can't access")
+        || text.contains("no permission")
+    {
+        format!("the Redis user at {shown} may not run the lease's commands: it needs +eval, +get, +set, +pexpire, +del and the keys libsnowflake:* ({})", e.detail().unwrap_or(""))
+    } else if code == "READONLY" {
+        format!("Redis at {shown} is a read-only replica, not the master")
+    } else if e.is_timeout() {
+        format!("Redis at {shown} did not answer in time")
+    } else if e.is_io_error() {
+        format!("cannot reach Redis at {shown}: {text}")
+    } else {
+        format!("Redis at {shown}: {text}")
+    };
+    let reconnect = e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_dropped()
+        || e.is_unrecoverable_error()
+        || code == "READONLY"
+        || code == "LOADING"
+        || code == "MASTERDOWN";
+    Failure { message, reconnect }
+}

@@ -96,9 +96,7 @@ impl PyLayout {
     #[new]
     #[pyo3(signature = (spec))]
     fn new(spec: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let s = spec
-            .cast::<PyString>()
-            .map_err(|_| type_error("spec", "a str such as \"twitter\"", spec))?;
+        let s = spec.cast::<PyString>().map_err(|_| type_error("spec", "a str such as \"twitter\"", spec))?;
         Ok(PyLayout(snowflake_core::Layout::parse(&s.to_cow()?).map_err(Error)?))
     }
 

@@ -49,7 +49,8 @@ pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
         // A naive datetime has no time zone, so it names no instant.
         return Err(crate::error::Error(snowflake_core::Error::WrongType {
             name: snowflake_core::Name::snippet("time"),
-            expected: "a timezone-aware datetime such as datetime.now(timezone.utc) (a naive one names no instant)",
+            expected:
+                "a timezone-aware datetime such as datetime.now(timezone.utc) (a naive one names no instant)",
             got: snowflake_core::Name::snippet("a naive datetime"),
         })
         .into());

@@ -10,7 +10,7 @@
 //! same node values apart without asking anything of the user: a shared state would record
 //! the generator's policy, and a run with another `--max-drift-ms` would then be refused.
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, MonotonicClock, SystemClock};
 use crate::generator::Word;
 use crate::layout::{Layout, Node};
 use crate::sys::Flock;
@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 /// A held run lock, with the state it guards.
 pub(crate) struct RunLock {
-    _file: File,
+    file: File,
     pub(crate) state: Arc<AtomicU64>,
     word: Word,
     layout: Layout,
@@ -77,11 +77,32 @@ impl RunLock {
         if let Some(dir) = path.parent() {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(fail)?;
         }
-        let file =
-            File::options().create(true).truncate(false).write(true).mode(0o600).open(&path).map_err(fail)?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .mode(0o600)
+            .open(&path)
+            .map_err(fail)?;
         Flock::exclusive(&file).map_err(fail)?.keep();
+        let drift_ticks = max_drift_ms.div_ceil(layout.tick_ms());
+        let floor = match read_record(&file) {
+            Record::Never => 0,
+            Record::Released(end) => end,
+            Record::Held => tick_now(layout).saturating_add(2).saturating_add(drift_ticks),
+        };
+        word.raise_to(&state, floor);
+        write_record(&file, HOLDING).map_err(fail)?;
+        // Start within this generator's drift of its own clock, so that its first ID does not
+        // wait (or fail with `max_wait_ms=0`) because its clock lags the last holder's.
+        let start_ms = layout.unix_ms_of(floor.saturating_sub(drift_ticks).min(layout.max_tick()));
+        let clock = MonotonicClock::process();
+        if start_ms <= clock.now_ms().saturating_add(3 * layout.tick_ms()) {
+            clock.wait_until_ms(start_ms);
+        }
         Ok(RunLock {
-            _file: file,
+            file,
             state,
             word,
             layout: *layout,
@@ -89,6 +110,48 @@ impl RunLock {
             fork_generation: crate::sys::fork_generation(),
         })
     }
+}
+
+/// What the lock file says of the last holder: its first 8 bytes, little-endian.
+enum Record {
+    /// Nobody held it yet (an empty file).
+    Never,
+    /// The last holder let go cleanly, with nothing issued at or after this tick.
+    Released(u64),
+    /// The last holder died holding it (or its layout has a rollover field, whose state has
+    /// no single end): where it stopped is unknown.
+    Held,
+}
+
+const HOLDING: u64 = u64::MAX;
+
+fn read_record(file: &File) -> Record {
+    use std::os::unix::fs::FileExt;
+    let mut buf = [0u8; 8];
+    match file.read_exact_at(&mut buf, 0) {
+        Ok(()) => match u64::from_le_bytes(buf) {
+            HOLDING => Record::Held,
+            end => Record::Released(end),
+        },
+        Err(e)
+            if e.kind() == std::io::ErrorKind::UnexpectedEof
+                && file.metadata().is_ok_and(|m| m.len() == 0) =>
+        {
+            Record::Never
+        }
+        Err(_) => Record::Held,
+    }
+}
+
+fn write_record(file: &File, value: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(&value.to_le_bytes(), 0)
+}
+
+/// The wall clock's tick now (the layout's ends outside its range).
+fn tick_now(layout: &Layout) -> u64 {
+    let now = SystemClock.now_ms();
+    layout.tick_of(now).unwrap_or(if now < layout.epoch_ms() { 0 } else { layout.max_tick() })
 }
 
 impl Drop for RunLock {
@@ -103,6 +166,9 @@ impl Drop for RunLock {
         if after_ms <= clock.now_ms().saturating_add(self.patience_ms) {
             clock.wait_until_ms(after_ms);
         }
+        // The next holder starts exactly here: a record it can trust more than its clock,
+        // which may lag this one's. (Unwritten, it finds HOLDING and starts past the clock.)
+        let _ = write_record(&self.file, end);
         // Closing the file (after this) releases the lock.
     }
 }

@@ -36,14 +36,14 @@ Composer steps name their own repository). Each session has its own HOME, TMPDIR
 SNOWFLAKE_SHM_DIR and SNOWFLAKE_LEASE_DIR, and no SNOWFLAKE_LIB, PKG_CONFIG_PATH or
 LD_LIBRARY_PATH from outside.
 
-Also checked: the README is under 500 lines; its relative links lead to files that exist and
-its own #anchors to headings; its error table lists every code of core's table
+Also checked: the README is under 500 lines; its and docs/'s relative links lead to files that
+exist, their #anchors to headings; its error table lists every code of core's table
 (tests/vectors/tables.json); and an unknown option's message lists every option of core's
 option table (the CLI the `try` session built, and PHP and Python as the sessions installed
 them).
 
     python3 tests/readme/run.py              # after scripts/dist.sh; ends with "N passed, M failed"
-    python3 tests/readme/run.py --only c,c-system   # these sessions (and `try`), and the checks
+    python3 tests/readme/run.py --only c,c-system   # these sessions only, and the checks
 """
 from __future__ import annotations
 
@@ -329,20 +329,22 @@ def main() -> None:
     count = text.count("\n")
     check(f"README.md is under {MAX_LINES} lines ({count})", count < MAX_LINES)
 
-    # Links: files that exist, anchors that are headings.
-    anchors = set()
-    for heading in re.findall(r"^#+ (.*)$", text, flags=re.M):
-        anchors.add(re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-"))
+    # Links of the README and of docs/: files that exist, anchors that are their headings.
+    def anchors(path: Path) -> set[str]:
+        headings = re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", path.read_text(), flags=re.S), flags=re.M)
+        return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
     bad = []
-    for target in re.findall(r"\]\(([^)\s]+)\)", text):
-        if re.match(r"[a-z]+://", target):
-            continue
-        path, _, anchor = target.partition("#")
-        if path and not (ROOT / path).exists():
-            bad.append(target)
-        elif not path and anchor not in anchors:
-            bad.append(target)
-    check("README.md: relative links lead to files that exist, #anchors to its headings", not bad, "\n".join(bad))
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in anchors(dest)):
+                bad.append(f"{page.relative_to(ROOT)}: {target}")
+    check("README.md and docs/*.md: relative links lead to files that exist, #anchors to headings", not bad,
+          "\n".join(bad))
 
     lib = (ROOT / "core" / "src" / "lib.rs").read_text()
     check(f"README.md's {len(rust)} rust block(s) are core's doctests (core/src/lib.rs includes README.md)",
@@ -361,7 +363,7 @@ def main() -> None:
     try:
         only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
         for session in sessions:
-            if only and session.name not in only and session.name != "try":
+            if only and session.name not in only:
                 continue
             for run, blocks in enumerate(session.runs()):
                 what = f"session {session.name}" + (f", alternative {run}" if run else "") + \

@@ -30,9 +30,8 @@ step "lint: rustfmt, clippy"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "generated files: vectors (the model), README sections (docs/), what comes from core's tables"
+step "generated files: vectors (the model), what comes from core's tables (README, docs/policies.md, stubs)"
 python3 tests/vectors/make_vectors.py --check
-python3 scripts/readme.py --check
 python3 scripts/tables.py --check
 
 step "server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL"
@@ -64,3 +63,6 @@ bash tests/php/run.sh
 
 step "Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM"
 bash tests/cross/run.sh
+
+step "README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout"
+python3 tests/readme/run.py

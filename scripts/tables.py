@@ -6,7 +6,7 @@ current). From it, this script writes, between markers:
 
 - the options of `Generator(...)` in bindings-python/python/libsnowflake/_native.pyi;
 - the options of `new Generator(...)` in ffi-c/php/src/Generator.php (docblock and array shape);
-- the option table and the error table of README.md.
+- the option table of docs/policies.md and the error table of README.md.
 
 Node's `GeneratorOptions` in index.d.ts comes from the same file (bindings-node/scripts/dts.js),
 the CLI's flags from the table itself, and every binding's tests check their error classes and
@@ -83,7 +83,7 @@ def range_text(o):
     return {"bool": "`true`, `false`", "text": f"`{o['form']}`", "path": "a path"}[o["type"]]
 
 
-def readme(text, path):
+def policies(text, path):
     rows = ["| option | Node | CLI | value | default | what it does |", "|---|---|---|---|---|---|"]
     for o in OPTIONS:
         rows.append(
@@ -100,6 +100,10 @@ def readme(text, path):
         "\n".join(rows) + "\n",
         path,
     )
+    return text
+
+
+def readme(text, path):
     rows = ["| code | C status | Python | PHP | Node | when |", "|---|---|---|---|---|---|"]
     for e in TABLES["errors"]:
         rows.append(
@@ -118,6 +122,7 @@ def readme(text, path):
 FILES = [
     ("bindings-python/python/libsnowflake/_native.pyi", pyi),
     ("ffi-c/php/src/Generator.php", php),
+    ("docs/policies.md", policies),
     ("README.md", readme),
 ]
 

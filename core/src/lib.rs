@@ -116,3 +116,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 #[cfg(all(doctest, feature = "std"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// docs/rust.md's examples, compiled and run as doctests.
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../../docs/rust.md")]
+pub struct RustDocsDoctests;

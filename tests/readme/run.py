@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""Runs every code block of README.md as a new user runs it, and checks the README's promises.
+
+The README is read top to bottom. HTML comments (invisible on the rendered page) tell this test
+how the blocks fit together; a block that none of these rules covers fails the test, so no block
+is ever skipped in silence:
+
+    <!-- test: session NAME [checkout] [root] [release [DIR/=]GLOB]... [files NAME...] -->
+        Starts a session: a new, empty directory (the user's project), in which `libsnowflake`
+        is this checkout (the user's clone) and every `release` file of dist/ is copied (the
+        user's downloads; `packages/=php/*.zip` copies into packages/). One bash runs the
+        session's blocks in order, as pasted into one terminal (`set -euo pipefail`):
+        - a `sh` block is run as it is;
+        - any other block whose first line is a comment naming a file (`// app.c`,
+          `# app.py`, `<?php // app.php`) is saved under that name, as the user saves it.
+        `checkout`: the session works in the checkout itself instead. `files`: files saved
+        by earlier sessions are copied in. `root`: the session may install into /usr/local
+        and run ldconfig, in a private mount namespace where /usr/local/lib,
+        /usr/local/include and /etc are copies, so that nothing outside changes.
+    <!-- test: or -->
+        The next block is an alternative to the block before it: the session runs again from
+        the start with this block in that one's place (each alternative once).
+    <!-- test: sql -->
+        The next block (`sql`) runs in psql (ON_ERROR_STOP) against a new PostgreSQL
+        (tests/servers).
+    `rust` blocks are core's doctests: core/src/lib.rs includes README.md, and
+    `cargo test --workspace` (scripts/check.sh) compiles and runs them; this test checks the
+    include is there.
+
+The package registries are not reachable here, so each session's environment makes the
+release files of dist/ (scripts/dist.sh) what the user's package tools find; the commands run
+unchanged: pip through PIP_NO_INDEX and PIP_FIND_LINKS=dist/python; npm through a registry
+served by this test (npm_config_registry) that holds dist/node's two packages and nothing
+else; Composer with Packagist turned off in the session's COMPOSER_HOME (the README's
+Composer steps name their own repository). Each session has its own HOME, TMPDIR,
+SNOWFLAKE_SHM_DIR and SNOWFLAKE_LEASE_DIR, and no SNOWFLAKE_LIB, PKG_CONFIG_PATH or
+LD_LIBRARY_PATH from outside.
+
+Also checked: the README is under 500 lines; its and docs/'s relative links lead to files that
+exist, their #anchors to headings; its error table lists every code of core's table
+(tests/vectors/tables.json); and an unknown option's message lists every option of core's
+option table (the CLI the `try` session built, and PHP and Python as the sessions installed
+them).
+
+    python3 tests/readme/run.py              # after scripts/dist.sh; ends with "N passed, M failed"
+    python3 tests/readme/run.py --only c,c-system   # these sessions only, and the checks
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import urllib.parse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+DIST = ROOT / "dist"
+TABLES = json.loads((ROOT / "tests" / "vectors" / "tables.json").read_text())
+MAX_LINES = 500
+sys.path.insert(0, str(ROOT / "tests" / "servers"))
+
+passed = 0
+failed = 0
+
+
+def check(desc: str, ok: bool, detail: str = "") -> bool:
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {desc}", flush=True)
+    else:
+        failed += 1
+        print(f"FAIL {desc}", flush=True)
+        for line in detail.rstrip("\n").splitlines()[-40:]:
+            print(f"     {line}")
+    return ok
+
+
+# --- reading the README ------------------------------------------------------------------------
+class Block:
+    def __init__(self, lang: str, code: str, line: int) -> None:
+        self.lang, self.code, self.line = lang, code, line
+
+    def file_name(self) -> str | None:
+        first = self.code.split("\n", 1)[0]
+        m = re.fullmatch(r"(?:<\?php\s+)?(?://|#|/\*)\s*([\w.-]+\.\w+)\s*(?:\*/)?", first.strip())
+        return m.group(1) if m else None
+
+
+class Session:
+    def __init__(self, name: str, args: list[str], line: int) -> None:
+        self.name, self.line = name, line
+        self.checkout = "checkout" in args
+        self.root = "root" in args
+        self.releases: list[str] = []
+        self.files: list[str] = []
+        mode = None
+        for a in args:
+            if a in ("checkout", "root"):
+                mode = None
+            elif a in ("release", "files"):
+                mode = a
+            elif mode == "release":
+                self.releases.append(a)
+            elif mode == "files":
+                self.files.append(a)
+            else:
+                raise SystemExit(f"README.md:{line}: unknown word in a session directive: {a}")
+        self.slots: list[list[Block]] = []  # each slot: a block and its alternatives
+
+    def runs(self) -> list[list[Block]]:
+        """One list of blocks per run: the first, then each alternative in its slot's place."""
+        n = max((len(s) for s in self.slots), default=1)
+        return [[s[i] if i < len(s) else s[0] for s in self.slots] for i in range(n)]
+
+
+def parse(text: str):
+    sessions: list[Session] = []
+    sql: list[Block] = []
+    rust: list[Block] = []
+    errors: list[str] = []
+    session = None
+    pending = None  # "or" / "sql"
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = re.fullmatch(r"<!-- test: (.*?) -->", line.strip())
+        if m:
+            words = m.group(1).split()
+            if words[0] == "session":
+                session = Session(words[1], words[2:], i + 1)
+                sessions.append(session)
+            elif words == ["or"] or words == ["sql"]:
+                pending = words[0]
+            else:
+                errors.append(f"README.md:{i + 1}: unknown directive: {line.strip()}")
+            i += 1
+            continue
+        m = re.fullmatch(r"```(\S*)", line)
+        if m:
+            start = i + 1
+            end = start
+            while end < len(lines) and lines[end] != "```":
+                end += 1
+            block = Block(m.group(1), "\n".join(lines[start:end]) + "\n", start)
+            i = end + 1
+            if block.lang == "rust":
+                rust.append(block)
+            elif pending == "sql":
+                if block.lang != "sql":
+                    errors.append(f"README.md:{start}: a `<!-- test: sql -->` block must be ```sql")
+                sql.append(block)
+            elif session is None:
+                errors.append(f"README.md:{start}: a ```{block.lang} block outside every session: "
+                              "no rule of tests/readme/run.py runs it")
+            elif block.lang != "sh" and not block.file_name():
+                errors.append(f"README.md:{start}: a ```{block.lang} block is neither `sh` nor a file "
+                              "named by its first comment line")
+            elif pending == "or":
+                if not session.slots:
+                    errors.append(f"README.md:{start}: `or` before the session's first block")
+                else:
+                    session.slots[-1].append(block)
+            else:
+                session.slots.append([block])
+            pending = None
+            continue
+        if line.startswith("## ") or line.startswith("# "):
+            session = None  # a session ends with its section
+        i += 1
+    return sessions, sql, rust, errors
+
+
+# --- the package registries, from dist/ -------------------------------------------------------
+def npm_registry() -> tuple[http.server.ThreadingHTTPServer, str]:
+    """An npm registry holding the two packages of dist/node and nothing else."""
+    packuments: dict[str, dict] = {}
+    tarballs: dict[str, bytes] = {}
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    for path in sorted(DIST.glob("node/*.tgz")):
+        data = path.read_bytes()
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            manifest = json.load(tar.extractfile("package/package.json"))  # type: ignore[arg-type]
+        name, version = manifest["name"], manifest["version"]
+        tarballs[path.name] = data
+        manifest["_id"] = f"{name}@{version}"
+        manifest["dist"] = {
+            "tarball": f"{base}/-/{path.name}",
+            "shasum": hashlib.sha1(data).hexdigest(),
+            "integrity": "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode(),
+        }
+        packuments[name] = {"name": name, "dist-tags": {"latest": version}, "versions": {version: manifest}}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            path = urllib.parse.unquote(self.path.split("?", 1)[0]).lstrip("/")
+            if path.startswith("-/") and path[2:] in tarballs:
+                body, kind = tarballs[path[2:]], "application/octet-stream"
+            elif path in packuments:
+                body, kind = json.dumps(packuments[path]).encode(), "application/json"
+            else:
+                self.send_error(404, "not in this registry (tests/readme/run.py serves dist/node only)")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server.RequestHandlerClass = Handler
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, base + "/"
+
+
+# --- running a session -------------------------------------------------------------------------
+def session_env(home: Path, registry: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("SNOWFLAKE_", "PIP_", "npm_config_", "COMPOSER", "VIRTUAL_ENV"))
+           and k not in ("PKG_CONFIG_PATH", "LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH", "CPATH", "LIBRARY_PATH")}
+    real_home = Path(os.environ.get("HOME", "/root"))
+    for d in ("tmp", "shm", "leases", "composer"):
+        (home / d).mkdir(parents=True, exist_ok=True)
+    # Packagist is not reachable here: the README's Composer steps name their own repository.
+    (home / "composer" / "config.json").write_text('{"repositories": {"packagist.org": false}}\n')
+    env.update(
+        HOME=str(home),
+        # Rust stays the user's own toolchain, whatever HOME is.
+        CARGO_HOME=os.environ.get("CARGO_HOME", str(real_home / ".cargo")),
+        RUSTUP_HOME=os.environ.get("RUSTUP_HOME", str(real_home / ".rustup")),
+        TMPDIR=str(home / "tmp"),
+        SNOWFLAKE_SHM_DIR=str(home / "shm"),
+        SNOWFLAKE_LEASE_DIR=str(home / "leases"),
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(DIST / "python"),
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        npm_config_registry=registry,
+        npm_config_audit="false",
+        npm_config_fund="false",
+        npm_config_update_notifier="false",
+        COMPOSER_HOME=str(home / "composer"),
+        COMPOSER_CACHE_DIR=str(home / "composer-cache"),
+        COMPOSER_ALLOW_SUPERUSER="1",
+        COMPOSER_NO_AUDIT="1",
+    )
+    if (real_home / ".pyenv").is_dir():
+        env.setdefault("PYENV_ROOT", str(real_home / ".pyenv"))
+    return env
+
+
+# In a root session: /usr/local/lib, /usr/local/include and /etc are private copies, so that
+# `make install PREFIX=/usr/local` and `ldconfig` change nothing outside the session.
+PRIVATE_SYSTEM = r"""
+set -e
+for d in /usr/local/lib /usr/local/include /etc; do
+  copy="$SESSION_SYSTEM$d"
+  mkdir -p "$(dirname "$copy")"
+  cp -a "$d" "$copy"
+  mount --bind "$copy" "$d"
+done
+exec bash "$1"
+"""
+
+
+def run_session(work: Path, session: Session, run: int, blocks: list[Block], saved: dict[str, Path],
+                registry: str) -> tuple[bool, str, Path]:
+    label = session.name if run == 0 else f"{session.name}-or{run}"
+    top = work / label
+    project = top / "project"
+    project.mkdir(parents=True)
+    (project / "libsnowflake").symlink_to(ROOT)
+    for spec in session.releases:
+        dest, _, pattern = spec.rpartition("=")
+        matches = sorted(DIST.glob(pattern))
+        if not matches:
+            return False, f"no dist/{pattern}: run scripts/dist.sh", project
+        (project / dest).mkdir(parents=True, exist_ok=True)
+        for path in matches:
+            shutil.copy(path, project / dest / path.name)
+    for name in session.files:
+        if name not in saved:
+            return False, f"files {name}: no earlier session saved it", project
+        shutil.copy(saved[name], project / name)
+    script = ["set -euo pipefail", f"cd {str(ROOT if session.checkout else project)!r}"]
+    for block in blocks:
+        script.append(f"echo '>>> README.md:{block.line} ({block.lang})'")
+        if block.lang == "sh":
+            script.append(block.code)
+        else:
+            name = block.file_name()
+            script.append(f"cat > {name} <<'README_BLOCK_EOF'\n{block.code}README_BLOCK_EOF")
+    (top / "session.sh").write_text("\n".join(script) + "\n")
+    env = session_env(top / "home", registry)
+    argv = ["bash", str(top / "session.sh")]
+    if session.root:
+        if os.geteuid() != 0:
+            return False, "a root session needs root (unshare, mount, ldconfig)", project
+        env["SESSION_SYSTEM"] = str(top / "system")
+        argv = ["unshare", "--mount", "--propagation", "private", "bash", "-c", PRIVATE_SYSTEM, "bash",
+                str(top / "session.sh")]
+    r = subprocess.run(argv, env=env, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=1800)
+    for block in blocks:
+        name = block.file_name()
+        if block.lang != "sh" and name and (project / name).exists():
+            saved.setdefault(name, project / name)
+    return r.returncode == 0, r.stdout, project
+
+
+def main() -> None:
+    text = README.read_text()
+    sessions, sql, rust, errors = parse(text)
+    check("README.md: every code block is covered by a rule of this test", not errors, "\n".join(errors))
+    count = text.count("\n")
+    check(f"README.md is under {MAX_LINES} lines ({count})", count < MAX_LINES)
+
+    # Links of the README and of docs/: files that exist, anchors that are their headings.
+    def anchors(path: Path) -> set[str]:
+        headings = re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", path.read_text(), flags=re.S), flags=re.M)
+        return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+    bad = []
+    for page in [README, *sorted((ROOT / "docs").glob("*.md"))]:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if re.match(r"[a-z]+://", target):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (page.parent / path).resolve() if path else page
+            if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in anchors(dest)):
+                bad.append(f"{page.relative_to(ROOT)}: {target}")
+    check("README.md and docs/*.md: relative links lead to files that exist, #anchors to headings", not bad,
+          "\n".join(bad))
+
+    lib = (ROOT / "core" / "src" / "lib.rs").read_text()
+    check(f"README.md's {len(rust)} rust block(s) are core's doctests (core/src/lib.rs includes README.md)",
+          bool(rust) and 'include_str!("../../README.md")' in lib)
+
+    table = text[text.index("<!-- errors:"):text.index("<!-- /errors -->")]
+    missing = [e["code"] for e in TABLES["errors"] if f"| `{e['code']}` |" not in table]
+    check(f"README.md's error table lists every code of core's table ({len(TABLES['errors'])})", not missing,
+          "missing: " + ", ".join(missing))
+
+    work = Path(tempfile.mkdtemp(prefix="snowflake-readme."))
+    os.chmod(work, 0o755)
+    server, registry = npm_registry()
+    saved: dict[str, Path] = {}
+    projects: dict[str, Path] = {}
+    try:
+        only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
+        for session in sessions:
+            if only and session.name not in only:
+                continue
+            for run, blocks in enumerate(session.runs()):
+                what = f"session {session.name}" + (f", alternative {run}" if run else "") + \
+                    f" (README.md:{session.line}): " + ", ".join(
+                        f"{b.lang}:{b.line}" for b in blocks)
+                ok, out, project = run_session(work, session, run, blocks, saved, registry)
+                check(what, ok, out)
+                projects.setdefault(session.name, project)
+        for block in sql:
+            check(f"sql block (README.md:{block.line}) in psql against a new PostgreSQL", *run_sql(work, block))
+        unknown_option_checks(projects)
+    finally:
+        server.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def run_sql(work: Path, block: Block) -> tuple[bool, str]:
+    from servers import Servers  # tests/servers: the one way tests start servers
+
+    (work / "pg").mkdir()
+    with Servers("postgres", dir=work / "pg") as s:
+        pg = s.info["postgres"]
+        r = subprocess.run([os.path.join(pg["bin_dir"], "psql"), pg["dsn"], "-X", "-v", "ON_ERROR_STOP=1"],
+                           input=block.code, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=300)
+    return r.returncode == 0, r.stdout
+
+
+def unknown_option_checks(projects: dict[str, Path]) -> None:
+    """An unknown option's message lists every option of core's table."""
+    names = [o["name"] for o in TABLES["options"]]
+
+    def lists_all(out: str) -> bool:
+        return "nope" in out and all(re.search(rf"\b{n}\b", out) for n in names)
+
+    cli = ROOT / "target" / "release" / "snowflake"
+    if cli.exists():
+        r = subprocess.run([str(cli), "next", "--options", "nope=1"], capture_output=True, text=True)
+        check("CLI: `--options nope=1` exits 2 and its message lists every option of core's table",
+              r.returncode == 2 and lists_all(r.stderr), r.stderr)
+    else:
+        check("CLI: target/release/snowflake exists (built by the README's `try` session)", False)
+    if "php" in projects:
+        r = subprocess.run(["php", "-r", "require 'vendor/autoload.php'; try { new Snowflake\\Generator("
+                            "'twitter', [], ['nope' => 1]); } catch (Snowflake\\SnowflakeException $e) "
+                            "{ echo $e->getMessage(); }"], cwd=projects["php"], capture_output=True, text=True)
+        check("PHP: an options array with `nope` is refused with every option of core's table listed",
+              lists_all(r.stdout), r.stdout + r.stderr)
+    if "python" in projects:
+        py = projects["python"] / ".venv" / "bin" / "python"
+        r = subprocess.run([str(py), "-c", "import libsnowflake\ntry:\n libsnowflake.Generator(nope=1)\n"
+                            "except Exception as e:\n print(e)"], capture_output=True, text=True)
+        check("Python: Generator(nope=1) is refused with every option of core's table listed",
+              lists_all(r.stdout), r.stdout + r.stderr)
+
+
+if __name__ == "__main__":
+    main()

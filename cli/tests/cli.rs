@@ -165,6 +165,31 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
     assert_eq!(all.len(), 80_000);
 }
 
+/// Issue 15, case 2: a layout without a `time` field (`sequence:22`) was accepted, its
+/// sequence doubling as the time, and repeated IDs. The first field must be `time`.
+#[test]
+fn a_layout_without_time_is_refused() {
+    // An epoch a second ago: 22 bits of milliseconds reach an hour past it, so the old parser's
+    // layout issued (and repeated) IDs rather than failing on its time range.
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    let epoch = now_ms - 1000;
+    for layout in [
+        format!("sequence:22;epoch={epoch}"),
+        format!("sequence:12,time:41;epoch={epoch}"),
+        format!("time:41,time:5,sequence:12;epoch={epoch}"),
+    ] {
+        let layout = layout.as_str();
+        let out = snowflake(&["next", "-n", "100000", "--layout", layout]);
+        assert_eq!(out.status.code(), Some(2), "{layout}");
+        assert!(out.stdout.is_empty(), "{layout}: issued IDs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("must be `time`") || err.contains("`time` appears more than once"),
+            "{layout}: {err}"
+        );
+    }
+}
+
 #[test]
 fn options_reach_cores_coordination_between_processes() {
     let dir = std::env::temp_dir().join(format!("snowflake-cli-test-{}", std::process::id()));

@@ -165,6 +165,57 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
     assert_eq!(all.len(), 80_000);
 }
 
+/// Issue 15, case 1: two runs with one `--state-file` at once repeated almost every ID. They
+/// take turns (the run lock, then the state file, each held for the whole run), and the
+/// second starts above the first's last ID.
+#[test]
+fn runs_with_one_state_file_take_turns() {
+    let dir = std::env::temp_dir().join(format!("snowflake-cli-statefile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("ids.state");
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_snowflake"))
+                .args([
+                    "next",
+                    "-n",
+                    "300000",
+                    "--node",
+                    "worker=11",
+                    "--state-file",
+                    state.to_str().unwrap(),
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> =
+        children.into_iter().map(|c| std::thread::spawn(move || c.wait_with_output().unwrap())).collect();
+    let mut runs = vec![];
+    for output in outputs {
+        let out = output.join().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        runs.push(
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| l.parse::<u64>().unwrap())
+                .collect::<Vec<_>>(),
+        );
+    }
+    // One run, then the other: all of one below all of the other.
+    runs.sort_by_key(|r| r[0]);
+    assert!(runs[0].last() < runs[1].first(), "the runs overlapped");
+    let mut all: Vec<u64> = runs.concat();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 600_000);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Issue 15, case 2: a layout without a `time` field (`sequence:22`) was accepted, its
 /// sequence doubling as the time, and repeated IDs. The first field must be `time`.
 #[test]

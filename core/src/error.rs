@@ -279,7 +279,8 @@ pub enum Error {
         detail: std::sync::Arc<str>,
     },
     /// A shared state exists with another layout, node values or policy, or is not this
-    /// user's to use.
+    /// user's to use; or another generator of this process with the same layout and node
+    /// values has another policy.
     #[cfg(feature = "std")]
     SharedMismatch {
         /// What differs: `layout`, `node`, `max_drift_ms`, `sequence_start`, `rollover`,
@@ -288,7 +289,8 @@ pub enum Error {
         /// The difference, spelled out.
         detail: std::sync::Arc<str>,
     },
-    /// A state file is corrupt, or belongs to another layout or node.
+    /// A state file is corrupt, belongs to another layout or node, or is in use by another
+    /// process that does not share its state.
     #[cfg(feature = "std")]
     StateFile {
         /// The file.
@@ -519,7 +521,7 @@ pub const KINDS: &[KindInfo] = &[
         "no worker value could be leased, or the lease lapsed and the generator stopped issuing"),
     kind!(StateFile, "ERR_SNOWFLAKE_STATE_FILE", 14, "STATE_FILE", "the state file is corrupt or another generator's",
         "StateFileError", "", "StateFileException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_STATE_FILE",
-        "a state file is corrupt or belongs to another layout or node"),
+        "a state file is corrupt, belongs to another layout or node, or is in use by another process"),
     kind!(Io, "ERR_SNOWFLAKE_IO", 15, "IO", "a file, lock, map or network operation failed",
         "SnowflakeOSError", "OSError", "IoException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_IO",
         "a file, lock, map or network operation failed; the message names the path and the OS error"),

@@ -409,3 +409,34 @@ fn a_preempted_thread_does_not_report_the_clock_behind() {
     assert_eq!(behind, 0, "false clock-behind errors");
     assert_eq!(g.stats().clock_behind, 0);
 }
+
+/// Issue 15, case 9: generators of one identity share one state, so while one lives another
+/// with a different `max_drift_ms` or `sequence_start` is refused (the drift-0 one would see
+/// the state ahead of the clock and fail at every call), with an error that names the
+/// difference. Once they are all gone, a new one may choose anew.
+#[test]
+fn one_identity_in_one_process_has_one_policy() {
+    let l = Layout::parse("time:41,worker:10,sequence:12;epoch=1288834974657").unwrap();
+    let node = l.parse_node("worker=901").unwrap();
+    let first = Generator::new(&l, node, opts("max_drift_ms=0")).unwrap();
+    for (options, what) in [
+        ("max_drift_ms=50", "max_drift_ms=0, not 50"),
+        ("sequence_start=spread:8", "sequence_start=zero, not spread:8"),
+    ] {
+        match Generator::new(&l, node, opts(options)) {
+            Err(e @ Error::SharedMismatch { .. }) => {
+                assert!(e.to_string().contains(what), "{options}: {e}");
+                assert_eq!(e.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH");
+            }
+            other => panic!("{options}: {other:?}"),
+        }
+    }
+    // max_wait_ms is each caller's own: not a difference.
+    let second = Generator::new(&l, node, opts("max_wait_ms=0")).unwrap();
+    let a = first.next_id().unwrap();
+    assert!(second.next_id().unwrap() > a, "one state");
+    drop((first, second));
+    let later = Generator::new(&l, node, opts("max_drift_ms=50")).unwrap();
+    later.next_id().unwrap();
+    assert!(Generator::new(&l, node, opts("max_drift_ms=0")).is_err(), "the new terms hold while it lives");
+}

@@ -12,7 +12,7 @@ use super::io_err;
 use super::mark::Durable;
 use crate::error::Error;
 use crate::layout::{Layout, Node};
-use crate::sys::Flock;
+use crate::sys::{ForkGate, HeldLock, InChild};
 use std::fs::{DirBuilder, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -49,7 +49,11 @@ pub(crate) fn claim(
         .map_err(|e| io_err("creating the lease directory", &sub, e))?;
     let max = layout.fields()[field].max();
     for value in 0..=max {
+        let identity = node.with(field, value);
         let path = sub.join(format!("{value}.lease"));
+        // The file is opened and locked inside the fork gate: a child never inherits the
+        // descriptor between the two, and with it the lock.
+        let _gate = ForkGate::enter();
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -59,13 +63,15 @@ pub(crate) fn claim(
             .custom_flags(libc::O_CLOEXEC)
             .open(&path)
             .map_err(|e| io_err("opening the lease file", &path, e))?;
-        match Flock::try_exclusive(&file).map_err(|e| io_err("locking the lease file", &path, e))? {
-            Some(lock) => lock.keep(),
+        let lock = match HeldLock::try_take(file, true, InChild::Dropped)
+            .map_err(|e| io_err("locking the lease file", &path, e))?
+        {
+            Some(lock) => lock,
             None => continue,
-        }
-        let node_bits = layout.node_bits(&node.with(field, value));
+        };
+        let node_bits = layout.node_bits(&identity);
         let durable =
-            Durable::held(file, &path, layout.fingerprint(), node_bits, window_ticks, layout.max_tick())?;
+            Durable::held(lock, &path, layout.fingerprint(), node_bits, window_ticks, layout.max_tick())?;
         return Ok(LocalLease { field, value, durable });
     }
     Err(Error::lease_unavailable(format_args!(

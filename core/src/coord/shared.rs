@@ -33,7 +33,7 @@ use super::io_err;
 use crate::error::Error;
 use crate::layout::{Layout, Node};
 use crate::options::{valid_shared_name, Policy, SequenceStart};
-use crate::sys::{Flock, Map};
+use crate::sys::{Flock, ForkGate, Map};
 use crate::text::Name;
 use std::fs::OpenOptions;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -94,6 +94,7 @@ pub(crate) struct Identity<'a> {
     pub node: &'a Node,
     pub policy: &'a Policy,
     pub rollover: Option<usize>,
+    /// The state file's canonical path.
     pub state_file: Option<&'a Path>,
     /// The state word and reservation a fresh state starts with.
     pub initial_state: u64,
@@ -165,6 +166,7 @@ impl Mapping {
     }
 
     fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, Error> {
+        let _gate = ForkGate::enter();
         let file = OpenOptions::new()
             .read(true)
             .write(true)

@@ -238,6 +238,11 @@ pub(crate) trait HighWater: Send + Sync {
 /// assert_eq!(layout.node_values(&parts.node).collect::<Vec<_>>(), [("datacenter", 1), ("worker", 3)]);
 /// ```
 pub struct Generator<C: Clock = DefaultClock> {
+    /// First, so that it is dropped first: a state file's reservation is closed (its last
+    /// record written, its lock released) before the state's owner goes (a run lock, which
+    /// the next process waits for, and then finds the state file free).
+    #[cfg(feature = "std")]
+    mark: Option<std::sync::Arc<dyn HighWater>>,
     cell: Cell,
     clock: C,
     layout: Layout,
@@ -259,8 +264,6 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// child of `fork()` (any state but a shared mapping).
     #[cfg(all(feature = "std", unix))]
     fork_generation: Option<u64>,
-    #[cfg(feature = "std")]
-    mark: Option<std::sync::Arc<dyn HighWater>>,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -357,6 +360,8 @@ impl<C: Clock> Generator<C> {
         }
         Ok(Generator {
             #[cfg(feature = "std")]
+            mark: None,
+            #[cfg(feature = "std")]
             cell: Cell::own(),
             #[cfg(not(feature = "std"))]
             cell: AtomicU64::new(0),
@@ -383,8 +388,6 @@ impl<C: Clock> Generator<C> {
             counters: Counters::default(),
             #[cfg(all(feature = "std", unix))]
             fork_generation: Some(crate::sys::fork_generation()),
-            #[cfg(feature = "std")]
-            mark: None,
         })
     }
 
@@ -761,6 +764,8 @@ impl<C: Clock> Generator<C> {
     /// ```
     pub fn map_clock<D: Clock>(self, wrap: impl FnOnce(C) -> D) -> Generator<D> {
         Generator {
+            #[cfg(feature = "std")]
+            mark: self.mark,
             cell: self.cell,
             clock: wrap(self.clock),
             layout: self.layout,
@@ -778,8 +783,6 @@ impl<C: Clock> Generator<C> {
             counters: self.counters,
             #[cfg(all(feature = "std", unix))]
             fork_generation: self.fork_generation,
-            #[cfg(feature = "std")]
-            mark: self.mark,
         }
     }
 }

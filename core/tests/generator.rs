@@ -440,3 +440,38 @@ fn one_identity_in_one_process_has_one_policy() {
     later.next_id().unwrap();
     assert!(Generator::new(&l, node, opts("max_drift_ms=0")).is_err(), "the new terms hold while it lives");
 }
+
+/// Issue 15, case 8: the rollover branch judged the clock by the caller's reading, stale when
+/// the thread was preempted between that reading and its compare-and-swap (the others had
+/// moved the state ahead, with the clock): 64 threads on `rollover=clock` with a monotonic
+/// clock bumped the field 1 to 3 times in every run, against a lifetime budget of 3. A
+/// rollover now needs a fresh reading that confirms the clock went back, which a monotonic
+/// clock never does: no ID may carry a bumped field.
+#[test]
+fn rollover_never_fires_without_a_clock_step() {
+    let l = Layout::parse("time:41,clock:2,worker:8,sequence:10;epoch=1288834974657").unwrap();
+    let node = l.parse_node("worker=177").unwrap();
+    let threads: Vec<_> = (0..64)
+        .map(|_| {
+            let l = l;
+            std::thread::spawn(move || {
+                // One generator a thread, one state for all (the registry): each its own stats.
+                let g = Generator::new(&l, node, opts("rollover=clock")).unwrap();
+                let ids: Vec<u64> = (0..5_000).map(|_| g.next_id().unwrap()).collect();
+                (ids, g.stats().rollovers)
+            })
+        })
+        .collect();
+    let mut all = HashSet::new();
+    let mut rollovers = 0;
+    for t in threads {
+        let (ids, r) = t.join().unwrap();
+        rollovers += r;
+        for id in ids {
+            assert_eq!(l.decode(id).unwrap().node.get(1), 0, "an ID with the rollover field bumped");
+            assert!(all.insert(id), "a repeated ID");
+        }
+    }
+    assert_eq!(rollovers, 0, "rollovers with a monotonic clock");
+    assert_eq!(all.len(), 64 * 5_000);
+}

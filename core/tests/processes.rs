@@ -676,6 +676,44 @@ fn forks_under_load_never_hang() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Case 4: local leases on different lease fields of one layout handed out one identity
+/// twice (`lease_field=worker` with datacenter=1 took dc=1,w=0; `lease_field=datacenter` with
+/// worker=0 then took dc=1 too). A lease is now the lock of the whole identity it hands out.
+fn leases_on_different_fields_never_share_an_identity() {
+    let dir = tmp("leasefields");
+    let layout = "time:41,datacenter:2,worker:2,sequence:12;epoch=1288834974657";
+    let lease = format!("lease=local;lease_dir={}", dir.display());
+    let mut holders = vec![];
+    let mut claimed = vec![];
+    let by_worker = format!("{layout}|datacenter=1|{lease};lease_field=worker|2000|60000");
+    let mut first = spawn(&by_worker, &[]);
+    let (head, ids, out) = read_until_done(&mut first);
+    assert_eq!(head, "ok datacenter=1,worker=0");
+    claimed.push(Output { head: head.clone(), ids, tail: None });
+    holders.push((first, out));
+    // The four datacenters with worker=0: dc=1,w=0 is taken, so three are handed out.
+    let by_datacenter = format!("{layout}|worker=0|{lease};lease_field=datacenter|2000|60000");
+    for _ in 0..4 {
+        let mut child = spawn(&by_datacenter, &[]);
+        let (head, ids, out) = read_until_done(&mut child);
+        claimed.push(Output { head, ids, tail: None });
+        holders.push((child, out));
+    }
+    let heads: Vec<&str> = claimed.iter().map(|o| o.head.as_str()).collect();
+    assert_eq!(heads.iter().filter(|h| **h == "ok datacenter=1,worker=0").count(), 1, "{heads:?}");
+    assert!(
+        heads[4].contains("ERR_SNOWFLAKE_LEASE")
+            && heads[4].contains("all 4 values of `datacenter` with worker=0"),
+        "{heads:?}"
+    );
+    assert_eq!(repeats(&claimed.iter().collect::<Vec<_>>()), 0);
+    for (mut c, _) in holders {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 fn main() {
     if let Ok(spec) = std::env::var("SNOWFLAKE_WORKER") {
         worker(&spec);
@@ -685,7 +723,7 @@ fn main() {
         Path::new(FAKETIME).exists(),
         "{FAKETIME} is missing: apt-get install faketime (bash scripts/install-deps.sh)"
     );
-    let tests: [(&str, fn()); 13] = [
+    let tests: [(&str, fn()); 14] = [
         (
             "a_forked_child_leaves_the_parents_state_file_alone",
             a_forked_child_leaves_the_parents_state_file_alone,
@@ -705,6 +743,10 @@ fn main() {
         ("one_state_file_one_state", one_state_file_one_state),
         ("one_state_file_under_two_spellings", one_state_file_under_two_spellings),
         ("forks_under_load_never_hang", forks_under_load_never_hang),
+        (
+            "leases_on_different_fields_never_share_an_identity",
+            leases_on_different_fields_never_share_an_identity,
+        ),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

@@ -280,8 +280,8 @@ impl Durable {
     ) -> Result<Durable, Error> {
         let _gate = ForkGate::enter();
         let bytes = read_all(lock.file()).map_err(|e| io_err("reading the lease file", path, e))?;
-        // Another layout's or node's lease file in the same directory is not an error for a
-        // lease: the value is ours now, and its old reservation does not concern this layout.
+        // A lease file names one identity (see `lease_local`); a record of another layout
+        // cannot be in it, and is no reservation of this one.
         let floor = match Record::decode(&bytes, path)? {
             Some(r) if r.fingerprint == fingerprint && r.node_bits == node_bits => r.reserved_end,
             _ => 0,

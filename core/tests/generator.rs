@@ -453,7 +453,6 @@ fn rollover_never_fires_without_a_clock_step() {
     let node = l.parse_node("worker=177").unwrap();
     let threads: Vec<_> = (0..64)
         .map(|_| {
-            let l = l;
             std::thread::spawn(move || {
                 // One generator a thread, one state for all (the registry): each its own stats.
                 let g = Generator::new(&l, node, opts("rollover=clock")).unwrap();

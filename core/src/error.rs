@@ -279,12 +279,12 @@ pub enum Error {
         detail: std::sync::Arc<str>,
     },
     /// A shared state exists with another layout, node values or policy, or is not this
-    /// user's to use; or another generator of this process with the same layout and node
-    /// values has another policy.
+    /// user's to use, or its file was removed while in use; or another generator of this
+    /// process with the same layout and node values has another policy.
     #[cfg(feature = "std")]
     SharedMismatch {
         /// What differs: `layout`, `node`, `max_drift_ms`, `sequence_start`, `rollover`,
-        /// `state_file`, `owner`, `file`.
+        /// `state_file`, `owner`, `file`; or `removed` (the file was removed or replaced).
         what: &'static str,
         /// The difference, spelled out.
         detail: std::sync::Arc<str>,
@@ -515,7 +515,7 @@ pub const KINDS: &[KindInfo] = &[
         "(C) a bug inside the library, caught before it could unwind into the caller"),
     kind!(SharedMismatch, "ERR_SNOWFLAKE_SHARED_MISMATCH", 12, "SHARED_MISMATCH", "the shared state was made for another generator",
         "SharedMismatchError", "ValueError", "SharedMismatchException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_SHARED_MISMATCH",
-        "a shared state exists with another layout, node values or policy, or is not this user's"),
+        "a shared state exists with another layout, node values or policy, is not this user's, or was removed while in use"),
     kind!(Lease, "ERR_SNOWFLAKE_LEASE", 13, "LEASE", "no worker id could be leased, or the lease lapsed",
         "LeaseError", "", "LeaseException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_LEASE",
         "no worker value could be leased, or the lease lapsed and the generator stopped issuing"),
@@ -677,6 +677,8 @@ impl fmt::Display for Error {
             ),
             #[cfg(feature = "std")]
             Error::LeaseUnavailable { detail } => write!(f, "no worker id to lease: {detail}"),
+            #[cfg(feature = "std")]
+            Error::SharedMismatch { what: "removed", detail } => write!(f, "the shared state was lost: {detail}"),
             #[cfg(feature = "std")]
             Error::SharedMismatch { what, detail } => {
                 write!(f, "the shared state was made with another {what}: {detail}")

@@ -48,10 +48,14 @@ fn worker(spec: &str) {
     while left > 0 {
         let n = left.min(buf.len() as u64) as usize;
         // One ID a call, as most callers do; flushed in batches so a SIGKILL loses little.
-        for slot in &mut buf[..n] {
+        for (i, slot) in buf[..n].iter_mut().enumerate() {
             *slot = match g.next_id() {
                 Ok(id) => id,
                 Err(e) => {
+                    // The batch's IDs first: every ID issued is compared.
+                    for id in &buf[..i] {
+                        writeln!(out, "{id}").unwrap();
+                    }
                     writeln!(out, "error {} {e}", e.kind().code()).unwrap();
                     return;
                 }
@@ -714,6 +718,41 @@ fn leases_on_different_fields_never_share_an_identity() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Case 5: a shared-memory file removed while processes use it (systemd-logind's RemoveIPC
+/// at logout, a temporary-file cleaner) went unnoticed: new processes set up a fresh state
+/// beside the live one and repeated its IDs. Now the live process notices (its path no longer
+/// names its file) and stops, and a fresh state starts above what it could still issue.
+fn a_removed_shared_file_is_noticed() {
+    let dir = tmp("removeipc");
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let name = shared_name("removeipc");
+    // 64 IDs a millisecond: each process issues for seconds, into the same ticks.
+    let layout = "time:41,worker:10,sequence:6;epoch=1288834974657";
+    let mut old = spawn(&format!("{layout}|worker=5|shared={name}|400000|0"), &env);
+    let mut out = BufReader::new(old.stdout.take().unwrap());
+    let mut head = String::new();
+    out.read_line(&mut head).unwrap();
+    assert!(head.starts_with("ok"), "{head}");
+    // Once it issues, its file goes, as RemoveIPC removes it; a new process comes.
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let file = shm.join(format!("libsnowflake-{name}.shm"));
+    std::fs::remove_file(&file).unwrap();
+    let new = spawn(&format!("{layout}|worker=5|shared={name}|64000|0"), &env);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    old.wait().unwrap();
+    let old = parse(&format!("{head}{first}{rest}"));
+    let new = collect(new);
+    assert_eq!(new.tail.as_deref(), Some("done"), "{}", new.head);
+    assert_eq!(repeats(&[&old, &new]), 0, "a fresh state beside a live one repeated its IDs");
+    let tail = old.tail.unwrap_or_default();
+    assert!(tail.contains("ERR_SNOWFLAKE_SHARED_MISMATCH") && tail.contains("RemoveIPC"), "{tail}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 fn main() {
     if let Ok(spec) = std::env::var("SNOWFLAKE_WORKER") {
         worker(&spec);
@@ -723,7 +762,7 @@ fn main() {
         Path::new(FAKETIME).exists(),
         "{FAKETIME} is missing: apt-get install faketime (bash scripts/install-deps.sh)"
     );
-    let tests: [(&str, fn()); 14] = [
+    let tests: [(&str, fn()); 15] = [
         (
             "a_forked_child_leaves_the_parents_state_file_alone",
             a_forked_child_leaves_the_parents_state_file_alone,
@@ -747,6 +786,7 @@ fn main() {
             "leases_on_different_fields_never_share_an_identity",
             leases_on_different_fields_never_share_an_identity,
         ),
+        ("a_removed_shared_file_is_noticed", a_removed_shared_file_is_noticed),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

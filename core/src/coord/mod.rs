@@ -265,11 +265,22 @@ fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Re
         policy: &options.policy(),
         rollover: rollover_index(layout, options),
         state_file,
+        word: g.word_format(),
         initial_state,
         initial_reserved,
     };
     let map = Arc::new(shared::Mapping::open(name, &identity)?);
-    let g = g.with_clock_of(MonotonicClock::with_offset_ns(map.anchor_ns()));
+    let clock = MonotonicClock::with_offset_ns(map.anchor_ns());
+    // The first check that the file is at its path, from a reading taken before it.
+    crate::generator::Validity::renew(&*map, clock.now_ms())?;
+    // A fresh state starts a little ahead of the clock (see `shared`): wait for it here,
+    // rather than fail the first calls.
+    let ready_ms = map.ready_ms();
+    let now_ms = clock.now_ms();
+    if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + 2 * layout.tick_ms() + 100 {
+        clock.wait_until_ms(ready_ms);
+    }
+    let g = g.with_clock_of(clock).with_validity(map.clone());
     #[allow(unused_mut)]
     let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
     #[cfg(feature = "state-file")]

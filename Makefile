@@ -1,5 +1,5 @@
 # Conveniences over the scripts; `bash scripts/test.sh` is the README's test command.
-.PHONY: test deps check bench test-c test-node test-python test-php bench-php test-cross
+.PHONY: test deps check flaky bench dist test-dist test-c test-node test-python test-php bench-php test-cross
 
 test:
 	bash scripts/test.sh
@@ -9,6 +9,17 @@ deps:
 
 check:
 	bash scripts/check.sh
+
+# The suites that start servers or processes, 10 times under load (tests/servers/README.md).
+flaky:
+	bash scripts/flaky.sh 10
+
+# The packages a release publishes, into dist/ (see scripts/dist.sh), and their install tests.
+dist:
+	bash scripts/dist.sh
+
+test-dist: dist
+	bash tests/dist/run.sh
 
 bench:
 	cargo bench -p snowflake-core --bench generator

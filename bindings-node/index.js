@@ -1,22 +1,8 @@
-// libsnowflake for Node (CommonJS entry). The native addon (./libsnowflake.node) is built
-// from source by the `install` script; everything here forwards to it.
+// libsnowflake for Node (CommonJS entry). native.js loads the addon (a prebuilt platform
+// package, or a from-source build in a checkout); everything here forwards to it.
 'use strict';
 
-let native;
-try {
-  native = require('./libsnowflake.node');
-} catch (e) {
-  if (e && e.code === 'MODULE_NOT_FOUND') {
-    const err = new Error(
-      'libsnowflake: the native addon is not built. It is built from source when the package is installed, ' +
-        'which needs Rust (cargo): install it with rustup, then run `npm rebuild libsnowflake`.',
-    );
-    err.code = 'ERR_SNOWFLAKE_NOT_BUILT';
-    err.cause = e;
-    throw err;
-  }
-  throw e;
-}
+const native = require('./native.js').load();
 
 const { Layout, encode, decodeStr, VERSION } = native;
 

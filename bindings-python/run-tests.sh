@@ -7,6 +7,9 @@
 #      virtualenv, must work too (a second build: pip never reuses a local build);
 #   4. the wheel is installed into the repository's .venv (scripts/install-deps.sh makes it,
 #      with pytest, hypothesis and mypy) and pytest runs every test, the stubs check included.
+# With SNOWFLAKE_WHEEL=<a wheel> (scripts/check.sh passes dist/python's, which tests/dist has
+# just installed on the oldest and newest CPython and built from its sdist) steps 1 and 3 and
+# the other CPythons are left out: the wheel is not built a second and a third time.
 # Exits non-zero on any failure; pytest's summary line is the last thing printed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,10 +45,16 @@ assert sf.encode(175928847299117063) == "0Czks0tP37X"
 print("libsnowflake", sf.__version__, "works:", sf.__file__)
 '
 
-step "pip wheel ./bindings-python (maturin through the build backend)"
-quiet "$VENV_PY" -m pip wheel --no-deps -w "$tmp/wheels" ./bindings-python
-wheel=$(ls "$tmp"/wheels/libsnowflake-*.whl)
-echo "built $(basename "$wheel")"
+if [ -n "${SNOWFLAKE_WHEEL:-}" ]; then
+  wheel=$SNOWFLAKE_WHEEL
+  [ -f "$wheel" ] || { echo "SNOWFLAKE_WHEEL=$wheel: no such file" >&2; exit 1; }
+  step "the wheel of scripts/dist.sh: $(basename "$wheel")"
+else
+  step "pip wheel ./bindings-python (maturin through the build backend)"
+  quiet "$VENV_PY" -m pip wheel --no-deps -w "$tmp/wheels" ./bindings-python
+  wheel=$(ls "$tmp"/wheels/libsnowflake-*.whl)
+  echo "built $(basename "$wheel")"
+fi
 case "$(basename "$wheel")" in
   *-abi3-*) ;;
   *) echo "FAILED: the wheel is not abi3" >&2; exit 1 ;;
@@ -59,6 +68,7 @@ quiet "$tmp/venv-wheel/bin/pip" install "$wheel"
 # abi3: the one wheel must load on every CPython >= 3.9. Whichever other versions this
 # machine has (pyenv's, here) get it too.
 for py in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3; do
+  [ -z "${SNOWFLAKE_WHEEL:-}" ] || break
   [ -x "$py" ] || continue
   if "$py" -c 'import sys; sys.exit(sys.version_info < (3, 9))' 2>/dev/null; then
     v=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
@@ -69,10 +79,12 @@ for py in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.*/bin/python3; do
   fi
 done
 
-step "pip install ./bindings-python in a new virtualenv"
-quiet "$PYTHON" -m venv "$tmp/venv-src"
-quiet "$tmp/venv-src/bin/pip" install ./bindings-python
-(cd "$tmp" && "$tmp/venv-src/bin/python" -c "$smoke")
+if [ -z "${SNOWFLAKE_WHEEL:-}" ]; then
+  step "pip install ./bindings-python in a new virtualenv"
+  quiet "$PYTHON" -m venv "$tmp/venv-src"
+  quiet "$tmp/venv-src/bin/pip" install ./bindings-python
+  (cd "$tmp" && "$tmp/venv-src/bin/python" -c "$smoke")
+fi
 
 step "install the wheel into .venv"
 quiet "$VENV_PY" -m pip install --force-reinstall --no-deps "$wheel"

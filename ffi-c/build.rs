@@ -1,12 +1,15 @@
-//! Gives the shared library a soname that carries the major version (`libsnowflake.so.0`), so
-//! that a future incompatible ABI can be installed beside this one and programs linked
-//! against it keep loading the version they were built for.
+//! Gives the shared library the soname cargo-c gives a library: `libsnowflake.so.<major>`
+//! from 1.0 on, and `libsnowflake.so.0.<minor>` before it, since under semver a 0.x minor
+//! release may break the ABI. Programs linked against 0.1 then keep loading 0.1 when 0.2 is
+//! installed beside it. ffi-c/Makefile names the installed files and links the same way.
 
 fn main() {
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     if target_os == "linux" || target_os == "freebsd" || target_os == "android" {
         let major = std::env::var("CARGO_PKG_VERSION_MAJOR").expect("cargo sets CARGO_PKG_VERSION_MAJOR");
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsnowflake.so.{major}");
+        let minor = std::env::var("CARGO_PKG_VERSION_MINOR").expect("cargo sets CARGO_PKG_VERSION_MINOR");
+        let abi = if major == "0" { format!("0.{minor}") } else { major };
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libsnowflake.so.{abi}");
     }
     println!("cargo:rerun-if-changed=build.rs");
 }

@@ -4,15 +4,39 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
 
-step() { printf '\n==== %s ====\n' "$*"; }
+# Shared states and leases that a test makes without naming a directory of its own go to this
+# run's, never to /dev/shm or /tmp where other runs on the machine would meet them.
+RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-check.XXXXXX")
+trap 'rm -rf "$RUN_DIR"' EXIT
+export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm SNOWFLAKE_LEASE_DIR=$RUN_DIR/leases
+# Open to every user like /dev/shm (tests run some processes as nobody); files are 0600.
+chmod 755 "$RUN_DIR"
+mkdir -m 1777 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR"
+
+# Each step's heading, after the time the step before it took and the time so far (CI time is
+# a budget). The last step's own summary stays the last line printed.
+SUITE_T0=$(date +%s)
+STEP_T0=$SUITE_T0
+step() {
+  local now
+  now=$(date +%s)
+  [ -z "${STEP_NAME:-}" ] || printf '(%s: %d s; %d s so far)\n' "$STEP_NAME" $((now - STEP_T0)) $((now - SUITE_T0))
+  STEP_NAME=${1%%:*}
+  STEP_T0=$now
+  printf '\n==== %s ====\n' "$*"
+}
 
 step "lint: rustfmt, clippy"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "generated files: vectors (the model), README sections (docs/)"
+step "generated files: vectors (the model), README sections (docs/), what comes from core's tables"
 python3 tests/vectors/make_vectors.py --check
 python3 scripts/readme.py --check
+python3 scripts/tables.py --check
+
+step "server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL"
+.venv/bin/python -m pytest tests/servers -q -p no:cacheprovider
 
 step "Rust: core (std and no_std, each feature alone), CLI"
 cargo test --workspace
@@ -23,12 +47,16 @@ for feature in shared state-file lease-local lease-redis redis-script; do
 done
 python3 scripts/modcycles.py core/src
 
+step "Packages: scripts/dist.sh (glibc $(sed -n 's/^GLIBC_FLOOR=//p' scripts/dist.env), zig), installed without Rust (tests/dist)"
+bash scripts/dist.sh
+bash tests/dist/run.sh
+
 step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
 bash tests/c/run.sh
 step "Node: bindings-node (build, index.d.ts up to date, node:test)"
 bash bindings-node/run-tests.sh
-step "Python: wheel, fresh-venv installs, pytest (bindings-python/run-tests.sh)"
-bash bindings-python/run-tests.sh
+step "Python: dist/python's wheel in .venv, pytest (bindings-python/run-tests.sh)"
+SNOWFLAKE_WHEEL=$(ls dist/python/libsnowflake-*.whl) bash bindings-python/run-tests.sh
 
 step "PHP: the FFI binding (builds the release library)"
 bash tests/php/run.sh

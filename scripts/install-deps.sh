@@ -8,12 +8,23 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 
 # --- apt ------------------------------------------------------------------------------------
-APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server cmake pkg-config valgrind faketime libcjson-dev)
+# The servers the tests start themselves (tests/servers/serve.py): redis-server and
+# redis-sentinel, PostgreSQL, php8.2-fpm with cgi-fcgi (libfcgi-bin), openssl for certificates.
+# composer and php8.2-zip: scripts/dist.sh packs the Composer package, tests/dist installs it;
+# binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check.
+APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
+  cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
+  # The tests run PostgreSQL clusters of their own (initdb in a temporary directory): no
+  # Debian "main" cluster when the package is installed here first.
+  if ! dpkg -s postgresql >/dev/null 2>&1; then
+    $SUDO mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/libsnowflake-tests.conf >/dev/null
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
@@ -33,6 +44,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/pip install -q --upgrade pip
 .venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5" "uuid-utils>=0.9"
+# scripts/dist.sh links the prebuilt packages against an old glibc with zig: both come as
+# prebuilt wheels (no compile), pinned to the versions the packages were last built with.
+.venv/bin/pip install -q "ziglang==0.17.1" "cargo-zigbuild==0.24.0"
 
 # --- Node -------------------------------------------------------------------------------------
 if [ -f bindings-node/package.json ]; then

@@ -1,19 +1,22 @@
-// Installing the package the ways a user does, each into a fresh project in a temp dir:
-// from the folder (npm 11 links it: install-links=false), from the folder packed
-// (--install-links), and from the `npm pack` tarball. Each install builds the addon from
-// source with cargo through the package's install script; the vendored builds prove that the
-// tarball carries every Rust source it needs.
+// Installing the package from the checkout, each into a fresh project in a temp dir, and what
+// the loader (native.js) says where it finds no addon. The prebuilt packages users install
+// (dist/node/, from scripts/dist.sh) are tested by tests/dist/run.sh.
+//
+// - npm install <folder> links the checkout (npm 11's default), whose from-source build
+//   (`npm run build`, run by run-tests.sh) is found beside native.js;
+// - `npm pack` of the checkout carries no addon and has no install script: without the
+//   platform package, require() fails with ERR_SNOWFLAKE_NO_ADDON naming the package and the
+//   fix;
+// - a platform with no prebuilt package gets an error naming the platform and how to build
+//   from source.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { pkgDir, repoRoot } from './helpers.mjs';
+import { pkgDir } from './helpers.mjs';
 
-// One target dir for the three builds, so that crates.io dependencies compile once; the
-// package's own crates still build from each install's sources.
-const env = { ...process.env, CARGO_TARGET_DIR: path.join(repoRoot, 'target', 'npm-install-test') };
 const temps = [];
 
 function tempDir(prefix) {
@@ -30,21 +33,38 @@ function project() {
 
 function run(cmd, args, cwd) {
   try {
-    return execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   } catch (e) {
     throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}:\n${e.stdout}\n${e.stderr}`);
   }
 }
 
+// `npm install --offline`: nothing here may need the registry.
 function npmInstall(cwd, ...args) {
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error', ...args], cwd);
+  run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--loglevel=error', ...args], cwd);
 }
 
-// The installed package works from CommonJS and ESM and ships its types.
-function assertWorks(dir) {
-  const installed = path.join(dir, 'node_modules', 'libsnowflake');
-  assert.ok(existsSync(path.join(installed, 'index.d.ts')), 'index.d.ts ships with the package');
-  assert.ok(existsSync(path.join(installed, 'libsnowflake.node')), 'the addon was built');
+// Runs `code` with node in `cwd`, after `preload` (a CommonJS file, or null); returns the
+// error that require('libsnowflake') threw, as {code, message}, or null.
+function loadError(cwd, preload) {
+  const code = `
+    try { require('libsnowflake'); console.log('null'); }
+    catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })); }`;
+  const args = preload ? ['-r', preload, '-e', code] : ['-e', code];
+  const r = spawnSync(process.execPath, args, { cwd, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout.trim().split('\n').pop());
+}
+
+test.after(() => {
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+});
+
+test('npm install <folder> links the checkout and uses its from-source build', () => {
+  assert.ok(existsSync(path.join(pkgDir, 'libsnowflake.linux-x64-gnu.node')), 'run-tests.sh ran `npm run build`');
+  const dir = project();
+  npmInstall(dir, pkgDir);
+  assert.ok(lstatSync(path.join(dir, 'node_modules', 'libsnowflake')).isSymbolicLink(), 'npm linked the folder');
   const cjs = run(process.execPath, ['-e', `
     const { Generator, Layout } = require('libsnowflake');
     const g = new Generator({ layout: 'twitter', node: { worker: 3 } });
@@ -56,34 +76,33 @@ function assertWorks(dir) {
     import { Generator, encode } from 'libsnowflake';
     console.log(encode(new Generator({ layout: 'discord' }).nextId(), 'base62').length);`], dir);
   assert.equal(esm.trim(), '11');
-}
-
-test.after(() => {
-  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
 });
 
-test('npm install <folder> from another project (linked, npm 11 default)', () => {
-  const dir = project();
-  npmInstall(dir, pkgDir);
-  assert.ok(lstatSync(path.join(dir, 'node_modules', 'libsnowflake')).isSymbolicLink(), 'npm linked the folder');
-  assertWorks(dir);
-});
-
-test('npm install --install-links <folder> (packed by npm, built from vendor/)', () => {
-  const dir = project();
-  npmInstall(dir, '--install-links', pkgDir);
-  const installed = path.join(dir, 'node_modules', 'libsnowflake');
-  assert.ok(!lstatSync(installed).isSymbolicLink(), 'npm copied the package');
-  assert.ok(existsSync(path.join(installed, 'vendor', 'core', 'src', 'lib.rs')), 'core is vendored');
-  assertWorks(dir);
-});
-
-test('npm install <tarball from npm pack> (built from vendor/)', () => {
+test('npm pack of the checkout: no install script, no addon; without the platform package require() names it', () => {
   const packDir = tempDir('libsnowflake-pack-');
-  run('npm', ['pack', '--loglevel=error', '--pack-destination', packDir], pkgDir);
+  const [info] = JSON.parse(run('npm', ['pack', '--json', '--loglevel=error', '--pack-destination', packDir], pkgDir));
+  const files = info.files.map((f) => f.path).sort();
+  assert.deepEqual(files, ['README.md', 'index.d.ts', 'index.js', 'index.mjs', 'native.js', 'package.json']);
   const tarballs = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
   assert.equal(tarballs.length, 1);
+
   const dir = project();
-  npmInstall(dir, path.join(packDir, tarballs[0]));
-  assertWorks(dir);
+  npmInstall(dir, '--ignore-scripts', path.join(packDir, tarballs[0]));
+  const installed = JSON.parse(run(process.execPath, ['-p', "JSON.stringify(require('libsnowflake/package.json'))"], dir));
+  assert.equal(installed.scripts && (installed.scripts.install || installed.scripts.postinstall || installed.scripts.preinstall), undefined);
+  const err = loadError(dir, null);
+  assert.equal(err.code, 'ERR_SNOWFLAKE_NO_ADDON');
+  assert.match(err.message, /@libsnowflake\/linux-x64-gnu is not installed/);
+  assert.match(err.message, /npm install libsnowflake/);
+  assert.match(err.message, /npm run build/);
+});
+
+test('a platform without a prebuilt package: the error names the platform and the fix', () => {
+  const preload = path.join(tempDir('libsnowflake-arch-'), 'riscv.cjs');
+  writeFileSync(preload, "Object.defineProperty(process, 'arch', { value: 'riscv64' });\n");
+  const err = loadError(pkgDir, preload);
+  assert.equal(err.code, 'ERR_SNOWFLAKE_NO_ADDON');
+  assert.match(err.message, /no prebuilt addon for this platform \(linux-riscv64-gnu\)/);
+  assert.match(err.message, /prebuilt packages exist for linux-x64-gnu/);
+  assert.match(err.message, /cd bindings-node && npm run build/);
 });

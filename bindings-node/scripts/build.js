@@ -1,20 +1,18 @@
 #!/usr/bin/env node
-// The package's `install` script: builds the native addon from source with cargo and puts it
-// at ./libsnowflake.node. Node built-ins only: npm does not install the dependencies of a
-// package installed from a folder (it links it), so nothing from npm may be needed here.
-//
-// Two source layouts:
-// - the repository: bindings-node/ is a member of the Cargo workspace one level up;
-// - a packed tarball (npm pack, or npm install --install-links): vendor/ holds a workspace of
-//   its own with copies of core/ and the binding's crate, written by scripts/vendor.js.
+// `npm run build`: builds the native addon from source, in a checkout (bindings-node/ is a
+// member of the Cargo workspace one level up), and puts it beside native.js as
+// libsnowflake.<platform>.node, the file native.js loads before any prebuilt package. The
+// published packages carry a prebuilt addon instead (scripts/dist.sh); this is for
+// contributors and for platforms without one. Node built-ins only.
 'use strict';
 
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
+const { localAddonPath } = require('../native.js');
 
 const pkgDir = path.resolve(__dirname, '..');
-const out = path.join(pkgDir, 'libsnowflake.node');
+const out = localAddonPath();
 
 function fail(message) {
   console.error(`libsnowflake: ${message}`);
@@ -31,9 +29,7 @@ function manifest() {
   ) {
     return inRepo;
   }
-  const vendored = path.join(pkgDir, 'vendor', 'bindings-node', 'Cargo.toml');
-  if (fs.existsSync(vendored)) return vendored;
-  return fail('no Rust sources found: neither the repository around bindings-node/ nor vendor/');
+  return fail('builds from source only in a checkout of the libsnowflake repository (bindings-node/ beside core/)');
 }
 
 function cargo() {
@@ -43,7 +39,7 @@ function cargo() {
   const probe = spawnSync('cargo', ['--version'], { stdio: 'ignore' });
   if (probe.status === 0) return 'cargo';
   if (fs.existsSync(fromHome)) return fromHome;
-  return fail('builds from source and needs Rust: install it with rustup (https://rustup.rs), then `npm rebuild libsnowflake`');
+  return fail('builds from source and needs Rust: install it with rustup (https://rustup.rs), then `npm run build` again');
 }
 
 const manifestPath = manifest();

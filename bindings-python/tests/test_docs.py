@@ -6,6 +6,7 @@ without --preload."""
 from __future__ import annotations
 
 import os
+import http.client
 import re
 import shutil
 import signal
@@ -13,7 +14,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -55,15 +55,28 @@ def named_block(first_line: str) -> str:
     raise AssertionError(f"no example starting with {first_line!r}")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over gunicorn's unix socket: in the test's own directory, no port to collide on."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__("localhost", timeout=60)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
 
 
-def get(url: str) -> int:
-    with urllib.request.urlopen(url, timeout=10) as r:
+def get(sock: str) -> int:
+    c = UnixHTTPConnection(sock)
+    try:
+        c.request("GET", "/")
+        r = c.getresponse()
+        assert r.status == 200, (r.status, r.read())
         return int(r.read())
+    finally:
+        c.close()
 
 
 def worker_pids(master: int) -> set[int]:
@@ -86,8 +99,8 @@ def test_gunicorn_recipe(tmp_path: Path, recipe: str, preload: bool) -> None:
     files, app = RECIPES[recipe]
     for first_line in files:
         (tmp_path / first_line[2:]).write_text(named_block(first_line))
-    port = free_port()
-    cmd = [gunicorn, "-w", "4", "-b", f"127.0.0.1:{port}", app]
+    sock = str(tmp_path / "gunicorn.sock")
+    cmd = [gunicorn, "-w", "4", "-b", f"unix:{sock}", app]
     if (tmp_path / "gunicorn.conf.py").exists():
         cmd[1:1] = ["-c", "gunicorn.conf.py"]
     if preload:
@@ -95,12 +108,12 @@ def test_gunicorn_recipe(tmp_path: Path, recipe: str, preload: bool) -> None:
     env = dict(os.environ, PYTHONPATH=str(tmp_path), SNOWFLAKE_SHM_DIR=str(tmp_path),
                SNOWFLAKE_LEASE_DIR=str(tmp_path / "leases"))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 30
+        # Ready when it answers (a deadline for a hang, far beyond a loaded machine's start-up).
+        deadline = time.monotonic() + 120
         while True:
             try:
-                get(url)
+                get(sock)
                 break
             except OSError:
                 assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
@@ -108,14 +121,14 @@ def test_gunicorn_recipe(tmp_path: Path, recipe: str, preload: bool) -> None:
                 time.sleep(0.1)
         ids: list[int] = []
         with ThreadPoolExecutor(16) as pool:
-            ids += pool.map(lambda _: get(url), range(800))
+            ids += pool.map(lambda _: get(sock), range(800))
             # A worker dies; the master starts another.
             os.kill(min(worker_pids(proc.pid)), signal.SIGKILL)
             time.sleep(1.0)
-            ids += pool.map(lambda _: get(url), range(800))
+            ids += pool.map(lambda _: get(sock), range(800))
     finally:
         proc.send_signal(signal.SIGTERM)
-        out = proc.communicate(timeout=30)[0].decode(errors="replace")
+        out = proc.communicate(timeout=120)[0].decode(errors="replace")
     assert len(ids) == 1600
     assert len(set(ids)) == len(ids), "duplicate IDs across gunicorn workers"
     workers = {sf.Layout("twitter").decode(i).fields["worker"] for i in ids}

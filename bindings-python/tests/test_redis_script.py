@@ -1,18 +1,14 @@
 """Layout.redis_script() (issue 6): the text is core's (tests/vectors/redis_scripts.json), and
-the script, loaded into a real redis-server started here on a free loopback port, issues
+the script, loaded into a real redis-server of the test's own (tests/servers), issues
 exact IDs that decode with the binding's Layout to the node values they were asked for."""
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 import redis
+from servers import Servers
 
 import libsnowflake as sf
 from conftest import load_vectors
@@ -45,40 +41,15 @@ def test_a_custom_layout_gets_its_own_script() -> None:
     assert "\nlocal NODE = {{'region', 19, 15}, {'shard', 11, 255}}\n" in script
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[redis.Redis]:
-    exe = shutil.which("redis-server")
-    # Missing redis-server is a failure, never a skip: scripts/install-deps.sh installs it.
-    assert exe, "redis-server is needed (apt-get install redis-server; bash scripts/install-deps.sh)"
-    port = free_port()
-    workdir: Path = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(
-        [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(workdir)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    client = redis.Redis(host="127.0.0.1", port=port, decode_responses=True)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                client.ping()
-                break
-            except redis.ConnectionError:
-                assert proc.poll() is None, "redis-server exited"
-                assert time.monotonic() < deadline, "redis-server did not start"
-                time.sleep(0.05)
-        yield client
-    finally:
-        client.close()
-        proc.terminate()
-        proc.wait(timeout=10)
+    # A redis-server of this module's own, answering PING on its unix socket (tests/servers).
+    with Servers("redis", "--no-tcp", dir=tmp_path_factory.mktemp("redis")) as s:
+        client = redis.Redis(unix_socket_path=s.info["redis"]["unix_socket"], decode_responses=True)
+        try:
+            yield client
+        finally:
+            client.close()
 
 
 def redis_ms(r: redis.Redis) -> int:

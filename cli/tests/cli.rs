@@ -8,16 +8,22 @@ use std::process::{Command, Output, Stdio};
 const DISCORD_ID: &str = "175928847299117063";
 const DISCORD_JSON: &str = r#"{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","sequence":7,"fields":{"worker":1,"process":0}}"#;
 
+/// The built binary, with its run locks (in the temporary directory), shared states and
+/// leases in this worktree's target/tmp: never those of other runs on the machine.
+fn snowflake_cmd() -> Command {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_snowflake"));
+    cmd.env("TMPDIR", &dir).env("SNOWFLAKE_SHM_DIR", &dir).env("SNOWFLAKE_LEASE_DIR", dir.join("leases"));
+    cmd
+}
+
 fn snowflake(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_snowflake"))
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run snowflake")
+    snowflake_cmd().args(args).stdin(Stdio::null()).output().expect("run snowflake")
 }
 
 fn snowflake_with_stdin(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+    let mut child = snowflake_cmd()
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -140,7 +146,7 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
     // fresh state, and issue the same IDs.
     let children: Vec<_> = (0..4)
         .map(|_| {
-            Command::new(env!("CARGO_BIN_EXE_snowflake"))
+            snowflake_cmd()
                 .args(["next", "-n", "20000", "--node", "worker=9"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
@@ -246,7 +252,7 @@ fn options_reach_cores_coordination_between_processes() {
     let dir = std::env::temp_dir().join(format!("snowflake-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_snowflake"))
+        snowflake_cmd()
             .args(args)
             .env("SNOWFLAKE_SHM_DIR", &dir)
             .stdout(Stdio::piped())
@@ -545,7 +551,7 @@ fn errors_carry_cores_message() {
 
 #[test]
 fn a_closed_pipe_ends_quietly_with_status_0() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snowflake"))
+    let mut child = snowflake_cmd()
         .args(["next", "-n", "100000000"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

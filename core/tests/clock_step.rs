@@ -4,10 +4,16 @@
 //! and never repeat or reorder an ID; on the default monotonic clock (faketime told not to
 //! fake CLOCK_MONOTONIC) it must not even notice.
 //!
+//! The parent steps the clock once the child has issued 1000 IDs, and stops it once it has
+//! seen the step and issued 100 IDs after it, when its clock caught up again (system), or
+//! issued 2000 more (monotonic): the run follows the child, not a schedule a loaded machine
+//! could miss.
+//!
 //! Without libfaketime (apt `faketime`) this fails: `make deps` installs it.
 
 use snowflake_core::{Error, Generator, Layout, MonotonicClock, Options, SystemClock};
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -27,10 +33,10 @@ fn child(clock: &str) {
             Box::new(move || g.next_id())
         }
     };
+    let stop = std::env::var("SNOWFLAKE_CLOCK_STEP_STOP").unwrap();
     let out = std::io::stdout();
     let mut out = out.lock();
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_millis(2500) {
+    while !Path::new(&stop).exists() {
         match next() {
             Ok(id) => writeln!(out, "{id}").unwrap(),
             Err(e @ Error::ClockBehind { .. }) => {
@@ -43,15 +49,17 @@ fn child(clock: &str) {
     }
 }
 
-/// Runs the child under faketime, steps its clock back 3 s after 700 ms; returns the IDs and
-/// how many clock-behind errors it saw.
+/// Runs the child under faketime, steps its clock back 3 s once it has issued 1000 IDs;
+/// returns the IDs and how many clock-behind errors it saw.
 fn run(clock: &str) -> (Vec<u64>, usize) {
     let dir = std::env::temp_dir().join(format!("snowflake-clock-step-{}-{clock}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let stamp = dir.join("faketime");
+    let stop = dir.join("stop");
     std::fs::write(&stamp, "+0\n").unwrap();
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.env("SNOWFLAKE_CLOCK_STEP_CHILD", clock)
+        .env("SNOWFLAKE_CLOCK_STEP_STOP", &stop)
         .env("LD_PRELOAD", LIB)
         .env("FAKETIME_TIMESTAMP_FILE", &stamp)
         .env("FAKETIME_NO_CACHE", "1")
@@ -59,30 +67,40 @@ fn run(clock: &str) -> (Vec<u64>, usize) {
     if clock == "monotonic" {
         cmd.env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
     }
-    let child = cmd.spawn().expect("run the child");
-    std::thread::sleep(Duration::from_millis(700));
-    std::fs::write(&stamp, "-3s\n").unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(output.status.success(), "child failed");
-    let text = String::from_utf8(output.stdout).unwrap();
-    let mut ids = vec![];
-    let mut behind = 0;
-    for line in text.lines() {
+    let mut child = cmd.spawn().expect("run the child");
+    let (mut ids, mut behind, mut after_step, mut after_behind) = (vec![], 0, None, None);
+    // A bound for a hang, far beyond what a loaded machine takes.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
         if line.starts_with("behind") {
             behind += 1;
+            after_behind.get_or_insert(ids.len());
         } else if let Ok(id) = line.parse() {
             ids.push(id);
         } else {
             panic!("child: unexpected `{line}`");
         }
+        let enough = match (after_step, after_behind) {
+            (_, Some(n)) => ids.len() >= n + 100,
+            (Some(n), None) => clock == "monotonic" && ids.len() >= n + 2000,
+            _ => false,
+        };
+        if after_step.is_none() && ids.len() == 1000 {
+            std::fs::write(&stamp, "-3s\n").unwrap();
+            after_step = Some(ids.len());
+        } else if enough || Instant::now() > deadline {
+            let _ = std::fs::write(&stop, "");
+        }
     }
+    assert!(child.wait().unwrap().success(), "child failed");
     let _ = std::fs::remove_dir_all(&dir);
     (ids, behind)
 }
 
 fn check(clock: &str) {
     let (ids, behind) = run(clock);
-    assert!(ids.len() > 1000, "{clock}: only {} IDs", ids.len());
+    assert!(ids.len() >= 1000, "{clock}: only {} IDs", ids.len());
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "{clock}: IDs repeated or went back");
     if clock == "system" {
         assert!(behind > 0, "system clock: the step back was not seen (is libfaketime working?)");

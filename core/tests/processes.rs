@@ -12,7 +12,7 @@
 
 use snowflake_core::{Generator, Layout, Options};
 use std::collections::HashSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -199,11 +199,25 @@ fn shared_survives_kill_9() {
     let spec = format!("time:41,worker:10,sequence:12;epoch=1288834974657|worker=3|shared={name}|2000000|0");
     let mut outputs = vec![];
     for round in 0..6 {
-        let victims: Vec<Child> = (0..2).map(|_| spawn(&spec, &[])).collect();
+        let mut victims: Vec<(Child, BufReader<std::process::ChildStdout>, String)> = (0..2)
+            .map(|_| {
+                let mut child = spawn(&spec, &[]);
+                let out = BufReader::new(child.stdout.take().unwrap());
+                (child, out, String::new())
+            })
+            .collect();
+        // Killed while issuing, not before it began (a loaded machine may take a while to
+        // start a process): each has printed its head line and its first IDs.
+        for (_, out, text) in &mut victims {
+            out.read_line(text).unwrap();
+            out.read_line(text).unwrap();
+        }
         std::thread::sleep(Duration::from_millis(30 + 20 * round));
-        for mut v in victims {
+        for (mut v, mut out, mut text) in victims {
             let _ = v.kill(); // SIGKILL, at whatever instruction it is
-            outputs.push(collect(v));
+            out.read_to_string(&mut text).unwrap();
+            let _ = v.wait();
+            outputs.push(parse(&text));
         }
     }
     let after =
@@ -431,14 +445,18 @@ fn a_pools_bank_is_not_inherited() {
 /// value at ticks below the stored mark).
 fn rollover_with_a_state_file_or_lease_is_refused() {
     let layout = Layout::parse("time:41,era:2,worker:8,sequence:12;epoch=1288834974657").unwrap();
-    for spec in
-        ["state_file=/tmp/never-created.state;rollover=era", "lease=local;lease_field=worker;rollover=era"]
-    {
-        let o = Options::parse(spec).unwrap();
+    let dir = tmp("rollover");
+    let state = dir.join("never-created.state");
+    for spec in [
+        format!("state_file={};rollover=era", state.display()),
+        "lease=local;lease_field=worker;rollover=era".to_string(),
+    ] {
+        let o = Options::parse(&spec).unwrap();
         let err = Generator::new(&layout, Default::default(), o.clone()).unwrap_err();
         assert!(err.to_string().contains("rollover cannot be combined"), "{spec}: {err}");
     }
-    assert!(!Path::new("/tmp/never-created.state").exists());
+    assert!(!state.exists());
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Review finding: a process joining a shared state with a state file must not push the
@@ -762,6 +780,12 @@ fn main() {
         Path::new(FAKETIME).exists(),
         "{FAKETIME} is missing: apt-get install faketime (bash scripts/install-deps.sh)"
     );
+    // Shared states and leases of this run (and of the workers, who inherit the variables) in
+    // a directory of its own: other runs of these tests on the machine never meet them.
+    let own = tmp("coordination");
+    std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
+    std::env::set_var("SNOWFLAKE_LEASE_DIR", own.join("leases"));
+    std::fs::create_dir_all(own.join("shm")).unwrap();
     let tests: [(&str, fn()); 15] = [
         (
             "a_forked_child_leaves_the_parents_state_file_alone",
@@ -799,5 +823,6 @@ fn main() {
         println!("test {name} ... ok ({:.1}s)", start.elapsed().as_secs_f64());
         passed += 1;
     }
+    let _ = std::fs::remove_dir_all(own);
     println!("\ntest result: ok. {passed} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out");
 }

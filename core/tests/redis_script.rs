@@ -1,5 +1,5 @@
-//! The Redis script against a real `redis-server` (apt `redis-server`), started here on a
-//! free loopback port: 8 concurrent clients take 200k IDs; none repeats, each decodes to its
+//! The Redis script against a real `redis-server` (apt `redis-server`) of the test's own
+//! (tests/servers): 8 concurrent clients take 200k IDs; none repeats, each decodes to its
 //! client's node and to a time within a second of Redis's clock; IDs above 2^53 (and above
 //! 2^63) are exact.
 #![cfg(feature = "std")]
@@ -54,11 +54,11 @@ fn take(c: &mut Conn, sha: &str, key: &str, node: &[&str], n: usize) -> (Vec<u64
 fn eight_clients_200k_ids_exact_and_unique() {
     let server = start_redis();
     let layout = Layout::parse("twitter").unwrap();
-    let sha = load(&mut Conn::connect(server.1), &layout);
-    let before = redis_ms(&mut Conn::connect(server.1));
+    let sha = load(&mut Conn::connect(server.port), &layout);
+    let before = redis_ms(&mut Conn::connect(server.port));
     let threads: Vec<_> = (0..8)
         .map(|i| {
-            let (sha, port) = (sha.clone(), server.1);
+            let (sha, port) = (sha.clone(), server.port);
             std::thread::spawn(move || {
                 // Two nodes, four clients each: clients of one node share its state key.
                 let worker = if i % 2 == 0 { "3" } else { "31" };
@@ -73,7 +73,7 @@ fn eight_clients_200k_ids_exact_and_unique() {
     for t in threads {
         results.push(t.join().unwrap());
     }
-    let after = redis_ms(&mut Conn::connect(server.1));
+    let after = redis_ms(&mut Conn::connect(server.port));
     for (worker, ids) in &results {
         assert!(ids.windows(2).all(|w| w[0] < w[1]), "one client's IDs increase");
         for &id in ids {
@@ -91,7 +91,7 @@ fn eight_clients_200k_ids_exact_and_unique() {
 #[test]
 fn ids_above_i64_max_are_exact_and_bad_input_is_refused() {
     let server = start_redis();
-    let mut c = Conn::connect(server.1);
+    let mut c = Conn::connect(server.port);
     let layout = Layout::parse("time:41,app:7,sequence:16;epoch=0;tick=1ms").unwrap();
     let sha = load(&mut c, &layout);
     let (ids, _) = take(&mut c, &sha, "big", &["127"], 1000);

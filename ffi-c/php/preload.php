@@ -8,7 +8,8 @@
  * code, which these classes are. php.ini lines: docs/php.md.
  *
  * The library is the one Snowflake\Library::libraryPath() finds in the master's environment
- * ($SNOWFLAKE_LIB, else the usual install prefixes).
+ * ($SNOWFLAKE_LIB, else the library bundled with the Composer package, else the usual install
+ * prefixes).
  */
 
 declare(strict_types=1);

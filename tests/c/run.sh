@@ -56,10 +56,10 @@ program() {
 
 installed_layout() {
   local lib=$PREFIX/lib
-  test -f "$lib/libsnowflake.so.$VERSION" && test -L "$lib/libsnowflake.so.$MAJOR" &&
+  test -f "$lib/libsnowflake.so.$VERSION" && test -L "$lib/libsnowflake.so.$SOVERSION" &&
     test -L "$lib/libsnowflake.so" && test -f "$lib/libsnowflake.a" &&
-    test "$(readlink "$lib/libsnowflake.so")" = "libsnowflake.so.$MAJOR" &&
-    readelf -d "$lib/libsnowflake.so.$VERSION" | grep -q "SONAME.*\[libsnowflake.so.$MAJOR\]" &&
+    test "$(readlink "$lib/libsnowflake.so")" = "libsnowflake.so.$SOVERSION" &&
+    readelf -d "$lib/libsnowflake.so.$VERSION" | grep -q "SONAME.*\[libsnowflake.so.$SOVERSION\]" &&
     test -f "$PREFIX/include/snowflake.h" && test -f "$PREFIX/include/snowflake.hpp" &&
     test -f "$PREFIX/include/snowflake_php.h" && test -f "$lib/pkgconfig/snowflake.pc" &&
     test -f "$lib/cmake/snowflake/snowflake-config.cmake" &&
@@ -86,7 +86,7 @@ PY
 # PHP's FFI has no preprocessor: snowflake_php.h must load as it is installed (FFI::load,
 # FFI_LIB pointed at the installed library) and, without its two #defines, through FFI::cdef.
 php_ffi_reads_the_php_header() {
-  sed "s|\"libsnowflake.so\"|\"$LIBDIR/libsnowflake.so.$MAJOR\"|" "$PREFIX/include/snowflake_php.h" >"$WORK/php.h"
+  sed "s|\"libsnowflake.so\"|\"$LIBDIR/libsnowflake.so.$SOVERSION\"|" "$PREFIX/include/snowflake_php.h" >"$WORK/php.h"
   php -d ffi.enable=1 -r '
     $f = FFI::load($argv[1]);
     $layout = $f->new("SnowflakeLayout*");
@@ -101,7 +101,26 @@ php_ffi_reads_the_php_header() {
     $f->snowflake_layout_free($layout);
     $c = FFI::cdef(preg_replace("/^#define .*$/m", "", file_get_contents($argv[1])), $argv[2]);
     if ($c->snowflake_version() !== $argv[3]) exit(7);
-  ' "$WORK/php.h" "$LIBDIR/libsnowflake.so.$MAJOR" "$VERSION"
+  ' "$WORK/php.h" "$LIBDIR/libsnowflake.so.$SOVERSION" "$VERSION"
+}
+# The CMake package takes the soname's view of compatibility: for 0.x, find_package(snowflake
+# 0.Y) accepts only the same minor version.
+cmake_version_follows_the_abi() {
+  local dir=$WORK/cmake-version next_minor=$((MINOR + 1))
+  mkdir -p "$dir"
+  cat >"$dir/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(version_check C)
+find_package(snowflake \${WANT} QUIET)
+if(NOT snowflake_FOUND)
+  message(FATAL_ERROR "not found")
+endif()
+EOF
+  cmake -S "$dir" -B "$dir/ok" -DCMAKE_PREFIX_PATH="$PREFIX" -DWANT="$MAJOR.$MINOR" &&
+    if [ "$MAJOR" = 0 ]; then
+      ! cmake -S "$dir" -B "$dir/next" -DCMAKE_PREFIX_PATH="$PREFIX" -DWANT="0.$next_minor" &&
+        { [ "$MINOR" = 0 ] || ! cmake -S "$dir" -B "$dir/prev" -DCMAKE_PREFIX_PATH="$PREFIX" -DWANT="0.0"; }
+    fi
 }
 uninstall_removes_everything() {
   make -s -C ffi-c uninstall PREFIX="$PREFIX" && test -z "$(find "$PREFIX" -type f -o -type l)"
@@ -109,10 +128,15 @@ uninstall_removes_everything() {
 
 VERSION=$(sed -n 's/^#define SNOWFLAKE_VERSION "\(.*\)"/\1/p' include/snowflake.h)
 MAJOR=${VERSION%%.*}
+MINOR=${VERSION#*.}
+MINOR=${MINOR%%.*}
+# The soname's version (cargo-c's rule, ffi-c/build.rs): major.minor for 0.x, else major.
+SOVERSION=$MAJOR
+if [ "$MAJOR" = 0 ]; then SOVERSION=$MAJOR.$MINOR; fi
 
 check "cargo build --release -p snowflake-ffi" cargo build --release -p snowflake-ffi
 check "make -C ffi-c install PREFIX=<tmp>" make -s -C ffi-c install PREFIX="$PREFIX"
-check "installed: libsnowflake.so.$VERSION (soname libsnowflake.so.$MAJOR), .a, headers, .pc, CMake package" installed_layout
+check "installed: libsnowflake.so.$VERSION (soname libsnowflake.so.$SOVERSION), .a, headers, .pc, CMake package" installed_layout
 
 export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
 LIBDIR=$(pkg-config --variable=libdir snowflake)
@@ -153,6 +177,7 @@ check "example.cpp runs (shared)" prints "ERR_SNOWFLAKE_VALUE: worker = 99" "$WO
 check "example.cpp runs (static)" bash -c \
   "$(declare -f no_libsnowflake_needed); no_libsnowflake_needed $WORK/cpp/example_cpp_static && $WORK/cpp/example_cpp_static"
 
+check "CMake: find_package(snowflake $MAJOR.$MINOR) finds it; another 0.x minor version does not" cmake_version_follows_the_abi
 check "docs/c.md shows tests/c/example.c and tests/cpp/example/* verbatim" docs_show_the_tested_examples
 check "make -C ffi-c uninstall removes every installed file" uninstall_removes_everything
 

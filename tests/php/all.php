@@ -3,6 +3,7 @@
 declare(strict_types=1);
 
 require __DIR__ . '/harness.php';
+require dirname(__DIR__) . '/servers/servers.php';
 require dirname(__DIR__, 2) . '/ffi-c/php/autoload.php';
 
 foreach (glob(__DIR__ . '/*_test.php') ?: [] as $file) {

@@ -70,43 +70,37 @@ test('library not found: a clear SnowflakeException', function () {
 });
 
 /**
- * Starts PHP-FPM (as root, workers as `nobody`) with `$iniLines` as php.ini, makes one request
- * to `$script` through FastCGI, stops it; returns the response body and FPM's log.
+ * Starts PHP-FPM (tests/servers: as root, workers as `nobody`; ready when a worker answers)
+ * with `$iniLines` as php.ini, makes one request to `$script` through FastCGI, stops it;
+ * returns the response body and FPM's log.
  *
  * @return array{string, string}
  */
 function fpm_request(string $iniLines, string $script): array
 {
-    $fpm = trim((string) shell_exec('command -v php-fpm8.2 || command -v php-fpm'));
     $cgi = trim((string) shell_exec('command -v cgi-fcgi'));
-    if ($fpm === '' || $cgi === '') {
-        fail('php-fpm8.2 and cgi-fcgi (apt: php8.2-fpm libfcgi-bin) are needed; scripts/install-deps.sh installs them');
+    if ($cgi === '') {
+        fail('cgi-fcgi (apt: libfcgi-bin) is needed; scripts/install-deps.sh installs it');
     }
     $dir = temp_dir('sf-fpm');
-    $user = posix_getuid() === 0 ? "user = nobody\ngroup = nogroup\n" : '';
     file_put_contents("$dir/php.ini", $iniLines);
-    file_put_contents("$dir/fpm.conf", "[global]\nerror_log = $dir/fpm.log\ndaemonize = no\n"
-        . "[www]\n{$user}listen = $dir/fpm.sock\nlisten.mode = 0666\npm = static\npm.max_children = 1\n"
-        . "catch_workers_output = yes\nclear_env = no\n");
-    $proc = proc_open([$fpm, '-c', "$dir/php.ini", '-y', "$dir/fpm.conf", '-F', '-O'], [1 => ['file', "$dir/fpm.out", 'w'], 2 => ['file', "$dir/fpm.out", 'a']], $pipes);
+    chmod("$dir/php.ini", 0644);
     try {
-        for ($i = 0; $i < 100 && !file_exists("$dir/fpm.sock"); $i++) {
-            usleep(50000);
-        }
+        $fpm = TestServers::start('fpm', ['--workers', '1', '--ini', "$dir/php.ini"], $dir);
+    } catch (RuntimeException $e) {
+        remove_dir($dir);
+        return ['', $e->getMessage()];
+    }
+    try {
         $env = ['SCRIPT_FILENAME' => $script, 'REQUEST_METHOD' => 'GET', 'QUERY_STRING' => '', 'SERVER_PROTOCOL' => 'HTTP/1.1'];
-        $response = '';
-        if (file_exists("$dir/fpm.sock")) {
-            $cmd = [$cgi, '-bind', '-connect', "$dir/fpm.sock"];
-            $p = proc_open($cmd, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pp, null, $env);
-            fclose($pp[0]);
-            $response = (string) stream_get_contents($pp[1]);
-            $response .= (string) stream_get_contents($pp[2]);
-            proc_close($p);
-        }
+        $p = proc_open([$cgi, '-bind', '-connect', $fpm->info['fpm']['socket']], [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pp, null, $env);
+        fclose($pp[0]);
+        $response = (string) stream_get_contents($pp[1]);
+        $response .= (string) stream_get_contents($pp[2]);
+        proc_close($p);
+        $log = @file_get_contents($fpm->info['fpm']['output']) . @file_get_contents($fpm->info['fpm']['log']);
     } finally {
-        proc_terminate($proc);
-        proc_close($proc);
-        $log = @file_get_contents("$dir/fpm.out") . @file_get_contents("$dir/fpm.log");
+        $fpm->stop();
         remove_dir($dir);
     }
     $body = ($pos = strpos($response, "\r\n\r\n")) !== false ? substr($response, $pos + 4) : $response;

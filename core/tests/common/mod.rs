@@ -1,10 +1,13 @@
-//! Test helpers: a `redis-server` of our own on a free loopback port, and a tiny RESP client.
+//! Test helpers: real servers of the test's own (tests/servers, the one implementation every
+//! language's tests use), and a tiny RESP client.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::net::TcpStream;
+
+#[path = "../../../tests/servers/servers.rs"]
+mod servers;
+pub use servers::Servers;
 
 /// A Redis reply.
 #[derive(Debug, PartialEq)]
@@ -60,32 +63,34 @@ impl Conn {
     }
 }
 
-pub struct Server(pub Child, pub u16);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// A `redis-server` of the test's own, started by tests/servers/serve.py: it answers PING
+/// before `start_redis` returns, on a port no other server holds; dropping it stops it and
+/// removes its files.
+pub struct Redis {
+    pub servers: Servers,
+    pub port: u16,
 }
 
-pub fn start_redis() -> Server {
-    // The probe listener is dropped (the port freed) before redis-server binds it.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    start_redis_on(port)
+pub fn start_redis() -> Redis {
+    start_redis_with(&[])
 }
 
-/// A `redis-server` on `port` (no persistence: a restart starts empty).
-pub fn start_redis_on(port: u16) -> Server {
-    let child = Command::new("redis-server")
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("redis-server is needed (apt-get install redis-server; bash scripts/install-deps.sh)");
-    let start = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(10), "redis-server did not start");
-        std::thread::sleep(Duration::from_millis(20));
+/// With serve.py's options (`--password`, `--tls`, ...).
+pub fn start_redis_with(args: &[&str]) -> Redis {
+    let servers = Servers::start("redis", args);
+    let port = servers.port("/redis/port");
+    Redis { servers, port }
+}
+
+impl Redis {
+    /// SIGKILL: the server is gone, its address kept for `start`.
+    pub fn kill(&mut self) {
+        self.servers.command("kill");
     }
-    Server(child, port)
+
+    /// Starts it again on the same address, empty (no persistence).
+    pub fn start(&mut self) {
+        self.servers.command("start");
+        assert_eq!(self.servers.port("/redis/port"), self.port, "restarted on the same address");
+    }
 }

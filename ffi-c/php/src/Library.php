@@ -96,7 +96,14 @@ final class Library
         try {
             $ffi = FFI::cdef(self::declarations($header), $lib);
         } catch (FFI\Exception $e) {
-            throw new SnowflakeException("cannot load $lib with the declarations of $header: " . $e->getMessage(), 0);
+            $hint = $lib === self::bundledLibraryPath()
+                ? 'the library bundled with this package is built for x86_64 Linux with glibc 2.17 or later; '
+                    . 'elsewhere build libsnowflake from source and set SNOWFLAKE_LIB (docs/php.md)'
+                : 'set SNOWFLAKE_LIB to a libsnowflake.so built for this system (docs/php.md)';
+            throw new SnowflakeException(
+                "cannot load $lib with the declarations of $header: " . $e->getMessage() . " ($hint)",
+                0,
+            );
         }
         self::$mode = 'cdef';
         self::$path = $lib;
@@ -104,9 +111,10 @@ final class Library
     }
 
     /**
-     * The library to load: `$SNOWFLAKE_LIB` when set, else the first `libsnowflake.so` of the
-     * usual install prefixes, else the bare name for the dynamic loader to find
-     * (`LD_LIBRARY_PATH`, the `ldconfig` cache).
+     * The library to load: `$SNOWFLAKE_LIB` when set; else the prebuilt library this package
+     * carries for the platform (see {@see Library::bundledLibraryPath()}); else the first
+     * `libsnowflake.so` of the usual install prefixes; else the bare name for the dynamic loader
+     * to find (`LD_LIBRARY_PATH`, the `ldconfig` cache).
      */
     public static function libraryPath(): string
     {
@@ -116,6 +124,10 @@ final class Library
                 throw new SnowflakeException("SNOWFLAKE_LIB=$env: no such file", 0);
             }
             return $env;
+        }
+        $bundled = self::bundledLibraryPath();
+        if ($bundled !== null) {
+            return $bundled;
         }
         $dirs = ['/usr/local/lib', '/usr/local/lib64', '/usr/lib', '/usr/lib64'];
         $multiarch = PHP_OS_FAMILY === 'Linux' ? php_uname('m') . '-linux-gnu' : '';
@@ -129,6 +141,22 @@ final class Library
             }
         }
         return $name;
+    }
+
+    /**
+     * The prebuilt library in this package, `lib/<machine>-linux-gnu/libsnowflake.so` beside
+     * `src/`, with the header in `include/`: the Composer package that scripts/dist.sh makes
+     * carries one for x86_64 Linux (glibc 2.17 or later), of the same version as these classes,
+     * so it comes before any other install. Null when there is none for this platform (a
+     * checkout, or another OS or machine).
+     */
+    public static function bundledLibraryPath(): ?string
+    {
+        if (PHP_OS_FAMILY !== 'Linux') {
+            return null;
+        }
+        $file = dirname(__DIR__) . '/lib/' . php_uname('m') . '-linux-gnu/libsnowflake.so';
+        return is_file($file) ? $file : null;
     }
 
     /**

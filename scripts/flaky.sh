@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# bash scripts/flaky.sh [N] [SUITE...]: the suites that start servers or processes, N times
+# (default 10), under a second CPU-heavy load (one busy loop per core, stopped at the end).
+# Prints each failure with the end of its log (proptest and hypothesis print their seeds
+# there), and a summary; exits non-zero if anything failed. Builds everything once, first.
+# SUITE names (default: all) pick some: core-redis core-processes core-threads cli servers c
+# php python node cross.
+#
+# Run it before resolving an issue that adds such tests, and put the result in the closing
+# note ("flaky.sh 10: 0 failures"). tests/servers/README.md says how to write tests that pass it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+export PATH="$HOME/.cargo/bin:$PATH"
+
+N=${1:-10}
+shift || true
+ALL=(core-redis core-processes core-threads cli servers c php python node cross)
+SUITES=("${ALL[@]}")
+[ $# -eq 0 ] || SUITES=("$@")
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-flaky.XXXXXX")
+# Shared states and leases of tests that name no directory of their own: this run's.
+export SNOWFLAKE_SHM_DIR=$WORK/shm SNOWFLAKE_LEASE_DIR=$WORK/leases
+# Open to every user like /dev/shm (tests run some processes as nobody); files are 0600.
+chmod 755 "$WORK"
+mkdir -m 1777 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR"
+LOAD=()
+stop_load() {
+  local pid
+  for pid in "${LOAD[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${LOAD[@]}"; do wait "$pid" 2>/dev/null; done
+  LOAD=()
+}
+trap 'stop_load' EXIT
+trap 'exit 130' INT TERM
+
+now() { date +%s; }
+quiet() { # <description> <command...>: a build step, its output shown when it fails
+  local desc=$1
+  shift
+  printf '%s ... ' "$desc"
+  if "$@" >"$WORK/build.log" 2>&1; then
+    echo ok
+  else
+    echo FAILED
+    tail -n 60 "$WORK/build.log"
+    exit 1
+  fi
+}
+
+# --- build once -------------------------------------------------------------------------------
+echo "== build (once)"
+quiet "cargo: core and CLI tests" cargo test -p snowflake-core -p snowflake-cli --tests --no-run
+quiet "cargo: release library (C, PHP, cross)" cargo build --release -p snowflake-ffi
+quiet "node: the addon" node bindings-node/scripts/build.js
+quiet "python: the wheel into .venv" .venv/bin/pip install -q --no-deps --force-reinstall ./bindings-python
+mkdir "$WORK/lib"
+ln -s "$ROOT/target/release/libsnowflake.so" "$WORK/lib/libsnowflake.so.0"
+# shellcheck disable=SC2046
+quiet "C: test_api" gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 -Iinclude tests/c/test_api.c \
+  -o "$WORK/test_api" -Ltarget/release -lsnowflake $(pkg-config --cflags --libs libcjson) -pthread \
+  -Wl,-rpath,"$WORK/lib"
+
+run_suite() { # <name>: the suite's command
+  case $1 in
+    # Its tests mostly wait for lease TTLs: all at once.
+    core-redis) cargo test -q -p snowflake-core --test redis_lease --test redis_script -- --test-threads 8 ;;
+    core-processes) cargo test -q -p snowflake-core --test processes --test clock_step ;;
+    core-threads) cargo test -q -p snowflake-core --test generator ;;
+    cli) cargo test -q -p snowflake-cli --test cli ;;
+    servers) .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider ;;
+    c) "$WORK/test_api" "$ROOT/tests/vectors" ;;
+    php) SNOWFLAKE_LIB=$ROOT/target/release/libsnowflake.so php -d memory_limit=1G -d zend.assertions=1 tests/php/all.php ;;
+    python)
+      .venv/bin/python -m pytest -q -p no:cacheprovider bindings-python/tests/test_coordination.py \
+        bindings-python/tests/test_fork.py bindings-python/tests/test_docs.py \
+        bindings-python/tests/test_redis_script.py bindings-python/tests/test_threads.py \
+        bindings-python/tests/test_api.py
+      ;;
+    node) (cd bindings-node && node --test __test__/processes.test.mjs __test__/workers.test.mjs __test__/generator.test.mjs) ;;
+    cross) bash tests/cross/run.sh ;;
+    *)
+      echo "no suite $1"
+      return 2
+      ;;
+  esac
+}
+export -f run_suite
+export WORK ROOT
+
+# --- the load ---------------------------------------------------------------------------------
+CORES=$(nproc)
+for _ in $(seq "$CORES"); do
+  (while :; do :; done) &
+  LOAD+=($!)
+done
+echo "== load: $CORES busy loops (pids ${LOAD[*]})"
+
+declare -A RUNS=() FAILS=() SECONDS_IN=()
+FAILURES=()
+start_all=$(now)
+for ((i = 1; i <= N; i++)); do
+  echo "== iteration $i of $N"
+  for suite in "${SUITES[@]}"; do
+    log="$WORK/$suite-$i.log"
+    t0=$(now)
+    # A hang is a failure too: 30 minutes is far beyond any suite's time under load.
+    timeout -k 60 1800 bash -c 'run_suite "$1"' _ "$suite" >"$log" 2>&1
+    status=$?
+    took=$(($(now) - t0))
+    RUNS[$suite]=$((${RUNS[$suite]:-0} + 1))
+    SECONDS_IN[$suite]=$((${SECONDS_IN[$suite]:-0} + took))
+    if [ "$status" -eq 0 ]; then
+      printf '   ok    %-15s %4d s\n' "$suite" "$took"
+      rm -f "$log"
+    else
+      FAILS[$suite]=$((${FAILS[$suite]:-0} + 1))
+      FAILURES+=("iteration $i: $suite (exit $status), log $log")
+      printf '   FAIL  %-15s %4d s (exit %d)\n' "$suite" "$took" "$status"
+      grep -E 'FAIL|panicked|Error|error|failed|seed|reproduce|not ok' "$log" | head -n 40 | sed 's/^/         | /'
+      echo "         | ... the end of $log:"
+      tail -n 40 "$log" | sed 's/^/         | /'
+    fi
+  done
+done
+stop_load
+
+echo
+echo "== summary: $N iterations in $(($(now) - start_all)) s under $CORES busy loops"
+total=0
+for suite in "${SUITES[@]}"; do
+  f=${FAILS[$suite]:-0}
+  total=$((total + f))
+  printf '   %-15s %3d runs  %3d failures  %5d s average\n' "$suite" "${RUNS[$suite]:-0}" "$f" \
+    $((${SECONDS_IN[$suite]:-0} / (${RUNS[$suite]:-1} > 0 ? ${RUNS[$suite]:-1} : 1)))
+done
+if [ "$total" -eq 0 ]; then
+  echo "flaky.sh $N: 0 failures"
+  rm -rf "$WORK"
+  exit 0
+fi
+echo "flaky.sh $N: $total failures (logs kept in $WORK):"
+printf '   %s\n' "${FAILURES[@]}"
+exit 1

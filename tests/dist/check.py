@@ -1,0 +1,54 @@
+"""Run by tests/dist/run.sh with the Python of a fresh virtualenv that installed a package
+from dist/python/ (the wheel, or the sdist built offline): the installed libsnowflake
+decodes the shared vectors and issues IDs.
+
+    python check.py <tests/vectors> <expected version>
+
+Prints one line, `ok <version> <n> vectors, <m> IDs from <module file>`; any failure raises.
+"""
+import json
+import sys
+from pathlib import Path
+
+import libsnowflake as sf
+
+vectors, version = Path(sys.argv[1]), sys.argv[2]
+assert sf.__version__ == version, f"installed {sf.__version__}, expected {version}"
+assert "site-packages" in sf.__file__, f"libsnowflake comes from {sf.__file__}, not the venv"
+checked = 0
+
+for v in json.loads((vectors / "layouts.json").read_text())["layouts"]:
+    layout = sf.Layout(v["spec"])
+    assert str(layout) == v["canonical"], v["spec"]
+    for d in v["decode"]:
+        parts = layout.decode(int(d["id"]))
+        got = (parts.unix_ms, parts.tick, parts.sequence, parts.fields)
+        assert got == (d["unix_ms"], d["tick"], d["sequence"], d["fields"]), (v["spec"], d, got)
+        checked += 1
+
+for v in json.loads((vectors / "encodings.json").read_text())["ids"]:
+    for reverse, table in ((False, v["plain"]), (True, v["reverse"])):
+        for encoding, text in table.items():
+            assert sf.encode(int(v["id"]), encoding, reverse=reverse) == text, (v["id"], encoding)
+            assert sf.decode_str(text, encoding, reverse=reverse) == int(v["id"]), (text, encoding)
+            checked += 1
+
+for trace in json.loads((vectors / "generator.json").read_text())["traces"]:
+    o = trace["options_fields"]
+    gen = sf.Generator(trace["layout"], trace["node"], max_drift_ms=o["max_drift_ms"],
+                       max_wait_ms=o["max_wait_ms"], sequence_start=o["sequence_start"],
+                       rollover=o["rollover"], isolated=True)
+    for step in trace["steps"]:
+        try:
+            got = str(gen.next_id_at(step["unix_ms"]))
+        except sf.SnowflakeError as e:
+            got = e.code
+        assert got == step.get("id", step.get("error")), (trace["name"], step, got)
+        checked += 1
+
+# New IDs from the system clock: unique, increasing, of this node.
+gen = sf.Generator("twitter", node={"datacenter": 1, "worker": 3})
+ids = [gen.next_id() for _ in range(1000)] + gen.next_ids(9000)
+assert ids == sorted(set(ids)) and len(ids) == 10000, "IDs repeat or go back"
+assert {tuple(sf.Layout("twitter").decode(i).fields.values()) for i in ids} == {(1, 3)}
+print(f"ok {sf.__version__} {checked} vectors, {len(ids)} IDs from {sf.__file__}")

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Fails when a binary shipped in dist/ needs a newer glibc than the floor (issue 17).
+
+    python3 tests/dist/glibc_floor.py <dist dir> <floor, e.g. 2.17> [--expect N]
+
+Opens every package in dist/ (wheels and Composer zips, npm and C tarballs, .debs through
+dpkg-deb), finds each ELF file inside, and reads its dynamic symbols with `objdump -T`:
+- the newest GLIBC_x.y version among them must be at most the floor; this is what the
+  dynamic loader checks, and fails on ("version `GLIBC_2.34' not found");
+- every undefined symbol must carry a version, be weak (Rust's standard library looks up
+  newer functions such as statx at run time), or come from the program that loads the file
+  (napi_* from Node, Py* from Python): an unversioned libc symbol would bind to whatever the
+  system has, and fail on an older one when called;
+- --expect N: exactly N binaries found, so that a package that lost its binary fails too.
+
+Prints one line per binary: `<newest GLIBC symbol>  <package>:<path>`; exits 1 on a failure.
+"""
+import io
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+
+# tarfile's "data" filter (no absolute paths, links out of the tree or device files), in
+# Python 3.11.4 and later; older 3.11 releases extract as they always did.
+SAFE = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+ELF_MAGIC = b"\x7fELF"
+VERSION = re.compile(r"\bGLIBC_([0-9]+(?:\.[0-9]+)*)\b")
+# The symbols the loading program provides, by file kind.
+HOST_SYMBOLS = {".node": re.compile(r"^napi_"), ".abi3.so": re.compile(r"^_?Py")}
+
+
+def as_tuple(version):
+    return tuple(int(part) for part in version.split("."))
+
+
+def binaries(dist, scratch):
+    """(label, path) of every ELF file inside the packages of dist/."""
+    for dirpath, _, filenames in os.walk(dist):
+        for name in sorted(filenames):
+            package = os.path.join(dirpath, name)
+            label = os.path.relpath(package, dist)
+            out = tempfile.mkdtemp(dir=scratch)
+            if name.endswith((".whl", ".zip")):
+                with zipfile.ZipFile(package) as z:
+                    z.extractall(out)
+            elif name.endswith((".tar.gz", ".tgz")):
+                with tarfile.open(package) as t:
+                    t.extractall(out, **SAFE)
+            elif name.endswith(".deb"):
+                subprocess.run(["dpkg-deb", "-x", package, out], check=True)
+            else:
+                continue
+            for root, _, files in os.walk(out):
+                for f in sorted(files):
+                    path = os.path.join(root, f)
+                    if os.path.islink(path) or not os.path.isfile(path):
+                        continue
+                    with open(path, "rb") as fh:
+                        if fh.read(4) != ELF_MAGIC:
+                            continue
+                    yield f"{label}:{os.path.relpath(path, out)}", path
+
+
+def examine(path):
+    """(newest glibc version or None, [unversioned strong undefined symbols])."""
+    dump = subprocess.run(["objdump", "-T", path], check=True, capture_output=True, text=True).stdout
+    newest, loose = None, []
+    host = next((rx for suffix, rx in HOST_SYMBOLS.items() if path.endswith(suffix)), None)
+    for line in dump.splitlines():
+        for v in VERSION.findall(line):
+            if newest is None or as_tuple(v) > as_tuple(newest):
+                newest = v
+        if "*UND*" not in line or VERSION.search(line):
+            continue
+        flags = line[17:25] if len(line) > 25 else ""
+        symbol = line.split()[-1]
+        if "w" in flags or (host and host.search(symbol)):
+            continue
+        loose.append(symbol)
+    return newest, loose
+
+
+def main():
+    args = sys.argv[1:]
+    expect = None
+    if "--expect" in args:
+        i = args.index("--expect")
+        expect = int(args[i + 1])
+        del args[i : i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    dist, floor = args
+    failures = 0
+    count = 0
+    with tempfile.TemporaryDirectory(prefix="snowflake-glibc-") as scratch:
+        for label, path in binaries(dist, scratch):
+            count += 1
+            newest, loose = examine(path)
+            verdict = "ok  "
+            if newest is None:
+                verdict, failures = "FAIL", failures + 1
+                print(f"FAIL {label}: no GLIBC symbol versions at all (not linked against glibc?)")
+            elif as_tuple(newest) > as_tuple(floor):
+                verdict, failures = "FAIL", failures + 1
+            if loose:
+                verdict, failures = "FAIL", failures + 1
+                print(f"FAIL {label}: undefined symbols without a version: {' '.join(sorted(loose))}")
+            print(f"{verdict} GLIBC_{newest}  {label}")
+    if expect is not None and count != expect:
+        print(f"FAIL found {count} binaries in {dist}, expected {expect}")
+        failures += 1
+    print(f"{count} binaries, floor GLIBC_{floor}: {'all within it' if not failures else f'{failures} failures'}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,71 @@
+// Shared by check.cjs (CommonJS) and check.mjs (ES module), which tests/dist/run.sh copies into
+// a fresh npm project that installed dist/node/'s tarballs: the installed libsnowflake
+// decodes the shared vectors and issues IDs. Throws on any difference; returns a summary.
+'use strict';
+
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const path = require('node:path');
+
+module.exports = function check({ Layout, Generator, encode, decodeStr, VERSION }, vectorsDir, version) {
+  const read = (name) => JSON.parse(fs.readFileSync(path.join(vectorsDir, name), 'utf8'));
+  assert.equal(VERSION, version, 'the installed version');
+  let checked = 0;
+
+  for (const v of read('layouts.json').layouts) {
+    const layout = new Layout(v.spec);
+    assert.equal(layout.toString(), v.canonical, v.spec);
+    for (const d of v.decode) {
+      const parts = layout.decode(BigInt(d.id));
+      assert.deepEqual(
+        { unixMs: parts.unixMs, tick: parts.tick, sequence: parts.sequence, fields: parts.fields },
+        { unixMs: d.unix_ms, tick: d.tick, sequence: d.sequence, fields: d.fields },
+        `${v.spec} ${d.id}`,
+      );
+      checked++;
+    }
+  }
+
+  for (const v of read('encodings.json').ids) {
+    for (const [reverse, table] of [[false, v.plain], [true, v.reverse]]) {
+      for (const [encoding, text] of Object.entries(table)) {
+        assert.equal(encode(BigInt(v.id), encoding, { reverse }), text, `${v.id} ${encoding}`);
+        assert.equal(decodeStr(text, encoding, { reverse }), BigInt(v.id), `${text} ${encoding}`);
+        checked++;
+      }
+    }
+  }
+
+  for (const trace of read('generator.json').traces) {
+    const o = trace.options_fields;
+    const gen = new Generator({
+      layout: trace.layout,
+      node: trace.node,
+      maxDriftMs: o.max_drift_ms,
+      maxWaitMs: o.max_wait_ms,
+      sequenceStart: o.sequence_start,
+      rollover: o.rollover ?? undefined,
+      isolated: true,
+    });
+    for (const step of trace.steps) {
+      let got;
+      try {
+        got = String(gen.nextIdAt(step.unix_ms));
+      } catch (e) {
+        got = e.code;
+      }
+      assert.equal(got, step.id ?? step.error, `${trace.name} at ${step.unix_ms}`);
+      checked++;
+    }
+  }
+
+  // New IDs from the system clock: unique, increasing, of this node.
+  const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 } });
+  const ids = [];
+  for (let i = 0; i < 1000; i++) ids.push(gen.nextId());
+  ids.push(...gen.nextIds(9000));
+  for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `ID ${i} does not increase`);
+  const twitter = new Layout('twitter');
+  for (const id of ids) assert.deepEqual(twitter.decode(id).fields, { datacenter: 1, worker: 3 });
+  return `${checked} vectors, ${ids.length} IDs`;
+};

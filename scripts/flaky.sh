@@ -65,8 +65,8 @@ quiet "C: test_api" gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 -Iinclude t
 run_suite() { # <name>: the suite's command
   case $1 in
     # Its tests mostly wait for lease TTLs: all at once.
-    core-redis) cargo test -q -p snowflake-core --test redis_lease --test redis_script -- --test-threads 8 ;;
-    core-processes) cargo test -q -p snowflake-core --test processes --test clock_step ;;
+    core-redis) cargo test -q -p snowflake-core --features full --test redis_lease --test redis_script -- --test-threads 8 ;;
+    core-processes) cargo test -q -p snowflake-core --features full --test processes --test clock_step ;;
     core-threads) cargo test -q -p snowflake-core --test generator ;;
     cli) cargo test -q -p snowflake-cli --test cli ;;
     servers) .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider ;;

@@ -322,7 +322,10 @@ fn rollover_and_plain_generators_of_one_identity_conflict() {
 fn eight_threads_half_a_million_each_no_duplicate() {
     let l = Layout::parse("twitter").unwrap();
     let node = l.parse_node("datacenter=3,worker=17").unwrap();
-    let g = Arc::new(Generator::new(&l, node, Options::default()).unwrap());
+    // 4M IDs at the layout's capacity: a thread that keeps losing full ticks to the others on
+    // a loaded machine may wait longer than the default second in one call. Uniqueness is
+    // the point here, not how long a wait may last.
+    let g = Arc::new(Generator::new(&l, node, opts("max_wait_ms=600000")).unwrap());
     let per_thread = 500_000;
     let threads: Vec<_> = (0..8)
         .map(|_| {
@@ -455,7 +458,8 @@ fn rollover_never_fires_without_a_clock_step() {
         .map(|_| {
             std::thread::spawn(move || {
                 // One generator a thread, one state for all (the registry): each its own stats.
-                let g = Generator::new(&l, node, opts("rollover=clock")).unwrap();
+                // A full tick is waited out however loaded the machine (a generous max_wait_ms).
+                let g = Generator::new(&l, node, opts("rollover=clock;max_wait_ms=600000")).unwrap();
                 let ids: Vec<u64> = (0..5_000).map(|_| g.next_id().unwrap()).collect();
                 (ids, g.stats().rollovers)
             })

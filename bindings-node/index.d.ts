@@ -229,6 +229,12 @@ export declare class Layout {
    */
   redisScript(): string
   /**
+   * Whether this layout fits a fleet: `hosts` issuing IDs, `processesPerHost` each,
+   * `peakPerSecond` IDs a second per host, for `years` from now; and which way to
+   * coordinate (`advice`). Core's planner (`snowflake plan`): an object of its figures.
+   */
+  plan(fleet: { hosts: number, processesPerHost?: number, peakPerSecond: number, years: number }): { nodeValues: number, hostsFit: boolean, processesFit: boolean, capacityPerSecond: number, hostCapacityPerSecond: number, peakShare: number, burstPerTick: number, lastUnixMs: number, yearsLeft: number, lasts: boolean, advice: 'shared' | 'lease per process' | 'lease per host' | 'does not fit' }
+  /**
    * The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
    * layout's width.
    */

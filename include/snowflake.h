@@ -486,6 +486,22 @@ SnowflakeStatus snowflake_layout_to_string(const struct SnowflakeLayout *layout,
 SnowflakeStatus snowflake_layout_redis_script(const struct SnowflakeLayout *layout, char *buf, size_t len, size_t *needed);
 
 /**
+ * Writes core's capacity plan of `layout` for a fleet (`hosts` issuing IDs,
+ * `processes_per_host` each, `peak_per_second` IDs a second per host, for `years` from now)
+ * as one JSON object (what `snowflake plan --json` prints: `node_values`, `hosts_fit`,
+ * `processes_fit`, `capacity_per_second`, `host_capacity_per_second`, `peak_share`,
+ * `burst_per_tick`, `last_unix_ms`, `years_left`, `lasts`, `advice`) and a NUL into `buf`,
+ * with the size-query convention of `snowflake_layout_redis_script`. `now_unix_ms` is the
+ * instant planned from (0: now); pass the same one to the size query and the call, so that
+ * both write the same text.
+ *
+ * # Safety
+ * `layout` is a live handle; `buf` is NULL with `len == 0`, or valid for `len` bytes of
+ * writes; `needed` is NULL or valid for a write.
+ */
+SnowflakeStatus snowflake_layout_plan(const struct SnowflakeLayout *layout, uint64_t hosts, uint64_t processes_per_host, uint64_t peak_per_second, uint64_t years, uint64_t now_unix_ms, char *buf, size_t len, size_t *needed);
+
+/**
  * A stable 64-bit fingerprint of the layout (FNV-1a of its canonical text); 0 if `layout`
  * is NULL.
  *

@@ -11,6 +11,12 @@
 #ifndef SNOWFLAKE_HPP
 #define SNOWFLAKE_HPP
 
+// string_view, [[nodiscard]], inline variables: C++17. Older standards get this one line,
+// not a cascade of errors from the standard library.
+#if !defined(__cplusplus) || (__cplusplus < 201703L && (!defined(_MSVC_LANG) || _MSVC_LANG < 201703L))
+#error "snowflake.hpp needs C++17 or later (e.g. -std=c++17); from C, include snowflake.h"
+#else
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -268,4 +274,5 @@ class Generator {
 
 }  // namespace snowflake
 
+#endif  // C++17
 #endif  // SNOWFLAKE_HPP

@@ -113,6 +113,8 @@ SnowflakeStatus snowflake_layout_to_string(const struct SnowflakeLayout *layout,
 
 SnowflakeStatus snowflake_layout_redis_script(const struct SnowflakeLayout *layout, char *buf, size_t len, size_t *needed);
 
+SnowflakeStatus snowflake_layout_plan(const struct SnowflakeLayout *layout, uint64_t hosts, uint64_t processes_per_host, uint64_t peak_per_second, uint64_t years, uint64_t now_unix_ms, char *buf, size_t len, size_t *needed);
+
 uint64_t snowflake_layout_fingerprint(const struct SnowflakeLayout *layout);
 
 size_t snowflake_layout_field_count(const struct SnowflakeLayout *layout);

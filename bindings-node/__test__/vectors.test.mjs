@@ -135,3 +135,15 @@ test('layouts: redisScript() is core\'s Lua script for every preset', () => {
     assert.ok(script.includes(`\nlocal EPOCH = ${l.epochMs}\n`), `${v.spec}: epoch`);
   }
 });
+
+test('layout.plan() is core\'s planner', () => {
+  const twitter = new Layout('twitter');
+  const p = twitter.plan({ hosts: 1000, processesPerHost: 50, peakPerSecond: 100000, years: 10 });
+  const nodeBits = twitter.fields.filter((f) => f.kind === 'node').reduce((a, f) => a + f.bits, 0);
+  assert.equal(p.nodeValues, 2 ** nodeBits);
+  assert.equal(p.hostsFit, true);
+  assert.equal(p.processesFit, false);
+  assert.equal(p.capacityPerSecond, twitter.capacityPerTick * 1000);
+  assert.equal(p.advice, 'lease per host');
+  assert.throws(() => twitter.plan({ hosts: 1.5, peakPerSecond: 1, years: 1 }), (e) => e.code === 'ERR_INVALID_ARG_TYPE');
+});

@@ -273,11 +273,18 @@ impl Object {
         (0..len).map(|i| names.get_element::<napi::JsString>(i)?.into_utf8()?.into_owned()).collect()
     }
 
-    /// The value of `key`, or `None` when it is `undefined`.
+    /// The value of `key`, or `None` when it is `undefined`. The key goes to JS as a string
+    /// with its length, so any key works (one holding a NUL too).
     pub fn get(&self, key: &str) -> napi::Result<Option<sys::napi_value>> {
-        let v: JsUnknown = self.obj.get_named_property(key)?;
-        // SAFETY: `v` is a live value of this call's env.
-        let raw = unsafe { napi::NapiRaw::raw(&v) };
+        let (mut name, mut raw) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid env; the key is passed with its length; `name` receives the string.
+        napi::check_status!(unsafe {
+            sys::napi_create_string_utf8(self.env, key.as_ptr().cast(), key.len() as _, &mut name)
+        })?;
+        // SAFETY: valid env, object and key; `raw` receives the value.
+        napi::check_status!(unsafe {
+            sys::napi_get_property(self.env, napi::NapiRaw::raw(&self.obj), name, &mut raw)
+        })?;
         Ok(if type_of(self.env, raw)? == sys::ValueType::napi_undefined { None } else { Some(raw) })
     }
 

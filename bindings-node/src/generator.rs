@@ -9,7 +9,7 @@ use crate::layout::{node_from, JsLayout};
 use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, NapiValue, Task};
 use napi_derive::napi;
-use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options};
+use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options, Spelling};
 use std::sync::Arc;
 
 /// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
@@ -95,7 +95,7 @@ impl JsGenerator {
             let Some(v) = options.get(&key)? else { continue };
             let mut text = None;
             let value = crate::convert::value_of(env.raw(), v, &mut text)?;
-            o.set(&key, value).or_throw(&env)?;
+            o.set_spelled(&key, Spelling::Camel, value).or_throw(&env)?;
         }
         let inner = Generator::new(&layout, node, o).or_throw(&env)?;
         Ok(JsGenerator { inner: Arc::new(inner) })

@@ -63,12 +63,16 @@ pub(crate) fn node_from(layout: &Layout, env: &Env, fields: Option<Object>) -> n
     let Some(fields) = fields else {
         return Ok(Node::default());
     };
-    let keys = fields.keys()?;
-    let mut texts: Vec<Option<String>> = vec![None; keys.len()];
-    let mut raw = Vec::with_capacity(keys.len());
-    for key in &keys {
-        raw.push(fields.get(key)?.ok_or_else(|| napi::Error::from_reason("a key vanished"))?);
+    // A key whose value is `undefined` is left out, as JS spreads and defaults expect.
+    let mut keys = Vec::new();
+    let mut raw = Vec::new();
+    for key in fields.keys()? {
+        if let Some(v) = fields.get(&key)? {
+            keys.push(key);
+            raw.push(v);
+        }
     }
+    let mut texts: Vec<Option<String>> = vec![None; keys.len()];
     // Core checks each value against its field: a fraction, NaN, a boolean or a negative
     // number is an error naming the field, as in every front end.
     let mut values = Vec::with_capacity(keys.len());
@@ -112,6 +116,51 @@ impl JsLayout {
     #[napi]
     pub fn redis_script(&self) -> String {
         snowflake_core::redis_script(&self.inner)
+    }
+
+    /// Whether this layout fits a fleet: `hosts` issuing IDs, `processesPerHost` each,
+    /// `peakPerSecond` IDs a second per host, for `years` from now; and which way to
+    /// coordinate (`advice`). Core's planner (`snowflake plan`): an object of its figures.
+    #[napi(
+        ts_args_type = "fleet: { hosts: number, processesPerHost?: number, peakPerSecond: number, years: number }",
+        ts_return_type = "{ nodeValues: number, hostsFit: boolean, processesFit: boolean, capacityPerSecond: number, hostCapacityPerSecond: number, peakShare: number, burstPerTick: number, lastUnixMs: number, yearsLeft: number, lasts: boolean, advice: 'shared' | 'lease per process' | 'lease per host' | 'does not fit' }"
+    )]
+    pub fn plan(&self, env: Env, fleet: Object) -> napi::Result<JsObject> {
+        use snowflake_core::plan::{plan, Fleet, PlanValue};
+        use snowflake_core::{Clock, Spelling, Value};
+        let mut numbers = [0u64; 4];
+        for (slot, (key, required)) in numbers.iter_mut().zip([
+            ("hosts", true),
+            ("processesPerHost", false),
+            ("peakPerSecond", true),
+            ("years", true),
+        ]) {
+            let mut text = None;
+            let value = match fleet.get(key)? {
+                Some(v) => crate::convert::value_of(env.raw(), v, &mut text)?,
+                None => Value::Unset,
+            };
+            *slot = match value {
+                Value::Unset if !required => 1,
+                v => v.whole(key, 0, u64::MAX).or_throw(&env)?,
+            };
+        }
+        let [hosts, processes_per_host, peak_per_second, years] = numbers;
+        let fleet = Fleet { hosts, processes_per_host, peak_per_second, years };
+        let p = plan(&self.inner, &fleet, snowflake_core::SystemClock.now_ms());
+        let mut out = env.create_object()?;
+        for (name, value) in p.entries() {
+            let key = Spelling::Camel.spell(name);
+            match value {
+                PlanValue::Count(n) | PlanValue::UnixMs(n) => {
+                    out.set_named_property(key.as_str(), u64_to_js(&env, n)?)?
+                }
+                PlanValue::Number(x) => out.set_named_property(key.as_str(), env.create_double(x)?)?,
+                PlanValue::Bool(b) => out.set_named_property(key.as_str(), env.get_boolean(b)?)?,
+                PlanValue::Text(t) => out.set_named_property(key.as_str(), env.create_string(t)?)?,
+            }
+        }
+        Ok(out)
     }
 
     /// The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the

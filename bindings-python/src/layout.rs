@@ -214,6 +214,36 @@ impl PyLayout {
         snowflake_core::redis_script(&self.0)
     }
 
+    /// Whether this layout fits a fleet: ``hosts`` issuing IDs, ``processes_per_host`` each,
+    /// ``peak_per_second`` IDs a second per host, for ``years`` from now; and which way to
+    /// coordinate (``advice``: ``"shared"``, ``"lease per process"``, ``"lease per host"`` or
+    /// ``"does not fit"``). Core's planner (``snowflake plan``): a dict of its figures.
+    #[pyo3(signature = (*, hosts, processes_per_host = 1, peak_per_second, years))]
+    fn plan<'py>(
+        &self,
+        py: Python<'py>,
+        hosts: u64,
+        processes_per_host: u64,
+        peak_per_second: u64,
+        years: u64,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use snowflake_core::plan::{plan, Fleet, PlanValue};
+        use snowflake_core::Clock;
+        let fleet = Fleet { hosts, processes_per_host, peak_per_second, years };
+        let p = plan(&self.0, &fleet, snowflake_core::SystemClock.now_ms());
+        let d = PyDict::new(py);
+        for (name, value) in p.entries() {
+            match value {
+                PlanValue::Count(n) => d.set_item(name, n)?,
+                PlanValue::Number(x) => d.set_item(name, x)?,
+                PlanValue::Bool(b) => d.set_item(name, b)?,
+                PlanValue::UnixMs(ms) => d.set_item(name, ms)?,
+                PlanValue::Text(t) => d.set_item(name, t)?,
+            }
+        }
+        Ok(d)
+    }
+
     fn __str__(&self) -> String {
         self.0.to_string()
     }

@@ -186,3 +186,16 @@ def test_waiting_releases_the_gil() -> None:
     assert waited > 0.5
     # Holding the GIL for the wait would have left the counter near zero.
     assert progress > 100_000, progress
+
+
+def test_plan_is_cores_planner() -> None:
+    twitter = sf.Layout("twitter")
+    p = twitter.plan(hosts=1_000, processes_per_host=50, peak_per_second=100_000, years=10)
+    node_bits = sum(f.bits for f in twitter.fields if f.kind == "node")
+    assert p["node_values"] == 2**node_bits
+    assert p["hosts_fit"] and not p["processes_fit"]
+    assert p["capacity_per_second"] == twitter.capacity_per_tick * 1000 // twitter.tick_ms
+    assert p["advice"] == "lease per host"
+    assert sf.Layout("baidu").plan(hosts=1, peak_per_second=1, years=1)["advice"] == "does not fit"
+    with pytest.raises(TypeError):
+        twitter.plan(hosts=1000)  # type: ignore[call-arg]

@@ -2,7 +2,9 @@
 //! before anything reaches stdout, then writes through one locked, buffered stdout.
 
 use crate::output::{self, grouped};
-use crate::{diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs, RedisScriptArgs};
+use crate::{
+    diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs, PlanArgs, RedisScriptArgs,
+};
 use snowflake_core::{
     decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
     SystemClock, PRESETS,
@@ -382,6 +384,106 @@ pub fn redis_script(args: &RedisScriptArgs) -> Result<(), Failure> {
     let layout = Layout::parse(&args.layout)?;
     let mut out = std::io::stdout().lock();
     out.write_all(snowflake_core::redis_script(&layout).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+pub fn plan(args: &PlanArgs) -> Result<(), Failure> {
+    use snowflake_core::plan::{plan, propose, Advice, Fleet};
+    if args.hosts == 0 || args.peak_per_second == 0 || args.years == 0 {
+        return Err(Failure::Input("--hosts, --peak-per-second and --years must be at least 1".into()));
+    }
+    let fleet = Fleet {
+        hosts: args.hosts,
+        processes_per_host: args.processes_per_host.max(1),
+        peak_per_second: args.peak_per_second,
+        years: args.years,
+    };
+    let now = SystemClock.now_ms();
+    let chosen: Vec<(String, Layout)> = match &args.layout {
+        Some(spec) => {
+            let name = PRESETS.iter().find(|(n, _)| n == spec).map_or("custom", |(n, _)| n);
+            vec![(name.to_string(), Layout::parse(spec)?)]
+        }
+        None => PRESETS
+            .iter()
+            .map(|(n, spec)| Ok((n.to_string(), Layout::parse(spec)?)))
+            .collect::<Result<_, Error>>()?,
+    };
+    let mut out = stdout();
+    let processes = fleet.hosts.saturating_mul(fleet.processes_per_host);
+    if !args.json {
+        writeln!(
+            out,
+            "fleet: {} hosts x {} processes ({} processes), peak {} IDs/s a host, {} years from {}",
+            grouped(fleet.hosts),
+            grouped(fleet.processes_per_host),
+            grouped(processes),
+            grouped(fleet.peak_per_second),
+            fleet.years,
+            &output::time(now)[..10],
+        )?;
+    }
+    let mut any_fits = false;
+    for (name, layout) in &chosen {
+        let p = plan(layout, &fleet, now);
+        any_fits |= p.advice != Advice::DoesNotFit;
+        if args.json {
+            let mut v = String::new();
+            p.write_json(&mut v).map_err(|_| Failure::Runtime("formatting the plan".into()))?;
+            // Names and specs are ASCII without quotes or backslashes (the layout grammar).
+            let v = format!("{{\"layout\":\"{name}\",\"spec\":\"{layout}\",{}", &v[1..]);
+            writeln!(out, "{v}")?;
+            continue;
+        }
+        let yes = |b: bool| if b { "fits" } else { "does NOT fit" };
+        let lasts = if p.lasts { "lasts" } else { "does NOT last" };
+        writeln!(out, "\n{name}  {layout}")?;
+        writeln!(
+            out,
+            "  hosts      {} node values: one per host {}; one per process ({}) {}",
+            grouped(p.node_values),
+            yes(p.hosts_fit),
+            grouped(processes),
+            yes(p.processes_fit)
+        )?;
+        writeln!(
+            out,
+            "  capacity   {} IDs/s a host ({} a tick of a node value): the peak is {:.1}% of it{}",
+            grouped(p.host_capacity_per_second),
+            grouped(p.burst_per_tick),
+            p.peak_share * 100.0,
+            if p.peak_share > 1.0 { " (bursts wait for the next tick at the default policies)" } else { "" }
+        )?;
+        writeln!(
+            out,
+            "  lifetime   until {} ({:.1} years left): {lasts} the {} years asked",
+            &output::time(p.last_unix_ms)[..10],
+            p.years_left,
+            fleet.years,
+        )?;
+        let why = match p.advice {
+            Advice::Shared => "one host: every process shares one state (the default)",
+            Advice::LeasePerProcess => {
+                "each process leases a node value of its own (lease=local or lease=redis://...)"
+            }
+            Advice::LeasePerHost => {
+                "each host leases a node value, shared by its processes (lease with a shared state)"
+            }
+            Advice::DoesNotFit => "choose another layout",
+        };
+        writeln!(out, "  advice     {}: {why}", p.advice.as_str())?;
+    }
+    if !any_fits && !args.json {
+        match propose(&fleet, now) {
+            Some(spec) => writeln!(
+                out,
+                "\nnothing above fits; this layout does (63 bits or fewer, epoch {}):\n  {spec}",
+                &output::time(Layout::parse(&spec)?.epoch_ms())[..10]
+            )?,
+            None => writeln!(out, "\nno layout of 63 bits fits: fewer hosts, a lower peak or fewer years")?,
+        }
+    }
     out.flush()?;
     Ok(())
 }

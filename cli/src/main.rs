@@ -26,6 +26,7 @@ Examples:
   snowflake layouts
   snowflake bounds --layout twitter 2024-01-01T00:00:00Z
   snowflake bench --seconds 2
+  snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10
 
 A layout is a preset name (twitter, discord, instagram, sonyflake, baidu, mastodon, game)
 or a spec: time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms";
@@ -48,6 +49,7 @@ enum Command {
     Bounds(BoundsArgs),
     Bench(BenchArgs),
     RedisScript(RedisScriptArgs),
+    Plan(PlanArgs),
 }
 
 /// Print N new IDs, one a line.
@@ -128,6 +130,37 @@ pub struct DecodeArgs {
 /// doubles; the script composes the ID in two exact 32-bit halves). One state key per set of
 /// node values. It never waits: a full tick or a clock behind the stored one is an error
 /// (`ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED retry_after_ms=N`, `ERR_SNOWFLAKE_CLOCK_BEHIND ...`).
+/// Does a layout fit a fleet: its hosts (node values), its peak rate per host (sequence
+/// values a tick), its years (time values)? Which coordination to use: one shared state per
+/// host, a lease per process, or a lease per host. Without --layout, every preset; when none
+/// fits, a custom layout that does, with an epoch of today.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10
+  snowflake plan --hosts 10 --processes-per-host 8 --peak-per-second 5000 --years 20 --layout twitter
+  snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10 --json")]
+pub struct PlanArgs {
+    /// Hosts issuing IDs at the same time.
+    #[arg(long, value_name = "N")]
+    pub hosts: u64,
+    /// Processes per host that issue IDs (PHP-FPM workers, gunicorn workers, ...).
+    #[arg(long, value_name = "P", default_value_t = 1)]
+    pub processes_per_host: u64,
+    /// The peak rate of one host, in IDs per second.
+    #[arg(long, value_name = "R")]
+    pub peak_per_second: u64,
+    /// How many years from now the layout must keep issuing.
+    #[arg(long, value_name = "Y")]
+    pub years: u64,
+    /// Plan this layout only (a preset name or a spec).
+    #[arg(short, long, value_name = "SPEC")]
+    pub layout: Option<String>,
+    /// One JSON object a layout, for scripts.
+    #[arg(long)]
+    pub json: bool,
+}
+
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -228,7 +261,7 @@ fn error_line(message: &str) {
     let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
 }
 
-const SUBCOMMANDS: [&str; 5] = ["next", "decode", "layouts", "bounds", "bench"];
+const SUBCOMMANDS: [&str; 7] = ["next", "decode", "layouts", "bounds", "bench", "redis-script", "plan"];
 
 /// Clap's usage errors, folded into the one-line form of every other error.
 fn usage_error(e: &clap::Error) -> String {
@@ -282,6 +315,7 @@ fn main() -> ExitCode {
         Command::Bounds(args) => commands::bounds(&args),
         Command::Bench(args) => commands::bench(&args),
         Command::RedisScript(args) => commands::redis_script(&args),
+        Command::Plan(args) => commands::plan(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -248,6 +248,41 @@ fn a_layout_without_time_is_refused() {
 }
 
 #[test]
+fn a_run_killed_while_it_holds_the_run_lock_leaves_the_next_run_nothing_to_repeat() {
+    // The killed run never writes where it stopped: the next holder starts past the clock
+    // (and waits for its own clock to get there), not from a fresh state.
+    for round in 0..5 {
+        let node = format!("worker={}", 20 + round);
+        let mut first = snowflake_cmd()
+            .args(["next", "-n", "100000000", "--node", &node])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut reader = BufReader::new(first.stdout.take().unwrap());
+        let mut seen = std::collections::HashSet::new();
+        let mut line = String::new();
+        while seen.len() < 50_000 && reader.read_line(&mut line).unwrap() > 0 {
+            seen.insert(line.trim_end().to_string());
+            line.clear();
+        }
+        first.kill().unwrap();
+        // What it printed before it died, up to its last whole line.
+        while reader.read_line(&mut line).unwrap() > 0 {
+            if line.ends_with('\n') {
+                seen.insert(line.trim_end().to_string());
+            }
+            line.clear();
+        }
+        first.wait().unwrap();
+        let second = snowflake(&["next", "-n", "50000", "--node", &node]);
+        assert!(second.status.success(), "{}", String::from_utf8_lossy(&second.stderr));
+        for id in String::from_utf8(second.stdout).unwrap().lines() {
+            assert!(!seen.contains(id), "round {round}: {id} issued by the killed run and the next");
+        }
+    }
+}
+
+#[test]
 fn options_reach_cores_coordination_between_processes() {
     let dir = std::env::temp_dir().join(format!("snowflake-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -584,4 +619,53 @@ fn redis_script_prints_the_layouts_lua() {
     let out = snowflake(&["redis-script", "--layout", "time:41"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
+}
+
+/// Issue 18's fleet: 1,000 hosts of 50 PHP-FPM workers. `snowflake plan` names twitter too
+/// small for a lease per process and large enough for a lease per host; its figures are the
+/// layout's arithmetic.
+#[test]
+fn plan_names_twitter_right_for_a_thousand_hosts() {
+    let out = snowflake(&[
+        "plan",
+        "--hosts",
+        "1000",
+        "--processes-per-host",
+        "50",
+        "--peak-per-second",
+        "100000",
+        "--years",
+        "10",
+        "--layout",
+        "twitter",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let twitter = Layout::parse("twitter").unwrap();
+    let node_bits: u32 = twitter.node_fields().map(|(_, f)| u32::from(f.bits())).sum();
+    assert_eq!(v["node_values"], 1u64 << node_bits);
+    assert!(1u64 << node_bits >= 1_000 && 1u64 << node_bits < 50_000);
+    assert_eq!((v["hosts_fit"].as_bool(), v["processes_fit"].as_bool()), (Some(true), Some(false)));
+    assert_eq!(v["capacity_per_second"], twitter.capacity_per_tick() * 1000 / twitter.tick_ms());
+    assert_eq!(v["last_unix_ms"], twitter.last_unix_ms());
+    assert_eq!(v["advice"], "lease per host");
+    // Every preset is planned; one that fits nothing leads to a proposal.
+    let out = snowflake(&[
+        "plan",
+        "--hosts",
+        "100000",
+        "--processes-per-host",
+        "50",
+        "--peak-per-second",
+        "10000",
+        "--years",
+        "30",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("nothing above fits; this layout does"), "{text}");
+    let spec = text.lines().last().unwrap().trim();
+    assert!(Layout::parse(spec).unwrap().total_bits() <= 63, "{spec}");
+    let out = snowflake(&["plan", "--hosts", "0", "--peak-per-second", "1", "--years", "1"]);
+    assert_eq!(out.status.code(), Some(2));
 }

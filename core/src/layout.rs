@@ -465,24 +465,39 @@ impl Layout {
     /// assert!(twitter.parse_node("worker=x").is_err());
     /// ```
     pub fn parse_node(&self, spec: &str) -> Result<Node> {
-        let mut pairs = [("", 0u64); MAX_FIELDS];
+        if spec.contains(';') {
+            return Err(Error::BadOption {
+                name: Name::snippet(spec),
+                reason: "node values are separated by `,` (options by `;`, and they go in the options, not the node values)",
+            });
+        }
+        let mut pairs = [("", Value::Unset); MAX_FIELDS];
         let mut n = 0;
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, value) = split_kv(item).ok_or(Error::BadOption {
                 name: Name::snippet(item),
-                reason: "node values are written `name=value`",
+                reason: "node values are written `name=value`, separated by `,`",
             })?;
-            let value = parse_u64(value).ok_or(Error::BadOption {
-                name: Name::snippet(name),
-                reason: "the node value is not a non-negative integer that fits in 64 bits",
-            })?;
+            // A whole number, signed so that `worker=-1` is a range error naming the field,
+            // as from every front end; anything else says what a node value is.
+            let (negative, digits) = value.strip_prefix('-').map_or((false, value), |v| (true, v));
+            let value = match parse_u64(digits) {
+                Some(v) if negative => Value::Int(-i128::from(v)),
+                Some(v) => Value::Int(i128::from(v)),
+                None => {
+                    return Err(Error::BadOption {
+                        name: Name::snippet(name),
+                        reason: "a node value is a whole number in digits (`worker=3`)",
+                    })
+                }
+            };
             if n == MAX_FIELDS {
                 return Err(Error::BadOption { name: Name::snippet(name), reason: "too many node values" });
             }
             pairs[n] = (name, value);
             n += 1;
         }
-        self.node(&pairs[..n])
+        self.node_from_values(pairs[..n].iter().copied())
     }
 
     /// The node fields' `(name, value)` pairs of `node`, from the most significant down.

@@ -24,6 +24,7 @@
 //! |---|---|---|
 //! | `coord` | (`std`) what a generator's state is shared with: the in-process registry, and each behind its feature the shared mapping (`shared`), the state file (`state-file`), local and Redis leases (`lease-local`, `lease-redis`), the run lock | everything below |
 //! | `redis_script` | (`redis-script`) the Lua script that issues a layout's IDs inside Redis | `layout`, `error`, `text` |
+//! | `plan` | the capacity planner: does a layout fit a fleet's hosts, peak and years; a layout that does | `layout`, `time` |
 //! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
 //! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
 //! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | nothing |
@@ -66,6 +67,7 @@ mod generator;
 pub mod hash;
 mod layout;
 mod options;
+pub mod plan;
 #[cfg(feature = "redis-script")]
 mod redis_script;
 #[cfg(all(feature = "std", unix))]

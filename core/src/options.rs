@@ -607,6 +607,13 @@ impl Options {
     pub fn set(&mut self, name: &str, value: Value<'_>) -> Result<()> {
         let spelling =
             if name.contains(|c: char| c.is_ascii_uppercase()) { Spelling::Camel } else { Spelling::Snake };
+        self.set_spelled(name, spelling, value)
+    }
+
+    /// [`Options::set`] for a front end with one spelling of names (Node: camel, Python and
+    /// PHP: snake): a name in another spelling is [`Error::UnknownOption`], listing the names
+    /// in this one.
+    pub fn set_spelled(&mut self, name: &str, spelling: Spelling, value: Value<'_>) -> Result<()> {
         let spec = Options::spec(name, spelling)?;
         self.set_spec(spec, name, value)
     }

@@ -201,7 +201,12 @@ fn node_values_and_options_are_validated() {
     let l = Layout::parse("twitter").unwrap();
     let clock = ManualClock::new(T);
     assert!(matches!(l.parse_node("worker=32"), Err(Error::ValueRange { value: 32, max: 31, .. })));
-    assert!(matches!(l.parse_node("worker=-1"), Err(Error::BadOption { .. })));
+    assert!(matches!(l.parse_node("worker=-1"), Err(Error::ValueRange { value: -1, min: 0, .. })));
+    assert!(l
+        .parse_node("worker=1;datacenter=2")
+        .unwrap_err()
+        .to_string()
+        .contains("node values are separated by `,`"));
     assert!(matches!(l.parse_node("worker=18446744073709551616"), Err(Error::BadOption { .. })));
     assert!(matches!(l.parse_node("time=1"), Err(Error::NotANodeField { .. })));
     assert!(matches!(l.parse_node("worker=1,worker=2"), Err(Error::BadOption { .. })));

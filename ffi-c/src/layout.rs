@@ -168,27 +168,81 @@ pub unsafe extern "C" fn snowflake_layout_redis_script(
 ) -> SnowflakeStatus {
     ffi_boundary!({
         non_null!(layout);
-        if len > 0 {
-            non_null!(buf);
-        }
         // SAFETY: a live handle by contract.
         let script = snowflake_core::redis_script(&unsafe { handle(layout) }.layout);
-        if !needed.is_null() {
-            // SAFETY: non-NULL, valid for a write by contract.
-            unsafe { *needed = script.len() + 1 };
-        }
-        if buf.is_null() {
-            // len == 0 here: a size query, which never fits.
-            return Err(fail_with(
-                SnowflakeStatus::BufferTooSmall,
-                format_args!(
-                    "the buffer holds 0 bytes; {} are needed (the script and its NUL)",
-                    script.len() + 1
-                ),
-            ));
-        }
-        // SAFETY: `buf` holds `len` bytes by contract.
-        unsafe { write_c_string(&script, buf, len) }
+        // SAFETY: as the contract says.
+        unsafe { write_sized(&script, buf, len, needed, "the script") }
+    })
+}
+
+/// Writes `text` and a NUL into `buf[..len]`, and its size (text + NUL) into `*needed` when
+/// `needed` is not NULL, on success and on `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` alike: the
+/// size-query convention of the calls whose text has no fixed bound (`buf = NULL, len = 0`
+/// asks the size).
+///
+/// # Safety
+/// `buf` is NULL with `len == 0`, or valid for `len` bytes of writes; `needed` is NULL or
+/// valid for a write.
+unsafe fn write_sized(
+    text: &str,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+    what: &str,
+) -> crate::error::FfiResult {
+    if len > 0 && buf.is_null() {
+        return Err(crate::error::FfiReturn::null_argument("buf"));
+    }
+    if !needed.is_null() {
+        // SAFETY: non-NULL, valid for a write by contract.
+        unsafe { *needed = text.len() + 1 };
+    }
+    if buf.is_null() {
+        // len == 0 here: a size query, which never fits.
+        return Err(fail_with(
+            SnowflakeStatus::BufferTooSmall,
+            format_args!("the buffer holds 0 bytes; {} are needed ({what} and its NUL)", text.len() + 1),
+        ));
+    }
+    // SAFETY: `buf` holds `len` bytes by contract.
+    unsafe { write_c_string(text, buf, len) }
+}
+
+/// Writes core's capacity plan of `layout` for a fleet (`hosts` issuing IDs,
+/// `processes_per_host` each, `peak_per_second` IDs a second per host, for `years` from now)
+/// as one JSON object (what `snowflake plan --json` prints: `node_values`, `hosts_fit`,
+/// `processes_fit`, `capacity_per_second`, `host_capacity_per_second`, `peak_share`,
+/// `burst_per_tick`, `last_unix_ms`, `years_left`, `lasts`, `advice`) and a NUL into `buf`,
+/// with the size-query convention of `snowflake_layout_redis_script`. `now_unix_ms` is the
+/// instant planned from (0: now); pass the same one to the size query and the call, so that
+/// both write the same text.
+///
+/// # Safety
+/// `layout` is a live handle; `buf` is NULL with `len == 0`, or valid for `len` bytes of
+/// writes; `needed` is NULL or valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_plan(
+    layout: *const SnowflakeLayout,
+    hosts: u64,
+    processes_per_host: u64,
+    peak_per_second: u64,
+    years: u64,
+    now_unix_ms: u64,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout);
+        use snowflake_core::{plan, Clock};
+        let fleet = plan::Fleet { hosts, processes_per_host, peak_per_second, years };
+        let now = if now_unix_ms == 0 { snowflake_core::SystemClock.now_ms() } else { now_unix_ms };
+        // SAFETY: a live handle by contract.
+        let p = plan::plan(&unsafe { handle(layout) }.layout, &fleet, now);
+        let mut json = String::new();
+        let _ = p.write_json(&mut json);
+        // SAFETY: as the contract says.
+        unsafe { write_sized(&json, buf, len, needed, "the plan") }
     })
 }
 

@@ -35,8 +35,9 @@ pub use generator::{
 pub use layout::{
     snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field, snowflake_layout_field_count,
     snowflake_layout_fingerprint, snowflake_layout_free, snowflake_layout_info, snowflake_layout_max_id,
-    snowflake_layout_min_id, snowflake_layout_new, snowflake_layout_redis_script, snowflake_layout_to_string,
-    SnowflakeField, SnowflakeFieldKind, SnowflakeLayout, SnowflakeParts, SNOWFLAKE_MAX_FIELDS,
+    snowflake_layout_min_id, snowflake_layout_new, snowflake_layout_plan, snowflake_layout_redis_script,
+    snowflake_layout_to_string, SnowflakeField, SnowflakeFieldKind, SnowflakeLayout, SnowflakeParts,
+    SNOWFLAKE_MAX_FIELDS,
 };
 pub use options::{
     snowflake_options_free, snowflake_options_new, snowflake_options_set, snowflake_options_set_bool,

@@ -146,6 +146,14 @@ check "snowflake.h compiles as C++11 and C++17 (${STRICT[*]})" bash -c "
   g++ -x c++ -std=c++11 ${STRICT[*]} $(pkg-config --cflags snowflake) -c tests/c/header.c -o $WORK/header11.o &&
   g++ -x c++ -std=c++17 ${STRICT[*]} $(pkg-config --cflags snowflake) -c tests/c/header.c -o $WORK/header17.o"
 
+# Before C++17, snowflake.hpp stops at one clear line, not a cascade of string_view errors.
+hpp_before_17() {
+  local out
+  out=$(printf '#include <snowflake.hpp>\n' | g++ -x c++ -std=c++14 $(pkg-config --cflags snowflake) -c - -o /dev/null 2>&1) && return 1
+  grep -q 'snowflake.hpp needs C++17' <<<"$out" && [ "$(grep -c 'error' <<<"$out")" -le 2 ]
+}
+check "snowflake.hpp with -std=c++14: one #error that asks for C++17" hpp_before_17
+
 check "test_api.c builds through pkg-config" \
   gcc -std=c99 "${STRICT[@]}" $(pkg-config --cflags snowflake libcjson) tests/c/test_api.c \
   -o "$WORK/test_api" $(pkg-config --libs snowflake libcjson) -pthread -Wl,-rpath,"$LIBDIR"

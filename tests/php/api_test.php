@@ -341,3 +341,13 @@ test('layouts and generators cannot be cloned or unserialized into a second owne
     unset($ghost); // its destructor must not touch a handle it never had
     assert_true($g->nextId() > 0, 'the original still works');
 });
+
+test('Layout::plan() is core\'s planner', function () {
+    $twitter = new Layout('twitter');
+    $p = $twitter->plan(1000, 50, 100000, 10);
+    assert_same(1024, $p['node_values'], 'node values');
+    assert_same([true, false], [$p['hosts_fit'], $p['processes_fit']], 'fit');
+    assert_same(4096000, $p['capacity_per_second'], 'capacity');
+    assert_same('lease per host', $p['advice'], 'advice');
+    assert_throws(ValueException::class, fn () => $twitter->plan(-1, 1, 1, 1));
+});

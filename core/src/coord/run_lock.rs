@@ -16,7 +16,7 @@
 //! before it (the generator drops its high-water mark first), so the next run finds the file
 //! free and its last record written.
 
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, MonotonicClock, SystemClock};
 use crate::generator::Word;
 use crate::layout::{Layout, Node};
 use crate::sys::{ForkGate, HeldLock, InChild};
@@ -28,7 +28,7 @@ use std::time::Duration;
 
 /// A held run lock, with the state it guards.
 pub(crate) struct RunLock {
-    _lock: HeldLock,
+    lock: HeldLock,
     pub(crate) state: Arc<AtomicU64>,
     word: Word,
     layout: Layout,
@@ -63,7 +63,16 @@ impl RunLock {
     ) -> Result<Arc<RunLock>, crate::error::Error> {
         let mut pause = Duration::from_millis(1);
         loop {
-            if let Some(lock) = RunLock::try_hold(layout, node, &state, word, max_drift_ms)? {
+            if let Some((lock, start_ms)) = RunLock::try_hold(layout, node, &state, word, max_drift_ms)? {
+                // Start within this generator's drift of its own clock, so that its first ID
+                // does not wait (or fail with `max_wait_ms=0`) because its clock lags the last
+                // holder's. Outside the fork gate: a wait for the clock.
+                if let Some(start_ms) = start_ms {
+                    let clock = MonotonicClock::process();
+                    if start_ms <= clock.now_ms().saturating_add(3 * layout.tick_ms()) {
+                        clock.wait_until_ms(start_ms);
+                    }
+                }
                 return Ok(lock);
             }
             std::thread::sleep(pause);
@@ -71,22 +80,24 @@ impl RunLock {
         }
     }
 
-    /// One try: the lock this process holds, or the lock taken now, or `None` while another
-    /// process (or a generator of this process being dropped) holds it.
+    /// One try: the lock this process holds, or the lock taken now (with the time its state
+    /// may start issuing at), or `None` while another process (or a generator of this
+    /// process being dropped) holds it.
+    #[allow(clippy::type_complexity)]
     fn try_hold(
         layout: &Layout,
         node: &Node,
         state: &Arc<AtomicU64>,
         word: Word,
         max_drift_ms: u64,
-    ) -> Result<Option<Arc<RunLock>>, crate::error::Error> {
+    ) -> Result<Option<(Arc<RunLock>, Option<u64>)>, crate::error::Error> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let _gate = ForkGate::enter();
         let path = path(layout, node);
         let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
         held.retain(|(_, w)| w.strong_count() > 0);
         if let Some(lock) = held.iter().find(|(p, _)| *p == path).and_then(|(_, w)| w.upgrade()) {
-            return Ok(Some(lock));
+            return Ok(Some((lock, None)));
         }
         let fail = |e: std::io::Error| super::io_err("locking", &path, e);
         if let Some(dir) = path.parent() {
@@ -95,6 +106,7 @@ impl RunLock {
         let file = File::options()
             .create(true)
             .truncate(false)
+            .read(true)
             .write(true)
             .mode(0o600)
             .custom_flags(libc::O_CLOEXEC)
@@ -103,8 +115,17 @@ impl RunLock {
         let Some(lock) = HeldLock::try_take(file, true, InChild::Dropped).map_err(fail)? else {
             return Ok(None);
         };
+        let drift_ticks = max_drift_ms.div_ceil(layout.tick_ms());
+        let floor = match read_record(lock.file()) {
+            Record::Never => 0,
+            Record::Released(end) => end,
+            Record::Held => tick_now(layout).saturating_add(2).saturating_add(drift_ticks),
+        };
+        word.raise_to(state, floor);
+        write_record(lock.file(), HOLDING).map_err(fail)?;
+        let start_ms = layout.unix_ms_of(floor.saturating_sub(drift_ticks).min(layout.max_tick()));
         let lock = Arc::new(RunLock {
-            _lock: lock,
+            lock,
             state: state.clone(),
             word,
             layout: *layout,
@@ -112,8 +133,50 @@ impl RunLock {
             fork_generation: crate::sys::fork_generation(),
         });
         held.push((path, Arc::downgrade(&lock)));
-        Ok(Some(lock))
+        Ok(Some((lock, Some(start_ms))))
     }
+}
+
+/// What the lock file says of the last holder: its first 8 bytes, little-endian.
+enum Record {
+    /// Nobody held it yet (an empty file).
+    Never,
+    /// The last holder let go cleanly, with nothing issued at or after this tick.
+    Released(u64),
+    /// The last holder died holding it (or its layout has a rollover field, whose state has
+    /// no single end): where it stopped is unknown.
+    Held,
+}
+
+const HOLDING: u64 = u64::MAX;
+
+fn read_record(file: &File) -> Record {
+    use std::os::unix::fs::FileExt;
+    let mut buf = [0u8; 8];
+    match file.read_exact_at(&mut buf, 0) {
+        Ok(()) => match u64::from_le_bytes(buf) {
+            HOLDING => Record::Held,
+            end => Record::Released(end),
+        },
+        Err(e)
+            if e.kind() == std::io::ErrorKind::UnexpectedEof
+                && file.metadata().is_ok_and(|m| m.len() == 0) =>
+        {
+            Record::Never
+        }
+        Err(_) => Record::Held,
+    }
+}
+
+fn write_record(file: &File, value: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(&value.to_le_bytes(), 0)
+}
+
+/// The wall clock's tick now (the layout's ends outside its range).
+fn tick_now(layout: &Layout) -> u64 {
+    let now = SystemClock.now_ms();
+    layout.tick_of(now).unwrap_or(if now < layout.epoch_ms() { 0 } else { layout.max_tick() })
 }
 
 impl Drop for RunLock {
@@ -128,6 +191,9 @@ impl Drop for RunLock {
         if after_ms <= clock.now_ms().saturating_add(self.patience_ms) {
             clock.wait_until_ms(after_ms);
         }
-        // Dropping `_lock` (after this) releases the lock.
+        // The next holder starts exactly here: a record it can trust more than its clock,
+        // which may lag this one's. (Unwritten, it finds HOLDING and starts past the clock.)
+        let _ = write_record(self.lock.file(), end);
+        // Dropping `lock` (after this) releases the lock.
     }
 }

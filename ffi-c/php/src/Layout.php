@@ -149,6 +149,34 @@ final class Layout implements \Stringable
     }
 
     /**
+     * Whether this layout fits a fleet — `$hosts` issuing IDs, `$processesPerHost` each,
+     * `$peakPerSecond` IDs a second per host, for `$years` from now — and which way to
+     * coordinate (`advice`: `shared`, `lease per process`, `lease per host`, `does not fit`).
+     * Core's planner (`snowflake plan`), as an array of its figures.
+     *
+     * @return array{node_values: int, hosts_fit: bool, processes_fit: bool, capacity_per_second: int, host_capacity_per_second: int, peak_share: float, burst_per_tick: int, last_unix_ms: int, years_left: float, lasts: bool, advice: string}
+     */
+    public function plan(int $hosts, int $processesPerHost, int $peakPerSecond, int $years): array
+    {
+        foreach (['hosts' => $hosts, 'processesPerHost' => $processesPerHost, 'peakPerSecond' => $peakPerSecond, 'years' => $years] as $what => $n) {
+            if ($n < 0) {
+                throw ValueException::of("$what = $n is out of range: the smallest allowed is 0");
+            }
+        }
+        $needed = $this->ffi->new('size_t');
+        // One instant for the size query and the call: the text depends on it.
+        $args = [$this->handle, $hosts, $processesPerHost, $peakPerSecond, $years, (int) (microtime(true) * 1000)];
+        $st = $this->ffi->snowflake_layout_plan(...[...$args, null, 0, FFI::addr($needed)]);
+        if ($st !== SnowflakeException::STATUS_BUFFER_TOO_SMALL) {
+            $this->check($st);
+        }
+        $len = $needed->cdata;
+        $buf = $this->ffi->new("char[$len]");
+        $this->check($this->ffi->snowflake_layout_plan(...[...$args, $buf, $len, null]));
+        return json_decode(FFI::string($buf, $len - 1), true, 2, JSON_THROW_ON_ERROR);
+    }
+
+    /**
      * A stable 64-bit fingerprint of the layout (FNV-1a of the canonical text), as a decimal
      * string: always a string, because it is compared, not computed with.
      */

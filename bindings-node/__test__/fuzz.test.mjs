@@ -1,0 +1,104 @@
+// Random input through the Node binding: layout specs, node values, options, ID strings and
+// encodings of every JS type. Each input gives a result that checks out, or an Error with a
+// stable code (a TypeError with ERR_INVALID_ARG_TYPE for a wrong JS type) — never a crash, a
+// hang or a silent wrap. Seeded: a failure prints its seed and case, and reproduces.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Layout, Generator, encode, decodeStr } from '../index.mjs';
+
+const CASES = 3000;
+const SEED = Number(process.env.SNOWFLAKE_FUZZ_SEED ?? 20261122);
+
+/** xorshift64*: small, seeded, reproducible. */
+function rng(seed) {
+  let s = BigInt(seed) | 1n;
+  return () => {
+    s ^= s >> 12n;
+    s ^= (s << 25n) & 0xffffffffffffffffn;
+    s ^= s >> 27n;
+    return Number(((s * 0x2545f4914f6cdd1dn) & 0xffffffffffffffffn) >> 11n) / 2 ** 53;
+  };
+}
+
+function fuzzer(seed) {
+  const r = rng(seed);
+  const int = (n) => Math.floor(r() * n);
+  const pick = (xs) => xs[int(xs.length)];
+  const chars = 'abcdefghijklmnopqrstuvwxyz0123456789:,;=-TZ._ !\u00e9\u0000\u{1F600}';
+  const text = (max) => Array.from({ length: int(max + 1) }, () => pick([...chars])).join('');
+  const spec = () =>
+    pick([
+      () => pick(['twitter', 'discord', 'instagram', 'sonyflake', 'baidu', 'mastodon', 'game', 'nope']),
+      () => `time:${int(70)},${pick(['worker', 'sequence', 'time', 'x'])}:${int(30)},sequence:${int(30)};epoch=${pick([0, 1288834974657, -1, 'today', '2024-01-01T00:00:00Z'])}${pick(['', ';tick=1ms', ';tick=0s', ';tick=10ms', ';tick=x'])}`,
+      () => text(60),
+    ])();
+  const anyValue = () =>
+    pick([
+      () => int(2 ** 20),
+      () => -int(100),
+      () => r() * 1000,
+      () => NaN,
+      () => Infinity,
+      () => BigInt(int(2 ** 30)) * BigInt(int(2 ** 30)) * BigInt(int(2 ** 20)),
+      () => -1n,
+      () => 2n ** 64n + BigInt(int(9)),
+      () => r() < 0.5,
+      () => text(12),
+      () => null,
+      () => undefined,
+      () => [1, 2],
+      () => ({ a: 1 }),
+      () => Symbol('x'),
+    ])();
+  const option = () => pick(['maxDriftMs', 'maxWaitMs', 'sequenceStart', 'rollover', 'isolated', 'maxWait', 'max_wait_ms', text(8)]);
+  return { r, int, pick, text, spec, anyValue, option };
+}
+
+/** A thrown value must be an Error with a stable string code. */
+function typed(e, what) {
+  assert.ok(e instanceof Error, `${what}: threw a non-Error: ${String(e)}`);
+  assert.equal(typeof e.code, "string", `${what}: no code: ${e.message}`);
+  assert.ok(/^ERR_(SNOWFLAKE_[A-Z_]+|INVALID_ARG_TYPE)$/.test(e.code), `${what}: code ${e.code}: ${e.message}`);
+  if (e.code === 'ERR_INVALID_ARG_TYPE') assert.ok(e instanceof TypeError, `${what}: ERR_INVALID_ARG_TYPE is a TypeError`);
+}
+
+function attempt(what, fn, check) {
+  let result;
+  try {
+    result = fn();
+  } catch (e) {
+    typed(e, what);
+    return;
+  }
+  if (check) check(result);
+}
+
+test(`${CASES} random inputs through every entry point (seed ${SEED})`, () => {
+  const f = fuzzer(SEED);
+  for (let i = 0; i < CASES; i++) {
+    const what = `seed ${SEED}, case ${i}`;
+    const spec = f.spec();
+    attempt(`${what}: new Layout(${JSON.stringify(spec)})`, () => new Layout(spec), (l) => {
+      assert.equal(new Layout(l.toString()).toString(), l.toString(), 'a layout reads back');
+    });
+    const enc = f.pick(['decimal', 'hex', 'base32', 'base36', 'base58', 'base62', f.text(6)]);
+    const s = f.text(14);
+    attempt(`${what}: decodeStr(${JSON.stringify(s)}, ${enc})`, () => decodeStr(s, enc), (id) => {
+      assert.equal(typeof id, 'bigint');
+      assert.ok(id >= 0n && id < 2n ** 64n, 'never a wrap');
+      assert.equal(decodeStr(encode(id, enc), enc), id, 'round trip');
+    });
+    const v = f.anyValue();
+    attempt(`${what}: encode(${String(v)})`, () => encode(v, enc), (text) => assert.equal(typeof text, 'string'));
+    const node = { [f.pick(['worker', 'datacenter', 'shard', 'time', f.text(5)])]: f.anyValue() };
+    const options = { layout: f.pick(['twitter', 'game', spec]), node, isolated: true, [f.option()]: f.anyValue() };
+    attempt(`${what}: new Generator(...)`, () => new Generator(options), (g) => {
+      attempt(`${what}: nextIdAt`, () => g.nextIdAt(1_800_000_000_000 + f.int(1000)), (id) => {
+        const parts = g.layout.decode(id);
+        for (const [name, value] of Object.entries(g.node)) assert.equal(parts.fields[name], value, 'the ID carries the node');
+      });
+    });
+    const id = f.anyValue();
+    attempt(`${what}: decode(${String(id)})`, () => new Layout('twitter').decode(id));
+  }
+});

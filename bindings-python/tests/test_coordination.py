@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import glob
+import json
 import multiprocessing as mp
 import os
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,3 +146,54 @@ def test_unwritable_state_file_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(sf.SnowflakeOSError) as e:
         sf.Generator(LAYOUT, {"worker": 14}, state_file=not_a_dir / "ids.state")
     assert isinstance(e.value, OSError) and e.value.code == "ERR_SNOWFLAKE_IO"
+
+
+_OTHER_PROCESS = """
+import json
+import sys
+import libsnowflake as sf
+kwargs = json.loads(sys.argv[1])
+try:
+    gen = sf.Generator("twitter", {"worker": 21}, **kwargs)
+    print(json.dumps({"ids": gen.next_ids(20_000)}))
+except sf.SnowflakeError as e:
+    print(json.dumps({"error": type(e).__name__, "message": str(e)}))
+"""
+
+
+def _other_process(**kwargs: Any) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-c", _OTHER_PROCESS, json.dumps(kwargs)],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    result: dict[str, Any] = json.loads(out.stdout)
+    return result
+
+
+def test_one_state_file_is_one_state_across_processes(tmp_path: Path, shared_name: str) -> None:
+    # Issue 15, case 1: two processes with one identity and one state file, neither sharing a
+    # state, each kept a state of its own under the file and repeated about half their IDs.
+    # Now the second is refused while the first uses the file...
+    path = str(tmp_path / "ids.state")
+    mine = sf.Generator(LAYOUT, {"worker": 21}, state_file=path)
+    ids = mine.next_ids(20_000)
+    other = _other_process(state_file=path)
+    assert other.get("error") == "StateFileError", other
+    assert "in use by another process" in other["message"]
+    ids += mine.next_ids(20_000)
+    del mine
+    # ...and goes on above it once it is gone.
+    after = _other_process(state_file=path)
+    assert "ids" in after, after
+    assert min(after["ids"]) > max(ids)
+    # Processes of one shared state use one state file together.
+    both = str(tmp_path / "shared.state")
+    ours = sf.Generator(LAYOUT, {"worker": 21}, shared=shared_name, state_file=both)
+    first = ours.next_ids(1000)
+    theirs = _other_process(shared=shared_name, state_file=both)
+    assert "ids" in theirs, theirs
+    everything = first + theirs["ids"] + ours.next_ids(1000)
+    assert len(set(everything)) == len(everything)

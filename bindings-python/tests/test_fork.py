@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
 import sys
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,3 +130,57 @@ def test_os_fork_grandchild_and_isolated() -> None:
     got = os.read(r, 64)
     os.waitpid(pid, 0)
     assert got == b"ok"
+
+
+def test_children_forked_while_a_thread_opens_state_files_never_hang(tmp_path: Path) -> None:
+    # Issue 15, case 7 (gunicorn --preload with threads): threads open and drop
+    # state-file generators while the main thread forks; each child opens a generator with a
+    # state file of its own. Before the fork gate, a child could inherit one of the library's
+    # locks held by that thread at the fork, and hang forever (2-3 of 300-600 children). A
+    # hang is the failure; a minute per child is no timing assertion.
+    forks = 300
+    stop = threading.Event()
+    busy = str(tmp_path / "busy.state")
+
+    def churn() -> None:
+        while not stop.is_set():
+            # Opened (detached from the interpreter: files and locks) and dropped.
+            g = sf.Generator(LAYOUT, {"datacenter": 7, "worker": 1}, state_file=busy)
+            del g
+
+    threads = [threading.Thread(target=churn, daemon=True) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    hung = failed = 0
+    try:
+        for i in range(forks):
+            own = str(tmp_path / f"child{i}.state")
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    g = sf.Generator(LAYOUT, {"datacenter": 7, "worker": 2}, state_file=own)
+                    g.next_id()
+                    code = 0
+                finally:
+                    os._exit(code)
+            deadline = time.monotonic() + 60
+            while True:
+                done, status = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    failed += os.waitstatus_to_exitcode(status) != 0
+                    break
+                if time.monotonic() > deadline:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                    hung += 1
+                    break
+                time.sleep(0.002)
+            if hung:
+                break
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert hung == 0, "a child of fork() hung"
+    assert failed == 0, f"{failed} children could not open a generator of their own"

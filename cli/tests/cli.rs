@@ -171,6 +171,82 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
     assert_eq!(all.len(), 80_000);
 }
 
+/// Issue 15, case 1: two runs with one `--state-file` at once repeated almost every ID. They
+/// take turns (the run lock, then the state file, each held for the whole run), and the
+/// second starts above the first's last ID.
+#[test]
+fn runs_with_one_state_file_take_turns() {
+    let dir = std::env::temp_dir().join(format!("snowflake-cli-statefile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = dir.join("ids.state");
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            Command::new(env!("CARGO_BIN_EXE_snowflake"))
+                .args([
+                    "next",
+                    "-n",
+                    "300000",
+                    "--node",
+                    "worker=11",
+                    "--state-file",
+                    state.to_str().unwrap(),
+                ])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outputs: Vec<_> =
+        children.into_iter().map(|c| std::thread::spawn(move || c.wait_with_output().unwrap())).collect();
+    let mut runs = vec![];
+    for output in outputs {
+        let out = output.join().unwrap();
+        assert!(out.status.success() && out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+        runs.push(
+            String::from_utf8(out.stdout)
+                .unwrap()
+                .lines()
+                .map(|l| l.parse::<u64>().unwrap())
+                .collect::<Vec<_>>(),
+        );
+    }
+    // One run, then the other: all of one below all of the other.
+    runs.sort_by_key(|r| r[0]);
+    assert!(runs[0].last() < runs[1].first(), "the runs overlapped");
+    let mut all: Vec<u64> = runs.concat();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), 600_000);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 15, case 2: a layout without a `time` field (`sequence:22`) was accepted, its
+/// sequence doubling as the time, and repeated IDs. The first field must be `time`.
+#[test]
+fn a_layout_without_time_is_refused() {
+    // An epoch a second ago: 22 bits of milliseconds reach an hour past it, so the old parser's
+    // layout issued (and repeated) IDs rather than failing on its time range.
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    let epoch = now_ms - 1000;
+    for layout in [
+        format!("sequence:22;epoch={epoch}"),
+        format!("sequence:12,time:41;epoch={epoch}"),
+        format!("time:41,time:5,sequence:12;epoch={epoch}"),
+    ] {
+        let layout = layout.as_str();
+        let out = snowflake(&["next", "-n", "100000", "--layout", layout]);
+        assert_eq!(out.status.code(), Some(2), "{layout}");
+        assert!(out.stdout.is_empty(), "{layout}: issued IDs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("must be `time`") || err.contains("`time` appears more than once"),
+            "{layout}: {err}"
+        );
+    }
+}
+
 #[test]
 fn a_run_killed_while_it_holds_the_run_lock_leaves_the_next_run_nothing_to_repeat() {
     // The killed run never writes where it stopped: the next holder starts past the clock

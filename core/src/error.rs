@@ -283,16 +283,18 @@ pub enum Error {
         retry_after_ms: Option<u64>,
     },
     /// A shared state exists with another layout, node values or policy, or is not this
-    /// user's to use.
+    /// user's to use, or its file was removed while in use; or another generator of this
+    /// process with the same layout and node values has another policy.
     #[cfg(feature = "std")]
     SharedMismatch {
         /// What differs: `layout`, `node`, `max_drift_ms`, `sequence_start`, `rollover`,
-        /// `state_file`, `owner`, `file`.
+        /// `state_file`, `owner`, `file`; or `removed` (the file was removed or replaced).
         what: &'static str,
         /// The difference, spelled out.
         detail: std::sync::Arc<str>,
     },
-    /// A state file is corrupt, or belongs to another layout or node.
+    /// A state file is corrupt, belongs to another layout or node, or is in use by another
+    /// process that does not share its state.
     #[cfg(feature = "std")]
     StateFile {
         /// The file.
@@ -522,13 +524,13 @@ pub const KINDS: &[KindInfo] = &[
         "(C) a bug inside the library, caught before it could unwind into the caller"),
     kind!(SharedMismatch, "ERR_SNOWFLAKE_SHARED_MISMATCH", 12, "SHARED_MISMATCH", "the shared state was made for another generator",
         "SharedMismatchError", "ValueError", "SharedMismatchException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_SHARED_MISMATCH",
-        "a shared state exists with another layout, node values or policy, or is not this user's"),
+        "a shared state exists with another layout, node values or policy, is not this user's, or was removed while in use"),
     kind!(Lease, "ERR_SNOWFLAKE_LEASE", 13, "LEASE", "no worker id could be leased, or the lease lapsed",
         "LeaseError", "", "LeaseException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_LEASE",
         "no worker value could be leased, or the lease lapsed and the generator stopped issuing"),
     kind!(StateFile, "ERR_SNOWFLAKE_STATE_FILE", 14, "STATE_FILE", "the state file is corrupt or another generator's",
         "StateFileError", "", "StateFileException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_STATE_FILE",
-        "a state file is corrupt or belongs to another layout or node"),
+        "a state file is corrupt, belongs to another layout or node, or is in use by another process"),
     kind!(Io, "ERR_SNOWFLAKE_IO", 15, "IO", "a file, lock, map or network operation failed",
         "SnowflakeOSError", "OSError", "IoException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_IO",
         "a file, lock, map or network operation failed; the message names the path and the OS error"),
@@ -687,6 +689,8 @@ impl fmt::Display for Error {
             ),
             #[cfg(feature = "std")]
             Error::LeaseUnavailable { detail, .. } => write!(f, "no worker id to lease: {detail}"),
+            #[cfg(feature = "std")]
+            Error::SharedMismatch { what: "removed", detail } => write!(f, "the shared state was lost: {detail}"),
             #[cfg(feature = "std")]
             Error::SharedMismatch { what, detail } => {
                 write!(f, "the shared state was made with another {what}: {detail}")

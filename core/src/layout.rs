@@ -215,10 +215,12 @@ impl Layout {
             if i >= MAX_FIELDS {
                 return Err(LayoutError::TooManyFields.into());
             }
+            // `time` and `sequence` are reserved: the first field is `time` (and no other
+            // is, as names are unique), a field called `sequence` is the sequence.
             let kind = match name.as_str() {
                 "time" if i == 0 => FieldKind::Time,
-                "sequence" => FieldKind::Sequence,
                 _ if i == 0 => return Err(LayoutError::TimeNotFirst.into()),
+                "sequence" => FieldKind::Sequence,
                 _ => FieldKind::Node,
             };
             if layout.fields[..i].iter().any(|f| f.name == name) {

@@ -30,7 +30,7 @@
 //! | `redis_script`, `sql`, `public` | code for other systems: (`redis-script`) the Lua script that issues a layout's IDs inside Redis; (`sql`) the PL/pgSQL that issues, bounds and decodes them inside PostgreSQL; (`public-ids`) `PublicIds`, IDs encrypted for the world to see | the ground floor |
 //! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
 //! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
-//! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks | nothing |
+//! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | nothing |
 //! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
 //! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, the one error type and its table of kinds ([`KINDS`]), RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
 //!

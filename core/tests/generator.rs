@@ -327,7 +327,10 @@ fn rollover_and_plain_generators_of_one_identity_conflict() {
 fn eight_threads_half_a_million_each_no_duplicate() {
     let l = Layout::parse("twitter").unwrap();
     let node = l.parse_node("datacenter=3,worker=17").unwrap();
-    let g = Arc::new(Generator::new(&l, node, Options::default()).unwrap());
+    // 4M IDs at the layout's capacity: a thread that keeps losing full ticks to the others on
+    // a loaded machine may wait longer than the default second in one call. Uniqueness is
+    // the point here, not how long a wait may last.
+    let g = Arc::new(Generator::new(&l, node, opts("max_wait_ms=600000")).unwrap());
     let per_thread = 500_000;
     let threads: Vec<_> = (0..8)
         .map(|_| {
@@ -413,4 +416,70 @@ fn a_preempted_thread_does_not_report_the_clock_behind() {
     let behind: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
     assert_eq!(behind, 0, "false clock-behind errors");
     assert_eq!(g.stats().clock_behind, 0);
+}
+
+/// Issue 15, case 9: generators of one identity share one state, so while one lives another
+/// with a different `max_drift_ms` or `sequence_start` is refused (the drift-0 one would see
+/// the state ahead of the clock and fail at every call), with an error that names the
+/// difference. Once they are all gone, a new one may choose anew.
+#[test]
+fn one_identity_in_one_process_has_one_policy() {
+    let l = Layout::parse("time:41,worker:10,sequence:12;epoch=1288834974657").unwrap();
+    let node = l.parse_node("worker=901").unwrap();
+    let first = Generator::new(&l, node, opts("max_drift_ms=0")).unwrap();
+    for (options, what) in [
+        ("max_drift_ms=50", "max_drift_ms=0, not 50"),
+        ("sequence_start=spread:8", "sequence_start=zero, not spread:8"),
+    ] {
+        match Generator::new(&l, node, opts(options)) {
+            Err(e @ Error::SharedMismatch { .. }) => {
+                assert!(e.to_string().contains(what), "{options}: {e}");
+                assert_eq!(e.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH");
+            }
+            other => panic!("{options}: {other:?}"),
+        }
+    }
+    // max_wait_ms is each caller's own: not a difference.
+    let second = Generator::new(&l, node, opts("max_wait_ms=0")).unwrap();
+    let a = first.next_id().unwrap();
+    assert!(second.next_id().unwrap() > a, "one state");
+    drop((first, second));
+    let later = Generator::new(&l, node, opts("max_drift_ms=50")).unwrap();
+    later.next_id().unwrap();
+    assert!(Generator::new(&l, node, opts("max_drift_ms=0")).is_err(), "the new terms hold while it lives");
+}
+
+/// Issue 15, case 8: the rollover branch judged the clock by the caller's reading, stale when
+/// the thread was preempted between that reading and its compare-and-swap (the others had
+/// moved the state ahead, with the clock): 64 threads on `rollover=clock` with a monotonic
+/// clock bumped the field 1 to 3 times in every run, against a lifetime budget of 3. A
+/// rollover now needs a fresh reading that confirms the clock went back, which a monotonic
+/// clock never does: no ID may carry a bumped field.
+#[test]
+fn rollover_never_fires_without_a_clock_step() {
+    let l = Layout::parse("time:41,clock:2,worker:8,sequence:10;epoch=1288834974657").unwrap();
+    let node = l.parse_node("worker=177").unwrap();
+    let threads: Vec<_> = (0..64)
+        .map(|_| {
+            std::thread::spawn(move || {
+                // One generator a thread, one state for all (the registry): each its own stats.
+                // A full tick is waited out however loaded the machine (a generous max_wait_ms).
+                let g = Generator::new(&l, node, opts("rollover=clock;max_wait_ms=600000")).unwrap();
+                let ids: Vec<u64> = (0..5_000).map(|_| g.next_id().unwrap()).collect();
+                (ids, g.stats().rollovers)
+            })
+        })
+        .collect();
+    let mut all = HashSet::new();
+    let mut rollovers = 0;
+    for t in threads {
+        let (ids, r) = t.join().unwrap();
+        rollovers += r;
+        for id in ids {
+            assert_eq!(l.decode(id).unwrap().node.get(1), 0, "an ID with the rollover field bumped");
+            assert!(all.insert(id), "a repeated ID");
+        }
+    }
+    assert_eq!(rollovers, 0, "rollovers with a monotonic clock");
+    assert_eq!(all.len(), 64 * 5_000);
 }

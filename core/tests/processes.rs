@@ -48,10 +48,14 @@ fn worker(spec: &str) {
     while left > 0 {
         let n = left.min(buf.len() as u64) as usize;
         // One ID a call, as most callers do; flushed in batches so a SIGKILL loses little.
-        for slot in &mut buf[..n] {
+        for (i, slot) in buf[..n].iter_mut().enumerate() {
             *slot = match g.next_id() {
                 Ok(id) => id,
                 Err(e) => {
+                    // The batch's IDs first: every ID issued is compared.
+                    for id in &buf[..i] {
+                        writeln!(out, "{id}").unwrap();
+                    }
                     writeln!(out, "error {} {e}", e.kind().code()).unwrap();
                     return;
                 }
@@ -474,6 +478,299 @@ fn joining_a_durable_shared_state_does_not_stall_the_others() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Issue 15: repeated IDs and hangs found by a hostile review. Each test reproduced its defect
+// before the fix.
+
+/// The IDs of `outputs` that appear more than once.
+fn repeats(outputs: &[&Output]) -> usize {
+    let mut all = HashSet::new();
+    outputs.iter().flat_map(|o| o.ids.iter()).filter(|id| !all.insert(**id)).count()
+}
+
+/// Reads a worker's head line and its IDs up to `done` (the worker then holds its generator
+/// for its hold time).
+fn read_until_done(child: &mut Child) -> (String, Vec<u64>, BufReader<std::process::ChildStdout>) {
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut head = String::new();
+    out.read_line(&mut head).unwrap();
+    let mut ids = vec![];
+    if head.starts_with("ok") {
+        loop {
+            let mut line = String::new();
+            if out.read_line(&mut line).unwrap() == 0 {
+                break;
+            }
+            match line.trim().parse::<u64>() {
+                Ok(id) => ids.push(id),
+                Err(_) => break, // "done" (or an error)
+            }
+        }
+    }
+    (head.trim().to_string(), ids, out)
+}
+
+/// Case 1: two processes with one identity and one state file, neither sharing a state, each
+/// kept a state of its own under the file and repeated about half their IDs. Now a process
+/// holds the file (`<file>.users`) while it uses it: a second one that would keep a state of
+/// its own is refused, while processes of one shared state use it together.
+fn one_state_file_one_state() {
+    let dir = tmp("onefile");
+    let state = dir.join("ids.state");
+    let spec = |count: u64, hold: u64, extra: &str| {
+        format!("twitter|worker=4|state_file={}{extra}|{count}|{hold}", state.display())
+    };
+    // While one process holds the file, another is refused: it issues nothing.
+    let mut holder = spawn(&spec(1000, 60_000, ""), &[]);
+    let (head, held_ids, _out) = read_until_done(&mut holder);
+    assert_eq!(head, "ok datacenter=0,worker=4");
+    let second = run(&spec(1000, 0, ""));
+    assert!(
+        second.head.contains("ERR_SNOWFLAKE_STATE_FILE") && second.head.contains("in use by another process"),
+        "a second process used the state file: {}",
+        second.head
+    );
+    assert!(second.ids.is_empty());
+    // A shared state cannot join a file kept alone either.
+    let shared = run(&spec(10, 0, &format!(";shared={}", shared_name("onefile"))));
+    assert!(shared.head.contains("in use by a process that keeps its state alone"), "{}", shared.head);
+    let _ = holder.kill();
+    let _ = holder.wait();
+    // Once it is gone the next one goes on, above everything it issued.
+    let next = run(&spec(1000, 0, ""));
+    assert_eq!(next.tail.as_deref(), Some("done"), "{}", next.head);
+    assert!(next.ids[0] > *held_ids.last().unwrap());
+
+    // Two at once, as the review ran them: never a repeat (one of them is refused, unless the
+    // other was already done).
+    let racers: Vec<Child> = (0..2).map(|_| spawn(&spec(300_000, 0, ""), &[])).collect();
+    let outputs: Vec<Output> = racers.into_iter().map(collect).collect();
+    assert!(outputs.iter().any(|o| o.tail.as_deref() == Some("done")));
+    for o in &outputs {
+        assert!(o.head.starts_with("ok") || o.head.contains("in use by another process"), "{}", o.head);
+    }
+    assert_eq!(repeats(&outputs.iter().collect::<Vec<_>>()), 0);
+
+    // Processes of one shared state use one state file together.
+    let name = shared_name("onefile-shared");
+    let shared_spec = spec(100_000, 0, &format!(";shared={name}"));
+    let sharers: Vec<Child> = (0..3).map(|_| spawn(&shared_spec, &[])).collect();
+    let outputs: Vec<Output> = sharers.into_iter().map(collect).collect();
+    for o in &outputs {
+        assert_eq!(o.tail.as_deref(), Some("done"), "{}", o.head);
+    }
+    assert_eq!(unique_and_increasing(&outputs), 300_000);
+    cleanup_shared(&name);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Case 6: one state file under two spellings in one process got two reservations (the path
+/// was canonicalized only once the file existed): dropping one generator lowered the record
+/// below what the other went on issuing, so a restart with the clock behind repeated its
+/// IDs. A state file is now known by what it is: every spelling shares one reservation, and
+/// the record always covers every ID issued.
+fn one_state_file_under_two_spellings() {
+    let dir = tmp("spellings");
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("link")).unwrap();
+    let layout = Layout::parse("twitter").unwrap();
+    let node = layout.parse_node("worker=12").unwrap();
+    let path = dir.join("x.state");
+    let open = |spelling: &Path| {
+        let o = Options::parse(&format!("state_file={};state_window_ms=60000", spelling.display())).unwrap();
+        Generator::new(&layout, node, o).unwrap()
+    };
+    // Opened before the file exists, under three spellings.
+    let (a, b, c) = (open(&dir.join("sub/../x.state")), open(&dir.join("link/x.state")), open(&path));
+    c.next_id().unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    a.next_id().unwrap();
+    b.next_id().unwrap();
+    drop((a, b));
+    let mut last = 0;
+    let until = Instant::now() + Duration::from_millis(30);
+    while Instant::now() < until {
+        last = c.next_id().unwrap();
+    }
+    let last_tick = layout.tick_of(layout.decode(last).unwrap().unix_ms).unwrap();
+    assert!(
+        record_end(&path) > last_tick,
+        "the state file's record ({}) is below an ID issued under it (tick {last_tick})",
+        record_end(&path)
+    );
+    drop(c);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Case 7: children of fork() hung forever when another thread of the parent held one of the
+/// library's locks at the fork (a reservation's extend lock, the state-file table). Three
+/// threads issue from a shared state with a state file that needs a write every tick while
+/// the main thread forks children that issue from it and open a state file of their own;
+/// each must finish (a generous minute: a hang is the failure, not a slow child).
+fn forks_under_load_never_hang() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    let dir = tmp("forkload");
+    let name = shared_name("forkload");
+    let layout = Layout::parse("twitter").unwrap();
+    let spec = format!("shared={name};state_file={};state_window_ms=1", dir.join("shared.state").display());
+    let g = Arc::new(
+        Generator::new(&layout, layout.parse_node("worker=13").unwrap(), Options::parse(&spec).unwrap())
+            .unwrap(),
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    let issued = Arc::new(Mutex::new(Vec::new()));
+    let threads: Vec<_> = (0..3)
+        .map(|_| {
+            let (g, stop, issued) = (g.clone(), stop.clone(), issued.clone());
+            std::thread::spawn(move || {
+                let mut mine = vec![];
+                while !stop.load(Ordering::Relaxed) {
+                    mine.push(g.next_id().unwrap());
+                }
+                issued.lock().unwrap().extend(mine);
+            })
+        })
+        .collect();
+    let mut children = vec![];
+    for i in 0..40 {
+        std::thread::sleep(Duration::from_millis(3));
+        let out = dir.join(format!("child{i}"));
+        let own = dir.join(format!("child{i}.state"));
+        // SAFETY: the child issues IDs, writes a file and _exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // A few IDs: each needs a write of the state file (a tick's window), which the
+            // parent's threads are busy with too.
+            let mut ids: Vec<String> =
+                (0..3).map(|_| g.next_id().map(|id| id.to_string()).unwrap_or_default()).collect();
+            // A node of its own: children run at the same time, each with its own state file.
+            let node = layout.parse_node(&format!("datacenter={},worker={}", 1 + i / 32, i % 32)).unwrap();
+            let o = Options::parse(&format!("state_file={}", own.display())).unwrap();
+            let code = match Generator::new(&layout, node, o) {
+                Ok(mine) => {
+                    ids.extend((0..100).map(|_| mine.next_id().map(|id| id.to_string()).unwrap_or_default()));
+                    0
+                }
+                Err(_) => 3,
+            };
+            std::fs::write(&out, ids.join("\n")).unwrap();
+            unsafe { libc::_exit(code) };
+        }
+        children.push((pid, out));
+    }
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut hung = 0;
+    let mut all: Vec<u64> = issued.lock().unwrap().clone();
+    for (pid, out) in children {
+        let mut status = 0;
+        loop {
+            // SAFETY: waiting for our own child.
+            let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if done == pid {
+                assert_eq!(libc::WEXITSTATUS(status), 0, "a child could not open a generator of its own");
+                let text = std::fs::read_to_string(&out).unwrap();
+                let ids: Vec<u64> = text.lines().map(|l| l.parse().expect("the child issued")).collect();
+                assert_eq!(ids.len(), 103);
+                all.extend(ids);
+                break;
+            }
+            if Instant::now() > deadline {
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+                hung += 1;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    assert_eq!(hung, 0, "{hung} of 40 children of fork() hung");
+    let n = all.len();
+    all.sort_unstable();
+    all.dedup();
+    assert_eq!(all.len(), n, "a child repeated an ID");
+    cleanup_shared(&name);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Case 4: local leases on different lease fields of one layout handed out one identity
+/// twice (`lease_field=worker` with datacenter=1 took dc=1,w=0; `lease_field=datacenter` with
+/// worker=0 then took dc=1 too). A lease is now the lock of the whole identity it hands out.
+fn leases_on_different_fields_never_share_an_identity() {
+    let dir = tmp("leasefields");
+    let layout = "time:41,datacenter:2,worker:2,sequence:12;epoch=1288834974657";
+    let lease = format!("lease=local;lease_dir={}", dir.display());
+    let mut holders = vec![];
+    let mut claimed = vec![];
+    let by_worker = format!("{layout}|datacenter=1|{lease};lease_field=worker|2000|60000");
+    let mut first = spawn(&by_worker, &[]);
+    let (head, ids, out) = read_until_done(&mut first);
+    assert_eq!(head, "ok datacenter=1,worker=0");
+    claimed.push(Output { head: head.clone(), ids, tail: None });
+    holders.push((first, out));
+    // The four datacenters with worker=0: dc=1,w=0 is taken, so three are handed out.
+    let by_datacenter = format!("{layout}|worker=0|{lease};lease_field=datacenter|2000|60000");
+    for _ in 0..4 {
+        let mut child = spawn(&by_datacenter, &[]);
+        let (head, ids, out) = read_until_done(&mut child);
+        claimed.push(Output { head, ids, tail: None });
+        holders.push((child, out));
+    }
+    let heads: Vec<&str> = claimed.iter().map(|o| o.head.as_str()).collect();
+    assert_eq!(heads.iter().filter(|h| **h == "ok datacenter=1,worker=0").count(), 1, "{heads:?}");
+    assert!(
+        heads[4].contains("ERR_SNOWFLAKE_LEASE")
+            && heads[4].contains("all 4 values of `datacenter` with worker=0"),
+        "{heads:?}"
+    );
+    assert_eq!(repeats(&claimed.iter().collect::<Vec<_>>()), 0);
+    for (mut c, _) in holders {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Case 5: a shared-memory file removed while processes use it (systemd-logind's RemoveIPC
+/// at logout, a temporary-file cleaner) went unnoticed: new processes set up a fresh state
+/// beside the live one and repeated its IDs. Now the live process notices (its path no longer
+/// names its file) and stops, and a fresh state starts above what it could still issue.
+fn a_removed_shared_file_is_noticed() {
+    let dir = tmp("removeipc");
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let name = shared_name("removeipc");
+    // 64 IDs a millisecond: each process issues for seconds, into the same ticks.
+    let layout = "time:41,worker:10,sequence:6;epoch=1288834974657";
+    let mut old = spawn(&format!("{layout}|worker=5|shared={name}|400000|0"), &env);
+    let mut out = BufReader::new(old.stdout.take().unwrap());
+    let mut head = String::new();
+    out.read_line(&mut head).unwrap();
+    assert!(head.starts_with("ok"), "{head}");
+    // Once it issues, its file goes, as RemoveIPC removes it; a new process comes.
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let file = shm.join(format!("libsnowflake-{name}.shm"));
+    std::fs::remove_file(&file).unwrap();
+    let new = spawn(&format!("{layout}|worker=5|shared={name}|64000|0"), &env);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    old.wait().unwrap();
+    let old = parse(&format!("{head}{first}{rest}"));
+    let new = collect(new);
+    assert_eq!(new.tail.as_deref(), Some("done"), "{}", new.head);
+    assert_eq!(repeats(&[&old, &new]), 0, "a fresh state beside a live one repeated its IDs");
+    let tail = old.tail.unwrap_or_default();
+    assert!(tail.contains("ERR_SNOWFLAKE_SHARED_MISMATCH") && tail.contains("RemoveIPC"), "{tail}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 fn main() {
     if let Ok(spec) = std::env::var("SNOWFLAKE_WORKER") {
         worker(&spec);
@@ -489,7 +786,7 @@ fn main() {
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::env::set_var("SNOWFLAKE_LEASE_DIR", own.join("leases"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 10] = [
+    let tests: [(&str, fn()); 15] = [
         (
             "a_forked_child_leaves_the_parents_state_file_alone",
             a_forked_child_leaves_the_parents_state_file_alone,
@@ -506,6 +803,14 @@ fn main() {
         ("shared_works_across_fork", shared_works_across_fork),
         ("state_file_survives_a_clock_step_back", state_file_survives_a_clock_step_back),
         ("local_leases", local_leases),
+        ("one_state_file_one_state", one_state_file_one_state),
+        ("one_state_file_under_two_spellings", one_state_file_under_two_spellings),
+        ("forks_under_load_never_hang", forks_under_load_never_hang),
+        (
+            "leases_on_different_fields_never_share_an_identity",
+            leases_on_different_fields_never_share_an_identity,
+        ),
+        ("a_removed_shared_file_is_noticed", a_removed_shared_file_is_noticed),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

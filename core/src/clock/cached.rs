@@ -82,7 +82,12 @@ fn start() {
     {
         return;
     }
-    FORK_HOOK.call_once(|| crate::sys::at_fork(noop, noop, forget_in_child));
+    {
+        // Inside the fork gate: a fork never finds this `Once` half-run.
+        #[cfg(unix)]
+        let _gate = crate::sys::ForkGate::enter();
+        FORK_HOOK.call_once(|| crate::sys::at_fork(noop, noop, forget_in_child));
+    }
     if !RUNNING.swap(true, Ordering::AcqRel) {
         // SAFETY: `STARTING` is held.
         let slot = unsafe { &mut *TICKER.0.get() };

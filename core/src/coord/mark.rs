@@ -12,19 +12,34 @@
 //! crash leaves the old record or the new one; a record that is torn or corrupt anyway, or
 //! that belongs to another layout or node, is an error, never a silent reset. Lease files
 //! (see `lease`) hold the same record, written in place (their holder holds a lock on them).
+//!
+//! # One state per state file
+//!
+//! A reservation guards one state: two processes that each kept their own state under one
+//! file would both issue below its record. So a process holds a `flock` on `<file>.users` for
+//! as long as it uses the file: exclusive when it keeps the state itself (in this process's
+//! registry), shared when the state is a shared mapping that every user of the file joins
+//! (they reserve through the mapping). A second process that would keep a state of its own
+//! is refused (with `run_lock=true` it waits for its turn before it gets here). Writes take
+//! `<file>.lock` for the moment of the write.
+//!
+//! A state file is known by what it is, not by how it was spelled: its canonical path (the
+//! file's, else its directory's plus its name), and in this process the device and inode of
+//! its `.users` file. Generators of this process that open it under any spelling share one
+//! reservation.
 
 use super::io_err;
 use crate::error::Error;
 use crate::generator::{HighWater, Word};
 use crate::hash::Fnv1a;
-use crate::sys::Flock;
+use crate::sys::{Flock, ForkGate, HeldLock, InChild};
 use core::fmt::Write as _;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 const MAGIC: &[u8; 8] = b"SNOWHWM1";
 const LEN: usize = 48;
@@ -88,10 +103,72 @@ impl Record {
 
 /// How a record is stored.
 enum Store {
-    /// A state file, replaced whole and synced; `lock` serializes processes sharing it.
-    StateFile { lock: PathBuf, sync: bool },
+    /// A state file, replaced whole and synced: `write_lock` (`<file>.lock`) serializes the
+    /// writes of the processes using it; `_users` is this process's hold on `<file>.users`.
+    StateFile { write_lock: PathBuf, _users: HeldLock },
     /// A lease file held (locked) by this process, written in place.
-    Held(File),
+    Held(HeldLock),
+}
+
+/// How this process uses a state file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// It keeps the state (in its registry): no other process may use the file meanwhile.
+    Alone,
+    /// The state is a shared mapping, joined by every process that uses the file.
+    Shared,
+}
+
+/// A state file found by what it is: its canonical path, and its `.users` file (open, not
+/// locked) with that file's device and inode.
+pub(crate) struct Location {
+    path: PathBuf,
+    users: File,
+    id: FileId,
+}
+
+impl Location {
+    /// Where the state file `path` is. Its directory must exist.
+    pub(crate) fn of(path: &Path) -> Result<Location, Error> {
+        let path = canonical(path)?;
+        let users = with_suffix(&path, ".users");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC)
+            .open(&users)
+            .map_err(|e| io_err("opening the state file's lock", &users, e))?;
+        let meta = file.metadata().map_err(|e| io_err("reading", &users, e))?;
+        Ok(Location { id: (meta.dev(), meta.ino()), users: file, path })
+    }
+}
+
+/// `path` with `suffix` appended to its file name.
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(suffix);
+    PathBuf::from(s)
+}
+
+/// The canonical path of a state file that may not exist yet: the file's own when it exists
+/// (symbolic links resolved), else its canonical directory's plus its name.
+fn canonical(path: &Path) -> Result<PathBuf, Error> {
+    match std::fs::canonicalize(path) {
+        Ok(p) => return Ok(p),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err("locating the state file", path, e)),
+    }
+    let name = path.file_name().ok_or_else(|| Error::state_file(path, "it names no file"))?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::canonicalize(dir)
+        .map_err(|e| io_err("locating the directory of the state file", path, e))?;
+    Ok(dir.join(name))
 }
 
 /// A reservation kept in a file.
@@ -109,12 +186,12 @@ pub(crate) struct Durable {
     extend_lock: Mutex<()>,
     /// The process-local state this reservation guards, to write the exact high-water mark
     /// at close: (the state word, sequence capacity, rollover bits).
-    closing: Mutex<Option<(std::sync::Arc<AtomicU64>, Word)>>,
+    closing: Mutex<Option<(Arc<AtomicU64>, Word)>>,
     /// The fork generation that owns the file: a child of fork() must not write it.
     fork_generation: u64,
 }
 
-fn read_all(file: &mut File) -> io::Result<Vec<u8>> {
+fn read_all(mut file: impl Read) -> io::Result<Vec<u8>> {
     let mut v = Vec::new();
     file.read_to_end(&mut v)?;
     Ok(v)
@@ -145,74 +222,90 @@ impl Durable {
         }
     }
 
-    /// Opens (or prepares to create) the state file at `path`.
+    /// Opens (or prepares to create) the state file at `location`, used as `sharing` says;
+    /// refused while another process uses it otherwise.
     pub(crate) fn state_file(
-        path: &Path,
+        location: Location,
         fingerprint: u64,
         node_bits: u64,
         window_ticks: u64,
         max_tick: u64,
+        sharing: Sharing,
     ) -> Result<Durable, Error> {
-        let bytes = match File::open(path) {
-            Ok(mut f) => read_all(&mut f).map_err(|e| io_err("reading the state file", path, e))?,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(io_err("opening the state file", path, e)),
+        let _gate = ForkGate::enter();
+        let path = location.path;
+        let users = match sharing {
+            Sharing::Alone => HeldLock::try_take(location.users, true, InChild::Dropped),
+            Sharing::Shared => HeldLock::try_take(location.users, false, InChild::Kept),
+        }
+        .map_err(|e| io_err("locking the state file", &path, e))?;
+        let Some(users) = users else {
+            return Err(Error::state_file(
+                &path,
+                match sharing {
+                    Sharing::Alone => "it is in use by another process (or by a shared generator of this process): a state file guards one state, so processes that use it at the same time must share one (shared=NAME, the same in each), or take turns (run_lock=true)",
+                    Sharing::Shared => "it is in use by a process that keeps its state alone (without shared=): a state file guards one state, so either every process that uses it at the same time shares one (shared=NAME), or one process uses it at a time",
+                },
+            ));
         };
-        let floor = match Record::decode(&bytes, path)? {
+        // Read under the lock: a process that used the file alone wrote its last record before
+        // it let go.
+        let bytes = match File::open(&path) {
+            Ok(mut f) => read_all(&mut f).map_err(|e| io_err("reading the state file", &path, e))?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io_err("opening the state file", &path, e)),
+        };
+        let floor = match Record::decode(&bytes, &path)? {
             None => 0,
             Some(r) if r.fingerprint != fingerprint => {
-                return Err(Error::state_file(path, "it belongs to another layout"))
+                return Err(Error::state_file(&path, "it belongs to another layout"))
             }
             Some(r) if r.node_bits != node_bits => {
-                return Err(Error::state_file(path, "it belongs to other node values"))
+                return Err(Error::state_file(&path, "it belongs to other node values"))
             }
             Some(r) => r.reserved_end,
         };
-        let mut lock = path.as_os_str().to_owned();
-        lock.push(".lock");
-        let store = Store::StateFile { lock: PathBuf::from(lock), sync: true };
-        Ok(Durable::new(path, store, (fingerprint, node_bits), window_ticks, max_tick, floor))
+        let store = Store::StateFile { write_lock: with_suffix(&path, ".lock"), _users: users };
+        Ok(Durable::new(&path, store, (fingerprint, node_bits), window_ticks, max_tick, floor))
     }
 
     /// A reservation kept in a lease file that this process holds locked.
     pub(crate) fn held(
-        mut file: File,
+        lock: HeldLock,
         path: &Path,
         fingerprint: u64,
         node_bits: u64,
         window_ticks: u64,
         max_tick: u64,
     ) -> Result<Durable, Error> {
-        let bytes = read_all(&mut file).map_err(|e| io_err("reading the lease file", path, e))?;
-        // Another layout's or node's lease file in the same directory is not an error for a
-        // lease: the value is ours now, and its old reservation does not concern this layout.
+        let _gate = ForkGate::enter();
+        let bytes = read_all(lock.file()).map_err(|e| io_err("reading the lease file", path, e))?;
+        // A lease file names one identity (see `lease_local`); a record of another layout
+        // cannot be in it, and is no reservation of this one.
         let floor = match Record::decode(&bytes, path)? {
             Some(r) if r.fingerprint == fingerprint && r.node_bits == node_bits => r.reserved_end,
             _ => 0,
         };
-        Ok(Durable::new(path, Store::Held(file), (fingerprint, node_bits), window_ticks, max_tick, floor))
+        Ok(Durable::new(path, Store::Held(lock), (fingerprint, node_bits), window_ticks, max_tick, floor))
     }
 
     fn write(&self, reserved_end: u64) -> io::Result<()> {
         let rec = Record { fingerprint: self.fingerprint, node_bits: self.node_bits, reserved_end }.encode();
         match &self.store {
-            Store::Held(file) => file.write_all_at(&rec, 0),
-            Store::StateFile { sync, .. } => {
-                let mut tmp = self.path.as_os_str().to_owned();
+            Store::Held(lock) => lock.file().write_all_at(&rec, 0),
+            Store::StateFile { .. } => {
                 static SERIAL: AtomicU64 = AtomicU64::new(0);
-                tmp.push(format!(".tmp{}.{}", std::process::id(), SERIAL.fetch_add(1, Ordering::Relaxed)));
-                let tmp = PathBuf::from(tmp);
+                let tmp = with_suffix(
+                    &self.path,
+                    &format!(".tmp{}.{}", std::process::id(), SERIAL.fetch_add(1, Ordering::Relaxed)),
+                );
                 let mut f =
                     OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
                 f.write_all(&rec)?;
-                if *sync {
-                    f.sync_all()?;
-                }
+                f.sync_all()?;
                 std::fs::rename(&tmp, &self.path)?;
-                if *sync {
-                    if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                        File::open(dir)?.sync_all()?;
-                    }
+                if let Some(dir) = self.path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    File::open(dir)?.sync_all()?;
                 }
                 Ok(())
             }
@@ -221,6 +314,7 @@ impl Durable {
 
     /// Makes the reservation reach past `tick` (stored in `word`), writing the file first.
     pub(crate) fn extend(&self, word: &AtomicU64, tick: u64) -> Result<(), Error> {
+        let _gate = ForkGate::enter();
         let _guard = self.extend_lock.lock().unwrap_or_else(|e| e.into_inner());
         if word.load(Ordering::Acquire) > tick {
             return Ok(()); // another thread extended it
@@ -237,14 +331,15 @@ impl Durable {
     fn store_end(&self, new_end: u64, choose: impl FnOnce(u64) -> u64) -> io::Result<()> {
         match &self.store {
             Store::Held(_) => self.write(choose(0).max(new_end)),
-            Store::StateFile { lock, .. } => {
+            Store::StateFile { write_lock, .. } => {
                 let lock_file = OpenOptions::new()
                     .read(true)
                     .write(true)
                     .create(true)
                     .truncate(false)
                     .mode(0o600)
-                    .open(lock)?;
+                    .custom_flags(libc::O_CLOEXEC)
+                    .open(write_lock)?;
                 let _flock = Flock::exclusive(&lock_file)?;
                 let on_disk = match File::open(&self.path) {
                     Ok(mut f) => Record::decode(&read_all(&mut f)?, &self.path)
@@ -260,8 +355,14 @@ impl Durable {
 
     /// Remembers the process-local state word, so that dropping the reservation writes the
     /// exact high-water mark (a restart then need not wait out the window).
-    pub(crate) fn attach(&self, state: Option<std::sync::Arc<AtomicU64>>, word: Word) {
+    pub(crate) fn attach(&self, state: Option<Arc<AtomicU64>>, word: Word) {
+        let _gate = ForkGate::enter();
         *self.closing.lock().unwrap_or_else(|e| e.into_inner()) = state.map(|s| (s, word));
+    }
+
+    /// The canonical path of the file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 }
 
@@ -272,6 +373,7 @@ impl Drop for Durable {
         if self.fork_generation != crate::sys::current_fork_generation() {
             return;
         }
+        let _gate = ForkGate::enter();
         let closing = self.closing.get_mut().unwrap_or_else(|e| e.into_inner()).take();
         let Some((state, word)) = closing else { return };
         // With a rollover field the state's tick can sit below ticks issued under a lower
@@ -279,9 +381,6 @@ impl Drop for Durable {
         let Some(issued_end) = word.issued_end(state.load(Ordering::Acquire)) else { return };
         let high_water_end = issued_end.max(self.floor);
         let reserved = self.local.load(Ordering::Acquire);
-        // Under the lock of open_in_process: a generator opening this file now reads the
-        // record after this write.
-        let _open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
         if high_water_end < reserved {
             // Lower the record to what was really issued, unless another process sharing the
             // file reserved more meanwhile.
@@ -290,38 +389,99 @@ impl Drop for Durable {
                 |on_disk| if on_disk > reserved { on_disk } else { high_water_end },
             );
         }
+        // Then the `.users` lock goes, with `store`.
     }
 }
 
-/// The reservations of this process's state files (see [`open_in_process`]).
-static OPEN: Mutex<Vec<(PathBuf, std::sync::Weak<Durable>)>> = Mutex::new(Vec::new());
+/// A file's device and inode.
+type FileId = (u64, u64);
 
-/// One reservation per state file in this process: generators that open the same file share
-/// it (and so its state, through the registry), and it closes when the last one goes.
+/// The state files this process keeps alone, by the device and inode of their `.users` file
+/// (see [`open_in_process`]); locked only inside the fork gate.
+static OPEN: Mutex<Vec<(FileId, Arc<Durable>)>> = Mutex::new(Vec::new());
+
+/// A generator's use of a reservation. For a state file this process keeps alone, the last
+/// use to go closes it (its last record written, its `.users` lock released) under the lock
+/// of [`open_in_process`], so a generator opening the file meanwhile waits and then finds it
+/// closed, never half-closed.
+pub(crate) struct Use {
+    durable: Option<Arc<Durable>>,
+    registered: bool,
+}
+
+impl Use {
+    /// A use of a reservation that no other generator shares through [`open_in_process`].
+    pub(crate) fn own(durable: Durable) -> Use {
+        Use { durable: Some(Arc::new(durable)), registered: false }
+    }
+}
+
+impl core::ops::Deref for Use {
+    type Target = Durable;
+    fn deref(&self) -> &Durable {
+        self.durable.as_ref().expect("taken only when dropped")
+    }
+}
+
+impl Drop for Use {
+    fn drop(&mut self) {
+        let Some(durable) = self.durable.take() else { return };
+        if !self.registered {
+            return;
+        }
+        let _gate = ForkGate::enter();
+        let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+        // The table's own reference and this one: this is the last use.
+        if Arc::strong_count(&durable) == 2 {
+            open.retain(|(_, d)| !Arc::ptr_eq(d, &durable));
+        }
+        drop(durable);
+    }
+}
+
+/// One reservation per state file in this process, for the state it keeps alone: generators
+/// that open the same file (under any spelling) share it (and so its state, through the
+/// registry); the file is held exclusively until the last of them goes.
 pub(crate) fn open_in_process(
     path: &Path,
-    make: impl FnOnce() -> Result<Durable, Error>,
-) -> Result<std::sync::Arc<Durable>, Error> {
-    use std::sync::Arc;
-    // Built under the lock: a generator opening the file while the last one closes it reads
-    // the record after that close has written it.
+    fingerprint: u64,
+    node_bits: u64,
+    window_ticks: u64,
+    max_tick: u64,
+) -> Result<Use, Error> {
+    let _gate = ForkGate::enter();
+    let location = Location::of(path)?;
+    // Under the lock: a generator opening the file while the last one closes it finds it
+    // closed (its last record written, its lock released).
     let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-    open.retain(|(_, w)| w.strong_count() > 0);
-    let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if let Some(existing) = open.iter().find(|(p, _)| *p == key).and_then(|(_, w)| w.upgrade()) {
-        return Ok(existing);
+    if let Some((_, existing)) = open.iter().find(|(id, _)| *id == location.id) {
+        if existing.fingerprint != fingerprint || existing.node_bits != node_bits {
+            return Err(Error::state_file(
+                &location.path,
+                "a generator of this process uses it for another layout or other node values: a state file guards one state",
+            ));
+        }
+        return Ok(Use { durable: Some(existing.clone()), registered: true });
     }
-    let d = Arc::new(make()?);
-    open.push((key, Arc::downgrade(&d)));
-    Ok(d)
+    let id = location.id;
+    let d = Arc::new(Durable::state_file(
+        location,
+        fingerprint,
+        node_bits,
+        window_ticks,
+        max_tick,
+        Sharing::Alone,
+    )?);
+    open.push((id, d.clone()));
+    Ok(Use { durable: Some(d), registered: true })
 }
 
 /// A [`Durable`] as the generator's high-water mark. The reservation lives in the shared
 /// mapping when the state does (every process sharing it reads it there), else in `durable`.
 pub(crate) struct FileMark {
-    pub durable: std::sync::Arc<Durable>,
+    pub durable: Use,
     #[cfg(feature = "shared")]
-    pub mapped: Option<std::sync::Arc<super::shared::Mapping>>,
+    pub mapped: Option<Arc<super::shared::Mapping>>,
     #[cfg(not(feature = "shared"))]
     pub mapped: Option<std::convert::Infallible>,
 }

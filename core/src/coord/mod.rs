@@ -130,8 +130,8 @@ impl<C: Clock> Generator<C> {
         if options.isolated {
             return Ok(g);
         }
-        let state = registry::state_for(layout, &node, rollover_index(layout, &options))?;
-        Ok(g.assemble(Cell::new(state, |w| w), None, false))
+        let member = registry::state_for(layout, &node, rollover_index(layout, &options), &options.policy())?;
+        Ok(g.assemble(Cell::new(member, |m| &*m.state), None, false))
     }
 }
 
@@ -186,7 +186,7 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
                 false,
             );
             let state = Arc::new(std::sync::atomic::AtomicU64::new(0));
-            let durable = Arc::new(lease.durable);
+            let durable = mark::Use::own(lease.durable);
             g.word_format().raise_to(&state, durable.floor);
             durable.attach(Some(state.clone()), g.word_format());
             let mark = Arc::new(mark::FileMark { durable, mapped: None });
@@ -229,14 +229,15 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
     }
 }
 
+/// What a state file records of a generator: the layout's fingerprint, the node bits (the
+/// rollover field's aside), the window in ticks, the layout's last tick.
 #[cfg(all(unix, feature = "state-file"))]
-fn state_file(layout: &Layout, node: &Node, options: &Options, path: &Path) -> Result<mark::Durable> {
+fn state_file_terms(layout: &Layout, node: &Node, options: &Options) -> (u64, u64, u64, u64) {
     let state_node = match rollover_index(layout, options) {
         Some(r) => node.with(r, 0),
         None => *node,
     };
-    mark::Durable::state_file(
-        path,
+    (
         layout.fingerprint(),
         layout.node_bits(&state_node),
         window_ticks(layout, options.state_window_ms.unwrap_or(1000)),
@@ -250,30 +251,58 @@ fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Re
     let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
     // A state set up now starts above the state file's record, with the file's reservation:
     // written before the file is marked set up, under its lock, so no process ever issues
-    // from it unguarded; one joining later changes nothing.
+    // from it unguarded; one joining later changes nothing. Every process of the shared
+    // state holds the file's `.users` lock shared, so that no process keeping a state of its
+    // own can use the file meanwhile; the state is known by the file's canonical path.
     #[cfg(feature = "state-file")]
-    let durable = options.state_file.as_deref().map(|p| state_file(layout, &node, options, p)).transpose()?;
+    let durable = match options.state_file.as_deref() {
+        Some(path) => {
+            let (fingerprint, node_bits, window, max_tick) = state_file_terms(layout, &node, options);
+            let location = mark::Location::of(path)?;
+            Some(mark::Durable::state_file(
+                location,
+                fingerprint,
+                node_bits,
+                window,
+                max_tick,
+                mark::Sharing::Shared,
+            )?)
+        }
+        None => None,
+    };
     #[cfg(feature = "state-file")]
-    let (initial_state, initial_reserved) =
-        durable.as_ref().map_or((0, u64::MAX), |d| (g.word_format().floor(d.floor, 0), d.floor));
+    let (initial_state, initial_reserved, state_file) = durable
+        .as_ref()
+        .map_or((0, u64::MAX, None), |d| (g.word_format().floor(d.floor, 0), d.floor, Some(d.path())));
     #[cfg(not(feature = "state-file"))]
-    let (initial_state, initial_reserved) = (0, u64::MAX);
+    let (initial_state, initial_reserved, state_file) = (0, u64::MAX, None);
     let identity = shared::Identity {
         layout,
         node: &node,
         policy: &options.policy(),
         rollover: rollover_index(layout, options),
-        state_file: options.state_file.as_deref(),
+        state_file,
+        word: g.word_format(),
         initial_state,
         initial_reserved,
     };
     let map = Arc::new(shared::Mapping::open(name, &identity)?);
-    let g = g.with_clock_of(MonotonicClock::with_offset_ns(map.anchor_ns()));
+    let clock = MonotonicClock::with_offset_ns(map.anchor_ns());
+    // The first check that the file is at its path, from a reading taken before it.
+    crate::generator::Validity::renew(&*map, clock.now_ms())?;
+    // A fresh state starts a little ahead of the clock (see `shared`): wait for it here,
+    // rather than fail the first calls.
+    let ready_ms = map.ready_ms();
+    let now_ms = clock.now_ms();
+    if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + 2 * layout.tick_ms() + 100 {
+        clock.wait_until_ms(ready_ms);
+    }
+    let g = g.with_clock_of(clock).with_validity(map.clone());
     #[allow(unused_mut)]
     let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
     #[cfg(feature = "state-file")]
     if let Some(durable) = durable {
-        mark = Some(Arc::new(mark::FileMark { durable: Arc::new(durable), mapped: Some(map.clone()) }));
+        mark = Some(Arc::new(mark::FileMark { durable: mark::Use::own(durable), mapped: Some(map.clone()) }));
     }
     Ok(g.assemble(Cell::new(map, |m| m.state()), mark, true))
 }
@@ -284,7 +313,8 @@ fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Re
 fn open_in_process(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     use std::sync::Arc;
     let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
-    let state = registry::state_for(layout, &node, rollover_index(layout, options))?;
+    let member = registry::state_for(layout, &node, rollover_index(layout, options), &options.policy())?;
+    let state = member.state.clone();
     // The lock first: a state file is read only once the previous holder has closed it.
     let lock = match options.run_lock {
         true => Some(run_lock::RunLock::hold(
@@ -300,14 +330,13 @@ fn open_in_process(layout: &Layout, node: Node, options: &Options) -> Result<Gen
     let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
     #[cfg(feature = "state-file")]
     if let Some(path) = options.state_file.as_deref() {
-        let durable = mark::open_in_process(path, || state_file(layout, &node, options, path))?;
+        let (fingerprint, node_bits, window, max_tick) = state_file_terms(layout, &node, options);
+        let durable = mark::open_in_process(path, fingerprint, node_bits, window, max_tick)?;
         g.word_format().raise_to(&state, durable.floor);
         durable.attach(Some(state.clone()), g.word_format());
         mark = Some(Arc::new(mark::FileMark { durable, mapped: None }));
     }
-    let cell = match lock {
-        Some(lock) => Cell::new(lock, |l| &l.state),
-        None => Cell::new(state, |w| w),
-    };
+    // The generator keeps its registry membership (its terms) and the run lock alive.
+    let cell = Cell::new(Arc::new((member, lock)), |(m, _)| &*m.state);
     Ok(g.assemble(cell, mark, false))
 }

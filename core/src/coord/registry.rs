@@ -5,19 +5,43 @@
 //! of the process: a state dropped and made anew could repeat IDs if the clock had gone back
 //! in between.
 //!
+//! Generators that share a state must agree on how it moves: one that may run ahead of the
+//! clock (`max_drift_ms`) would make one that may not see the clock behind, and fail, at
+//! every call; the sequence start and the rollover field change what the word means. So
+//! while a generator of an identity lives, another with a different policy is refused with
+//! an error that names the difference (a generator made after all of them are gone may
+//! choose anew: the state only holds the next free slot).
+//!
 //! A child of `fork()` gets a copy of the parent's memory, generators included; issuing from
 //! the copy would repeat the parent's IDs, so a generator made in another fork generation
 //! refuses to issue (see `crate::sys`). Making the same identity anew in the child is refused
-//! too: the parent (or a sibling) may still issue from
-//! it, and a fresh state would repeat their IDs (a prefork server whose master made a
-//! generator with `worker=1` must give each worker its own value, or use a shared state). The registry's lock is taken around `fork()` (prepare/parent/
-//! child handlers) so that a child never inherits it held.
+//! too: the parent (or a sibling) may still issue from it, and a fresh state would repeat
+//! their IDs (a prefork server whose master made a generator with `worker=1` must give each
+//! worker its own value, or use a shared state). The registry is only locked inside the fork
+//! gate (`crate::sys::ForkGate`), so a child never inherits its lock held.
 
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Node};
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Once};
+use crate::options::{Policy, SequenceStart};
+#[cfg(unix)]
+use crate::sys::ForkGate;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex, Once, Weak};
+
+/// What generators sharing a state must agree on (the rollover field is kept by the entry:
+/// it changes the state word's format, so it is fixed for the life of the process).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Terms {
+    max_drift_ms: u64,
+    sequence_start: SequenceStart,
+}
+
+/// The generators of an identity that live now, and the terms they agreed on: each holds an
+/// `Arc` of it (through its state cell), the registry a `Weak`.
+pub(crate) struct Member {
+    pub(crate) state: Arc<AtomicU64>,
+    terms: Terms,
+}
 
 struct Entry {
     layout: Layout,
@@ -26,88 +50,92 @@ struct Entry {
     /// Made by an ancestor before a fork(): the ancestor, or a sibling forked from it, may
     /// still issue from this identity, so this process must not make it anew.
     inherited: bool,
-    cell: Arc<AtomicU64>,
+    state: Arc<AtomicU64>,
+    members: Weak<Member>,
 }
 
-/// A spin lock, because the atfork handlers must take it in one function and release it in
-/// another; it guards a few pointer-sized operations.
-struct Registry {
-    locked: AtomicBool,
-    entries: UnsafeCell<Vec<Entry>>,
-}
-
-// SAFETY: `entries` is only touched while `locked` is held.
-unsafe impl Sync for Registry {}
-
-static REGISTRY: Registry = Registry { locked: AtomicBool::new(false), entries: UnsafeCell::new(Vec::new()) };
+static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+#[cfg(unix)]
 static ATFORK: Once = Once::new();
 
-impl Registry {
-    fn lock(&self) {
-        while self.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
-            std::hint::spin_loop();
-        }
-    }
-    fn unlock(&self) {
-        self.locked.store(false, Ordering::Release);
-    }
-}
+#[cfg(unix)]
+extern "C" fn none() {}
 
-#[cfg(unix)]
-extern "C" fn prepare() {
-    REGISTRY.lock();
-}
-#[cfg(unix)]
-extern "C" fn parent() {
-    REGISTRY.unlock();
-}
 #[cfg(unix)]
 extern "C" fn child() {
-    // SAFETY: the lock is held (taken in `prepare`) and this is the only thread of the child.
-    for e in unsafe { &mut *REGISTRY.entries.get() } {
-        e.inherited = true;
+    // No thread was inside the fork gate at the fork, so the lock is free.
+    if let Ok(mut entries) = REGISTRY.try_lock() {
+        for e in entries.iter_mut() {
+            e.inherited = true;
+        }
     }
-    REGISTRY.unlock();
-}
-
-fn install_atfork() {
-    #[cfg(unix)]
-    ATFORK.call_once(|| crate::sys::at_fork(prepare, parent, child));
 }
 
 /// The state shared by every generator of this process with `layout` and `node` (the
-/// rollover field's value aside).
+/// rollover field's value aside), as a [`Member`] that the generator keeps while it lives.
 ///
-/// In a child of `fork()`, an identity that an ancestor made is refused
-/// ([`Error::ForkedIdentity`]): the ancestor, or a sibling forked from it, may still issue
-/// from it, and a fresh state here would repeat their IDs.
-pub(crate) fn state_for(layout: &Layout, node: &Node, rollover: Option<usize>) -> Result<Arc<AtomicU64>> {
-    install_atfork();
-    REGISTRY.lock();
-    // SAFETY: the lock is held until `unlock` below.
-    let entries = unsafe { &mut *REGISTRY.entries.get() };
+/// Refused: in a child of `fork()`, an identity that an ancestor made
+/// ([`Error::ForkedIdentity`]); an identity that another live generator uses with other
+/// terms ([`Error::SharedMismatch`], naming the difference), or with another rollover field
+/// ([`Error::Conflict`]).
+pub(crate) fn state_for(
+    layout: &Layout,
+    node: &Node,
+    rollover: Option<usize>,
+    policy: &Policy,
+) -> Result<Arc<Member>> {
+    #[cfg(unix)]
+    let _gate = ForkGate::enter();
+    #[cfg(unix)]
+    ATFORK.call_once(|| crate::sys::at_fork(none, none, child));
+    let terms = Terms { max_drift_ms: policy.max_drift_ms, sequence_start: policy.sequence_start };
+    let mut entries = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     let same = |e: &Entry| {
         e.layout == *layout
             && layout
                 .node_fields()
                 .all(|(i, _)| Some(i) == rollover || Some(i) == e.rollover || e.node.get(i) == node.get(i))
     };
-    let result = match entries.iter().find(|e| same(e)) {
-        Some(e) if e.inherited => Err(Error::ForkedIdentity),
-        Some(e) if e.rollover == rollover => Ok(e.cell.clone()),
-        Some(_) => Err(Error::Conflict),
+    let entry = match entries.iter_mut().find(|e| same(e)) {
+        Some(e) if e.inherited => return Err(Error::ForkedIdentity),
+        Some(e) if e.rollover != rollover => return Err(Error::Conflict),
+        Some(e) => e,
         None => {
-            let cell = Arc::new(AtomicU64::new(0));
             entries.push(Entry {
                 layout: *layout,
                 node: *node,
                 rollover,
                 inherited: false,
-                cell: cell.clone(),
+                state: Arc::new(AtomicU64::new(0)),
+                members: Weak::new(),
             });
-            Ok(cell)
+            entries.last_mut().expect("just pushed")
         }
     };
-    REGISTRY.unlock();
-    result
+    if let Some(members) = entry.members.upgrade() {
+        return match differ(&members.terms, &terms) {
+            None => Ok(members),
+            Some(e) => Err(e),
+        };
+    }
+    let members = Arc::new(Member { state: entry.state.clone(), terms });
+    entry.members = Arc::downgrade(&members);
+    Ok(members)
+}
+
+/// The error for a generator with terms `mine` beside live ones with `theirs`.
+fn differ(theirs: &Terms, mine: &Terms) -> Option<Error> {
+    let (what, theirs, mine) = if theirs.max_drift_ms != mine.max_drift_ms {
+        ("max_drift_ms", theirs.max_drift_ms.to_string(), mine.max_drift_ms.to_string())
+    } else if theirs.sequence_start != mine.sequence_start {
+        ("sequence_start", theirs.sequence_start.to_string(), mine.sequence_start.to_string())
+    } else {
+        return None;
+    };
+    Some(Error::shared_mismatch(
+        what,
+        format_args!(
+            "another generator of this process with the same layout and node values has {what}={theirs}, not {mine}; generators of one identity share one state, so they must agree on max_drift_ms and sequence_start: give this one {what}={theirs}, or its own node values"
+        ),
+    ))
 }

@@ -9,19 +9,26 @@
 //! holder never leaves it held. This is how the CLI's `snowflake next` keeps two runs with the
 //! same node values apart without asking anything of the user: a shared state would record
 //! the generator's policy, and a run with another `--max-drift-ms` would then be refused.
+//!
+//! The wait is a poll (try the lock, sleep, try again), outside the fork gate: a fork in
+//! another thread never waits for a whole run of another process, and a child never inherits
+//! a half-taken lock. A state file opened with the run lock is taken after it, and let go
+//! before it (the generator drops its high-water mark first), so the next run finds the file
+//! free and its last record written.
 
 use crate::clock::{Clock, MonotonicClock, SystemClock};
 use crate::generator::Word;
 use crate::layout::{Layout, Node};
-use crate::sys::Flock;
+use crate::sys::{ForkGate, HeldLock, InChild};
 use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A held run lock, with the state it guards.
 pub(crate) struct RunLock {
-    file: File,
+    lock: HeldLock,
     pub(crate) state: Arc<AtomicU64>,
     word: Word,
     layout: Layout,
@@ -40,7 +47,8 @@ fn path(layout: &Layout, node: &Node) -> PathBuf {
 }
 
 /// The run locks this process holds: one per identity, shared by its generators (a second
-/// `flock` on the same file from this process would wait for the first forever).
+/// `flock` on the same file from this process would wait for the first forever). Locked only
+/// inside the fork gate.
 static HELD: std::sync::Mutex<Vec<(PathBuf, std::sync::Weak<RunLock>)>> = std::sync::Mutex::new(Vec::new());
 
 impl RunLock {
@@ -53,26 +61,44 @@ impl RunLock {
         word: Word,
         max_drift_ms: u64,
     ) -> Result<Arc<RunLock>, crate::error::Error> {
-        let key = path(layout, node);
-        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        held.retain(|(_, w)| w.strong_count() > 0);
-        if let Some(lock) = held.iter().find(|(p, _)| *p == key).and_then(|(_, w)| w.upgrade()) {
-            return Ok(lock);
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some((lock, start_ms)) = RunLock::try_hold(layout, node, &state, word, max_drift_ms)? {
+                // Start within this generator's drift of its own clock, so that its first ID
+                // does not wait (or fail with `max_wait_ms=0`) because its clock lags the last
+                // holder's. Outside the fork gate: a wait for the clock.
+                if let Some(start_ms) = start_ms {
+                    let clock = MonotonicClock::process();
+                    if start_ms <= clock.now_ms().saturating_add(3 * layout.tick_ms()) {
+                        clock.wait_until_ms(start_ms);
+                    }
+                }
+                return Ok(lock);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
         }
-        let lock = Arc::new(RunLock::acquire(layout, node, state, word, max_drift_ms)?);
-        held.push((key, Arc::downgrade(&lock)));
-        Ok(lock)
     }
 
-    fn acquire(
+    /// One try: the lock this process holds, or the lock taken now (with the time its state
+    /// may start issuing at), or `None` while another process (or a generator of this
+    /// process being dropped) holds it.
+    #[allow(clippy::type_complexity)]
+    fn try_hold(
         layout: &Layout,
         node: &Node,
-        state: Arc<AtomicU64>,
+        state: &Arc<AtomicU64>,
         word: Word,
         max_drift_ms: u64,
-    ) -> Result<RunLock, crate::error::Error> {
+    ) -> Result<Option<(Arc<RunLock>, Option<u64>)>, crate::error::Error> {
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        let _gate = ForkGate::enter();
         let path = path(layout, node);
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(lock) = held.iter().find(|(p, _)| *p == path).and_then(|(_, w)| w.upgrade()) {
+            return Ok(Some((lock, None)));
+        }
         let fail = |e: std::io::Error| super::io_err("locking", &path, e);
         if let Some(dir) = path.parent() {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(fail)?;
@@ -83,32 +109,31 @@ impl RunLock {
             .read(true)
             .write(true)
             .mode(0o600)
+            .custom_flags(libc::O_CLOEXEC)
             .open(&path)
             .map_err(fail)?;
-        Flock::exclusive(&file).map_err(fail)?.keep();
+        let Some(lock) = HeldLock::try_take(file, true, InChild::Dropped).map_err(fail)? else {
+            return Ok(None);
+        };
         let drift_ticks = max_drift_ms.div_ceil(layout.tick_ms());
-        let floor = match read_record(&file) {
+        let floor = match read_record(lock.file()) {
             Record::Never => 0,
             Record::Released(end) => end,
             Record::Held => tick_now(layout).saturating_add(2).saturating_add(drift_ticks),
         };
-        word.raise_to(&state, floor);
-        write_record(&file, HOLDING).map_err(fail)?;
-        // Start within this generator's drift of its own clock, so that its first ID does not
-        // wait (or fail with `max_wait_ms=0`) because its clock lags the last holder's.
+        word.raise_to(state, floor);
+        write_record(lock.file(), HOLDING).map_err(fail)?;
         let start_ms = layout.unix_ms_of(floor.saturating_sub(drift_ticks).min(layout.max_tick()));
-        let clock = MonotonicClock::process();
-        if start_ms <= clock.now_ms().saturating_add(3 * layout.tick_ms()) {
-            clock.wait_until_ms(start_ms);
-        }
-        Ok(RunLock {
-            file,
-            state,
+        let lock = Arc::new(RunLock {
+            lock,
+            state: state.clone(),
             word,
             layout: *layout,
             patience_ms: max_drift_ms.saturating_add(layout.tick_ms()).saturating_add(1000),
             fork_generation: crate::sys::fork_generation(),
-        })
+        });
+        held.push((path, Arc::downgrade(&lock)));
+        Ok(Some((lock, Some(start_ms))))
     }
 }
 
@@ -156,7 +181,7 @@ fn tick_now(layout: &Layout) -> u64 {
 
 impl Drop for RunLock {
     fn drop(&mut self) {
-        // A child of fork() shares the parent's open file (and so its lock): leave it.
+        // A child of fork() holds a copy of the parent's run lock, not the lock: leave it.
         if self.fork_generation != crate::sys::current_fork_generation() {
             return;
         }
@@ -168,7 +193,7 @@ impl Drop for RunLock {
         }
         // The next holder starts exactly here: a record it can trust more than its clock,
         // which may lag this one's. (Unwritten, it finds HOLDING and starts past the clock.)
-        let _ = write_record(&self.file, end);
-        // Closing the file (after this) releases the lock.
+        let _ = write_record(self.lock.file(), end);
+        // Dropping `lock` (after this) releases the lock.
     }
 }

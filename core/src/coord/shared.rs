@@ -13,6 +13,7 @@
 //! | 0 | magic `SNOWFLK1`, written last when the file is set up |
 //! | 8 | layout fingerprint, node bits, `max_drift_ms`, sequence start, rollover field |
 //! | 64 | clock anchor: `wall - CLOCK_MONOTONIC` in ns, and the boot id it holds for |
+//! | 112 | when a new state may first issue, in ms on the file's timeline (see below) |
 //! | 128 | the layout's canonical text (to name a difference) |
 //! | 1024 | the state word (its own cache line) |
 //! | 1088 | the durable reservation word (see `durable`) |
@@ -22,6 +23,23 @@
 //! consistent (a creator killed before writing the magic leaves a file the next opener sets up
 //! anew: nothing can have been issued from it).
 //!
+//! # A file removed while in use
+//!
+//! systemd-logind removes a user's files in `/dev/shm` when their last session ends
+//! (`RemoveIPC=yes`, its default), and temporary-file cleaners remove old files: processes
+//! that have the file mapped go on with a state that no new process can find, and a new
+//! process would set up a fresh state beside it and issue the same IDs. So:
+//!
+//! - a process checks, at least every [`RECHECK_MS`] of the clock readings it issues at,
+//!   that its path still names the file it mapped (device and inode); when it does not, the
+//!   generator stops issuing with an error that says so (a new generator joins the state
+//!   now at the path);
+//! - a fresh state starts [`RECHECK_MS`] plus `max_drift_ms` plus a tick ahead of the clock
+//!   (its opener waits that long, once), so that it is above every ID that a process still
+//!   on a removed file can issue before its next check: such a process issues only at
+//!   readings taken within [`RECHECK_MS`] of a check that found its file, that is, from
+//!   before the new file existed.
+//!
 //! # One clock for all
 //!
 //! Every process of a shared state reads `CLOCK_MONOTONIC` (one clock for the whole host) plus
@@ -30,10 +48,12 @@
 //! (the high-water mark of what was issued) still keeps new IDs above the old ones.
 
 use super::io_err;
+use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
+use crate::generator::{Validity, Word};
 use crate::layout::{Layout, Node};
 use crate::options::{valid_shared_name, Policy, SequenceStart};
-use crate::sys::{Flock, Map};
+use crate::sys::{Flock, ForkGate, Map};
 use crate::text::Name;
 use std::fs::OpenOptions;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -44,8 +64,13 @@ const MAGIC: u64 = u64::from_le_bytes(*b"SNOWFLK1");
 const SIZE: usize = 4096;
 const STATE_AT: usize = 1024;
 const RESERVED_AT: usize = 1088;
+const READY_AT: usize = 112;
 const TEXT_AT: usize = 128;
 const TEXT_MAX: usize = 800;
+
+/// How long a check that the file is still at its path covers, in ms of clock readings; and
+/// so how far ahead of the clock a fresh state starts (see the module docs).
+pub(crate) const RECHECK_MS: u64 = 50;
 
 /// The directory of shared state files: `$SNOWFLAKE_SHM_DIR`, else `/dev/shm`, else the
 /// temporary directory.
@@ -79,6 +104,11 @@ pub(crate) fn boot_id() -> [u8; 36] {
 pub(crate) struct Mapping {
     map: Map,
     path: PathBuf,
+    /// The device and inode of the file mapped.
+    id: (u64, u64),
+    /// Clock readings below this may be issued at: a check found the file at its path at a
+    /// reading `RECHECK_MS` before it (see the module docs).
+    valid_until: AtomicU64,
 }
 
 fn sequence_code(s: SequenceStart) -> u64 {
@@ -94,8 +124,12 @@ pub(crate) struct Identity<'a> {
     pub node: &'a Node,
     pub policy: &'a Policy,
     pub rollover: Option<usize>,
+    /// The state file's canonical path.
     pub state_file: Option<&'a Path>,
-    /// The state word and reservation a fresh state starts with.
+    /// The state word's format.
+    pub word: Word,
+    /// The state word and reservation a fresh state starts with (a fresh state starts
+    /// [`RECHECK_MS`] ahead too).
     pub initial_state: u64,
     pub initial_reserved: u64,
 }
@@ -153,6 +187,11 @@ impl Mapping {
         self.read(64) as i64
     }
 
+    /// When a fresh state may first issue (ms on the file's timeline; 0 when it always may).
+    pub(crate) fn ready_ms(&self) -> u64 {
+        self.read(READY_AT)
+    }
+
     /// Opens (creating if need be) the shared state called `name` for `identity`.
     pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<Mapping, Error> {
         if !valid_shared_name(name) {
@@ -165,6 +204,7 @@ impl Mapping {
     }
 
     fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, Error> {
+        let _gate = ForkGate::enter();
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -193,7 +233,12 @@ impl Mapping {
             file.set_len(SIZE as u64).map_err(|e| io_err("sizing", path, e))?;
         }
         let map = Map::shared(&file, SIZE).map_err(|e| io_err("mapping", path, e))?;
-        let map = Mapping { map, path: path.to_path_buf() };
+        let map = Mapping {
+            map,
+            path: path.to_path_buf(),
+            id: (meta.dev(), meta.ino()),
+            valid_until: AtomicU64::new(0),
+        };
         let words = identity.words();
         let magic = map.read(0);
         let fresh = magic == 0;
@@ -202,9 +247,21 @@ impl Mapping {
                 map.write(8 + 8 * i, *w);
             }
             map.set_bytes(TEXT_AT, TEXT_MAX, identity.layout.to_string().as_bytes());
-            map.state().store(identity.initial_state, Ordering::Release);
+            let anchor = MonotonicClock::current_offset_ns();
+            // Read after the file was made: any process still on a removed file issues only
+            // below this reading plus RECHECK_MS (and its drift, and a full tick's carry).
+            let layout = identity.layout;
+            let now_ms = MonotonicClock::with_offset_ns(anchor).now_ms();
+            let drift_ticks = identity.policy.max_drift_ms / layout.tick_ms();
+            let start = layout
+                .tick_of(now_ms.saturating_add(RECHECK_MS))
+                .unwrap_or(0)
+                .saturating_add(drift_ticks + 1);
+            let initial = identity.initial_state.max(identity.word.floor(start, 0));
+            map.state().store(initial, Ordering::Release);
             map.reserved().store(identity.initial_reserved, Ordering::Release);
-            map.write(64, crate::clock::MonotonicClock::current_offset_ns() as u64);
+            map.write(READY_AT, layout.unix_ms_of((start - drift_ticks).min(layout.max_tick())));
+            map.write(64, anchor as u64);
             map.set_bytes(72, 36, &boot_id());
             map.write(0, MAGIC);
         } else if magic != MAGIC {
@@ -272,5 +329,36 @@ impl Mapping {
             return None;
         };
         Some(Error::shared_mismatch(what, format_args!("{}: {detail}", self.path.display())))
+    }
+}
+
+impl Validity for Mapping {
+    fn valid_until(&self) -> &AtomicU64 {
+        &self.valid_until
+    }
+
+    /// Checks that the path still names the file mapped; `fresh_ms` was read before.
+    fn renew(&self, fresh_ms: u64) -> Result<(), Error> {
+        match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) if (meta.dev(), meta.ino()) == self.id => {
+                self.valid_until.fetch_max(fresh_ms.saturating_add(RECHECK_MS), Ordering::AcqRel);
+                Ok(())
+            }
+            Ok(_) => Err(self.lost("replaced by another file")),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(self.lost("removed")),
+            Err(e) => Err(io_err("checking the shared state", &self.path, e)),
+        }
+    }
+}
+
+impl Mapping {
+    fn lost(&self, how: &str) -> Error {
+        Error::shared_mismatch(
+            "removed",
+            format_args!(
+                "{} was {how} while this process used it, so a new process could start a state beside this one: this generator stops issuing (a new one joins the state at the path). systemd-logind removes a user's files in /dev/shm when their last session ends (RemoveIPC=yes, its default): set RemoveIPC=no in /etc/systemd/logind.conf, run the service as a system user, or set SNOWFLAKE_SHM_DIR to a directory that nothing cleans",
+                self.path.display()
+            ),
+        )
     }
 }

@@ -260,6 +260,19 @@ pub(crate) trait HighWater: Send + Sync {
     }
 }
 
+/// A bound on the clock readings a generator may issue at, kept by the coordination layer: a
+/// shared state checks every so often that its file is still the one at its path (see
+/// `coord::shared`). A reading at or past [`Validity::valid_until`] is first renewed with a
+/// fresh reading, or the generator stops with the error of [`Validity::renew`].
+#[cfg(feature = "std")]
+pub(crate) trait Validity: Send + Sync {
+    /// Readings below this may be issued at.
+    fn valid_until(&self) -> &AtomicU64;
+    /// Checks again, and moves [`Validity::valid_until`] past `fresh_ms` (a reading taken
+    /// before the check), or fails.
+    fn renew(&self, fresh_ms: u64) -> Result<()>;
+}
+
 /// A Snowflake ID generator. `Send + Sync`: share one between threads (behind an `Arc` or a
 /// `static`).
 ///
@@ -274,6 +287,15 @@ pub(crate) trait HighWater: Send + Sync {
 /// assert_eq!(layout.node_values(&parts.node).collect::<Vec<_>>(), [("datacenter", 1), ("worker", 3)]);
 /// ```
 pub struct Generator<C: Clock = DefaultClock> {
+    /// First, so that it is dropped first: a state file's reservation is closed (its last
+    /// record written, its lock released) before the state's owner goes (a run lock, which
+    /// the next process waits for, and then finds the state file free).
+    #[cfg(feature = "std")]
+    mark: Option<std::sync::Arc<dyn HighWater>>,
+    /// The bound on clock readings, and what renews it: the bound is read on the fast path
+    /// through the cell (no virtual call).
+    #[cfg(feature = "std")]
+    valid: Option<(Cell, std::sync::Arc<dyn Validity>)>,
     cell: Cell,
     clock: C,
     layout: Layout,
@@ -295,8 +317,6 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// child of `fork()` (any state but a shared mapping).
     #[cfg(all(feature = "std", unix))]
     fork_generation: Option<u64>,
-    #[cfg(feature = "std")]
-    mark: Option<std::sync::Arc<dyn HighWater>>,
     /// Whether `mark` heals (see [`HighWater::heals`]), asked once.
     #[cfg(feature = "std")]
     heals: bool,
@@ -345,6 +365,39 @@ impl<C: Clock> Generator<C> {
         #[cfg(not(unix))]
         let _ = survives_fork;
         self
+    }
+
+    /// This generator, issuing only at clock readings that `validity` allows.
+    #[cfg(feature = "std")]
+    pub(crate) fn with_validity<V: Validity + 'static>(mut self, validity: std::sync::Arc<V>) -> Self {
+        let bound = Cell::new(validity.clone(), |v| v.valid_until());
+        self.valid = Some((bound, validity));
+        self
+    }
+
+    /// Checks the reading `now_ms` against the validity bound, renewing it if need be.
+    #[inline]
+    fn check_valid(&self, now_ms: u64) -> Result<()> {
+        #[cfg(feature = "std")]
+        if let Some((bound, validity)) = &self.valid {
+            if now_ms >= bound.load(Ordering::Acquire) {
+                validity.renew(self.clock.now_ms())?;
+                let until = bound.load(Ordering::Acquire);
+                if now_ms >= until {
+                    // Only a caller's reading (`next_id_at`) can be this far ahead of the
+                    // clock: no check covers it, so it is refused.
+                    return Err(Error::ValueRange {
+                        name: Name::snippet("unix_ms"),
+                        value: i128::from(now_ms),
+                        min: 0,
+                        max: until - 1,
+                    });
+                }
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        let _ = now_ms;
+        Ok(())
     }
 
     /// The state word's format.
@@ -416,6 +469,10 @@ impl<C: Clock> Generator<C> {
         }
         Ok(Generator {
             #[cfg(feature = "std")]
+            mark: None,
+            #[cfg(feature = "std")]
+            valid: None,
+            #[cfg(feature = "std")]
             cell: Cell::own(),
             #[cfg(not(feature = "std"))]
             cell: AtomicU64::new(0),
@@ -442,8 +499,6 @@ impl<C: Clock> Generator<C> {
             counters: Counters::default(),
             #[cfg(all(feature = "std", unix))]
             fork_generation: Some(crate::sys::fork_generation()),
-            #[cfg(feature = "std")]
-            mark: None,
             #[cfg(feature = "std")]
             heals: false,
             #[cfg(feature = "std")]
@@ -620,6 +675,7 @@ impl<C: Clock> Generator<C> {
         let mut confirmed = !live;
         loop {
             let t = self.layout.tick_of(now_ms)?;
+            self.check_valid(now_ms)?;
             #[cfg(feature = "std")]
             if let Some(mark) = &self.mark {
                 mark.check(now_ms)?;
@@ -722,7 +778,14 @@ impl<C: Clock> Generator<C> {
         if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
             return None;
         }
-        let since = self.clock.now_ms_cached().checked_sub(f.epoch_ms)?;
+        let now_ms = self.clock.now_ms_cached();
+        #[cfg(feature = "std")]
+        if let Some((bound, _)) = &self.valid {
+            if now_ms >= bound.load(Ordering::Relaxed) {
+                return None;
+            }
+        }
+        let since = now_ms.checked_sub(f.epoch_ms)?;
         // (checked: a zero tick, which no layout has, gives the general path, never a panic)
         let t = if f.tick_ms == 1 { since } else { since.checked_div(f.tick_ms)? };
         if t >= self.max_tick {
@@ -810,6 +873,7 @@ impl<C: Clock> Generator<C> {
         #[cfg(not(feature = "std"))]
         let now_ms = self.clock.now_ms_cached();
         let t = self.layout.tick_of(now_ms)?;
+        self.check_valid(now_ms)?;
         #[cfg(feature = "std")]
         if let Some(mark) = &self.mark {
             mark.check(now_ms)?;
@@ -860,6 +924,10 @@ impl<C: Clock> Generator<C> {
     /// ```
     pub fn map_clock<D: Clock>(self, wrap: impl FnOnce(C) -> D) -> Generator<D> {
         Generator {
+            #[cfg(feature = "std")]
+            mark: self.mark,
+            #[cfg(feature = "std")]
+            valid: self.valid,
             cell: self.cell,
             clock: wrap(self.clock),
             layout: self.layout,
@@ -877,8 +945,6 @@ impl<C: Clock> Generator<C> {
             counters: self.counters,
             #[cfg(all(feature = "std", unix))]
             fork_generation: self.fork_generation,
-            #[cfg(feature = "std")]
-            mark: self.mark,
             #[cfg(feature = "std")]
             heals: self.heals,
             #[cfg(feature = "std")]

@@ -83,9 +83,10 @@ fn assert_unique<'a>(all: impl IntoIterator<Item = &'a u64>) -> usize {
     seen.len()
 }
 
-/// [`open_with`], again while Redis "did not answer in time": a short TTL times Redis's replies
-/// out after TTL/5 (50 ms at least), which a loaded machine can miss. What a test asserts is
-/// what the open gives, not that it came in time.
+/// [`open_with`], again while Redis "did not answer in time" (a short TTL times Redis's replies
+/// out after TTL/5, 50 ms at least, which a loaded machine can miss), and while the claims of
+/// those late tries still hold every value. What a test asserts is what the open gives, not
+/// that it came in time.
 fn open_patiently(layout: &Layout, node: &str, options: &str) -> Generator {
     let start = Instant::now();
     loop {
@@ -93,6 +94,16 @@ fn open_patiently(layout: &Layout, node: &str, options: &str) -> Generator {
             Ok(g) => return g,
             Err(e) if e.to_string().contains("did not answer in time") && start.elapsed() < MINUTES => {
                 eprintln!("opening again: {e}");
+            }
+            // A claim whose reply came too late still took its value in Redis, for one TTL:
+            // tries in quick succession can hold every value for a moment. They lapse.
+            Err(e)
+                if e.to_string().contains("values of")
+                    && e.to_string().contains("are leased")
+                    && start.elapsed() < MINUTES =>
+            {
+                eprintln!("opening again after the late claims lapse: {e}");
+                std::thread::sleep(Duration::from_millis(200));
             }
             Err(e) => panic!("{e}"),
         }

@@ -28,7 +28,7 @@ test('every form of Redis address issues IDs that repeat nothing', async () => {
     ];
     const seen = new Set();
     for (const [lease, extra] of forms) {
-      const g = new Generator({ layout: LAYOUT, lease, leaseTtlMs: 3000, ...extra });
+      const g = new Generator({ layout: LAYOUT, lease, leaseTtlMs: 30000, ...extra });
       for (const id of g.nextIds(2000)) {
         assert.ok(!seen.has(id), `${lease}: ${id} repeated`);
         seen.add(id);

@@ -41,7 +41,7 @@ def forms(s: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 def test_every_form_issues_ids_that_repeat_nothing(servers: dict[str, Any]) -> None:
     seen: set[int] = set()
     for url, extra in forms(servers):
-        gen = sf.Generator(LAYOUT, lease=url, lease_ttl_ms=3000, **extra)
+        gen = sf.Generator(LAYOUT, lease=url, lease_ttl_ms=30000, **extra)
         ids = gen.next_ids(2000)
         assert len(set(ids) | seen) == len(ids) + len(seen), url
         seen.update(ids)

@@ -804,7 +804,7 @@ fn next_leases_through_every_form_of_redis_address() {
     for (url, extra) in &forms {
         let mut args =
             vec!["next", "--layout", "time:41,worker:3,sequence:12;epoch=1288834974657", "-n", "2000"];
-        args.extend(["--lease", url.as_str(), "--lease-ttl-ms", "3000"]);
+        args.extend(["--lease", url.as_str(), "--lease-ttl-ms", "30000"]);
         args.extend(extra.iter().map(String::as_str));
         let out = ok(&args);
         let ids: Vec<u64> = out.lines().map(|l| l.trim().parse().unwrap()).collect();

@@ -35,8 +35,11 @@ fn open_with(layout: &Layout, node: &str, options: &str) -> Result<Generator, Er
     Generator::new(layout, layout.parse_node(node)?, options)
 }
 
+/// A generator leasing through `url`. These tests are about addresses, not timing: a long TTL,
+/// so that Redis's replies (timed out after TTL/5) and a TLS handshake have seconds to come on
+/// a loaded machine.
 fn open_url(url: &str, extra: &str) -> Result<Generator, Error> {
-    let mut options = Options::parse(&format!("lease_ttl_ms=3000;max_wait_ms=3000;{extra}"))?;
+    let mut options = Options::parse(&format!("lease_ttl_ms=30000;max_wait_ms=3000;{extra}"))?;
     options.set_text("lease", url)?;
     Generator::new(&layout(), Default::default(), options)
 }

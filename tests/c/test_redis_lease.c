@@ -45,7 +45,7 @@ static SnowflakeGenerator *open_lease(const SnowflakeLayout *layout, const char 
                                       const char *value, SnowflakeStatus *status) {
   SnowflakeOptions *o = NULL;
   SnowflakeGenerator *g = NULL;
-  CHECK_STATUS(snowflake_options_new("lease_ttl_ms=3000", &o), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_options_new("lease_ttl_ms=30000", &o), SNOWFLAKE_STATUS_OK);
   CHECK_STATUS(snowflake_options_set_str(o, "lease", url), SNOWFLAKE_STATUS_OK);
   if (key != NULL) CHECK_STATUS(snowflake_options_set_str(o, key, value), SNOWFLAKE_STATUS_OK);
   *status = snowflake_generator_open(layout, NULL, o, &g);

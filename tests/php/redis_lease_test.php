@@ -28,7 +28,7 @@ test('lease: every form of Redis address issues IDs that repeat nothing', functi
         ];
         $seen = [];
         foreach ($forms as [$url, $extra]) {
-            $g = new Generator($layout, [], ['lease' => $url, 'lease_ttl_ms' => 3000] + $extra);
+            $g = new Generator($layout, [], ['lease' => $url, 'lease_ttl_ms' => 30000] + $extra);
             foreach ($g->nextIds(2000) as $id) {
                 assert_true(!isset($seen[$id]), "$url: $id repeated");
                 $seen[$id] = true;

@@ -165,6 +165,17 @@ struct Fast {
     seq_shift: u32,
 }
 
+/// When [`Generator::take`] may bump the rollover field of a layout that has one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Roll {
+    /// Never: wait for the clock, or fail.
+    Never,
+    /// When the given reading (the caller's clock, taken at its word) is behind the state.
+    AtReading,
+    /// When a reading of the clock taken after the state was loaded is still behind it.
+    IfFresh,
+}
+
 /// Why an issue could not happen now.
 enum Blocked {
     /// The clock must first reach `until_tick`. `exhausted`: the tick (and the borrowing
@@ -533,10 +544,10 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn take(
         &self,
-        t: u64,
+        mut t: u64,
         want: u64,
         allow_ahead: bool,
-        may_roll: bool,
+        may_roll: Roll,
     ) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
@@ -552,12 +563,22 @@ impl<C: Clock> Generator<C> {
                 let exhausted = s == 0 && ahead == self.drift_ticks.saturating_add(1);
                 if allow_ahead && ahead <= self.drift_ticks {
                     (l, r, s.max(self.start(l)))
-                } else if may_roll
+                } else if may_roll != Roll::Never
                     && allow_ahead
                     && !exhausted
                     && self.roll_bits > 0
                     && r < (1 << self.roll_bits) - 1
                 {
+                    // The reading `t` may be older than the state just loaded: a thread
+                    // preempted since its reading finds the state moved ahead by the others,
+                    // with the clock. Only a reading taken after the load may judge.
+                    if may_roll == Roll::IfFresh {
+                        let fresh = self.layout.tick_of(self.clock.now_ms()).unwrap_or(t);
+                        if fresh > t {
+                            t = fresh;
+                            continue;
+                        }
+                    }
                     (t, r + 1, self.start(t))
                 } else {
                     let until_tick = if allow_ahead { l - self.drift_ticks } else { l };
@@ -603,7 +624,7 @@ impl<C: Clock> Generator<C> {
         t: u64,
         want: u64,
         allow_ahead: bool,
-        may_roll: bool,
+        may_roll: Roll,
     ) -> Result<core::result::Result<Block, Blocked>> {
         loop {
             // A lease that heals: the claim (its node bits) read before the take, and checked
@@ -680,7 +701,12 @@ impl<C: Clock> Generator<C> {
             if let Some(mark) = &self.mark {
                 mark.check(now_ms)?;
             }
-            match self.take_block(t, want, true, confirmed)? {
+            let roll = match (confirmed, live) {
+                (false, _) => Roll::Never,
+                (true, true) => Roll::IfFresh,
+                (true, false) => Roll::AtReading,
+            };
+            match self.take_block(t, want, true, roll)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
                     return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
@@ -878,7 +904,7 @@ impl<C: Clock> Generator<C> {
         if let Some(mark) = &self.mark {
             mark.check(now_ms)?;
         }
-        Ok(self.take_block(t, u64::MAX, false, false)?.ok())
+        Ok(self.take_block(t, u64::MAX, false, Roll::Never)?.ok())
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.

@@ -368,6 +368,8 @@ impl<C: Clock> Generator<C> {
     ) -> Self {
         self.cell = cell;
         self.heals = mark.as_ref().is_some_and(|m| m.heals());
+        // A high-water mark is checked on the general path: the fast one is off.
+        self.fast.on &= mark.is_none();
         self.mark = mark;
         #[cfg(unix)]
         {
@@ -792,11 +794,7 @@ impl<C: Clock> Generator<C> {
     #[inline(always)]
     pub fn next_id_fast(&self) -> Option<u64> {
         let f = &self.fast;
-        #[cfg(feature = "std")]
-        if !f.on || self.mark.is_some() {
-            return None;
-        }
-        #[cfg(not(feature = "std"))]
+        // Off for a rollover field, a spread start or a high-water mark (see `assemble`).
         if !f.on {
             return None;
         }

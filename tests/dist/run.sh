@@ -341,7 +341,9 @@ clear_env = yes
 env[SNOWFLAKE_SHM_DIR] = $FPM_DIR/shm
 env[SNOWFLAKE_LEASE_DIR] = $FPM_DIR/shm
 EOF
-  no_rust "$fpm" -c "$FPM_DIR/php.ini" -y "$FPM_DIR/fpm.conf" -F -O >"$FPM_DIR/fpm.out" 2>&1 &
+  # Not through no_rust: a function sent to the background is a subshell, and $! would be
+  # that subshell's, not php-fpm's, which then outlived the test.
+  env PATH="$NORUST_PATH" "$fpm" -c "$FPM_DIR/php.ini" -y "$FPM_DIR/fpm.conf" -F -O >"$FPM_DIR/fpm.out" 2>&1 &
   FPM_PID=$!
   for _ in $(seq 100); do
     [ -S "$FPM_DIR/fpm.sock" ] && break

@@ -45,6 +45,21 @@ pub(crate) fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Opens (or creates) a file of this user's alone (mode 0600) for reading and writing,
+/// without truncating it and closed on `exec`: how every lock, state and lease file of the
+/// coordination layer is opened. `flags` adds open flags (e.g. `O_NOFOLLOW`).
+pub(crate) fn open_private(path: &std::path::Path, flags: i32) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    File::options()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_CLOEXEC | flags)
+        .open(path)
+}
+
 /// An exclusive `flock(2)` on an open file, released when dropped (or when every descriptor
 /// of the open file is closed, e.g. when the process dies). Taken for a moment, inside the
 /// [`ForkGate`]; see [`HeldLock`] for a lock held as long as a file is used.

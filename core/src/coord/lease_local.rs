@@ -18,8 +18,8 @@ use super::mark::Durable;
 use crate::error::Error;
 use crate::layout::{Layout, Node};
 use crate::sys::{ForkGate, HeldLock, InChild};
-use std::fs::{DirBuilder, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 /// The default lease directory.
@@ -58,15 +58,8 @@ pub(crate) fn claim(
         // The file is opened and locked inside the fork gate: a child never inherits the
         // descriptor between the two, and with it the lock.
         let _gate = ForkGate::enter();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(|e| io_err("opening the lease file", &path, e))?;
+        let file =
+            crate::sys::open_private(&path, 0).map_err(|e| io_err("opening the lease file", &path, e))?;
         let lock = match HeldLock::try_take(file, true, InChild::Dropped)
             .map_err(|e| io_err("locking the lease file", &path, e))?
         {

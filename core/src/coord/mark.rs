@@ -132,14 +132,7 @@ impl Location {
     pub(crate) fn of(path: &Path) -> Result<Location, Error> {
         let path = canonical(path)?;
         let users = with_suffix(&path, ".users");
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&users)
+        let file = crate::sys::open_private(&users, 0)
             .map_err(|e| io_err("opening the state file's lock", &users, e))?;
         let meta = file.metadata().map_err(|e| io_err("reading", &users, e))?;
         Ok(Location { id: (meta.dev(), meta.ino()), users: file, path })
@@ -332,14 +325,7 @@ impl Durable {
         match &self.store {
             Store::Held(_) => self.write(choose(0).max(new_end)),
             Store::StateFile { write_lock, .. } => {
-                let lock_file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .mode(0o600)
-                    .custom_flags(libc::O_CLOEXEC)
-                    .open(write_lock)?;
+                let lock_file = crate::sys::open_private(write_lock, 0)?;
                 let _flock = Flock::exclusive(&lock_file)?;
                 let on_disk = match File::open(&self.path) {
                     Ok(mut f) => Record::decode(&read_all(&mut f)?, &self.path)

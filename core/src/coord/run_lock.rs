@@ -91,7 +91,7 @@ impl RunLock {
         word: Word,
         max_drift_ms: u64,
     ) -> Result<Option<(Arc<RunLock>, Option<u64>)>, crate::error::Error> {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        use std::os::unix::fs::DirBuilderExt;
         let _gate = ForkGate::enter();
         let path = path(layout, node);
         let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
@@ -103,15 +103,7 @@ impl RunLock {
         if let Some(dir) = path.parent() {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(fail)?;
         }
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC)
-            .open(&path)
-            .map_err(fail)?;
+        let file = crate::sys::open_private(&path, 0).map_err(fail)?;
         let Some(lock) = HeldLock::try_take(file, true, InChild::Dropped).map_err(fail)? else {
             return Ok(None);
         };

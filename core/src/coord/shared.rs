@@ -55,8 +55,7 @@ use crate::layout::{Layout, Node};
 use crate::options::{valid_shared_name, Policy, SequenceStart};
 use crate::sys::{Flock, ForkGate, Map};
 use crate::text::Name;
-use std::fs::OpenOptions;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -205,14 +204,7 @@ impl Mapping {
 
     fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, Error> {
         let _gate = ForkGate::enter();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-            .open(path)
+        let file = crate::sys::open_private(path, libc::O_NOFOLLOW)
             .map_err(|e| io_err("opening the shared state", path, e))?;
         let meta = file.metadata().map_err(|e| io_err("reading", path, e))?;
         let uid = crate::sys::euid();

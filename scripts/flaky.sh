@@ -78,7 +78,7 @@ run_suite() { # <name>: the suite's command
       .venv/bin/python -m pytest -q -p no:cacheprovider bindings-python/tests/test_coordination.py \
         bindings-python/tests/test_fork.py bindings-python/tests/test_docs.py \
         bindings-python/tests/test_redis_script.py bindings-python/tests/test_threads.py \
-        bindings-python/tests/test_api.py
+        bindings-python/tests/test_api.py bindings-python/tests/test_host_lease.py
       ;;
     node) (cd bindings-node && node --test __test__/processes.test.mjs __test__/workers.test.mjs __test__/generator.test.mjs) ;;
     cross) bash tests/cross/run.sh ;;

@@ -1,5 +1,5 @@
-"""The documentation's examples run: every ```python block of docs/python.md and of the
-package README, each as a script in a fresh interpreter; and the gunicorn recipes (shared=,
+"""The documentation's examples run: every ```python block of docs/python.md, docs/scale.md
+(the simulation of a fleet's Redis load) and of the package README, each as a script in a fresh interpreter; and the gunicorn recipes (shared=,
 lease=), as written, under a real gunicorn with 4 workers, a killed worker, with and
 without --preload."""
 
@@ -22,7 +22,7 @@ import pytest
 import libsnowflake as sf
 from conftest import REPO
 
-DOCS = [REPO / "docs" / "python.md", REPO / "bindings-python" / "README.md"]
+DOCS = [REPO / "docs" / "python.md", REPO / "docs" / "scale.md", REPO / "bindings-python" / "README.md"]
 
 
 def python_blocks(path: Path) -> list[str]:

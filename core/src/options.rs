@@ -221,11 +221,6 @@ pub const OPTION_NAMES: &[&str] = &{
 pub const CONFLICTS: &[Conflict] = &[
     Conflict {
         a: "lease",
-        b: "shared",
-        reason: "lease and shared are alternatives: a lease gives each process its own worker value, shared gives all processes one state",
-    },
-    Conflict {
-        a: "lease",
         b: "state_file",
         reason: "a lease keeps its own high-water mark (in the lease file or in Redis): give no state_file",
     },
@@ -974,6 +969,13 @@ impl Options {
         #[cfg(feature = "std")]
         if self.lease_dir.is_some() && matches!(self.lease, Some(LeaseKind::Redis(_))) {
             return Err(bad("lease_dir", "lease_dir is where local leases live; a Redis lease has none"));
+        }
+        #[cfg(feature = "std")]
+        if self.shared.is_some() && self.lease == Some(LeaseKind::Local) {
+            return Err(bad(
+                "lease",
+                "a host lease (lease with shared) needs lease=redis://…: a local lease is one process's; with shared alone, a host's processes need no lease",
+            ));
         }
         #[cfg(feature = "std")]
         if self.lease_ttl_ms.is_some() && self.lease == Some(LeaseKind::Local) {

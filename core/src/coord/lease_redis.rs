@@ -24,11 +24,35 @@
 //!   claim is published under a seqlock (`generation`): an ID is composed with the claim its
 //!   slot was checked against, or its slot is dropped.
 //! - **Release** (on drop): stores the exact end of what was issued and deletes the key.
+//!
+//! # A host lease (`lease=` with `shared=`)
+//!
+//! Every process of a host that opens the shared name draws from its one state word with one
+//! leased value, so processes per host are not limited by the worker field; hosts are.
+//!
+//! - The shared file holds the host's token: Redis sees one holder, the host. Claims take the
+//!   file's lock and prefer the value the host holds, which is then "still ours": the first
+//!   process claims, the others join its claim.
+//! - Any live process renews. A renewal is recorded in the file, tagged with the claim's
+//!   epoch; a process whose timer finds a renewal from the last third of a TTL adopts it
+//!   instead of asking Redis, so a host renews about once per `ttl/3` however many processes
+//!   it runs. Every process reads the file's clock, so their readings compare.
+//! - Reservations are recorded in the file the same way (under its lock): the host stores one
+//!   per window, not one per process. Every ID comes from the shared state word, below a
+//!   reservation stored while the key held the host's token.
+//! - Each process holds `<file>.lease` locked shared. The last to exit (the one that can then
+//!   lock it exclusively) stores the end of the state word's issued IDs and deletes the key;
+//!   if the host's processes are killed, the key expires within the TTL.
+//! - When the lease is lost (not renewed in time, taken, deleted), every process stops at the
+//!   end of its last adopted validity, before the TTL ends, and the next call claims again
+//!   under the lock: the first process to do so claims, the others join that claim.
 
 use super::redis_conn::{describe, Failure, Settings, Target};
+#[cfg(feature = "shared")]
+use super::shared::{HostWords, Mapping};
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
-use crate::generator::{HighWater, LeaseStats, Word};
+use crate::generator::{Cell, HighWater, LeaseStats, Word};
 use crate::layout::{Layout, Node};
 use crate::options::{LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -64,6 +88,55 @@ redis.call('SET', KEYS[2], ARGV[2]) redis.call('DEL', KEYS[1]) return 1";
 /// Values scanned by one claim script: a wide field is scanned in several calls, so that no
 /// call holds Redis for long.
 const SCAN: u64 = 4096;
+
+/// The shared part of a host lease (see the module docs).
+pub(crate) struct Host {
+    #[cfg(feature = "shared")]
+    pub map: Arc<Mapping>,
+    /// `<file>.lease`, locked shared while this process uses the lease.
+    pub users: Option<crate::sys::HeldLock>,
+    pub users_path: std::path::PathBuf,
+    /// The epoch of this process's claim.
+    pub epoch: AtomicU64,
+}
+
+#[cfg(feature = "shared")]
+impl Host {
+    /// Joins the host lease of `map`: locks `<file>.lease` shared (waiting while a last
+    /// process releases the lease).
+    pub(crate) fn join(map: Arc<Mapping>) -> Result<Host, Error> {
+        use crate::sys::{open_private, HeldLock, InChild};
+        let users_path = std::path::PathBuf::from(format!("{}.lease", map.path().display()));
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let file = open_private(&users_path, 0).map_err(|e| super::io_err("opening", &users_path, e))?;
+            match HeldLock::try_take(file, false, InChild::Dropped) {
+                Ok(Some(users)) => {
+                    return Ok(Host { map, users: Some(users), users_path, epoch: AtomicU64::new(0) });
+                }
+                Ok(None) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2))
+                }
+                Ok(None) => {
+                    return Err(Error::lease_unavailable(format_args!(
+                        "{} stayed locked for 10 s: a process of this host is releasing the lease",
+                        users_path.display()
+                    )))
+                }
+                Err(e) => return Err(super::io_err("locking", &users_path, e)),
+            }
+        }
+    }
+
+    /// Whether this process is the host lease's last user: it unlocks `<file>.lease`, then
+    /// locks it exclusively (held while the caller releases the lease).
+    fn last_user(&mut self) -> Option<crate::sys::HeldLock> {
+        use crate::sys::{open_private, HeldLock, InChild};
+        drop(self.users.take());
+        let file = open_private(&self.users_path, 0).ok()?;
+        HeldLock::try_take(file, true, InChild::Dropped).ok().flatten()
+    }
+}
 
 /// How a lease is configured.
 pub(crate) struct Config<'a> {
@@ -115,11 +188,15 @@ pub(crate) struct RedisLease {
     /// The generator may issue while its clock reads less than this.
     valid_until_ms: AtomicU64,
     retry_at_ms: AtomicU64,
+    /// The claim's IDs start at this reading (see `started`).
+    start_ms: AtomicU64,
     claims: AtomicU64,
     losses: AtomicU64,
     inner: Mutex<Inner>,
-    state: Arc<AtomicU64>,
+    state: Cell,
     word: Word,
+    /// A host lease's shared part.
+    host: Option<Host>,
     stop: Arc<(Mutex<bool>, Condvar)>,
     stopped: AtomicBool,
     /// A child of fork() holds a copy of the parent's lease: it must not release it.
@@ -159,9 +236,10 @@ impl RedisLease {
         layout: &Layout,
         node: &Node,
         field: usize,
-        state: Arc<AtomicU64>,
+        state: Cell,
         word: Word,
         clock: MonotonicClock,
+        host: Option<Host>,
     ) -> Result<Arc<RedisLease>, Error> {
         let ttl_ms = config.ttl_ms;
         let target = Target::new(&config.settings, timeout(ttl_ms))?;
@@ -189,12 +267,16 @@ impl RedisLease {
             field,
             head,
             tail,
-            token: format!(
-                "{}-{}-{:x}",
-                std::process::id(),
-                clock.now_ms(),
-                clock.offset_ns() as u64 ^ state.as_ptr() as u64
-            ),
+            token: match &host {
+                #[cfg(feature = "shared")]
+                Some(h) => h.map.host_token(),
+                _ => format!(
+                    "{}-{}-{:x}",
+                    std::process::id(),
+                    clock.now_ms(),
+                    clock.offset_ns() as u64 ^ state.as_ptr() as u64
+                ),
+            },
             ttl_ms,
             window_ticks: (window_ms / tick_ms).max(1),
             unknown_ticks,
@@ -207,11 +289,13 @@ impl RedisLease {
             reserved: AtomicU64::new(0),
             valid_until_ms: AtomicU64::new(0),
             retry_at_ms: AtomicU64::new(0),
+            start_ms: AtomicU64::new(0),
             claims: AtomicU64::new(0),
             losses: AtomicU64::new(0),
             inner: Mutex::new(Inner { conn: None, held: None, last_error: None }),
             state,
             word,
+            host,
             stop: Arc::new((Mutex::new(false), Condvar::new())),
             stopped: AtomicBool::new(false),
             fork_generation: crate::sys::fork_generation(),
@@ -280,6 +364,12 @@ impl RedisLease {
     /// Claims a value (`prefer` first, else the lowest free), publishes it and raises the
     /// state to its floor; returns the floor (a tick). Under the lock.
     fn claim(&self, inner: &mut Inner, prefer: Option<u64>) -> Result<u64, Error> {
+        // A host lease claims under the host's lock, preferring the host's value: a process
+        // that finds it still the host's joins that claim.
+        #[cfg(feature = "shared")]
+        let _host_lock = self.host.as_ref().map(|h| h.map.host_lock()).transpose()?;
+        #[cfg(feature = "shared")]
+        let prefer = self.host.as_ref().and_then(|h| h.map.host_value()).or(prefer);
         let f = &self.layout.fields()[self.field];
         let count = f.max().saturating_add(1).min(1 << 53);
         let unavailable = |m: &str| Error::lease_unavailable(m);
@@ -324,14 +414,18 @@ impl RedisLease {
         let hwm = format!("{key}:hwm");
         let now_tick = self.layout.tick_of(sent_at)?;
         let unknown = now_tick.saturating_add(self.unknown_ticks);
-        let floor = match (ours, stored) {
-            // Still ours: nobody else held it since; our own state is above our IDs.
-            (true, s) => s.unwrap_or(0),
-            (false, Some(s)) if self.target.is_sentinel() => s.max(unknown),
-            (false, Some(s)) => s,
-            (false, None) => unknown,
-        }
-        .min(self.max_tick.saturating_add(1));
+        // `floor`: the state's new start; `reserved`: what may be issued below without
+        // storing a reservation first.
+        let (floor, reserved) = match (ours, stored) {
+            // Still ours: nobody else held it since; our own state (the host's, for a host
+            // lease) is above our IDs, and what we reserved is still ours to issue.
+            (true, s) => (0, s.unwrap_or(0)),
+            (false, Some(s)) if self.target.is_sentinel() => (s.max(unknown), s.max(unknown)),
+            (false, Some(s)) => (s, s),
+            (false, None) => (unknown, unknown),
+        };
+        let end = self.max_tick.saturating_add(1);
+        let (floor, reserved) = (floor.min(end), reserved.min(end).max(floor.min(end)));
         if floor > unknown {
             let end = floor.to_string();
             let _ = self.with_conn(inner, |c| eval(c, RELEASE, &[&key, &hwm], &[self.token.clone(), end]));
@@ -341,14 +435,27 @@ impl RedisLease {
                 (floor - now_tick).saturating_mul(self.layout.tick_ms())
             )));
         }
+        // A host's state may start ahead of the clock (another process's fresh claim): this
+        // process too waits for it, as the one that raised it does.
+        let floor = match self.host {
+            Some(_) => floor.max(self.word.unpack(self.state.load(Ordering::Acquire)).0),
+            None => floor,
+        };
         // Publish: a taker that read the previous claim drops its slot (see `same_claim`).
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.node_bits.store(value << f.shift(), Ordering::SeqCst);
         self.value.store(value, Ordering::SeqCst);
-        self.reserved.store(floor, Ordering::SeqCst);
+        self.reserved.store(reserved, Ordering::SeqCst);
         self.word.raise_to(&self.state, floor);
+        self.start_ms.store(self.layout.unix_ms_of(floor), Ordering::Release);
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.valid_until_ms.store(sent_at + self.ttl_ms / 5 * 4, Ordering::Release);
+        #[cfg(feature = "shared")]
+        if let Some(h) = &self.host {
+            let epoch = h.map.host_claimed(value, ours);
+            h.epoch.store(epoch, Ordering::Release);
+            h.map.host_renewed(epoch, sent_at + self.ttl_ms / 5 * 4);
+        }
         self.claims.fetch_add(1, Ordering::Relaxed);
         inner.held = Some(Held { value, key, hwm, lost: false });
         inner.last_error = None;
@@ -386,11 +493,23 @@ impl RedisLease {
         if sent_at >= self.valid_until_ms.load(Ordering::Acquire) {
             return true;
         }
+        // A host's process adopts a renewal from the last third of a TTL (see the module docs).
+        let period = self.ttl_ms / 3;
+        if self
+            .adopt_host_renewal()
+            .is_some_and(|until| until > (sent_at + self.ttl_ms / 5 * 4).saturating_sub(period))
+        {
+            return true;
+        }
         let key = held.key.clone();
         let args = [self.token.clone(), self.ttl_ms.to_string()];
         match self.with_conn(&mut inner, |c| eval(c, RENEW, &[&key], &args)) {
             Ok(redis::Value::Int(1)) => {
                 self.valid_until_ms.fetch_max(sent_at + self.ttl_ms / 5 * 4, Ordering::AcqRel);
+                #[cfg(feature = "shared")]
+                if let Some(h) = &self.host {
+                    h.map.host_renewed(h.epoch.load(Ordering::Acquire), sent_at + self.ttl_ms / 5 * 4);
+                }
                 true
             }
             Ok(_) => {
@@ -400,6 +519,53 @@ impl RedisLease {
             }
             Err(_) => false, // unreachable: the validity runs out on its own
         }
+    }
+
+    /// A host lease: the validity of the last renewal of this process's claim, by any process
+    /// of the host, adopted here (`valid_until_ms` raised to it). `None` for a lease of one
+    /// process, or when the host's claim is another.
+    fn adopt_host_renewal(&self) -> Option<u64> {
+        #[cfg(feature = "shared")]
+        if let Some(h) = &self.host {
+            let until = h.map.host_valid(h.epoch.load(Ordering::Acquire))?;
+            self.valid_until_ms.fetch_max(until, Ordering::AcqRel);
+            return Some(until);
+        }
+        None
+    }
+
+    /// Whether this process's claim is still its host's (always, for a lease of one process):
+    /// when another process of the host claimed anew, this one joins that claim (in `heal`).
+    #[inline]
+    fn host_claim_current(&self) -> bool {
+        #[cfg(feature = "shared")]
+        if let Some(h) = &self.host {
+            return h.epoch.load(Ordering::Acquire) == h.map.host_epoch();
+        }
+        true
+    }
+
+    /// Whether the claim's IDs have started at the reading `now_ms`: a claim without a
+    /// stored mark starts ahead of the clock; a call waits for it within `max_wait_ms`.
+    #[inline]
+    fn started(&self, now_ms: u64) -> Result<(), Error> {
+        let start_ms = self.start_ms.load(Ordering::Acquire);
+        if now_ms >= start_ms {
+            return Ok(());
+        }
+        if start_ms - now_ms <= self.max_wait_ms {
+            self.clock.wait_until_ms(start_ms);
+            return Ok(());
+        }
+        Err(Error::lease_retry(
+            format_args!(
+                "`{}`={} was claimed again and Redis had no high-water mark for it, so its IDs start in {} ms, once any earlier holder has stopped",
+                self.layout.fields()[self.field].name(),
+                self.value.load(Ordering::Relaxed),
+                start_ms - now_ms
+            ),
+            start_ms - now_ms,
+        ))
     }
 
     /// The value held is lost: stop issuing with it, count it once.
@@ -416,8 +582,15 @@ impl RedisLease {
     fn heal(&self) -> Result<(), Error> {
         let mut inner = self.lock();
         let now = self.clock.now_ms();
-        if now < self.valid_until_ms.load(Ordering::Acquire) {
+        let current = self.host_claim_current();
+        if current && now < self.valid_until_ms.load(Ordering::Acquire) {
             return Ok(()); // another thread claimed again meanwhile
+        }
+        if current
+            && inner.held.as_ref().is_some_and(|h| !h.lost)
+            && self.adopt_host_renewal().is_some_and(|until| now < until)
+        {
+            return Ok(()); // another process of the host renewed
         }
         if now < self.retry_at_ms.load(Ordering::Acquire) {
             return Err(inner.last_error.clone().unwrap_or(Error::LeaseLost));
@@ -425,23 +598,9 @@ impl RedisLease {
         self.lose(&mut inner);
         let prefer = inner.held.as_ref().map(|h| h.value);
         match self.claim(&mut inner, prefer) {
-            Ok(floor) => {
+            Ok(_) => {
                 drop(inner);
-                let start_ms = self.layout.unix_ms_of(floor);
-                let now = self.clock.now_ms();
-                if start_ms > now.saturating_add(self.max_wait_ms) {
-                    return Err(Error::lease_retry(
-                        format_args!(
-                            "the lease lapsed and `{}`={} was claimed again; Redis had no high-water mark for it, so its IDs start in {} ms, once any earlier holder has stopped",
-                            self.layout.fields()[self.field].name(),
-                            self.value.load(Ordering::Relaxed),
-                            start_ms - now
-                        ),
-                        start_ms - now,
-                    ));
-                }
-                self.clock.wait_until_ms(start_ms);
-                Ok(())
+                self.started(self.clock.now_ms())
             }
             Err(e) => {
                 let retry_ms = e.retry_after_ms().unwrap_or(self.ttl_ms / 5).clamp(1, self.ttl_ms);
@@ -475,15 +634,35 @@ impl RedisLease {
             return self.heal();
         };
         let (key, hwm) = (held.key.clone(), held.hwm.clone());
+        // A host lease reserves for the host: one process stores, the others adopt.
+        #[cfg(feature = "shared")]
+        let host = match &self.host {
+            Some(h) => {
+                let lock = h.map.host_lock()?;
+                let epoch = h.epoch.load(Ordering::Acquire);
+                if let Some(end) = h.map.host_reserved(epoch).filter(|&end| end > tick) {
+                    self.reserved.fetch_max(end, Ordering::AcqRel);
+                    return Ok(());
+                }
+                Some((h, lock, epoch))
+            }
+            None => None,
+        };
         let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
         let args = [self.token.clone(), new_end.to_string()];
         match self.with_conn(&mut inner, |c| eval(c, EXTEND, &[&key, &hwm], &args)) {
             Ok(redis::Value::Int(1)) => {
                 self.reserved.fetch_max(new_end, Ordering::AcqRel);
+                #[cfg(feature = "shared")]
+                if let Some((h, _lock, epoch)) = host {
+                    h.map.host_reserve(epoch, new_end);
+                }
                 Ok(())
             }
             Ok(_) => {
                 // Taken or deleted: claim again now, as the next call would.
+                #[cfg(feature = "shared")]
+                drop(host);
                 self.lose(&mut inner);
                 drop(inner);
                 self.heal()
@@ -519,8 +698,8 @@ impl HighWater for RedisLease {
     }
     #[inline]
     fn check(&self, now_ms: u64) -> Result<(), Error> {
-        if now_ms < self.valid_until_ms.load(Ordering::Acquire) {
-            return Ok(());
+        if now_ms < self.valid_until_ms.load(Ordering::Acquire) && self.host_claim_current() {
+            return self.started(now_ms);
         }
         self.heal()
     }
@@ -560,6 +739,21 @@ impl Drop for RedisLease {
             return;
         }
         self.stop_renewing();
+        #[cfg(feature = "shared")]
+        if let Some(mut host) = self.host.take() {
+            // Only the host's last process releases (see the module docs).
+            let Some(_last) = host.last_user() else { return };
+            let _lock = host.map.host_lock();
+            let Some(value) = host.map.host_value() else { return };
+            let key = format!("{}{value}{}", self.head, self.tail);
+            let hwm = format!("{key}:hwm");
+            // Every ID of the host came from the state word: its end is exact.
+            let Some(end) = self.word.issued_end(self.state.load(Ordering::Acquire)) else { return };
+            let mut inner = self.lock();
+            let args = [self.token.clone(), end.to_string()];
+            let _ = self.with_conn(&mut inner, |c| eval(c, RELEASE, &[&key, &hwm], &args));
+            return;
+        }
         let mut inner = self.lock();
         let Some(held) = inner.held.take().filter(|h| !h.lost) else { return };
         // A lease never has a rollover field (refused at open), so the end is known.

@@ -143,6 +143,10 @@ fn open(_: &Layout, _: Node, _: &Options) -> Result<Generator> {
 #[cfg(unix)]
 fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     if let Some(kind) = &options.lease {
+        #[cfg(all(feature = "shared", feature = "lease-redis"))]
+        if let (Some(name), LeaseKind::Redis(url)) = (&options.shared, kind) {
+            return open_host_lease(layout, node, options, name, url);
+        }
         return open_leased(layout, node, options, kind);
     }
     #[cfg(feature = "shared")]
@@ -159,8 +163,9 @@ fn window_ticks(layout: &Layout, ms: u64) -> u64 {
     (ms / layout.tick_ms()).max(1)
 }
 
+/// The field a lease claims, which `node` must leave at 0.
 #[cfg(unix)]
-fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind) -> Result<Generator> {
+fn leased_field(layout: &Layout, node: &Node, options: &Options) -> Result<usize> {
     let field = lease_field(layout, options)?;
     if node.get(field) != 0 {
         return Err(bad(
@@ -168,6 +173,29 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
             "the leased field is claimed by the lease: give it no node value",
         ));
     }
+    Ok(field)
+}
+
+/// A Redis lease's settings from `options`.
+#[cfg(all(unix, feature = "lease-redis"))]
+fn redis_config<'a>(options: &'a Options, url: &'a str) -> lease_redis::Config<'a> {
+    lease_redis::Config {
+        settings: redis_conn::Settings {
+            url,
+            password_file: options.lease_password_file.as_deref(),
+            tls_ca: options.lease_tls_ca.as_deref(),
+            tls_cert: options.lease_tls_cert.as_deref(),
+            tls_key: options.lease_tls_key.as_deref(),
+        },
+        ttl_ms: options.lease_ttl_ms.unwrap_or(5000),
+        window_ms: options.state_window_ms.unwrap_or(1000),
+        max_wait_ms: options.max_wait_ms,
+    }
+}
+
+#[cfg(unix)]
+fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind) -> Result<Generator> {
+    let field = leased_field(layout, &node, options)?;
     // Check everything else before claiming anything.
     Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
     match kind {
@@ -197,28 +225,17 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
             let clock = MonotonicClock::process();
             let g = Generator::build(layout, node, options.policy(), clock)?;
             let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-            let config = lease_redis::Config {
-                settings: redis_conn::Settings {
-                    url,
-                    password_file: options.lease_password_file.as_deref(),
-                    tls_ca: options.lease_tls_ca.as_deref(),
-                    tls_cert: options.lease_tls_cert.as_deref(),
-                    tls_key: options.lease_tls_key.as_deref(),
-                },
-                ttl_ms: options.lease_ttl_ms.unwrap_or(5000),
-                window_ms: options.state_window_ms.unwrap_or(1000),
-                max_wait_ms: options.max_wait_ms,
-            };
             // Claims, and waits until the claim may issue (see lease_redis: at most
             // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty Redis).
             let lease = lease_redis::RedisLease::open(
-                &config,
+                &redis_config(options, url),
                 layout,
                 &node,
                 field,
-                state.clone(),
+                Cell::new(state.clone(), |w| w),
                 g.word_format(),
                 clock,
+                None,
             )?;
             let claimed = node.with(field, lease.value());
             Ok(g.leased(claimed, field, true).assemble(Cell::new(state, |w| w), Some(lease), false))
@@ -285,8 +302,27 @@ fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Re
         word: g.word_format(),
         initial_state,
         initial_reserved,
+        host_lease: None,
     };
-    let map = Arc::new(shared::Mapping::open(name, &identity)?);
+    let (map, clock) = join_shared(layout, name, &identity)?;
+    let g = g.with_clock_of(clock).with_validity(map.clone());
+    #[allow(unused_mut)]
+    let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
+    #[cfg(feature = "state-file")]
+    if let Some(durable) = durable {
+        mark = Some(Arc::new(mark::FileMark { durable: mark::Use::own(durable), mapped: Some(map.clone()) }));
+    }
+    Ok(g.assemble(Cell::new(map, |m| m.state()), mark, true))
+}
+
+/// Opens the shared state `name` for `identity`, and the clock its processes share.
+#[cfg(all(unix, feature = "shared"))]
+fn join_shared(
+    layout: &Layout,
+    name: &str,
+    identity: &shared::Identity<'_>,
+) -> Result<(std::sync::Arc<shared::Mapping>, MonotonicClock)> {
+    let map = std::sync::Arc::new(shared::Mapping::open(name, identity)?);
     let clock = MonotonicClock::with_offset_ns(map.anchor_ns());
     // The first check that the file is at its path, from a reading taken before it.
     crate::generator::Validity::renew(&*map, clock.now_ms())?;
@@ -297,14 +333,47 @@ fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Re
     if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + 2 * layout.tick_ms() + 100 {
         clock.wait_until_ms(ready_ms);
     }
+    Ok((map, clock))
+}
+
+/// A host lease (`lease=redis://…` with `shared=`): the host's processes share one state and
+/// one leased value (see `lease_redis`).
+#[cfg(all(unix, feature = "shared", feature = "lease-redis"))]
+fn open_host_lease(
+    layout: &Layout,
+    node: Node,
+    options: &Options,
+    name: &str,
+    url: &str,
+) -> Result<Generator> {
+    let field = leased_field(layout, &node, options)?;
+    let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
+    let identity = shared::Identity {
+        layout,
+        node: &node,
+        policy: &options.policy(),
+        rollover: None,
+        state_file: None,
+        word: g.word_format(),
+        initial_state: 0,
+        initial_reserved: u64::MAX,
+        host_lease: Some(field),
+    };
+    let (map, clock) = join_shared(layout, name, &identity)?;
+    let host = lease_redis::Host::join(map.clone())?;
+    let lease = lease_redis::RedisLease::open(
+        &redis_config(options, url),
+        layout,
+        &node,
+        field,
+        Cell::new(map.clone(), |m| m.state()),
+        g.word_format(),
+        clock,
+        Some(host),
+    )?;
+    let claimed = node.with(field, lease.value());
     let g = g.with_clock_of(clock).with_validity(map.clone());
-    #[allow(unused_mut)]
-    let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
-    #[cfg(feature = "state-file")]
-    if let Some(durable) = durable {
-        mark = Some(Arc::new(mark::FileMark { durable: mark::Use::own(durable), mapped: Some(map.clone()) }));
-    }
-    Ok(g.assemble(Cell::new(map, |m| m.state()), mark, true))
+    Ok(g.leased(claimed, field, true).assemble(Cell::new(map, |m| m.state()), Some(lease), false))
 }
 
 /// The process's registry state for this identity, guarded by a state file (one reservation

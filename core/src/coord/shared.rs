@@ -11,12 +11,13 @@
 //! | offset | what |
 //! |---|---|
 //! | 0 | magic `SNOWFLK1`, written last when the file is set up |
-//! | 8 | layout fingerprint, node bits, `max_drift_ms`, sequence start, rollover field |
+//! | 8 | layout fingerprint, node bits, `max_drift_ms`, sequence start, rollover field, state file, host lease |
 //! | 64 | clock anchor: `wall - CLOCK_MONOTONIC` in ns, and the boot id it holds for |
 //! | 112 | when a new state may first issue, in ms on the file's timeline (see below) |
 //! | 128 | the layout's canonical text (to name a difference) |
 //! | 1024 | the state word (its own cache line) |
 //! | 1088 | the durable reservation word (see `durable`) |
+//! | 2048 | a host lease's token, then its value, claim epoch, validity and reservation (see [`HostWords`]) |
 //!
 //! Setting up takes an exclusive `flock`; issuing takes none: every ID is one
 //! compare-and-swap on the mapped word, so a process killed at any instant leaves the state
@@ -66,6 +67,16 @@ const RESERVED_AT: usize = 1088;
 const READY_AT: usize = 112;
 const TEXT_AT: usize = 128;
 const TEXT_MAX: usize = 800;
+const IDENTITY_WORDS: usize = 7;
+const TOKEN_AT: usize = 2048;
+const TOKEN_LEN: usize = 32;
+const HOST_VALUE_AT: usize = 2112;
+const HOST_EPOCH_AT: usize = 2120;
+const HOST_VALID_AT: usize = 2128;
+const HOST_RESERVED_AT: usize = 2136;
+const HOST_RESERVED_EPOCH_AT: usize = 2144;
+/// A host lease's validity word packs the claim epoch above 42 bits of ms (to the year 2109).
+const VALID_BITS: u32 = 42;
 
 /// How long a check that the file is still at its path covers, in ms of clock readings; and
 /// so how far ahead of the clock a fresh state starts (see the module docs).
@@ -102,6 +113,8 @@ pub(crate) fn boot_id() -> [u8; 36] {
 /// A mapped shared state file.
 pub(crate) struct Mapping {
     map: Map,
+    /// The file, kept open for its lock: set-up, and a host lease's claims and reservations.
+    file: std::fs::File,
     path: PathBuf,
     /// The device and inode of the file mapped.
     id: (u64, u64),
@@ -131,10 +144,13 @@ pub(crate) struct Identity<'a> {
     /// [`RECHECK_MS`] ahead too).
     pub initial_state: u64,
     pub initial_reserved: u64,
+    /// A host lease's leased field (`lease=` with `shared=`): its processes share one value
+    /// of it, claimed in Redis (see `lease_redis`).
+    pub host_lease: Option<usize>,
 }
 
 impl Identity<'_> {
-    fn words(&self) -> [u64; 6] {
+    fn words(&self) -> [u64; IDENTITY_WORDS] {
         let mut node = *self.node;
         if let Some(r) = self.rollover {
             node = node.with(r, 0);
@@ -150,6 +166,7 @@ impl Identity<'_> {
                 let _ = std::fmt::Write::write_str(&mut h, &p.to_string_lossy());
                 h.0 | 1
             }),
+            self.host_lease.map_or(0, |i| i as u64 + 1),
         ]
     }
 }
@@ -227,6 +244,7 @@ impl Mapping {
         let map = Map::shared(&file, SIZE).map_err(|e| io_err("mapping", path, e))?;
         let map = Mapping {
             map,
+            file: file.try_clone().map_err(|e| io_err("opening the shared state", path, e))?,
             path: path.to_path_buf(),
             id: (meta.dev(), meta.ino()),
             valid_until: AtomicU64::new(0),
@@ -255,6 +273,9 @@ impl Mapping {
             map.write(READY_AT, layout.unix_ms_of((start - drift_ticks).min(layout.max_tick())));
             map.write(64, anchor as u64);
             map.set_bytes(72, 36, &boot_id());
+            if identity.host_lease.is_some() {
+                map.set_bytes(TOKEN_AT, TOKEN_LEN, new_token().as_bytes());
+            }
             map.write(0, MAGIC);
         } else if magic != MAGIC {
             return Err(Error::shared_mismatch(
@@ -275,8 +296,8 @@ impl Mapping {
         Ok(map)
     }
 
-    fn compare(&self, identity: &Identity<'_>, words: &[u64; 6]) -> Option<Error> {
-        let theirs: Vec<u64> = (0..6).map(|i| self.read(8 + 8 * i)).collect();
+    fn compare(&self, identity: &Identity<'_>, words: &[u64; IDENTITY_WORDS]) -> Option<Error> {
+        let theirs: Vec<u64> = (0..IDENTITY_WORDS).map(|i| self.read(8 + 8 * i)).collect();
         let text = self.bytes(TEXT_AT, TEXT_MAX);
         let end = text.iter().position(|&b| b == 0).unwrap_or(TEXT_MAX);
         let their_layout = String::from_utf8_lossy(&text[..end]).into_owned();
@@ -317,10 +338,144 @@ impl Mapping {
                     s(theirs[5])
                 ),
             )
+        } else if theirs[6] != words[6] {
+            let s = |k: u64| match k {
+                0 => "no lease".to_string(),
+                k => format!(
+                    "a host lease of `{}`",
+                    identity.layout.fields().get(k as usize - 1).map_or("?", |f| f.name())
+                ),
+            };
+            (
+                "lease",
+                format!(
+                    "it holds {}, not {} (every process of a shared state gives the same lease, or none)",
+                    s(theirs[6]),
+                    s(words[6])
+                ),
+            )
         } else {
             return None;
         };
         Some(Error::shared_mismatch(what, format_args!("{}: {detail}", self.path.display())))
+    }
+}
+
+/// A token that no other host's state has: 16 random bytes, in hex.
+fn new_token() -> String {
+    use std::io::Read;
+    let mut bytes = [0u8; TOKEN_LEN / 2];
+    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
+    if random.is_err() {
+        // No /dev/urandom: this boot, this process, this instant.
+        let mut h = crate::hash::Fnv1a::new();
+        let _ = std::fmt::Write::write_fmt(
+            &mut h,
+            format_args!("{:?}{}{}", boot_id(), std::process::id(), MonotonicClock::current_offset_ns()),
+        );
+        bytes[..8].copy_from_slice(&h.0.to_le_bytes());
+        bytes[8..].copy_from_slice(&crate::sys::monotonic_ns().to_le_bytes());
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The words of a host lease (`lease=` with `shared=`), which every process of the host
+/// shares: the lease's Redis token, the value claimed, and a claim *epoch* that grows with
+/// every claim that was not already the host's (so a word tagged with an epoch speaks of one
+/// claim only). The validity and the reservation are written by whichever process renewed or
+/// reserved in Redis, and read by the others instead of asking Redis themselves.
+pub(crate) trait HostWords {
+    /// The host's Redis token.
+    fn host_token(&self) -> String;
+    /// The host's lock, for claims and reservations (the file's `flock`).
+    fn host_lock(&self) -> Result<Flock<'_>, Error>;
+    /// The value the host claimed last.
+    fn host_value(&self) -> Option<u64>;
+    /// The current claim's epoch.
+    fn host_epoch(&self) -> u64;
+    /// Records a claim of `value` (under the lock): the same epoch when it is the host's
+    /// claim already, else a new one. Returns the epoch.
+    fn host_claimed(&self, value: u64, already_ours: bool) -> u64;
+    /// Until when (ms on the file's clock) a renewal of the claim of `epoch` lets it issue.
+    fn host_valid(&self, epoch: u64) -> Option<u64>;
+    /// Records a renewal of the claim of `epoch`, valid until `until_ms`.
+    fn host_renewed(&self, epoch: u64, until_ms: u64);
+    /// The reservation stored in Redis for the claim of `epoch` (under the lock).
+    fn host_reserved(&self, epoch: u64) -> Option<u64>;
+    /// Records a reservation stored in Redis for the claim of `epoch` (under the lock).
+    fn host_reserve(&self, epoch: u64, end: u64);
+}
+
+const EPOCH_MASK: u64 = (1 << (64 - VALID_BITS)) - 1;
+
+impl HostWords for Mapping {
+    fn host_token(&self) -> String {
+        String::from_utf8_lossy(self.bytes(TOKEN_AT, TOKEN_LEN)).into_owned()
+    }
+
+    fn host_lock(&self) -> Result<Flock<'_>, Error> {
+        Flock::exclusive(&self.file).map_err(|e| io_err("locking", &self.path, e))
+    }
+
+    fn host_value(&self) -> Option<u64> {
+        self.read(HOST_VALUE_AT).checked_sub(1)
+    }
+
+    fn host_epoch(&self) -> u64 {
+        self.read(HOST_EPOCH_AT)
+    }
+
+    fn host_claimed(&self, value: u64, already_ours: bool) -> u64 {
+        if already_ours && self.host_value() == Some(value) {
+            return self.host_epoch();
+        }
+        self.write(HOST_VALUE_AT, value + 1);
+        self.map.word(HOST_EPOCH_AT).fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    fn host_valid(&self, epoch: u64) -> Option<u64> {
+        let w = self.read(HOST_VALID_AT);
+        (w >> VALID_BITS == epoch & EPOCH_MASK).then_some(w & ((1 << VALID_BITS) - 1))
+    }
+
+    fn host_renewed(&self, epoch: u64, until_ms: u64) {
+        let word = self.map.word(HOST_VALID_AT);
+        let new = (epoch & EPOCH_MASK) << VALID_BITS | until_ms.min((1 << VALID_BITS) - 1);
+        let mut cur = word.load(Ordering::Acquire);
+        loop {
+            // Only the current claim's renewals are recorded, and only forward.
+            let stale = self.host_epoch() != epoch || (cur >> VALID_BITS == epoch & EPOCH_MASK && cur >= new);
+            if stale {
+                return;
+            }
+            match word.compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    fn host_reserved(&self, epoch: u64) -> Option<u64> {
+        (self.read(HOST_RESERVED_EPOCH_AT) == epoch).then(|| self.read(HOST_RESERVED_AT))
+    }
+
+    fn host_reserve(&self, epoch: u64, end: u64) {
+        if self.host_epoch() != epoch {
+            return;
+        }
+        if self.host_reserved(epoch).is_some_and(|r| r >= end) {
+            return;
+        }
+        // Under the lock: readers hold it too, so the two words are read together.
+        self.write(HOST_RESERVED_EPOCH_AT, epoch);
+        self.write(HOST_RESERVED_AT, end);
+    }
+}
+
+impl Mapping {
+    /// The file's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
     }
 }
 

@@ -1,0 +1,261 @@
+"""Host leases (`lease=redis://…` with `shared=`), as a fleet uses them: each simulated host is
+a shared-memory directory of its own (SNOWFLAKE_SHM_DIR) with separate Python processes, on one
+real redis-server. The layout's worker field has 2 bits, so the fleet has 4 worker values and
+more processes than values: the processes of a host share one state and one leased value."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+from servers import Servers, redis_call
+
+import libsnowflake as sf
+
+LAYOUT = "time:41,worker:2,sequence:12;epoch=1288834974657"
+TTL_MS = 3000
+PER_PROCESS = 20_000
+
+# One process of a host: opens the host lease, says which value it holds, draws IDs into a file
+# when told to, and exits when its input ends (or is killed).
+WORKER = r"""
+import json, sys, time
+import libsnowflake as sf
+url, layout, ttl, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+try:
+    gen = sf.Generator(layout, shared="app", lease=url, lease_ttl_ms=ttl)
+except sf.SnowflakeError as e:
+    print(json.dumps({"error": type(e).__name__, "message": str(e)}), flush=True)
+    sys.exit(3)
+print(json.dumps({"value": gen.stats().lease_value}), flush=True)
+for line in sys.stdin:
+    n, refused = int(line), 0
+    while True:
+        try:
+            ids = gen.next_ids(n)
+            break
+        except sf.LeaseError:  # lost, and claimed again: its IDs start a little later
+            refused += 1
+            time.sleep(0.05)
+    with open(out, "a") as f:
+        f.write("\n".join(map(str, ids)) + "\n")
+    s = gen.stats()
+    print(json.dumps({"drew": n, "value": s.lease_value, "claims": s.lease_claims, "refused": refused}), flush=True)
+"""
+
+
+class Host:
+    """A simulated host: a directory for its shared memory, and its processes."""
+
+    def __init__(self, name: str, root: Path, url: str) -> None:
+        self.name, self.url = name, url
+        self.dir = root / name
+        self.shm = self.dir / "shm"
+        self.shm.mkdir(parents=True)
+        self.procs: list[subprocess.Popen[str]] = []
+
+    def start(self, n: int) -> list[dict[str, Any]]:
+        """Starts `n` processes at once; returns what each said once open."""
+        env = {**os.environ, "SNOWFLAKE_SHM_DIR": str(self.shm)}
+        new = []
+        for i in range(n):
+            out = self.dir / f"ids-{len(self.procs)}.txt"
+            p = subprocess.Popen([sys.executable, "-c", WORKER, self.url, LAYOUT, str(TTL_MS), str(out)],
+                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+            self.procs.append(p)
+            new.append(p)
+        return [self.read(p) for p in new]
+
+    @staticmethod
+    def read(p: subprocess.Popen[str]) -> dict[str, Any]:
+        assert p.stdout is not None
+        line = p.stdout.readline()
+        assert line, f"a process exited with {p.wait()} before answering"
+        reply: dict[str, Any] = json.loads(line)
+        return reply
+
+    def live(self) -> list[subprocess.Popen[str]]:
+        return [p for p in self.procs if p.poll() is None]
+
+    def draw(self, n: int) -> list[dict[str, Any]]:
+        """Every live process draws `n` IDs at once."""
+        procs = self.live()
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(f"{n}\n")
+            p.stdin.flush()
+        return [self.read(p) for p in procs]
+
+    def ids(self) -> list[int]:
+        out: list[int] = []
+        for f in sorted(self.dir.glob("ids-*.txt")):
+            out += [int(x) for x in f.read_text().split()]
+        return out
+
+    def kill(self) -> None:
+        for p in self.live():
+            p.send_signal(signal.SIGKILL)
+        for p in self.procs:
+            p.wait()
+
+    def exit(self) -> None:
+        """Ends every process the usual way: its input closes, it exits."""
+        for p in self.live():
+            assert p.stdin is not None
+            p.stdin.close()
+        for p in self.procs:
+            assert p.wait(timeout=60) == 0
+
+
+@pytest.fixture()
+def redis(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    with Servers("redis", dir=tmp_path) as s:
+        yield s.info["redis"]
+
+
+def lease_keys(node: dict[str, Any]) -> dict[str, int]:
+    """The lease keys in Redis (not their marks), with their time to live in ms."""
+    keys = [k.decode() if isinstance(k, bytes) else k for k in redis_call(node, "KEYS", "libsnowflake:*")]
+    return {k: int(redis_call(node, "PTTL", k)) for k in keys if not k.endswith(":hwm")}
+
+
+def value_of(layout: sf.Layout, id_: int) -> int:
+    return int(layout.decode(id_).fields["worker"])
+
+
+def test_three_hosts_of_four_processes_share_three_values_and_repeat_nothing(
+        redis: dict[str, Any], tmp_path: Path) -> None:
+    url = f"unix://{redis['unix_socket']}"
+    layout = sf.Layout(LAYOUT)
+    hosts = [Host(n, tmp_path, url) for n in ("a", "b", "c")]
+    try:
+        held = {}
+        for h in hosts:
+            replies = h.start(4)
+            values = {r["value"] for r in replies}
+            assert len(values) == 1, f"host {h.name}'s processes hold {values}: one value per host"
+            held[h.name] = values.pop()
+        assert sorted(held.values()) == sorted(set(held.values())), held
+        assert len(lease_keys(redis)) == 3, "one lease per host, not per process"
+
+        # 12 processes draw at once, each host's four from one state.
+        for h in hosts:
+            for p in h.live():
+                assert p.stdin is not None
+                p.stdin.write(f"{PER_PROCESS}\n")
+                p.stdin.flush()
+        for h in hosts:
+            for p in h.live():
+                assert Host.read(p)["drew"] == PER_PROCESS
+        all_ids = []
+        for h in hosts:
+            ids = h.ids()
+            assert len(ids) == 4 * PER_PROCESS
+            assert {value_of(layout, i) for i in ids} == {held[h.name]}
+            all_ids += ids
+        assert len(set(all_ids)) == len(all_ids) == 12 * PER_PROCESS, "no ID repeats across or within hosts"
+
+        # The last process of a host to exit releases its value at once.
+        b_key = next(k for k in lease_keys(redis) if k.endswith(f"worker={held['b']}"))
+        hosts[1].exit()
+        assert b_key not in lease_keys(redis), "the host's last process released the lease"
+        (again,) = hosts[1].start(1)
+        assert again["value"] == held["b"], "the host claims the value it held before"
+        hosts[1].draw(PER_PROCESS)
+        ids = hosts[1].ids()
+        assert len(set(ids)) == len(ids) == 5 * PER_PROCESS, "a restart repeats none of the host's IDs"
+    finally:
+        for h in hosts:
+            h.kill()
+
+
+def test_a_killed_hosts_value_frees_within_the_ttl_for_another_host(redis: dict[str, Any], tmp_path: Path) -> None:
+    url = f"unix://{redis['unix_socket']}"
+    layout = sf.Layout(LAYOUT)
+    a, b, c, d, e = (Host(n, tmp_path, url) for n in "abcde")
+    try:
+        held = {}
+        for h in (a, b, c, d):
+            (first,) = h.start(1)
+            rest = h.start(3)
+            assert {r["value"] for r in rest} == {first["value"]}
+            held[h.name] = first["value"]
+        assert sorted(held.values()) == [0, 1, 2, 3], "four hosts hold the four values"
+        for h in (a, b, c, d):
+            h.draw(5000)
+
+        (refused,) = e.start(1)
+        assert refused.get("error") == "LeaseError", refused
+        assert "all 4 values of `worker` are leased" in refused["message"], refused["message"]
+
+        # Every process of host a dies at once: nobody renews, nobody releases.
+        a_key = next(k for k in lease_keys(redis) if k.endswith(f"worker={held['a']}"))
+        a.kill()
+        ttl_left = lease_keys(redis).get(a_key)
+        assert ttl_left is not None and 0 < ttl_left <= TTL_MS, f"{a_key} lives on for at most the TTL: {ttl_left}"
+
+        deadline = time.monotonic() + TTL_MS / 1000 + 60
+        taken: Optional[dict[str, Any]] = None
+        while taken is None:
+            (reply,) = e.start(1)
+            if "value" in reply:
+                taken = reply
+                break
+            assert time.monotonic() < deadline, f"host e never got a value: {reply}"
+            time.sleep(0.2)
+        assert taken["value"] == held["a"], "host e took the value host a held"
+        e.start(3)
+        for h in (b, c, d, e):
+            h.draw(5000)
+        all_ids = [i for h in (a, b, c, d, e) for i in h.ids()]
+        assert len(set(all_ids)) == len(all_ids) == 2 * 4 * 4 * 5000, "no ID repeats"
+        by_value = {value_of(layout, i) for i in e.ids()}
+        assert by_value == {held["a"]}
+    finally:
+        for h in (a, b, c, d, e):
+            h.kill()
+
+
+def test_a_host_lease_and_a_plain_shared_state_cannot_mix(redis: dict[str, Any], tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
+    url = f"unix://{redis['unix_socket']}"
+    leased = sf.Generator(LAYOUT, shared="mix", lease=url, lease_ttl_ms=TTL_MS)
+    with pytest.raises(sf.SharedMismatchError) as e:
+        sf.Generator(LAYOUT, shared="mix", node={"worker": 0})
+    assert "host lease of `worker`" in str(e.value), str(e.value)
+    assert leased.next_id() > 0
+    with pytest.raises(sf.ValueRangeError) as bad:
+        sf.Generator(LAYOUT, shared="mix", lease="local")
+    assert "lease=redis://" in str(bad.value)
+
+
+def test_a_host_that_loses_its_lease_stops_claims_again_and_repeats_nothing(tmp_path: Path) -> None:
+    with Servers("redis", dir=tmp_path) as s:
+        url = f"unix://{s.info['redis']['unix_socket']}"
+        h = Host("h", tmp_path, url)
+        try:
+            replies = h.start(3)
+            (value,) = {r["value"] for r in replies}
+            h.draw(5000)
+            # Redis restarts empty: the key, its mark and every renewal are gone. Each process
+            # finds its lease lost (a renewal or a reservation is refused, or its validity runs
+            # out), stops, and the host claims again, starting past anything it may have issued.
+            s.command("restart")
+            time.sleep(TTL_MS / 1000)
+            after = h.draw(5000)
+            assert {r["value"] for r in after} == {value}, after
+            assert max(r["claims"] for r in after) >= 2, f"the host claimed again: {after}"
+            ids = h.ids()
+            assert len(set(ids)) == len(ids) == 2 * 3 * 5000, "no ID repeats across the loss"
+            assert len(lease_keys(s.info["redis"])) == 1
+        finally:
+            h.kill()

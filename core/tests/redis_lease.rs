@@ -803,8 +803,8 @@ fn beside<T>(a: &Generator, b_work: impl FnOnce() -> T) -> (Vec<u64>, T) {
 
 /// Issue 15, case 3: after Redis lost its data, the next holder's start must cover what a
 /// holder with larger settings may still issue. Holder A: TTL 60 s, window 30 s (lowered to
-/// LEASE_MAX_WINDOW_MS), issuing all along; FLUSHALL; holder B with a TTL of 100 ms claims A's
-/// value and issues beside it.
+/// LEASE_MAX_WINDOW_MS), issuing; FLUSHALL; holder B with a TTL of 100 ms claims A's value
+/// and issues beside A, which goes on until it notices the loss and claims another value.
 #[test]
 fn after_a_data_loss_holders_with_other_settings_repeat_nothing() {
     let server = start_redis();
@@ -817,29 +817,49 @@ fn after_a_data_loss_holders_with_other_settings_repeat_nothing() {
         ),
     )
     .unwrap();
-    let (a_ids, (b_ids, b_value)) = beside(&a, || {
-        std::thread::sleep(Duration::from_millis(300));
-        let mut admin = Conn::connect(port);
-        for attempt in 0.. {
-            assert!(attempt < 5, "B never claimed the value A held: the premise of the test");
+    // A pauses (between two calls, so it cannot notice the loss first) while Redis loses its
+    // data and B claims; then both issue, A until it has noticed and claimed again.
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    let (hold, parked, stop) = (AtomicBool::new(false), AtomicBool::new(false), AtomicBool::new(false));
+    let (a_ids, (b_ids, b_value)) = std::thread::scope(|scope| {
+        let a_side = scope.spawn(|| {
+            issue_while(&a, |_, _| {
+                while hold.load(SeqCst) {
+                    parked.store(true, SeqCst);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                stop.load(SeqCst) && a.stats().lease_claims >= 2
+            })
+            .0
+        });
+        struct Stop<'a>(&'a AtomicBool, &'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, SeqCst);
+                self.1.store(true, SeqCst);
+            }
+        }
+        let b = {
+            let _stop = Stop(&hold, &stop);
+            std::thread::sleep(Duration::from_millis(300));
             let a_value = a.stats().lease_value;
+            hold.store(true, SeqCst);
+            while !parked.load(SeqCst) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let mut admin = Conn::connect(port);
             assert_eq!(admin.call(&["FLUSHALL"]), Reply::Simple("OK".into()));
             let b = open_patiently(
                 &layout(),
                 "",
                 &format!("lease=redis://127.0.0.1:{port}/0;lease_ttl_ms=100;max_wait_ms=3000"),
             );
-            // A notices the loss within a window and claims again, its own value first if it
-            // is free: B must have taken that value before (on a slow machine, it may not
-            // have: then again).
-            if b.stats().lease_value != a_value {
-                eprintln!("attempt {attempt}: A claimed its value again before B; again");
-                continue;
-            }
+            assert_eq!(b.stats().lease_value, a_value, "B claims the value A held: A made no call meanwhile");
+            hold.store(false, SeqCst);
             let (ids, _) = issue_while(&b, |ids, _| ids.len() >= 20_000);
-            return (ids, a_value);
-        }
-        unreachable!()
+            (ids, a_value)
+        };
+        (a_side.join().unwrap(), b)
     });
     assert_unique(a_ids.iter().chain(&b_ids));
     assert!(a.stats().lease_claims >= 2 && a.stats().lease_value != b_value, "{:?}", a.stats());

@@ -780,27 +780,6 @@ fn a_frozen_redis_stops_holders_before_the_ttl_and_they_recover_by_themselves() 
     assert_unique(before.iter().chain(&during).chain(&after));
 }
 
-/// Runs `a` in a thread (paced IDs) until `b_work` is done; both sides' IDs.
-fn beside<T>(a: &Generator, b_work: impl FnOnce() -> T) -> (Vec<u64>, T) {
-    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-    /// Stops `a` when B's work ends, also when it panics.
-    struct Stop<'a>(&'a AtomicBool);
-    impl Drop for Stop<'_> {
-        fn drop(&mut self) {
-            self.0.store(true, SeqCst);
-        }
-    }
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let a_side = scope.spawn(|| issue_while(a, |_, _| stop.load(SeqCst)).0);
-        let b = {
-            let _stop = Stop(&stop);
-            b_work()
-        };
-        (a_side.join().unwrap(), b)
-    })
-}
-
 /// Issue 15, case 3: after Redis lost its data, the next holder's start must cover what a
 /// holder with larger settings may still issue. Holder A: TTL 60 s, window 30 s (lowered to
 /// LEASE_MAX_WINDOW_MS), issuing; FLUSHALL; holder B with a TTL of 100 ms claims A's value

@@ -771,6 +771,92 @@ fn a_removed_shared_file_is_noticed() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Mixing kinds of generator for one identity (issue 13, step 2): made safe, or refused with an
+// error that names the other generator; never a silent repeat.
+
+const MIX_NODE: &str = "datacenter=3,worker=7";
+
+fn twitter_gen(node: &str, options: &str) -> snowflake_core::Result<Generator> {
+    let layout = Layout::parse("twitter").unwrap();
+    Generator::new(&layout, layout.parse_node(node)?, Options::parse(options)?)
+}
+
+/// Draws `n` IDs from each generator in turn, one at a time: the repeats among them.
+fn interleaved_repeats(gens: &[&Generator], n: usize) -> usize {
+    let mut seen = HashSet::new();
+    let mut repeats = 0;
+    for _ in 0..n {
+        for g in gens {
+            repeats += usize::from(!seen.insert(g.next_id().unwrap()));
+        }
+    }
+    repeats
+}
+
+/// (a) A plain generator and a `shared=` one of the same identity in one process.
+fn mixing_plain_and_shared_in_one_process() {
+    let name = shared_name("mixplain");
+    let plain = twitter_gen(MIX_NODE, "").unwrap();
+    let shared = twitter_gen(MIX_NODE, &format!("shared={name}")).unwrap();
+    assert_eq!(interleaved_repeats(&[&plain, &shared], 20_000), 0, "plain + shared={name} repeated IDs");
+}
+
+/// (b) `shared=` under two names for one identity, in one process and in two processes.
+fn mixing_two_shared_names() {
+    let (one, two) = (shared_name("mixname1"), shared_name("mixname2"));
+    let a = twitter_gen(MIX_NODE, &format!("shared={one}")).unwrap();
+    let b = twitter_gen(MIX_NODE, &format!("shared={two}")).unwrap();
+    assert_eq!(interleaved_repeats(&[&a, &b], 20_000), 0, "shared={one} + shared={two} in one process");
+    drop((a, b));
+    // Two processes, one name each, drawing at once (100 ms of twitter's capacity each).
+    let children: Vec<Child> = [&one, &two]
+        .iter()
+        .map(|name| spawn(&format!("twitter|{MIX_NODE}|shared={name}|400000|0"), &[]))
+        .collect();
+    let outputs: Vec<Output> = children.into_iter().map(collect).collect();
+    for o in &outputs {
+        assert_eq!(o.head, format!("ok {MIX_NODE}"));
+        assert_eq!(o.tail.as_deref(), Some("done"));
+    }
+    assert_eq!(repeats(&[&outputs[0], &outputs[1]]), 0, "shared={one} and shared={two} in two processes");
+}
+
+/// (c) A local lease holding worker=v and a plain generator given worker=v: refused, naming
+/// the lease.
+fn mixing_a_lease_and_a_plain_generator() {
+    let dir = tmp("mixlease");
+    let leased = twitter_gen("datacenter=3", &format!("lease=local;lease_dir={}", dir.display())).unwrap();
+    let layout = Layout::parse("twitter").unwrap();
+    let v = layout.decode(leased.next_id().unwrap()).unwrap().node.get(2);
+    let err = twitter_gen(&format!("datacenter=3,worker={v}"), "")
+        .err()
+        .expect("a plain generator beside the lease");
+    assert_eq!(err.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH", "{err}");
+    assert!(err.to_string().contains("lease"), "does not name the lease: {err}");
+    // The refusal changed nothing: the lease still issues.
+    assert!(leased.next_id().is_ok());
+    drop(leased);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// (d) A `process_only` generator and a plain one of the same identity: refused, naming the
+/// other, whichever comes first.
+fn mixing_process_only_and_plain() {
+    let own = twitter_gen(MIX_NODE, "process_only=true").unwrap();
+    let err = twitter_gen(MIX_NODE, "").err().expect("a plain generator beside a process_only one");
+    assert_eq!(err.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH", "{err}");
+    assert!(err.to_string().contains("process_only"), "does not name the process_only generator: {err}");
+    assert!(own.next_id().is_ok());
+    drop(own);
+    let plain = twitter_gen(MIX_NODE, "").unwrap();
+    let err = twitter_gen(MIX_NODE, "process_only=true")
+        .err()
+        .expect("a process_only generator beside a plain one");
+    assert_eq!(err.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH", "{err}");
+    assert!(plain.next_id().is_ok());
+}
+
 fn main() {
     if let Ok(spec) = std::env::var("SNOWFLAKE_WORKER") {
         worker(&spec);
@@ -786,7 +872,11 @@ fn main() {
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::env::set_var("SNOWFLAKE_LEASE_DIR", own.join("leases"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 15] = [
+    let tests: [(&str, fn()); 19] = [
+        ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
+        ("mixing_two_shared_names", mixing_two_shared_names),
+        ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
+        ("mixing_process_only_and_plain", mixing_process_only_and_plain),
         (
             "a_forked_child_leaves_the_parents_state_file_alone",
             a_forked_child_leaves_the_parents_state_file_alone,

@@ -901,6 +901,148 @@ static void test_coordination(void) {
   CHECK(system(cmd) == 0, "removing %s", dir);
 }
 
+/* ---- mixing kinds of generator for one identity (issue 13, step 2) ------------------- */
+
+#define MIX_NODE "datacenter=3,worker=7"
+
+/* Sorts `ids` and counts the repeats among them. */
+static size_t count_repeats(uint64_t *ids, size_t n) {
+  size_t i, dups = 0;
+  qsort(ids, n, sizeof *ids, cmp_u64);
+  for (i = 1; i < n; i++) dups += ids[i] == ids[i - 1];
+  return dups;
+}
+
+/* Draws `n` IDs from `a` and `b` in turn, one at a time; the repeats among the 2n. */
+static size_t interleaved_repeats(SnowflakeGenerator *a, SnowflakeGenerator *b, size_t n) {
+  uint64_t *ids = malloc(2 * n * sizeof *ids);
+  size_t i, dups;
+  if (ids == NULL) return SIZE_MAX;
+  for (i = 0; i < n; i++) {
+    if (snowflake_next_id(a, &ids[2 * i]) != SNOWFLAKE_STATUS_OK ||
+        snowflake_next_id(b, &ids[2 * i + 1]) != SNOWFLAKE_STATUS_OK) {
+      free(ids);
+      return SIZE_MAX;
+    }
+  }
+  dups = count_repeats(ids, 2 * n);
+  free(ids);
+  return dups;
+}
+
+static void test_mixing(void) {
+  char dir[] = "/tmp/snowflake-c-mix-XXXXXX", one[96], two[96], node[64], path[1100], cmd[1100];
+  SnowflakeLayout *twitter = NULL;
+  SnowflakeGenerator *a = NULL, *b = NULL, *other = NULL;
+  uint64_t id = 0, worker = 0, *ids;
+  size_t i, n = 100000, got = 0, dups;
+  pid_t pid;
+  int status = 0;
+  FILE *f;
+
+  if (mkdtemp(dir) == NULL) {
+    CHECK(0, "mkdtemp");
+    return;
+  }
+  setenv("SNOWFLAKE_SHM_DIR", dir, 1);
+  snprintf(path, sizeof path, "%s/leases", dir);
+  setenv("SNOWFLAKE_LEASE_DIR", path, 1);
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK)) return;
+  snprintf(one, sizeof one, "shared=c-mix-%ld-one", (long)getpid());
+  snprintf(two, sizeof two, "shared=c-mix-%ld-two", (long)getpid());
+
+  /* (a) A plain generator and a shared= one of the same identity, 20,000 + 20,000. */
+  if (CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, NULL, &a), SNOWFLAKE_STATUS_OK) == 0 &&
+      CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, one, &b), SNOWFLAKE_STATUS_OK) == 0) {
+    dups = interleaved_repeats(a, b, 20000);
+    CHECK(dups == 0, "a plain and a %s generator of one identity: %zu repeats in 20,000 + 20,000", one, dups);
+  }
+  snowflake_generator_free(a);
+  snowflake_generator_free(b);
+  a = b = NULL;
+
+  /* (b) shared= under two names for one identity: in one process... */
+  if (CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, one, &a), SNOWFLAKE_STATUS_OK) == 0 &&
+      CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, two, &b), SNOWFLAKE_STATUS_OK) == 0) {
+    dups = interleaved_repeats(a, b, 20000);
+    CHECK(dups == 0, "%s and %s in one process: %zu repeats in 20,000 + 20,000", one, two, dups);
+  }
+  snowflake_generator_free(a);
+  snowflake_generator_free(b);
+  a = b = NULL;
+  /* ...and in two: a child (a new process with a generator of its own, not an inherited one)
+   * opens the second name and draws while the parent draws from the first. */
+  ids = malloc(2 * n * sizeof *ids);
+  snprintf(path, sizeof path, "%s/child-ids", dir);
+  fflush(NULL);
+  pid = fork();
+  if (pid == 0) {
+    SnowflakeGenerator *g = NULL;
+    f = fopen(path, "wb");
+    if (f == NULL || snowflake_generator_new(twitter, MIX_NODE, two, &g) != SNOWFLAKE_STATUS_OK) _exit(20);
+    for (i = 0; i < n; i++) {
+      if (snowflake_next_id(g, &id) != SNOWFLAKE_STATUS_OK) _exit(21);
+      fwrite(&id, sizeof id, 1, f);
+    }
+    _exit(fclose(f) == 0 ? 0 : 22);
+  }
+  if (CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, one, &a), SNOWFLAKE_STATUS_OK) == 0) {
+    for (i = 0; i < n && ids; i++)
+      if (snowflake_next_id(a, &ids[i]) != SNOWFLAKE_STATUS_OK) break;
+    CHECK(ids && i == n, "parent: next_id on %s failed (%s)", one, snowflake_last_error());
+  }
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the child on %s: exit %d", two, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  f = fopen(path, "rb");
+  if (f && ids) got = fread(ids + n, sizeof *ids, n, f);
+  if (f) fclose(f);
+  CHECK(got == n, "the child's IDs: %zu", got);
+  if (ids && got == n) {
+    dups = count_repeats(ids, 2 * n);
+    CHECK(dups == 0, "%s and %s in two processes: %zu repeats in %zu + %zu", one, two, dups, n, n);
+  }
+  free(ids);
+  snowflake_generator_free(a);
+  a = NULL;
+
+  /* (c) A local lease holding worker=v, and a plain generator given worker=v: refused, and
+   * the error names the lease. */
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=3", "lease=local", &a), SNOWFLAKE_STATUS_OK) == 0 &&
+      CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK) == 0) {
+    decode_worker(twitter, id, &worker);
+    snprintf(node, sizeof node, "datacenter=3,worker=%" PRIu64, worker);
+    CHECK_STATUS(snowflake_generator_new(twitter, node, NULL, &other), SNOWFLAKE_STATUS_SHARED_MISMATCH);
+    CHECK_DETAIL("lease");
+    CHECK(other == NULL, "generator_new wrote its output on failure");
+    CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK);
+  }
+  snowflake_generator_free(a);
+  a = NULL;
+
+  /* (d) A process_only generator and a plain one of the same identity: refused, naming the
+   * other, in either order. */
+  if (CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, "process_only=true", &a), SNOWFLAKE_STATUS_OK) == 0) {
+    CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, NULL, &other), SNOWFLAKE_STATUS_SHARED_MISMATCH);
+    CHECK_DETAIL("process_only");
+    CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK);
+  }
+  snowflake_generator_free(a);
+  a = NULL;
+  if (CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, NULL, &a), SNOWFLAKE_STATUS_OK) == 0) {
+    CHECK_STATUS(snowflake_generator_new(twitter, MIX_NODE, "process_only=true", &other),
+                 SNOWFLAKE_STATUS_SHARED_MISMATCH);
+    CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK);
+  }
+  snowflake_generator_free(a);
+  snowflake_generator_free(other); /* NULL unless a check above failed */
+
+  snowflake_layout_free(twitter);
+  unsetenv("SNOWFLAKE_SHM_DIR");
+  unsetenv("SNOWFLAKE_LEASE_DIR");
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "removing %s", dir);
+}
+
 /* ---- the Redis script (issue 6) ------------------------------------------------------- */
 
 /* The options object: one option at a time, so a value may hold `;`, `=` and spaces; typed
@@ -1226,5 +1368,6 @@ int main(int argc, char **argv) {
   test_fork();
   test_options_object();
   test_coordination();
+  test_mixing();
   return check_summary();
 }

@@ -121,3 +121,94 @@ test('state_file: a corrupt file is a StateFileException', function () {
         assert_true($g->nextId() < $g->nextId() && filesize("$dir/good") > 0, 'a fresh state file works');
     });
 });
+
+// --- Mixing kinds of generator for one identity (issue 13, step 2) -----------------------------
+// Made safe (no repeat) or refused with a SharedMismatchException that names the other one.
+
+const MIX_NODE = ['datacenter' => 3, 'worker' => 7];
+
+/** Draws $n IDs from $a and $b in turn, one at a time; the repeats among the 2n. */
+function interleaved_repeats(Generator $a, Generator $b, int $n): int
+{
+    $ids = [];
+    for ($i = 0; $i < $n; $i++) {
+        $ids[] = $a->nextId();
+        $ids[] = $b->nextId();
+    }
+    return count($ids) - count(array_unique($ids));
+}
+
+test('mixing: a plain and a shared generator of one identity in one process never repeat', function () {
+    with_shm_dir(function () {
+        $plain = new Generator('twitter', MIX_NODE);
+        $shared = new Generator('twitter', MIX_NODE, ['shared' => 'php-mix']);
+        assert_same(0, interleaved_repeats($plain, $shared, 20000), 'repeats in 20,000 + 20,000');
+    });
+});
+
+test('mixing: shared= under two names for one identity, in one process and in two, never repeats', function () {
+    with_shm_dir(function (string $dir) {
+        $a = new Generator('twitter', MIX_NODE, ['shared' => 'php-mix-one']);
+        $b = new Generator('twitter', MIX_NODE, ['shared' => 'php-mix-two']);
+        assert_same(0, interleaved_repeats($a, $b, 20000), 'repeats in one process');
+        unset($a, $b);
+        // Two processes, each with a generator of its own (made after the fork), drawing at once.
+        $pid = pcntl_fork();
+        if ($pid === 0) {
+            try {
+                $g = new Generator('twitter', MIX_NODE, ['shared' => 'php-mix-two']);
+                $ids = [];
+                for ($i = 0; $i < 100; $i++) {
+                    array_push($ids, ...$g->nextIds(1000));
+                }
+                $out = implode("\n", $ids);
+            } catch (Throwable $e) {
+                $out = 'ERROR ' . get_class($e) . ': ' . $e->getMessage();
+            }
+            file_put_contents("$dir/child-ids", $out);
+            posix_kill(getmypid(), SIGKILL);
+        }
+        $g = new Generator('twitter', MIX_NODE, ['shared' => 'php-mix-one']);
+        $mine = [];
+        for ($i = 0; $i < 100; $i++) {
+            array_push($mine, ...$g->nextIds(1000));
+        }
+        pcntl_waitpid($pid, $status);
+        $text = (string) @file_get_contents("$dir/child-ids");
+        str_starts_with($text, 'ERROR') && fail("child: $text");
+        $theirs = array_map('intval', explode("\n", $text));
+        assert_same(100000, count($theirs), "the child's IDs");
+        $all = array_merge($mine, $theirs);
+        assert_same(0, count($all) - count(array_unique($all)), 'repeats between two processes');
+    });
+});
+
+test('mixing: a local lease holding worker=v and a plain generator given worker=v is a SharedMismatchException naming the lease', function () {
+    with_shm_dir(function (string $dir) {
+        putenv("SNOWFLAKE_LEASE_DIR=$dir/leases");
+        try {
+            $leased = new Generator('twitter', ['datacenter' => 3], ['lease' => 'local']);
+            $v = $leased->layout->decode($leased->nextId())->fields['worker'];
+            $e = assert_throws(SharedMismatchException::class, fn () => new Generator('twitter', ['datacenter' => 3, 'worker' => $v]), 'plain beside the lease');
+            assert_same([12, 'ERR_SNOWFLAKE_SHARED_MISMATCH'], [$e->status, $e->statusCode], 'status');
+            assert_true(str_contains($e->getMessage(), 'lease'), 'names the lease: ' . $e->getMessage());
+            assert_true(is_int($leased->nextId()), 'the lease still issues');
+        } finally {
+            putenv('SNOWFLAKE_LEASE_DIR');
+        }
+    });
+});
+
+test('mixing: a process_only and a plain generator of one identity is a SharedMismatchException naming the other', function () {
+    with_shm_dir(function () {
+        $own = new Generator('twitter', MIX_NODE, ['process_only' => true]);
+        $e = assert_throws(SharedMismatchException::class, fn () => new Generator('twitter', MIX_NODE), 'plain beside process_only');
+        assert_same('ERR_SNOWFLAKE_SHARED_MISMATCH', $e->statusCode, 'status');
+        assert_true(str_contains($e->getMessage(), 'process_only'), 'names the process_only generator: ' . $e->getMessage());
+        assert_true(is_int($own->nextId()), 'the process_only generator still issues');
+        unset($own);
+        $plain = new Generator('twitter', MIX_NODE);
+        assert_throws(SharedMismatchException::class, fn () => new Generator('twitter', MIX_NODE, ['process_only' => true]), 'process_only beside plain');
+        assert_true(is_int($plain->nextId()), 'the plain generator still issues');
+    });
+});

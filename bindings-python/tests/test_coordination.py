@@ -8,6 +8,7 @@ import multiprocessing as mp
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,6 +152,7 @@ def test_unwritable_state_file_is_an_os_error(tmp_path: Path) -> None:
 _OTHER_PROCESS = """
 import json
 import sys
+import time
 import libsnowflake as sf
 kwargs = json.loads(sys.argv[1])
 try:
@@ -197,3 +199,96 @@ def test_one_state_file_is_one_state_across_processes(tmp_path: Path, shared_nam
     assert "ids" in theirs, theirs
     everything = first + theirs["ids"] + ours.next_ids(1000)
     assert len(set(everything)) == len(everything)
+
+
+# --- Mixing kinds of generator for one identity (issue 13, step 2) ------------------------------
+# Made safe (no repeat) or refused with a SharedMismatchError that names the other generator.
+
+MIX_NODE = {"datacenter": 3, "worker": 7}
+
+
+def _interleaved_repeats(a: sf.Generator, b: sf.Generator, n: int) -> int:
+    ids = []
+    for _ in range(n):
+        ids.append(a.next_id())
+        ids.append(b.next_id())
+    return len(ids) - len(set(ids))
+
+
+def test_mixing_plain_and_shared_in_one_process(shared_name: str) -> None:
+    plain = sf.Generator(LAYOUT, MIX_NODE)
+    shared = sf.Generator(LAYOUT, MIX_NODE, shared=shared_name)
+    assert _interleaved_repeats(plain, shared, 20_000) == 0
+
+
+_DRAW_AT_GO = """
+import os, sys, time
+import libsnowflake as sf
+name, go, out = sys.argv[1:]
+gen = sf.Generator("twitter", {"datacenter": 3, "worker": 7}, shared=name)
+open(out + ".ready", "w").close()
+while not os.path.exists(go):
+    time.sleep(0.001)
+ids = []
+for _ in range(200):
+    ids.extend(gen.next_ids(1000))
+with open(out, "w") as f:
+    f.write("\\n".join(map(str, ids)))
+"""
+
+
+def test_mixing_two_shared_names_in_one_process_and_in_two(shared_name: str, tmp_path: Path) -> None:
+    one, two = shared_name + "-one", shared_name + "-two"
+    a = sf.Generator(LAYOUT, MIX_NODE, shared=one)
+    b = sf.Generator(LAYOUT, MIX_NODE, shared=two)
+    assert _interleaved_repeats(a, b, 20_000) == 0
+    del a, b
+    # Two processes started independently, one name each, drawing at once from a barrier.
+    go = tmp_path / "go"
+    outs = [tmp_path / f"ids-{name}" for name in (one, two)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _DRAW_AT_GO, name, str(go), str(out)])
+        for name, out in zip((one, two), outs)
+    ]
+    try:
+        for out in outs:
+            for _ in range(6000):
+                if Path(str(out) + ".ready").exists() or any(p.poll() is not None for p in procs):
+                    break
+                time.sleep(0.01)
+        go.touch()
+        for p in procs:
+            assert p.wait(timeout=120) == 0
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    drawn = [[int(x) for x in out.read_text().split()] for out in outs]
+    assert [len(ids) for ids in drawn] == [200_000, 200_000]
+    everything = drawn[0] + drawn[1]
+    assert len(set(everything)) == len(everything), f"{len(everything) - len(set(everything))} repeats"
+
+
+def test_mixing_a_lease_and_a_plain_generator_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
+    monkeypatch.setenv("SNOWFLAKE_LEASE_DIR", str(tmp_path / "leases"))
+    leased = sf.Generator(LAYOUT, {"datacenter": 3}, lease="local")
+    v = leased.node["worker"]
+    with pytest.raises(sf.SharedMismatchError, match="lease") as e:
+        sf.Generator(LAYOUT, {"datacenter": 3, "worker": v})
+    assert e.value.code == "ERR_SNOWFLAKE_SHARED_MISMATCH"
+    leased.next_id()  # the refusal changed nothing
+
+
+def test_mixing_process_only_and_plain_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
+    own = sf.Generator(LAYOUT, MIX_NODE, process_only=True)
+    with pytest.raises(sf.SharedMismatchError, match="process_only") as e:
+        sf.Generator(LAYOUT, MIX_NODE)
+    assert e.value.code == "ERR_SNOWFLAKE_SHARED_MISMATCH"
+    own.next_id()
+    del own
+    plain = sf.Generator(LAYOUT, MIX_NODE)
+    with pytest.raises(sf.SharedMismatchError):
+        sf.Generator(LAYOUT, MIX_NODE, process_only=True)
+    plain.next_id()

@@ -86,3 +86,87 @@ test('a state file records the high-water mark', () => {
   throwsCode(() => new Generator({ layout: 'twitter', lease: 'zookeeper' }), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => new Generator({ layout: 'twitter', lease: 'local;shared=x' }), 'ERR_SNOWFLAKE_VALUE');
 });
+
+// --- Mixing kinds of generator for one identity (issue 13, step 2) ------------------------------
+// Made safe (no repeat) or refused with ERR_SNOWFLAKE_SHARED_MISMATCH naming the other generator.
+
+const MIX = { layout: 'twitter', node: { datacenter: 3, worker: 7 } };
+
+/** Draws `n` IDs from `a` and `b` in turn, one at a time; the repeats among the 2n. */
+function interleavedRepeats(a, b, n) {
+  const seen = new Set();
+  let repeats = 0;
+  for (let i = 0; i < n; i++) {
+    for (const g of [a, b]) {
+      const id = g.nextId();
+      if (seen.has(id)) repeats++;
+      seen.add(id);
+    }
+  }
+  return repeats;
+}
+
+test('mixing: a plain and a shared generator of one identity in one process never repeat', () => {
+  const plain = new Generator(MIX);
+  const shared = new Generator({ ...MIX, shared: 'node-mix' });
+  assert.equal(interleavedRepeats(plain, shared, 20_000), 0);
+});
+
+test('mixing: shared= under two names for one identity, in one process and in two, never repeats', async () => {
+  const a = new Generator({ ...MIX, shared: 'node-mix-one' });
+  const b = new Generator({ ...MIX, shared: 'node-mix-two' });
+  assert.equal(interleavedRepeats(a, b, 20_000), 0);
+  // Two processes started independently, one name each, drawing at once.
+  const COUNT = 200_000;
+  const start = Date.now() + 1500;
+  const child = `
+    const { Generator } = require(${JSON.stringify(path.join(pkgDir, 'index.js'))});
+    const g = new Generator({ layout: 'twitter', node: { datacenter: 3, worker: 7 }, shared: process.argv[2] });
+    while (Date.now() < ${start});
+    const ids = new BigUint64Array(${COUNT});
+    for (let i = 0; i < ids.length; i += 1000) ids.set(g.nextIds(1000), i);
+    require('node:fs').writeFileSync(process.argv[1], Buffer.from(ids.buffer));
+  `;
+  const names = ['node-mix-one', 'node-mix-two'];
+  const files = names.map((n) => path.join(tmp, `mix-${n}.bin`));
+  await Promise.all(files.map((file, i) => new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, ['-e', child, file, names[i]], { stdio: 'inherit' });
+    p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}`))));
+  })));
+  const all = new Set();
+  let repeats = 0;
+  for (const file of files) {
+    const buf = readFileSync(file);
+    const ids = new BigUint64Array(buf.buffer, buf.byteOffset, buf.length / 8);
+    assert.equal(ids.length, COUNT);
+    for (const id of ids) {
+      if (all.has(id)) repeats++;
+      all.add(id);
+    }
+  }
+  assert.equal(repeats, 0, `${repeats} repeats between shared=node-mix-one and shared=node-mix-two`);
+});
+
+test('mixing: a local lease holding worker=v and a plain generator given worker=v is refused, naming the lease', () => {
+  const leased = new Generator({ layout: 'twitter', node: { datacenter: 3 }, lease: 'local', leaseDir: path.join(tmp, 'mix-leases') });
+  const v = leased.node.worker;
+  const e = throwsCode(
+    () => new Generator({ layout: 'twitter', node: { datacenter: 3, worker: v } }),
+    'ERR_SNOWFLAKE_SHARED_MISMATCH',
+  );
+  assert.match(e.message, /lease/);
+  assert.equal(typeof leased.nextId(), 'bigint');
+});
+
+test('mixing: a processOnly and a plain generator of one identity is refused, naming the other', () => {
+  const node = { datacenter: 3, worker: 11 };
+  const own = new Generator({ layout: 'twitter', node, processOnly: true });
+  const e = throwsCode(() => new Generator({ layout: 'twitter', node }), 'ERR_SNOWFLAKE_SHARED_MISMATCH');
+  assert.match(e.message, /process_only|processOnly/);
+  assert.equal(typeof own.nextId(), 'bigint');
+  // The other order (a generator is freed only by the GC here: another identity).
+  const other = { datacenter: 3, worker: 12 };
+  const plain = new Generator({ layout: 'twitter', node: other });
+  throwsCode(() => new Generator({ layout: 'twitter', node: other, processOnly: true }), 'ERR_SNOWFLAKE_SHARED_MISMATCH');
+  assert.equal(typeof plain.nextId(), 'bigint');
+});

@@ -1,17 +1,21 @@
 /* One process of the cross-language shared-state test (tests/cross/run.sh), in C.
  *
  *   draw draw NAME COUNT OUT DIR   opens the shared generator NAME (twitter, datacenter=3,
- *                                  worker=7), writes DIR/ready.<pid>, waits for DIR/go, then
+ *                                  worker=7), or a plain one (no coordination option) when
+ *                                  NAME is `-`, writes DIR/ready.<pid>, waits for DIR/go, then
  *                                  draws COUNT IDs (runs of 1000 snowflake_next_id() calls and
  *                                  snowflake_next_ids(1000) batches, alternating) and writes
  *                                  them to OUT, one decimal a line
  *   draw mismatch NAME             opens NAME with another layout, node and policy; prints
- *                                  `<case> <status code> <message>` a case
- *   draw killopen NAME ROUNDS      each round: a child opens the fresh shared state NAME-<r>
- *                                  and issues IDs; it is SIGKILLed 0-400 us after the fork, at
- *                                  any point of setting the file up; then this process opens
- *                                  NAME-<r> and must issue above every ID the child wrote to
- *                                  a pipe. Prints how many children died before, during and
+ *                                  `<case> <status code> <message>` a case, or
+ *                                  `<case> OPENED <first ID>`
+ *   draw killopen NAME ROUNDS      each round: a child opens the shared state NAME-<r> in a
+ *                                  fresh directory $SNOWFLAKE_SHM_DIR/<r> (a state is named
+ *                                  by its identity, the name is a label: a directory of its
+ *                                  own makes it fresh) and issues IDs; it is SIGKILLed 0-400 us
+ *                                  after the fork, at any point of setting the file up; then
+ *                                  this process opens NAME-<r> and must issue above every ID
+ *                                  the child wrote to a pipe. Prints how many children died before, during and
  *                                  after setting the file up; exits 1 on a failure.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -21,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,7 +58,7 @@ static int draw(const char *name, size_t count, const char *out, const char *dir
 
   if (ids == NULL) return 1;
   snprintf(options, sizeof options, "shared=%s", name);
-  s = snowflake_generator_new(layout, NODE, options, &gen);
+  s = snowflake_generator_new(layout, NODE, strcmp(name, "-") == 0 ? NULL : options, &gen);
   if (s != SNOWFLAKE_STATUS_OK) die("snowflake_generator_new", s);
 
   snprintf(path, sizeof path, "%s/ready.c.%ld", dir, (long)getpid());
@@ -89,7 +95,7 @@ static int mismatch(const char *name) {
   static const struct {
     const char *name, *layout, *node, *extra;
   } cases[] = {
-      {"layout", "discord", "worker=7", ""},
+      {"layout", "discord", "worker=3,process=7", ""},
       {"node", "twitter", "datacenter=3,worker=8", ""},
       {"policy", "twitter", NODE, ";max_drift_ms=5"},
   };
@@ -102,7 +108,9 @@ static int mismatch(const char *name) {
     snprintf(options, sizeof options, "shared=%s%s", name, cases[i].extra);
     s = snowflake_generator_new(layout, cases[i].node, options, &gen);
     if (s == SNOWFLAKE_STATUS_OK) {
-      printf("%s OPENED\n", cases[i].name);
+      uint64_t id = 0;
+      s = snowflake_next_id(gen, &id);
+      printf("%s OPENED %" PRIu64 "%s\n", cases[i].name, id, s == SNOWFLAKE_STATUS_OK ? "" : " (next_id failed)");
       snowflake_generator_free(gen);
     } else if (s == SNOWFLAKE_STATUS_SHARED_MISMATCH) {
       printf("%s %s %s\n", cases[i].name, snowflake_status_code(s), snowflake_last_error());
@@ -117,7 +125,8 @@ static int mismatch(const char *name) {
 static int killopen(const char *name, int rounds) {
   SnowflakeLayout *layout = layout_of("twitter");
   int r, no_file = 0, no_magic = 0, set_up = 0, issued = 0, failures = 0;
-  const char *dir = getenv("SNOWFLAKE_SHM_DIR");
+  const char *base = getenv("SNOWFLAKE_SHM_DIR");
+  char dir[4096];
   srand((unsigned)getpid());
   for (r = 0; r < rounds; r++) {
     char options[128];
@@ -129,6 +138,8 @@ static int killopen(const char *name, int rounds) {
     struct timespec delay = {0, (long)(rand() % 400) * 1000};
 
     snprintf(options, sizeof options, "shared=%s-%d", name, r);
+    snprintf(dir, sizeof dir, "%s/%d", base ? base : "/tmp", r);
+    if (mkdir(dir, 0700) != 0 || setenv("SNOWFLAKE_SHM_DIR", dir, 1) != 0) return 1;
     if (pipe(fds) != 0) return 1;
     child = fork();
     if (child == 0) {
@@ -153,10 +164,19 @@ static int killopen(const char *name, int rounds) {
     close(fds[0]);
     /* Where the child was: no file yet, a file not set up (no magic), or set up. */
     {
-      char path[4096], magic[8] = {0};
-      FILE *f;
-      snprintf(path, sizeof path, "%s/libsnowflake-%s-%d.shm", dir ? dir : "/dev/shm", name, r);
-      f = fopen(path, "rb");
+      char path[8192], magic[8] = {0};
+      FILE *f = NULL;
+      DIR *d = opendir(dir);
+      struct dirent *e;
+      /* The state file: the directory's one libsnowflake-*.shm. */
+      while (d != NULL && f == NULL && (e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "libsnowflake-", 13) == 0 && len > 17 && strcmp(e->d_name + len - 4, ".shm") == 0) {
+          snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+          f = fopen(path, "rb");
+        }
+      }
+      if (d != NULL) closedir(d);
       if (f == NULL) {
         no_file++;
       } else {

@@ -1,12 +1,14 @@
 // One process of the cross-language shared-state test (tests/cross/run.sh), in Node.
 //
 //   node draw.mjs draw NAME COUNT OUT DIR   opens the shared generator NAME (twitter,
-//                                           datacenter=3, worker=7), writes DIR/ready.<pid>,
+//                                           datacenter=3, worker=7), or a plain one (no
+//                                           coordination option) when NAME is `-`, writes DIR/ready.<pid>,
 //                                           waits for DIR/go, then draws COUNT IDs (runs of
 //                                           1000 nextId() calls and nextIds(1000) batches,
 //                                           alternating) and writes them to OUT, one a line
 //   node draw.mjs mismatch NAME             opens NAME with another layout, node and policy;
-//                                           prints `<case> <error code> <message>` a case
+//                                           prints `<case> <error code> <message>` a case, or
+//                                           `<case> OPENED <first ID>`
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,7 +21,7 @@ const NODE = { datacenter: 3, worker: 7 };
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 function draw(name, count, out, dir) {
-  const gen = new Generator({ layout: LAYOUT, node: NODE, shared: name });
+  const gen = new Generator({ layout: LAYOUT, node: NODE, ...(name === '-' ? {} : { shared: name }) });
   fs.writeFileSync(path.join(dir, `ready.node.${process.pid}`), '');
   const go = path.join(dir, 'go');
   while (!fs.existsSync(go)) Atomics.wait(pause, 0, 0, 0.5);
@@ -33,14 +35,13 @@ function draw(name, count, out, dir) {
 
 function mismatch(name) {
   const cases = [
-    ['layout', () => new Generator({ layout: 'discord', node: { worker: 7 }, shared: name })],
+    ['layout', () => new Generator({ layout: 'discord', node: { worker: 3, process: 7 }, shared: name })],
     ['node', () => new Generator({ layout: LAYOUT, node: { datacenter: 3, worker: 8 }, shared: name })],
     ['policy', () => new Generator({ layout: LAYOUT, node: NODE, shared: name, maxDriftMs: 5 })],
   ];
   for (const [c, make] of cases) {
     try {
-      make();
-      console.log(c, 'OPENED');
+      console.log(c, 'OPENED', String(make().nextId()));
     } catch (e) {
       if (e.code === 'ERR_SNOWFLAKE_SHARED_MISMATCH') {
         console.log(c, e.code, String(e.message).replace(/\n/g, ' '), `(what=${e.what})`);

@@ -4,12 +4,14 @@
 // SNOWFLAKE_LIB points at the library.
 //
 //   php draw.php draw NAME COUNT OUT DIR   opens the shared generator NAME (twitter,
-//                                          datacenter=3, worker=7), writes DIR/ready.<pid>,
+//                                          datacenter=3, worker=7), or a plain one (no
+//                                          coordination option) when NAME is `-`, writes DIR/ready.<pid>,
 //                                          waits for DIR/go, then draws COUNT IDs (runs of 1000
 //                                          nextId() calls and nextIds(1000) batches,
 //                                          alternating) and writes them to OUT, one a line
 //   php draw.php mismatch NAME             opens NAME with another layout, node and policy;
-//                                          prints `<case> <error code> <message>` a case
+//                                          prints `<case> <error code> <message>` a case, or
+//                                          `<case> OPENED <first ID>`
 
 declare(strict_types=1);
 
@@ -23,7 +25,7 @@ const NODE = ['datacenter' => 3, 'worker' => 7];
 
 function draw(string $name, int $count, string $out, string $dir): void
 {
-    $gen = new Generator(LAYOUT, NODE, ['shared' => $name]);
+    $gen = new Generator(LAYOUT, NODE, $name === '-' ? [] : ['shared' => $name]);
     touch("$dir/ready.php." . getmypid());
     while (!file_exists("$dir/go")) {
         usleep(500);
@@ -42,14 +44,13 @@ function draw(string $name, int $count, string $out, string $dir): void
 function mismatch(string $name): void
 {
     $cases = [
-        'layout' => fn () => new Generator('discord', ['worker' => 7], ['shared' => $name]),
+        'layout' => fn () => new Generator('discord', ['worker' => 3, 'process' => 7], ['shared' => $name]),
         'node' => fn () => new Generator(LAYOUT, ['datacenter' => 3, 'worker' => 8], ['shared' => $name]),
         'policy' => fn () => new Generator(LAYOUT, NODE, ['shared' => $name, 'max_drift_ms' => 5]),
     ];
     foreach ($cases as $case => $make) {
         try {
-            $make();
-            echo "$case OPENED\n";
+            echo "$case OPENED " . $make()->nextId() . "\n";
         } catch (SharedMismatchException $e) {
             echo "$case {$e->statusCode} " . str_replace("\n", ' ', $e->getMessage()) . "\n";
         } catch (Throwable $e) {

@@ -1,12 +1,14 @@
 """One process of the cross-language shared-state test (tests/cross/run.sh), in Python.
 
     draw.py draw NAME COUNT OUT DIR   opens the shared generator NAME (twitter, datacenter=3,
-                                      worker=7), writes DIR/ready.<pid>, waits for DIR/go, then
+                                      worker=7), or a plain one (no coordination option) when
+                                      NAME is `-`, writes DIR/ready.<pid>, waits for DIR/go, then
                                       draws COUNT IDs (runs of 1000 next_id() calls and
                                       next_ids(1000) batches, alternating) and writes them to
                                       OUT, one decimal a line
     draw.py mismatch NAME             opens NAME with another layout, node and policy; prints
-                                      one line a case: `<case> <error code> <message>`
+                                      one line a case: `<case> <error code> <message>`, or
+                                      `<case> OPENED <first ID>`
 """
 
 import os
@@ -20,7 +22,7 @@ NODE = {"datacenter": 3, "worker": 7}
 
 
 def draw(name: str, count: int, out: str, sync_dir: str) -> None:
-    gen = sf.Generator(LAYOUT, node=NODE, shared=name)
+    gen = sf.Generator(LAYOUT, node=NODE) if name == "-" else sf.Generator(LAYOUT, node=NODE, shared=name)
     with open(os.path.join(sync_dir, "ready.py.%d" % os.getpid()), "w"):
         pass
     go = os.path.join(sync_dir, "go")
@@ -38,14 +40,13 @@ def draw(name: str, count: int, out: str, sync_dir: str) -> None:
 
 def mismatch(name: str) -> None:
     cases = [
-        ("layout", lambda: sf.Generator("discord", node={"worker": 7}, shared=name)),
+        ("layout", lambda: sf.Generator("discord", node={"worker": 3, "process": 7}, shared=name)),
         ("node", lambda: sf.Generator(LAYOUT, node={"datacenter": 3, "worker": 8}, shared=name)),
         ("policy", lambda: sf.Generator(LAYOUT, node=NODE, shared=name, max_drift_ms=5)),
     ]
     for case, make in cases:
         try:
-            make()
-            print(case, "OPENED")
+            print(case, "OPENED", make().next_id())
         except sf.SharedMismatchError as e:
             print(case, e.code, str(e).replace("\n", " "))
         except Exception as e:  # reported, and failed by the runner

@@ -5,7 +5,8 @@
 // require here: the classes and the FFI scope must come from preloading.
 //
 // GET ?name=NAME&n=N&how=one|batch: a generator per request, as applications make them
-// (twitter, datacenter=3, worker=7, ['shared' => NAME]); N IDs from N nextId() calls (one)
+// (twitter, datacenter=3, worker=7, ['shared' => NAME], or no option at all when NAME is `-`);
+// N IDs from N nextId() calls (one)
 // or one nextIds(N) (batch). Answers one line:
 //   IDS <worker pid> <Library::mode()> <id> <id> ...
 // or `ERROR <class>: <message>`. how=bench times N nextId() calls instead, from
@@ -41,7 +42,7 @@ try {
         printf("BENCH %d %s %.1f %.1f\n", getmypid(), Library::mode(), $per[intdiv($rounds, 2)], $per[0]);
         return;
     }
-    $gen = new Generator('twitter', ['datacenter' => 3, 'worker' => 7], ['shared' => $name]);
+    $gen = new Generator('twitter', ['datacenter' => 3, 'worker' => 7], $name === '-' ? [] : ['shared' => $name]);
     if (($_GET['how'] ?? 'one') === 'batch') {
         $ids = $gen->nextIds($n);
     } else {

@@ -8,11 +8,20 @@
 #      and the 8 drew at the same time (tests/cross/check_ids.py).
 #      A creator SIGKILLed at any instant of setting a state up leaves a file the next opener
 #      uses (tests/cross/draw.c killopen).
-#   2. Opening that name with another layout, node or policy is a SHARED_MISMATCH error that
-#      names the difference, in each of the four languages; they still issue after it.
+#      The state is named by the identity (libsnowflake-<16 hex digits>.shm), the name is a
+#      label on it.
+#   2. That name with another layout or node is simply another state: it opens, in each of the
+#      four languages, and issues its own node's IDs. Another max_drift_ms while a process
+#      uses the state is a SHARED_MISMATCH error that names it. Then the state still issues.
 #   3. php8.2-fpm, 8 static workers preloading the package with the php.ini lines of
 #      docs/php.md, 16 concurrent FastCGI clients (cgi-fcgi): 1,000 requests of 100 IDs each
 #      from ['shared' => name]; no duplicate, and IDs from all 8 worker PIDs.
+#      Then the fleet (issue 13): 8 Python, 4 Node and 2 C processes started independently,
+#      and the 8 FPM workers behind 16 concurrent FastCGI clients, all with PLAIN generators
+#      (no coordination option at all) of one identity, drawing at once: no repeated ID in
+#      the union, every ID of the right node, IDs from all 8 workers. When we are root the
+#      FPM workers run as nobody, and so do the fleet's other processes: a state is shared by
+#      the processes of one user.
 #   4. A shared nextId() from PHP, in ns a call, in an FPM worker and in the CLI
 #      (tests/cross/bench_shared.php): printed as figures (issue 6's target is 500 ns), never
 #      judged here: speed is a benchmark's business, and a loaded machine is no failure.
@@ -31,6 +40,8 @@ ROOT=$PWD
 export PATH="$HOME/.cargo/bin:$PATH"
 
 PER_PROCESS=${CROSS_PER_PROCESS:-200000}
+FLEET_PER_PROCESS=${CROSS_FLEET_PER_PROCESS:-50000}
+FLEET_REQUESTS=400
 FPM_WORKERS=8
 FPM_CLIENTS=16
 FPM_REQUESTS=1000
@@ -174,8 +185,15 @@ done <"$WORK/check.log"
 [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || not_ok "check_ids.py exited $status"
 echo "     wall clock: $((8 * PER_PROCESS)) IDs in $((done_ms - go_ms)) ms from go to the last exit (writing the files included)"
 
-STATE=$SNOWFLAKE_SHM_DIR/libsnowflake-$NAME.shm
-check "the state is $STATE, mode 600" test "$(stat -c %a "$STATE" 2>/dev/null)" = 600
+# one_state <dir> <owner>: the directory holds one state, named by the identity, 0600, owner's.
+one_state() {
+  local files=("$1"/libsnowflake-*.shm)
+  ls -l "$1"
+  [ "${#files[@]}" = 1 ] && [[ $(basename "${files[0]}") =~ ^libsnowflake-[0-9a-f]{16}\.shm$ ]] &&
+    [ "$(stat -c '%a %U' "${files[0]}")" = "600 $2" ]
+}
+check "one state in $SNOWFLAKE_SHM_DIR, named by the identity (libsnowflake-<16 hex digits>.shm), mode 600" \
+  one_state "$SNOWFLAKE_SHM_DIR" "$(id -un)"
 
 # A process killed at any instant leaves the state consistent (issue 6): 500 fresh names,
 # each set up by a child SIGKILLed 0-400 us after its fork (before, while or after it
@@ -194,25 +212,44 @@ else
 fi
 
 # --- 2. another layout, node or policy under the same name ----------------------------------
-mismatch_lines() { # <language>: its three cases, each naming the difference
-  local out
+# The name is a label on an identity's state: with another layout or node it is another state,
+# which opens and issues that node's IDs. A term that all the processes of a state must share
+# (max_drift_ms) may differ only when no process uses the state: a holder keeps it in use.
+mkdir -p "$WORK/ids2" "$WORK/sync2"
+$WORK/draw draw "$NAME" 10000 "$WORK/ids2/holder.ids" "$WORK/sync2" >"$WORK/holder.log" 2>&1 &
+HOLDER=$!
+CHILDREN+=("$HOLDER")
+for _ in $(seq 600); do
+  [ -n "$(find "$WORK/sync2" -name 'ready.*')" ] && break
+  kill -0 "$HOLDER" 2>/dev/null || break
+  sleep 0.1
+done
+check "a C process holds shared=$NAME open" test -n "$(find "$WORK/sync2" -name 'ready.*')"
+
+mismatch_lines() { # <language>: its three cases
+  local out id
   # shellcheck disable=SC2046
   out=$($(draw_cmd "$1") mismatch "$NAME" 2>&1) || { echo "$out"; return 1; }
   echo "$out"
-  local path="libsnowflake-$NAME.shm"
-  grep -E "^layout ERR_SNOWFLAKE_SHARED_MISMATCH .*another layout: .*$path: it holds \`time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657[^\`]*\`, not \`[^\`]*epoch=1420070400000" <<<"$out" >/dev/null &&
-    grep -E "^node ERR_SNOWFLAKE_SHARED_MISMATCH .*another node: .*$path: it holds node \`datacenter=3,worker=7\`, not \`datacenter=3,worker=8\`" <<<"$out" >/dev/null &&
-    grep -E "^policy ERR_SNOWFLAKE_SHARED_MISMATCH .*another max_drift_ms: .*$path: it holds max_drift_ms=0, not 5" <<<"$out" >/dev/null
+  # discord (time:42, worker:5, process:5, sequence:12), worker=3, process=7
+  id=$(sed -n 's/^layout OPENED \([0-9]*\)$/\1/p' <<<"$out")
+  [ -n "$id" ] && [ $(((id >> 17) & 31)) = 3 ] && [ $(((id >> 12) & 31)) = 7 ] || return 1
+  # twitter, datacenter=3, worker=8
+  id=$(sed -n 's/^node OPENED \([0-9]*\)$/\1/p' <<<"$out")
+  [ -n "$id" ] && [ $(((id >> 17) & 31)) = 3 ] && [ $(((id >> 12) & 31)) = 8 ] || return 1
+  grep -E "^policy ERR_SNOWFLAKE_SHARED_MISMATCH .*max_drift_ms" <<<"$out" >/dev/null
 }
 for lang in py node php c; do
-  check "$lang: shared=$NAME with another layout / node / max_drift_ms is ERR_SNOWFLAKE_SHARED_MISMATCH naming it" mismatch_lines $lang
+  check "$lang: shared=$NAME with another layout / node opens another state; another max_drift_ms while in use is ERR_SNOWFLAKE_SHARED_MISMATCH naming it" mismatch_lines $lang
 done
+touch "$WORK/sync2/go"
+check "the holder drew 10k IDs after the refused open" wait "$HOLDER"
+CHILDREN=()
 
 # The refused opens changed nothing: one more process of each language, opening the name
 # again in turn, issues above everything the eight issued.
 after_mismatch() {
   local lang
-  mkdir -p "$WORK/ids2"
   for lang in py node php c; do
     # shellcheck disable=SC2046
     $(draw_cmd $lang) draw "$NAME" 10000 "$WORK/ids2/$lang.ids" "$SYNC" || return 1
@@ -224,13 +261,13 @@ def read(d):
 before = max(max(ids) for ids in read(sys.argv[1]))
 after = read(sys.argv[2])
 flat = [i for ids in after for i in ids]
-assert len(after) == 4 and all(len(ids) == 10000 for ids in after), [len(ids) for ids in after]
+assert len(after) == 5 and all(len(ids) == 10000 for ids in after), [len(ids) for ids in after]
 assert all(ids == sorted(set(ids)) for ids in after), "not increasing"
 assert min(flat) > before, f"{min(flat)} is not above {before}"
 assert len(set(flat)) == len(flat), "repeats"
 PY
 }
-check "after the refused opens, one more process of each language draws 10k IDs above all 1.6M" after_mismatch
+check "after the refused opens, the holder and one more process of each language draw 10k IDs each above all 1.6M" after_mismatch
 
 # --- 3. PHP-FPM: 8 workers, 16 concurrent FastCGI clients -----------------------------------
 FPM_DIR=$WORK/fpm
@@ -273,15 +310,15 @@ fpm_start() {
 check "php-fpm8.2 started with $FPM_WORKERS workers, answering its status page" fpm_start
 
 FPM_NAME=fpm-$$
-fpm_client() { # <client number> <requests>: one client's requests, one after the other
-  local k=$1 r=$2 i how
+fpm_client() { # <client number> <requests> [<name> <out dir>]: one client's requests, one after the other
+  local k=$1 r=$2 name=${3:-$FPM_NAME} out=${4:-$FPM_DIR} i how
   for ((i = 0; i < r; i++)); do
     how=one
     [ $(((k + i) % 2)) = 1 ] && how=batch
     SCRIPT_FILENAME=$ROOT/tests/cross/fpm_ids.php REQUEST_METHOD=GET SERVER_PROTOCOL=HTTP/1.1 \
-      QUERY_STRING="name=$FPM_NAME&n=$FPM_IDS_PER_REQUEST&how=$how" \
+      QUERY_STRING="name=$name&n=$FPM_IDS_PER_REQUEST&how=$how" \
       cgi-fcgi -bind -connect "$FPM_SOCK" || echo "CLIENT-ERROR cgi-fcgi exited $?"
-  done >"$FPM_DIR/client-$k.out" 2>&1
+  done >"$out/client-$k.out" 2>&1
 }
 
 if [ -n "$FPM_PID" ]; then
@@ -342,9 +379,127 @@ PY
     esac
   done <"$WORK/check.log"
   [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || not_ok "the FPM check exited $status"
-  fpm_state=$FPM_DIR/shm/libsnowflake-$FPM_NAME.shm
-  check "FPM: the state is $fpm_state, the workers' own, mode 600" \
-    test "$(stat -c '%a %U' "$fpm_state" 2>/dev/null)" = "600 $(if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi)"
+  FPM_OWNER=$(if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi)
+  check "FPM: one state in $FPM_DIR/shm, named by the identity, the workers' own, mode 600" \
+    one_state "$FPM_DIR/shm" "$FPM_OWNER"
+
+  # --- the fleet: plain generators (no coordination option), every kind of process at once -
+  # 8 Python, 4 Node and 2 C processes, each started on its own (not forked), and the 8 FPM
+  # workers behind 16 FastCGI clients, one identity (twitter, datacenter=3, worker=7). They
+  # share the FPM workers' directory and user (nobody, when we are root): a state is shared by
+  # the processes of one user.
+  FLEET=$WORK/fleet
+  mkdir -m 755 "$FLEET" "$FLEET/sync" "$FLEET/ids" "$FLEET/fpm"
+  as_fpm_user() { "$@"; }
+  FLEET_PY=(env "$PY")
+  if [ "$(id -u)" = 0 ]; then
+    chown nobody:nogroup "$FLEET/sync" "$FLEET/ids"
+    as_fpm_user() { setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; }
+    # The .venv's interpreter may live where nobody cannot go (pyenv's, in root's home): then
+    # the system's python3 with the .venv's packages on its path (the wheel is abi3).
+    if ! (cd / && as_fpm_user env "$PY" -c 'import libsnowflake') >/dev/null 2>&1; then
+      FLEET_PY=(env "PYTHONPATH=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" /usr/bin/python3)
+    fi
+  fi
+  FLEET_TAGS=()
+  fleet_t0=$(now_ms)
+  for spec in py:8 node:4 c:2; do
+    lang=${spec%:*}
+    for ((n = 1; n <= ${spec#*:}; n++)); do
+      cmd=($(draw_cmd "$lang"))
+      [ "$lang" = py ] && cmd=("${FLEET_PY[@]}" tests/cross/draw.py)
+      as_fpm_user env SNOWFLAKE_SHM_DIR="$FPM_DIR/shm" HOME="$FLEET" "${cmd[@]}" draw - "$FLEET_PER_PROCESS" \
+        "$FLEET/ids/$lang-$n.ids" "$FLEET/sync" >"$FLEET/$lang-$n.log" 2>&1 &
+      CHILDREN+=($!)
+      FLEET_TAGS+=("$lang-$n")
+    done
+  done
+  ready=0
+  for _ in $(seq 1200); do
+    ready=$(find "$FLEET/sync" -name 'ready.*' | wc -l)
+    [ "$ready" -ge 14 ] && break
+    alive=0
+    for pid in "${CHILDREN[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+    [ "$alive" -lt 14 ] && break
+    sleep 0.1
+  done
+  if [ "$ready" -ge 14 ]; then
+    ok "the fleet: 8 Python, 4 Node and 2 C processes opened plain generators (no option) and reached the barrier"
+  else
+    not_ok "the fleet: only $ready of 14 processes reached the barrier"
+  fi
+  # Go: the 14 draw, and the FPM clients send their requests.
+  touch "$FLEET/sync/go"
+  fleet_go=$(now_ms)
+  FLEET_PROCS=("${CHILDREN[@]}")
+  for ((k = 0; k < FPM_CLIENTS; k++)); do
+    r=$((FLEET_REQUESTS / FPM_CLIENTS + (k < FLEET_REQUESTS % FPM_CLIENTS ? 1 : 0)))
+    fpm_client "$k" "$r" - "$FLEET/fpm" &
+    CHILDREN+=($!)
+  done
+  fleet_ok=1
+  for i in "${!FLEET_PROCS[@]}"; do
+    if ! wait "${FLEET_PROCS[$i]}"; then
+      fleet_ok=0
+      echo "     ${FLEET_TAGS[$i]} failed:"
+      tail -n 20 "$FLEET/${FLEET_TAGS[$i]}.log" | sed 's/^/       /'
+    fi
+  done
+  for pid in "${CHILDREN[@]}"; do wait "$pid"; done
+  CHILDREN=()
+  fleet_t1=$(now_ms)
+  if [ "$fleet_ok" = 1 ]; then
+    ok "the fleet: the 14 processes drew $FLEET_PER_PROCESS IDs each and exited 0"
+  else
+    not_ok "the fleet: a drawing process failed"
+  fi
+  # check_ids.py's lines, marked as the fleet's
+  python3 tests/cross/check_ids.py "$FLEET_PER_PROCESS" "$fleet_t0" "$fleet_t1" "$FLEET"/ids/*.ids 2>&1 |
+    sed -e 's/^ok   /ok   the fleet: /' -e 's/^FAIL /FAIL the fleet: /' >"$WORK/check.log"
+  cat "$FLEET"/fpm/client-*.out >"$FLEET/fpm/responses"
+  python3 - "$FLEET/fpm/responses" "$FLEET_REQUESTS" "$FPM_IDS_PER_REQUEST" "$FPM_WORKERS" "$fleet_t0" "$fleet_t1" \
+    "$FLEET"/ids/*.ids >>"$WORK/check.log" 2>&1 <<'PY'
+import sys
+from collections import Counter
+path, requests, per, workers, t0, t1 = sys.argv[1], *map(int, sys.argv[2:7])
+EPOCH = 1288834974657
+failed = 0
+def check(cond, what):
+    global failed
+    print(("ok   " if cond else "FAIL ") + what)
+    failed += not cond
+lines = open(path).read().splitlines()
+answers = [l.split() for l in lines if l.startswith("IDS ")]
+other = [l for l in lines if l.strip() and not l.startswith(("IDS ", "X-Powered-By:", "Content-type:", "Content-Type:"))]
+check(not other, "the fleet's FPM: no error response" + (f" ({len(other)}, e.g. {other[0]!r})" if other else ""))
+check(len(answers) == requests and all(len(a) == 3 + per for a in answers),
+      f"the fleet's FPM: {len(answers)} answers of {per} IDs to {requests} requests")
+fpm = [int(x) for a in answers for x in a[3:]]
+pids = {a[1] for a in answers}
+check(len(pids) >= workers, f"the fleet's FPM: IDs from {len(pids)} distinct worker PIDs (at least {workers})")
+wrong = [i for i in fpm if ((i >> 17) & 31, (i >> 12) & 31) != (3, 7) or not t0 <= (i >> 22) + EPOCH <= t1]
+check(not wrong, "the fleet's FPM: every ID decodes to datacenter=3, worker=7 and the run's time" + (f" (not {wrong[:3]})" if wrong else ""))
+cli = [int(l) for f in sys.argv[7:] for l in open(f) if l.strip()]
+union = cli + fpm
+dups = [i for i, n in Counter(union).items() if n > 1]
+check(not dups, f"the fleet: no repeated ID among {len(union)} (14 processes, {len(cli)}; 8 FPM workers, {len(fpm)})"
+      + (f": {len(union) - len(set(union))} repeats, e.g. {dups[:3]}" if dups else ""))
+ms = lambda i: (i >> 22) + EPOCH
+if fpm and cli:
+    overlap = min(max(cli), max(fpm)) > max(min(cli), min(fpm))
+    print(f"figures: the 14 processes drew from {ms(min(cli)) - t0} to {ms(max(cli)) - t0} ms, the FPM workers from "
+          f"{ms(min(fpm)) - t0} to {ms(max(fpm)) - t0} ms after the start ({'overlapping' if overlap else 'one after the other'})")
+sys.exit(1 if failed else 0)
+PY
+  while IFS= read -r line; do
+    case $line in
+      "ok   "*) ok "${line#ok   }" ;;
+      "FAIL "*) not_ok "${line#FAIL }" ;;
+      *) echo "     $line" ;;
+    esac
+  done <"$WORK/check.log"
+  echo "     the fleet: $((14 * FLEET_PER_PROCESS)) + $((FLEET_REQUESTS * FPM_IDS_PER_REQUEST)) IDs in $((fleet_t1 - fleet_go)) ms from go to the last exit"
+  check "the fleet: still one state in $FPM_DIR/shm (the identity's), the workers' own" one_state "$FPM_DIR/shm" "$FPM_OWNER"
   fpm_log_clean() { ! grep -E 'WARNING|ERROR|Fatal|exited on signal' "${FPM_LOGS[@]}"; }
   check "FPM: no warning, error or worker crash in its log" fpm_log_clean
   # shared nextId() inside a worker (preloaded, opcache on, no JIT): the setting issue 6's

@@ -137,17 +137,13 @@ fn parse_options(args: &NextArgs) -> Result<Options, Failure> {
     Ok(Options::from_pairs(flags.chain(Options::text_pairs(args.options.as_deref().unwrap_or(""))))?)
 }
 
-/// Without coordination between processes (`shared=`, `lease=`), runs of `next` with the same
-/// layout and node values take turns: core's run lock (`run_lock=true`), which also waits out
-/// the last tick when the generator is dropped.
+/// Runs of `next` with the same layout and node values share the host's state (core's
+/// default), with each other and with every other program of this user on the host.
 fn open_generator(
     layout: &Layout,
     node: snowflake_core::Node,
-    mut options: Options,
+    options: Options,
 ) -> Result<Generator, Failure> {
-    if options.shared.is_none() && options.lease.is_none() && !options.isolated {
-        options.run_lock = true;
-    }
     Ok(Generator::new(layout, node, options)?)
 }
 

@@ -13,6 +13,7 @@ mod diagram;
 mod options;
 mod output;
 mod public;
+mod shared;
 mod sql;
 
 use clap::{Args, Parser, Subcommand};
@@ -29,6 +30,7 @@ Examples:
   snowflake bounds --layout twitter 2024-01-01T00:00:00Z
   snowflake bench --seconds 2
   snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10
+  snowflake shared list
 
 A layout is a preset name (twitter, discord, instagram, sonyflake, baidu, mastodon, game)
 or a spec: time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms";
@@ -54,13 +56,15 @@ enum Command {
     Plan(PlanArgs),
     Sql(sql::SqlArgs),
     Public(public::PublicArgs),
+    Shared(shared::SharedArgs),
 }
 
 /// Print N new IDs, one a line.
 ///
-/// Runs on one host with the same layout and node values never repeat an ID: they take turns
-/// (a lock file per layout and node values), and each returns only once the clock has left
-/// the last tick it issued from. Runs on different hosts need node values of their own.
+/// Runs on one host with the same layout and node values never repeat an ID, nor repeat the
+/// IDs of any other program of this user there with them: they share the host's state of the
+/// layout and node values (see `snowflake shared`). Runs on different hosts need node values
+/// of their own.
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:
@@ -71,7 +75,7 @@ Examples:
   snowflake next --layout 'time:41,shard:13,sequence:10;epoch=2011-08-24T21:07:01.721Z' -n 2
   snowflake next -n 3 --format json               one decoded JSON object a line
   snowflake next -n 10 --max-drift-ms 50 --max-wait-ms 0
-  snowflake next --shared orders -n 5             one state with every process naming `orders`
+  snowflake next --shared orders -n 5             name the host's state `orders` (snowflake shared list)
   snowflake next --lease local -n 5               claim a free worker value on this host
   snowflake next --state-file ids.state -n 5      never repeat an ID after a clock step back
   snowflake next --options 'shared=orders;max_wait_ms=0'  any option in the text form")]
@@ -142,6 +146,7 @@ pub struct DecodeArgs {
 #[command(after_help = "\
 Examples:
   snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10
+  snowflake shared list
   snowflake plan --hosts 10 --processes-per-host 8 --peak-per-second 5000 --years 20 --layout twitter
   snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10 --json")]
 pub struct PlanArgs {
@@ -265,8 +270,8 @@ fn error_line(message: &str) {
     let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
 }
 
-const SUBCOMMANDS: [&str; 9] =
-    ["next", "decode", "layouts", "bounds", "bench", "redis-script", "plan", "sql", "public"];
+const SUBCOMMANDS: [&str; 10] =
+    ["next", "decode", "layouts", "bounds", "bench", "redis-script", "plan", "sql", "public", "shared"];
 
 /// Clap's usage errors, folded into the one-line form of every other error.
 fn usage_error(e: &clap::Error) -> String {
@@ -323,6 +328,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => commands::plan(&args),
         Command::Sql(args) => sql::run(&args),
         Command::Public(args) => public::run(&args),
+        Command::Shared(args) => shared::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -9,12 +9,17 @@ const DISCORD_ID: &str = "175928847299117063";
 const DISCORD_JSON: &str = r#"{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","sequence":7,"fields":{"worker":1,"process":0}}"#;
 
 /// The built binary, with its run locks (in the temporary directory), shared states and
-/// leases in this worktree's target/tmp: never those of other runs on the machine.
+/// leases in this worktree's target/tmp: never those of other runs on the machine. Each test
+/// (by its thread's name) gets a shared-state directory of its own: tests run at once, and
+/// runs with one layout and node values but other terms (max_drift_ms) refuse each other
+/// while both run, as they should.
 fn snowflake_cmd() -> Command {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{}", std::process::id()));
+    let test = std::thread::current().name().unwrap_or("main").replace("::", "-");
+    let shm = dir.join(format!("shm-{test}"));
+    std::fs::create_dir_all(&shm).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_snowflake"));
-    cmd.env("TMPDIR", &dir).env("SNOWFLAKE_SHM_DIR", &dir).env("SNOWFLAKE_LEASE_DIR", dir.join("leases"));
+    cmd.env("TMPDIR", &dir).env("SNOWFLAKE_SHM_DIR", &shm).env("SNOWFLAKE_LEASE_DIR", dir.join("leases"));
     cmd
 }
 
@@ -172,10 +177,9 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
 }
 
 /// Issue 15, case 1: two runs with one `--state-file` at once repeated almost every ID. They
-/// take turns (the run lock, then the state file, each held for the whole run), and the
-/// second starts above the first's last ID.
+/// share the host's state of their layout and node values, and the state file with it.
 #[test]
-fn runs_with_one_state_file_take_turns() {
+fn runs_with_one_state_file_share_one_state() {
     let dir = std::env::temp_dir().join(format!("snowflake-cli-statefile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -212,9 +216,9 @@ fn runs_with_one_state_file_take_turns() {
                 .collect::<Vec<_>>(),
         );
     }
-    // One run, then the other: all of one below all of the other.
-    runs.sort_by_key(|r| r[0]);
-    assert!(runs[0].last() < runs[1].first(), "the runs overlapped");
+    for run in &runs {
+        assert!(run.windows(2).all(|w| w[0] < w[1]), "a run's IDs went back");
+    }
     let mut all: Vec<u64> = runs.concat();
     all.sort_unstable();
     all.dedup();
@@ -309,18 +313,54 @@ fn options_reach_cores_coordination_between_processes() {
         }
     }
     assert_eq!(all.len(), 60_000);
-    assert!(dir.join("libsnowflake-clitest.shm").exists());
+    // The state is listed under its name, and removed once no run uses it and the clock has
+    // passed its IDs.
+    let shared = |args: &[&str]| run(args).wait_with_output().unwrap();
+    let list = String::from_utf8(shared(&["shared", "list"]).stdout).unwrap();
+    assert!(list.contains("\tclitest\tunused\t"), "{list}");
+    let show = String::from_utf8(shared(&["shared", "show", "clitest"]).stdout).unwrap();
+    assert!(show.contains("node: datacenter=0,worker=0") && show.contains("in use: no"), "{show}");
+    let mut removed = shared(&["shared", "remove", "clitest"]);
+    for _ in 0..100 {
+        if removed.status.success() {
+            break;
+        }
+        // Its last IDs may still be ahead of the clock: refused, with the time to wait for.
+        assert!(String::from_utf8_lossy(&removed.stderr).contains("ahead of this clock"));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        removed = shared(&["shared", "remove", "clitest"]);
+    }
+    assert!(removed.status.success(), "{}", String::from_utf8_lossy(&removed.stderr));
+    assert!(String::from_utf8(shared(&["shared", "list"]).stdout).unwrap().is_empty());
+    let missing = shared(&["shared", "remove", "clitest"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no shared state"));
 
-    // The state remembers its policy: another one is bad input.
-    let out =
-        run(&["next", "--options", "shared=clitest", "--max-drift-ms", "5"]).wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(out.stdout.is_empty());
-    let stderr = String::from_utf8(out.stderr).unwrap();
-    assert!(
-        stderr.starts_with("snowflake: error: the shared state was made with another max_drift_ms"),
-        "{stderr}"
-    );
+    // While a run uses the state, another with other terms is bad input, and removing it
+    // is refused; a state no run uses is taken over.
+    // The holder blocks on its full pipe once it has issued, still holding the state.
+    let mut holder = run(&["next", "-n", "20000000", "--shared", "clitest"]);
+    let mut first = String::new();
+    BufReader::new(holder.stdout.as_mut().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.trim().parse::<u64>().is_ok(), "{first}");
+    let mut refused = false;
+    for _ in 0..3 {
+        let out = run(&["next", "--max-drift-ms", "5"]).wait_with_output().unwrap();
+        if out.status.code() == Some(2) {
+            let stderr = String::from_utf8(out.stderr).unwrap();
+            assert!(stderr.contains("max_drift_ms=0, not 5"), "{stderr}");
+            let busy = shared(&["shared", "remove", "clitest"]);
+            assert!(String::from_utf8_lossy(&busy.stderr).contains("a process uses"));
+            refused = true;
+            break;
+        }
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    assert!(refused, "never refused while the holder ran");
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let out = run(&["next", "--max-drift-ms", "5"]).wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 
     // The flags say the same as the options text.
     let children: Vec<_> = (0..2).map(|_| run(&["next", "-n", "20000", "--shared", "cliflag"])).collect();

@@ -1,6 +1,7 @@
-//! Speed of a shared state (issue 6): `next_id` on a state in shared memory, against the same
-//! on a process-local state; and four processes on `twitter` together, as a share of the
-//! layout's capacity. Prints figures; run with `cargo bench -p snowflake-core --bench shared`.
+//! Speed of the host's shared state (issues 6 and 13): `next_id` on the default generator,
+//! whose state is in shared memory, against the same on a process-local state
+//! (`process_only`, and `isolated`); and four processes on `twitter` together, as a share of
+//! the layout's capacity. Prints figures; run with `cargo bench -p snowflake-core --bench shared`.
 
 use snowflake_core::{Generator, Layout, Options};
 use std::hint::black_box;
@@ -47,14 +48,17 @@ fn main() {
         return; // cargo test --benches asks for a list
     }
     let name = format!("bench-{}", std::process::id());
-    let local = {
-        let layout = Layout::parse(WIDE).unwrap();
-        let o = Options::parse("isolated=true").unwrap();
-        Generator::new(&layout, Default::default(), o).unwrap()
-    };
-    let shared = open(WIDE, &format!("shared={name}-wide"));
-    println!("next_id, 22 sequence bits, process-local state: {:.1} ns", ns_per_call(&local));
-    println!("next_id, 22 sequence bits, shared state:        {:.1} ns", ns_per_call(&shared));
+    let shm = std::env::temp_dir().join(&name);
+    std::fs::create_dir_all(&shm).unwrap();
+    std::env::set_var("SNOWFLAKE_SHM_DIR", &shm);
+    let isolated = open(WIDE, "isolated=true");
+    println!("next_id, 22 sequence bits, isolated state:          {:.1} ns", ns_per_call(&isolated));
+    drop(isolated);
+    let local = open(WIDE, "process_only=true");
+    println!("next_id, 22 sequence bits, process_only state:      {:.1} ns", ns_per_call(&local));
+    drop(local);
+    let shared = open(WIDE, "");
+    println!("next_id, 22 sequence bits, default (host's state):  {:.1} ns", ns_per_call(&shared));
 
     let ms = 3000;
     let start = Instant::now();
@@ -80,7 +84,5 @@ fn main() {
         "4 processes, shared twitter state: {rate:.0} IDs/s = {:.1}% of 4,096,000 (wall {secs:.2}s)",
         100.0 * rate / 4_096_000.0
     );
-    for n in [format!("{name}-wide"), name] {
-        let _ = std::fs::remove_file(snowflake_core::shared_path(&n));
-    }
+    let _ = std::fs::remove_dir_all(shm);
 }

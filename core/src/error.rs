@@ -282,13 +282,15 @@ pub enum Error {
         /// when that is known.
         retry_after_ms: Option<u64>,
     },
-    /// A shared state exists with another layout, node values or policy, or is not this
-    /// user's to use, or its file was removed while in use; or another generator of this
-    /// process with the same layout and node values has another policy.
+    /// Another generator that uses the host's state of the layout and node values now (in
+    /// this process or another) disagrees on a term (policy, state file, host lease); or, in
+    /// this process, one keeps a state of its own (`process_only`) or holds the values as a
+    /// lease's; or the state file is not this user's to use, or was removed while in use.
     #[cfg(feature = "std")]
     SharedMismatch {
-        /// What differs: `layout`, `node`, `max_drift_ms`, `sequence_start`, `rollover`,
-        /// `state_file`, `owner`, `file`; or `removed` (the file was removed or replaced).
+        /// What differs: `max_drift_ms`, `sequence_start`, `state_file`, `lease`,
+        /// `process_only`, `layout` (a name's hash collision), `owner`, `file`, `name`,
+        /// `in use`, `ahead`; or `removed` (the file was removed or replaced).
         what: &'static str,
         /// The difference, spelled out.
         detail: std::sync::Arc<str>,
@@ -318,6 +320,8 @@ pub struct IoError {
     pub target: String,
     /// The OS error.
     pub source: std::io::Error,
+    /// What to do about it, when the action suggests a fix (empty, or starting with a space).
+    pub hint: &'static str,
 }
 
 #[cfg(feature = "std")]
@@ -344,7 +348,7 @@ impl Eq for IoError {}
 #[cfg(feature = "std")]
 impl fmt::Display for IoError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.action, self.target, self.source)
+        write!(f, "{} {}: {}{}", self.action, self.target, self.source, self.hint)
     }
 }
 
@@ -359,7 +363,17 @@ impl std::error::Error for IoError {
 impl Error {
     /// An [`Error::Io`]: `action` on `target` failed with `source`.
     pub fn io(action: &'static str, target: impl fmt::Display, source: std::io::Error) -> Error {
-        Error::Io(std::sync::Arc::new(IoError { action, target: target.to_string(), source }))
+        Error::io_with_hint(action, target, source, "")
+    }
+
+    /// An [`Error::Io`] whose message ends with `hint`, what to do (starting with a space).
+    pub fn io_with_hint(
+        action: &'static str,
+        target: impl fmt::Display,
+        source: std::io::Error,
+        hint: &'static str,
+    ) -> Error {
+        Error::Io(std::sync::Arc::new(IoError { action, target: target.to_string(), source, hint }))
     }
 
     /// An [`Error::SharedMismatch`].
@@ -522,9 +536,9 @@ pub const KINDS: &[KindInfo] = &[
     kind!(Panic, "ERR_SNOWFLAKE_PANIC", 11, "PANIC", "internal error (a panic was caught)",
         "SnowflakeError", "", "InternalException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_PANIC",
         "(C) a bug inside the library, caught before it could unwind into the caller"),
-    kind!(SharedMismatch, "ERR_SNOWFLAKE_SHARED_MISMATCH", 12, "SHARED_MISMATCH", "the shared state was made for another generator",
+    kind!(SharedMismatch, "ERR_SNOWFLAKE_SHARED_MISMATCH", 12, "SHARED_MISMATCH", "another generator of the host's state disagrees",
         "SharedMismatchError", "ValueError", "SharedMismatchException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_SHARED_MISMATCH",
-        "a shared state exists with another layout, node values or policy, is not this user's, or was removed while in use"),
+        "another generator of the host's state of these layout and node values disagrees on a policy, state file or lease, or (in this process) keeps a state of its own or leases them; or the state is not this user's, or was removed while in use"),
     kind!(Lease, "ERR_SNOWFLAKE_LEASE", 13, "LEASE", "no worker id could be leased, or the lease lapsed",
         "LeaseError", "", "LeaseException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_LEASE",
         "no worker value could be leased, or the lease lapsed and the generator stopped issuing"),
@@ -693,7 +707,7 @@ impl fmt::Display for Error {
             Error::SharedMismatch { what: "removed", detail } => write!(f, "the shared state was lost: {detail}"),
             #[cfg(feature = "std")]
             Error::SharedMismatch { what, detail } => {
-                write!(f, "the shared state was made with another {what}: {detail}")
+                write!(f, "generators disagree on {what}: {detail}")
             }
             #[cfg(feature = "std")]
             Error::StateFile { path, detail } => write!(f, "state file {}: {detail}", path.display()),

@@ -88,7 +88,7 @@ pub use clock::{MonotonicClock, SystemClock};
 #[cfg(all(feature = "std", unix, feature = "lease-local"))]
 pub use coord::default_lease_dir;
 #[cfg(all(feature = "std", unix, feature = "shared"))]
-pub use coord::{shared_path, shm_dir};
+pub use coord::{find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState};
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 #[cfg(feature = "std")]
 pub use error::IoError;

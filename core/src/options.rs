@@ -109,11 +109,19 @@ pub const OPTIONS: &[OptionSpec] = &[
         feature: None,
     },
     OptionSpec {
+        name: "process_only",
+        ty: OptionType::Bool,
+        default: "false",
+        form: "true|false",
+        doc: "Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.",
+        feature: None,
+    },
+    OptionSpec {
         name: "shared",
         ty: OptionType::Text,
         default: "",
         form: "NAME",
-        doc: "One state in shared memory for every process of this host that opens NAME (1 to 64 of A-Z a-z 0-9 . _ -).",
+        doc: "A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state.",
         feature: Some("shared"),
     },
     OptionSpec {
@@ -256,6 +264,21 @@ pub const CONFLICTS: &[Conflict] = &[
         reason: "an isolated generator has a state of its own, for tests: it keeps no state file",
     },
     Conflict { a: "isolated", b: "run_lock", reason: "an isolated generator has a state of its own: it takes no run lock" },
+    Conflict {
+        a: "isolated",
+        b: "process_only",
+        reason: "an isolated generator has a state of its own, which is already within this process: give one of them",
+    },
+    Conflict {
+        a: "process_only",
+        b: "shared",
+        reason: "process_only keeps the state within this process and shared names the host's state: choose one",
+    },
+    Conflict {
+        a: "process_only",
+        b: "lease",
+        reason: "a leased generator has a value of its own, so its state is already its process's: drop process_only",
+    },
 ];
 
 /// Options that mean something only with another.
@@ -492,7 +515,11 @@ pub struct Options {
     /// layout and node values shares: for tests and replays of `next_id_at` traces. Two
     /// isolated generators with the same node values can issue the same IDs.
     pub isolated: bool,
-    /// The name of a shared state (`shared=`).
+    /// The state shared only by this process's generators, not the host's shared state
+    /// (`process_only=true`): two processes with the same node values can repeat IDs.
+    pub process_only: bool,
+    /// The name of the host's shared state (`shared=`), a label: every generator without
+    /// `process_only`, `isolated` or a lease uses the host's state of its identity.
     #[cfg(feature = "std")]
     pub shared: Option<String>,
     /// A durable high-water mark file (`state_file=`).
@@ -614,6 +641,7 @@ impl Options {
         sequence_start: SequenceStart::Zero,
         rollover: None,
         isolated: false,
+        process_only: false,
         #[cfg(feature = "std")]
         shared: None,
         #[cfg(feature = "std")]
@@ -791,6 +819,7 @@ impl Options {
             "sequence_start" => self.sequence_start = d.sequence_start,
             "rollover" => self.rollover = d.rollover,
             "isolated" => self.isolated = d.isolated,
+            "process_only" => self.process_only = d.process_only,
             #[cfg(feature = "std")]
             "shared" => self.shared = None,
             #[cfg(feature = "std")]
@@ -835,6 +864,7 @@ impl Options {
     fn set_bool(&mut self, name: &str, b: bool) -> Result<()> {
         match name {
             "isolated" => self.isolated = b,
+            "process_only" => self.process_only = b,
             #[cfg(feature = "std")]
             "run_lock" => self.run_lock = b,
             _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
@@ -921,6 +951,7 @@ impl Options {
         match name {
             "rollover" => self.rollover.is_some(),
             "isolated" => self.isolated,
+            "process_only" => self.process_only,
             #[cfg(feature = "std")]
             "shared" => self.shared.is_some(),
             #[cfg(feature = "std")]
@@ -1057,6 +1088,9 @@ impl fmt::Display for Options {
         write!(f, "{}", self.policy())?;
         if self.isolated {
             f.write_str(";isolated=true")?;
+        }
+        if self.process_only {
+            f.write_str(";process_only=true")?;
         }
         #[cfg(feature = "std")]
         {

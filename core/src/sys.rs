@@ -88,6 +88,61 @@ impl Drop for Flock<'_> {
     }
 }
 
+/// Users of a file, counted by the kernel: each user holds a read lock on byte `at` through
+/// its own open file description (Linux's `F_OFD_SETLK`). The lock lives as long as some
+/// descriptor of that description is open: a child of `fork()` that inherits it counts with
+/// its parent, and a process that dies, however it dies, stops counting. Independent of
+/// `flock(2)`, so a file can be both set up under a [`Flock`] and used.
+pub(crate) mod users {
+    use std::fs::File;
+    use std::io;
+
+    #[cfg(target_os = "linux")]
+    fn lock(file: &File, at: i64, command: i32, kind: i32) -> io::Result<libc::flock> {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a zeroed `flock` is a valid value; the fields that matter are set below.
+        let mut l: libc::flock = unsafe { std::mem::zeroed() };
+        l.l_type = kind as libc::c_short;
+        l.l_whence = libc::SEEK_SET as libc::c_short;
+        l.l_start = at as libc::off_t;
+        l.l_len = 1;
+        loop {
+            // SAFETY: a valid descriptor and a valid `flock` (l_pid 0, as OFD locks need).
+            if unsafe { libc::fcntl(file.as_raw_fd(), command, &mut l) } == 0 {
+                return Ok(l);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Counts this open file as a user, for as long as it stays open.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn join(file: &File, at: i64) -> io::Result<()> {
+        lock(file, at, libc::F_OFD_SETLK, libc::F_RDLCK).map(|_| ())
+    }
+
+    /// Whether another open file (of this process or another) counts as a user.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn others(file: &File, at: i64) -> io::Result<bool> {
+        Ok(lock(file, at, libc::F_OFD_GETLK, libc::F_WRLCK)?.l_type != libc::F_UNLCK as libc::c_short)
+    }
+
+    /// Without open-file-description locks, users are not counted.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn join(_: &File, _: i64) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Without open-file-description locks, another user is always assumed.
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn others(_: &File, _: i64) -> io::Result<bool> {
+        Ok(true)
+    }
+}
+
 /// A shared, writable mapping of the first `len` bytes of a file. Words in it are only
 /// accessed as atomics, or as bytes written under the file's lock.
 pub(crate) struct Map {

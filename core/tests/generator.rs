@@ -316,6 +316,9 @@ fn isolated_generators_share_nothing() {
 fn rollover_and_plain_generators_of_one_identity_conflict() {
     let l = Layout::parse("time:41,era:2,worker:8,sequence:12;epoch=1288834974657").unwrap();
     let plain = Generator::new(&l, l.parse_node("worker=4,era=1").unwrap(), Options::default()).unwrap();
+    let err = Generator::new(&l, l.parse_node("worker=4").unwrap(), opts("rollover=era;process_only=true"))
+        .unwrap_err();
+    assert_eq!(err, Error::Conflict);
     let err = Generator::new(&l, l.parse_node("worker=4").unwrap(), opts("rollover=era")).unwrap_err();
     assert_eq!(err, Error::Conflict);
     drop(plain);
@@ -350,43 +353,116 @@ fn eight_threads_half_a_million_each_no_duplicate() {
     assert_eq!(g.stats().issued, 8 * per_thread as u64);
 }
 
+/// Forks `child`, which returns an exit code, and returns it.
 #[cfg(unix)]
-#[test]
-fn a_generator_inherited_through_fork_refuses_to_issue() {
-    let l = Layout::parse("twitter").unwrap();
-    let g = Generator::new(&l, l.parse_node("worker=30").unwrap(), Options::default()).unwrap();
-    let parent_id = g.next_id().unwrap();
+fn in_child(child: impl FnOnce() -> i32) -> i32 {
     // SAFETY: the child only calls async-signal-tolerant code paths of this crate and exits.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0);
     if pid == 0 {
-        let inherited = g.next_id();
-        let code = match inherited {
-            Err(Error::Forked) => {
-                // Making the parent's identity anew is refused (the parent still issues from
-                // it); a new generator with its own worker value works.
-                let again = Generator::new(&l, l.parse_node("worker=30").unwrap(), Options::default());
-                let fresh = Generator::new(&l, l.parse_node("worker=29").unwrap(), Options::default());
-                match (again.map(|_| ()), fresh.and_then(|f| f.next_id())) {
-                    (Err(Error::ForkedIdentity), Ok(_)) => 0,
-                    (Ok(()), _) => 4,
-                    _ => 3,
-                }
-            }
-            Ok(_) => 1,
-            Err(_) => 2,
-        };
+        let code = child();
         unsafe { libc::_exit(code) };
     }
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert!(libc::WIFEXITED(status));
-    assert_eq!(
-        libc::WEXITSTATUS(status),
-        0,
-        "child: 1 = issued an ID, 2/3 = wrong error, 4 = remade the parent's identity"
-    );
+    libc::WEXITSTATUS(status)
+}
+
+/// A default generator's state is the host's, in shared memory: a child of fork() goes on
+/// issuing from its copy, or from a new generator of the identity, and never repeats the
+/// parent's IDs.
+#[cfg(unix)]
+#[test]
+fn a_generator_inherited_through_fork_goes_on_without_repeats() {
+    let l = Layout::parse("twitter").unwrap();
+    let g = Generator::new(&l, l.parse_node("datacenter=1,worker=30").unwrap(), Options::default()).unwrap();
+    let parent_id = g.next_id().unwrap();
+    let file = std::env::temp_dir().join(format!("snowflake-forked-ids-{}", std::process::id()));
+    let code = in_child(|| {
+        let again = Generator::new(&l, l.parse_node("datacenter=1,worker=30").unwrap(), Options::default());
+        let Ok(again) = again else { return 3 };
+        let ids: Result<Vec<String>, Error> = (0..20_000)
+            .map(|i| if i % 2 == 0 { g.next_id() } else { again.next_id() }.map(|id| id.to_string()))
+            .collect();
+        match ids {
+            Ok(ids) => std::fs::write(&file, ids.join("\n")).map_or(4, |_| 0),
+            Err(_) => 2,
+        }
+    });
+    assert_eq!(code, 0, "child: 2 = refused to issue, 3 = could not remake the identity, 4 = no file");
+    let parent: Vec<u64> = (0..20_000).map(|_| g.next_id().unwrap()).collect();
+    let child: HashSet<u64> =
+        std::fs::read_to_string(&file).unwrap().lines().map(|l| l.parse().unwrap()).collect();
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(child.len(), 20_000);
+    assert!(!child.contains(&parent_id));
+    assert!(parent.iter().all(|id| !child.contains(id)), "the child repeated the parent's IDs");
+}
+
+/// A `process_only` generator's state is its process's: its copy in a child of fork()
+/// refuses to issue, and so does making its identity anew there.
+#[cfg(unix)]
+#[test]
+fn a_process_only_generator_inherited_through_fork_refuses_to_issue() {
+    let l = Layout::parse("twitter").unwrap();
+    let g = Generator::new(&l, l.parse_node("datacenter=1,worker=31").unwrap(), opts("process_only=true"))
+        .unwrap();
+    let parent_id = g.next_id().unwrap();
+    let code = in_child(|| match g.next_id() {
+        Err(Error::Forked) => {
+            // Making the parent's identity anew is refused (the parent still issues from
+            // it); a new generator with its own worker value works.
+            let again = Generator::new(
+                &l,
+                l.parse_node("datacenter=1,worker=31").unwrap(),
+                opts("process_only=true"),
+            );
+            let fresh = Generator::new(
+                &l,
+                l.parse_node("datacenter=1,worker=29").unwrap(),
+                opts("process_only=true"),
+            );
+            match (again.map(|_| ()), fresh.and_then(|f| f.next_id())) {
+                (Err(Error::ForkedIdentity), Ok(_)) => 0,
+                (Ok(()), _) => 4,
+                _ => 3,
+            }
+        }
+        Ok(_) => 1,
+        Err(_) => 2,
+    });
+    assert_eq!(code, 0, "child: 1 = issued an ID, 2/3 = wrong error, 4 = remade the parent's identity");
     assert!(g.next_id().unwrap() > parent_id, "the parent goes on");
+}
+
+/// Mixing in one process (issue 13): a `process_only` generator beside a default one of the
+/// same identity, and a lease's value beside a generator given it, are refused, naming the
+/// other; a name is a label, so two names of one identity share one state.
+#[cfg(unix)]
+#[test]
+fn mixing_in_one_process_is_refused_or_shares_one_state() {
+    let l = Layout::parse("twitter").unwrap();
+    let node = l.parse_node("datacenter=2,worker=20").unwrap();
+    let plain = Generator::new(&l, node, Options::default()).unwrap();
+    let err = Generator::new(&l, node, opts("process_only=true")).unwrap_err();
+    assert_eq!(err.kind(), snowflake_core::ErrorKind::SharedMismatch);
+    assert!(err.to_string().contains("uses the host's shared state"), "{err}");
+    let (a, b) = (
+        Generator::new(&l, node, opts("shared=a")).unwrap(),
+        Generator::new(&l, node, opts("shared=b")).unwrap(),
+    );
+    let mut ids = HashSet::new();
+    for _ in 0..20_000 {
+        for g in [&plain, &a, &b] {
+            assert!(ids.insert(g.next_id().unwrap()), "a repeated ID");
+        }
+    }
+    drop((plain, a, b));
+    let only = Generator::new(&l, node, opts("process_only=true")).unwrap();
+    let err = Generator::new(&l, node, Options::default()).unwrap_err();
+    assert!(err.to_string().contains("process_only=true"), "{err}");
+    drop(only);
 }
 
 /// A thread preempted between its clock reading and its compare-and-swap finds the state moved

@@ -140,8 +140,11 @@ fn shared_name(test: &str) -> String {
     format!("test-{}-{test}", std::process::id())
 }
 
-fn cleanup_shared(name: &str) {
-    let _ = std::fs::remove_file(snowflake_core::shared_path(name));
+/// The path of the host's shared state of `layout` and `node` in `shm`.
+fn state_path(shm: &Path, layout: &str, node: &str) -> PathBuf {
+    let layout = Layout::parse(layout).unwrap();
+    let path = snowflake_core::shared_path(&layout, &layout.parse_node(node).unwrap(), None);
+    shm.join(path.file_name().unwrap())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,9 +162,8 @@ fn shared_four_processes() {
         assert_eq!(o.ids.len(), 200_000);
     }
     assert_eq!(unique_and_increasing(&outputs), 800_000);
-    let mode = std::fs::metadata(snowflake_core::shared_path(&name)).unwrap();
+    let mode = std::fs::metadata(state_path(&snowflake_core::shm_dir(), "twitter", "worker=7")).unwrap();
     assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777, 0o600);
-    cleanup_shared(&name);
     println!(
         "    4 processes: 800k IDs in {secs:.2}s = {:.0} IDs/s ({:.1}% of twitter's 4.096M/s, process start-up included)",
         800_000.0 / secs,
@@ -169,16 +171,22 @@ fn shared_four_processes() {
     );
 }
 
+/// One state per layout and node values on a host: a name is a label, so another layout or
+/// node values under one name is another state, and two names of one identity are one state.
+/// Processes that use a state at once must agree on its terms; once none uses it, the next
+/// configuration takes it over, above everything issued.
 fn shared_mismatch_names_the_difference() {
     let name = shared_name("mismatch");
-    assert_eq!(run(&format!("twitter|worker=1|shared={name}|1|0")).head, "ok datacenter=0,worker=1");
+    let mut holder = spawn(&format!("twitter|worker=1|shared={name}|1000|60000"), &[]);
+    let (head, held, _out) = read_until_done(&mut holder);
+    assert_eq!(head, "ok datacenter=0,worker=1");
+    for spec in [format!("discord|worker=1|shared={name}|1|0"), format!("twitter|worker=2|shared={name}|1|0")]
+    {
+        assert!(run(&spec).head.starts_with("ok"), "{spec}: another identity is another state");
+    }
     for (spec, needle) in [
-        (format!("discord|worker=1|shared={name}|1|0"), "another layout"),
-        (
-            format!("twitter|worker=2|shared={name}|1|0"),
-            "node `datacenter=0,worker=1`, not `datacenter=0,worker=2`",
-        ),
         (format!("twitter|worker=1|shared={name};max_drift_ms=5|1|0"), "max_drift_ms=0, not 5"),
+        ("twitter|worker=1|max_drift_ms=5|1|0".to_string(), "max_drift_ms=0, not 5"),
         (
             format!("twitter|worker=1|shared={name};sequence_start=spread:4|1|0"),
             "sequence_start=zero, not spread:4",
@@ -189,9 +197,26 @@ fn shared_mismatch_names_the_difference() {
         assert!(o.head.starts_with("error ERR_SNOWFLAKE_"), "{spec}: {}", o.head);
         assert!(o.head.contains(needle), "{spec}: {}", o.head);
     }
-    // max_wait_ms is each caller's own business: not a mismatch.
+    // max_wait_ms is each caller's own business: not a mismatch. Another name, or none, is
+    // the same state: no repeat.
     assert!(run(&format!("twitter|worker=1|shared={name};max_wait_ms=0|1|0")).head.starts_with("ok"));
-    cleanup_shared(&name);
+    let others: Vec<Output> = ["shared=other", "", "sequence_start=zero"]
+        .iter()
+        .map(|o| run(&format!("twitter|worker=1|{o}|20000|0")))
+        .collect();
+    for o in &others {
+        assert_eq!(o.tail.as_deref(), Some("done"), "{}", o.head);
+    }
+    let _ = holder.kill();
+    let _ = holder.wait();
+    let holder = Output { head, ids: held, tail: None };
+    // Once the holder is gone, another max_drift_ms takes the state over, above its IDs.
+    let after = run("twitter|worker=1|max_drift_ms=5|1000|0");
+    assert_eq!(after.tail.as_deref(), Some("done"), "{}", after.head);
+    let mut all = vec![&holder, &after];
+    all.extend(others.iter());
+    assert_eq!(repeats(&all), 0);
+    assert!(after.ids[0] > others.iter().flat_map(|o| o.ids.iter()).copied().max().unwrap());
 }
 
 fn shared_survives_kill_9() {
@@ -226,7 +251,6 @@ fn shared_survives_kill_9() {
     outputs.push(after);
     let n = unique_and_increasing(&outputs);
     assert!(n > 100_000);
-    cleanup_shared(&name);
 }
 
 fn shared_works_across_fork() {
@@ -258,7 +282,6 @@ fn shared_works_across_fork() {
         Output { head: String::new(), ids: child, tail: None },
     ];
     assert_eq!(unique_and_increasing(&outputs), 100_000);
-    cleanup_shared(&name);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -273,8 +296,11 @@ fn state_file_survives_a_clock_step_back() {
             ("FAKETIME_NO_CACHE", "1".to_string()),
         ]
     };
-    let spec =
-        |count: u64, extra: &str| format!("twitter|worker=4|state_file={}{extra}|{count}|0", state.display());
+    // process_only: the state file is the only memory of a restart here (a default
+    // generator's shared state would also remember it, on the host's monotonic clock).
+    let spec = |count: u64, extra: &str| {
+        format!("twitter|worker=4|state_file={};process_only=true{extra}|{count}|0", state.display())
+    };
     let run_env = |spec: &str| {
         let e = env(&stamp);
         let e: Vec<(&str, &str)> = e.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -436,7 +462,6 @@ fn a_pools_bank_is_not_inherited() {
     assert!(!parent.is_empty());
     assert!(parent.iter().all(|id| !child.contains(id)), "the child repeated the parent's banked IDs");
     assert_eq!(child.len(), 3);
-    cleanup_shared(&name);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -474,7 +499,6 @@ fn joining_a_durable_shared_state_does_not_stall_the_others() {
         first.next_id().unwrap();
         second.next_id().unwrap();
     }
-    cleanup_shared(&name);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -511,56 +535,58 @@ fn read_until_done(child: &mut Child) -> (String, Vec<u64>, BufReader<std::proce
 }
 
 /// Case 1: two processes with one identity and one state file, neither sharing a state, each
-/// kept a state of its own under the file and repeated about half their IDs. Now a process
-/// holds the file (`<file>.users`) while it uses it: a second one that would keep a state of
-/// its own is refused, while processes of one shared state use it together.
+/// kept a state of its own under the file and repeated about half their IDs. Now processes
+/// with one identity share the host's state by default, and its state file with it; a
+/// process that keeps its state alone (`process_only`) holds the file (`<file>.users`) while
+/// it uses it, and any other process is refused meanwhile.
 fn one_state_file_one_state() {
     let dir = tmp("onefile");
     let state = dir.join("ids.state");
     let spec = |count: u64, hold: u64, extra: &str| {
         format!("twitter|worker=4|state_file={}{extra}|{count}|{hold}", state.display())
     };
-    // While one process holds the file, another is refused: it issues nothing.
-    let mut holder = spawn(&spec(1000, 60_000, ""), &[]);
+    // Two processes at once, as the review ran them, and a third under a name: one state.
+    let racers: Vec<Child> = (0..2).map(|_| spawn(&spec(300_000, 0, ""), &[])).collect();
+    let named = spawn(&spec(100_000, 0, &format!(";shared={}", shared_name("onefile"))), &[]);
+    let mut outputs: Vec<Output> = racers.into_iter().map(collect).collect();
+    outputs.push(collect(named));
+    for o in &outputs {
+        assert_eq!(o.tail.as_deref(), Some("done"), "{}", o.head);
+    }
+    assert_eq!(unique_and_increasing(&outputs), 700_000);
+
+    // A process that keeps its state alone holds the file: another is refused meanwhile.
+    let alone = ";process_only=true";
+    let mut holder = spawn(&spec(1000, 60_000, alone), &[]);
     let (head, held_ids, _out) = read_until_done(&mut holder);
     assert_eq!(head, "ok datacenter=0,worker=4");
-    let second = run(&spec(1000, 0, ""));
-    assert!(
-        second.head.contains("ERR_SNOWFLAKE_STATE_FILE") && second.head.contains("in use by another process"),
-        "a second process used the state file: {}",
-        second.head
-    );
-    assert!(second.ids.is_empty());
-    // A shared state cannot join a file kept alone either.
-    let shared = run(&spec(10, 0, &format!(";shared={}", shared_name("onefile"))));
-    assert!(shared.head.contains("in use by a process that keeps its state alone"), "{}", shared.head);
+    for extra in [alone, ""] {
+        let second = run(&spec(1000, 0, extra));
+        assert!(
+            second.head.contains("ERR_SNOWFLAKE_STATE_FILE"),
+            "a second process used the state file: {}",
+            second.head
+        );
+        assert!(second.ids.is_empty());
+    }
     let _ = holder.kill();
     let _ = holder.wait();
     // Once it is gone the next one goes on, above everything it issued.
     let next = run(&spec(1000, 0, ""));
     assert_eq!(next.tail.as_deref(), Some("done"), "{}", next.head);
     assert!(next.ids[0] > *held_ids.last().unwrap());
+    let all_before = outputs.iter().flat_map(|o| o.ids.iter()).copied().max().unwrap();
+    assert!(next.ids[0] > all_before);
 
-    // Two at once, as the review ran them: never a repeat (one of them is refused, unless the
+    // Two that keep their states alone: never a repeat (one of them is refused, unless the
     // other was already done).
-    let racers: Vec<Child> = (0..2).map(|_| spawn(&spec(300_000, 0, ""), &[])).collect();
+    let racers: Vec<Child> = (0..2).map(|_| spawn(&spec(300_000, 0, alone), &[])).collect();
     let outputs: Vec<Output> = racers.into_iter().map(collect).collect();
     assert!(outputs.iter().any(|o| o.tail.as_deref() == Some("done")));
     for o in &outputs {
         assert!(o.head.starts_with("ok") || o.head.contains("in use by another process"), "{}", o.head);
     }
     assert_eq!(repeats(&outputs.iter().collect::<Vec<_>>()), 0);
-
-    // Processes of one shared state use one state file together.
-    let name = shared_name("onefile-shared");
-    let shared_spec = spec(100_000, 0, &format!(";shared={name}"));
-    let sharers: Vec<Child> = (0..3).map(|_| spawn(&shared_spec, &[])).collect();
-    let outputs: Vec<Output> = sharers.into_iter().map(collect).collect();
-    for o in &outputs {
-        assert_eq!(o.tail.as_deref(), Some("done"), "{}", o.head);
-    }
-    assert_eq!(unique_and_increasing(&outputs), 300_000);
-    cleanup_shared(&name);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -694,7 +720,6 @@ fn forks_under_load_never_hang() {
     all.sort_unstable();
     all.dedup();
     assert_eq!(all.len(), n, "a child repeated an ID");
-    cleanup_shared(&name);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -756,7 +781,7 @@ fn a_removed_shared_file_is_noticed() {
     // Once it issues, its file goes, as RemoveIPC removes it; a new process comes.
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
-    let file = shm.join(format!("libsnowflake-{name}.shm"));
+    let file = state_path(&shm, layout, "worker=5");
     std::fs::remove_file(&file).unwrap();
     let new = spawn(&format!("{layout}|worker=5|shared={name}|64000|0"), &env);
     let mut rest = String::new();

@@ -94,8 +94,9 @@ class ForkedProcessError(SnowflakeError):
 
 
 class SharedMismatchError(SnowflakeError, ValueError):
-    """A shared state (``shared=``) was made with another layout, node values or policy than
-    this generator asks for; the message names the difference."""
+    """Another generator of this host's state of the layout and node values disagrees with
+    this one (``max_drift_ms``, ``sequence_start``, ``state_file``, ``process_only``, a lease);
+    the message names the difference and what to do."""
 
     code = "ERR_SNOWFLAKE_SHARED_MISMATCH"
 

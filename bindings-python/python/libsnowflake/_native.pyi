@@ -160,6 +160,7 @@ class Generator:
         sequence_start: Optional[str] = None,
         rollover: Optional[str] = None,
         isolated: Optional[bool] = None,
+        process_only: Optional[bool] = None,
         shared: Optional[str] = None,
         state_file: Union[str, "os.PathLike[str]", None] = None,
         state_window_ms: Optional[int] = None,

@@ -45,7 +45,7 @@ mod shared;
 #[cfg(all(unix, feature = "lease-local"))]
 pub use lease_local::default_lease_dir;
 #[cfg(all(unix, feature = "shared"))]
-pub use shared::{shared_path, shm_dir};
+pub use shared::{find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState};
 
 fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
@@ -87,6 +87,14 @@ fn in_process_only(options: &Options) -> bool {
     options.shared.is_none() && options.state_file.is_none() && options.lease.is_none() && !options.run_lock
 }
 
+/// Whether a generator with `options` uses the host's shared state of its identity: the
+/// default, unless it keeps a state of its own (`isolated`, `process_only`), holds a lease
+/// (a value of its own; with `shared=`, a host lease) or takes turns (`run_lock`).
+#[cfg(all(unix, feature = "shared"))]
+fn uses_host_state(options: &Options) -> bool {
+    !options.isolated && !options.process_only && options.lease.is_none() && !options.run_lock
+}
+
 impl Generator<DefaultClock> {
     /// A generator on the process's monotonic clock, working with other generators as
     /// `options` say:
@@ -106,6 +114,10 @@ impl Generator<DefaultClock> {
     /// ```
     pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
         options.check_combinations()?;
+        #[cfg(all(unix, feature = "shared"))]
+        if uses_host_state(&options) {
+            return open_shared(layout, node, &options);
+        }
         if in_process_only(&options) {
             return Generator::with_clock(layout, node, options, DefaultClock::default());
         }
@@ -148,10 +160,6 @@ fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
             return open_host_lease(layout, node, options, name, url);
         }
         return open_leased(layout, node, options, kind);
-    }
-    #[cfg(feature = "shared")]
-    if let Some(name) = &options.shared {
-        return open_shared(layout, node, options, name);
     }
     open_in_process(layout, node, options)
 }
@@ -208,6 +216,8 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
             let window = window_ticks(layout, options.state_window_ms.unwrap_or(50));
             let lease = lease_local::claim(&dir, layout, &node, field, window)?;
             let node = node.with(lease.field, lease.value);
+            let held =
+                registry::hold(layout, &node, None, registry::Use::Lease { field, value: lease.value })?;
             let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?.leased(
                 node,
                 lease.field,
@@ -218,7 +228,7 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
             g.word_format().raise_to(&state, durable.floor);
             durable.attach(Some(state.clone()), g.word_format());
             let mark = Arc::new(mark::FileMark { durable, mapped: None });
-            Ok(g.assemble(Cell::new(state, |w| w), Some(mark), false))
+            Ok(g.assemble(Cell::new(Arc::new((state, held)), |(w, _)| &**w), Some(mark), false))
         }
         #[cfg(feature = "lease-redis")]
         LeaseKind::Redis(url) => {
@@ -238,7 +248,10 @@ fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind)
                 None,
             )?;
             let claimed = node.with(field, lease.value());
-            Ok(g.leased(claimed, field, true).assemble(Cell::new(state, |w| w), Some(lease), false))
+            let held =
+                registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
+            let cell = Cell::new(std::sync::Arc::new((state, held)), |(w, _)| &**w);
+            Ok(g.leased(claimed, field, true).assemble(cell, Some(lease), false))
         }
         // The option table refuses a lease whose feature is missing.
         #[allow(unreachable_patterns)]
@@ -262,8 +275,10 @@ fn state_file_terms(layout: &Layout, node: &Node, options: &Options) -> (u64, u6
     )
 }
 
+/// The host's shared state of the generator's identity (see `shared`), with a state file's
+/// guard when `options` name one.
 #[cfg(all(unix, feature = "shared"))]
-fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Result<Generator> {
+fn open_shared(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     use std::sync::Arc;
     let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
     // A state set up now starts above the state file's record, with the file's reservation:
@@ -303,8 +318,10 @@ fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Re
         initial_state,
         initial_reserved,
         host_lease: None,
+        label: options.shared.as_deref(),
     };
-    let (map, clock) = join_shared(layout, name, &identity)?;
+    let held = registry::hold(layout, &node, identity.rollover, registry::Use::Host)?;
+    let (map, clock) = join_shared(layout, &identity)?;
     let g = g.with_clock_of(clock).with_validity(map.clone());
     #[allow(unused_mut)]
     let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
@@ -312,25 +329,26 @@ fn open_shared(layout: &Layout, node: Node, options: &Options, name: &str) -> Re
     if let Some(durable) = durable {
         mark = Some(Arc::new(mark::FileMark { durable: mark::Use::own(durable), mapped: Some(map.clone()) }));
     }
-    Ok(g.assemble(Cell::new(map, |m| m.state()), mark, true))
+    Ok(g.assemble(Cell::new(Arc::new((map, held)), |(m, _)| m.state()), mark, true))
 }
 
-/// Opens the shared state `name` for `identity`, and the clock its processes share.
+/// Opens the host's shared state of `identity`, and the clock its processes share.
 #[cfg(all(unix, feature = "shared"))]
 fn join_shared(
     layout: &Layout,
-    name: &str,
     identity: &shared::Identity<'_>,
 ) -> Result<(std::sync::Arc<shared::Mapping>, MonotonicClock)> {
-    let map = std::sync::Arc::new(shared::Mapping::open(name, identity)?);
+    let map = std::sync::Arc::new(shared::Mapping::open(identity)?);
     let clock = MonotonicClock::with_offset_ns(map.anchor_ns());
     // The first check that the file is at its path, from a reading taken before it.
     crate::generator::Validity::renew(&*map, clock.now_ms())?;
     // A fresh state starts a little ahead of the clock (see `shared`): wait for it here,
-    // rather than fail the first calls.
-    let ready_ms = map.ready_ms();
+    // rather than fail the first calls; and, for a drift of up to 100 ms, until the clock
+    // reaches its first tick, so that the first calls have their whole drift to borrow.
+    let drift = identity.policy.max_drift_ms.min(100);
+    let ready_ms = map.ready_ms().saturating_add(drift);
     let now_ms = clock.now_ms();
-    if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + 2 * layout.tick_ms() + 100 {
+    if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + 2 * layout.tick_ms() + 100 + drift {
         clock.wait_until_ms(ready_ms);
     }
     Ok((map, clock))
@@ -358,8 +376,9 @@ fn open_host_lease(
         initial_state: 0,
         initial_reserved: u64::MAX,
         host_lease: Some(field),
+        label: Some(name),
     };
-    let (map, clock) = join_shared(layout, name, &identity)?;
+    let (map, clock) = join_shared(layout, &identity)?;
     let host = lease_redis::Host::join(map.clone())?;
     let lease = lease_redis::RedisLease::open(
         &redis_config(options, url),
@@ -372,8 +391,10 @@ fn open_host_lease(
         Some(host),
     )?;
     let claimed = node.with(field, lease.value());
+    let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
     let g = g.with_clock_of(clock).with_validity(map.clone());
-    Ok(g.leased(claimed, field, true).assemble(Cell::new(map, |m| m.state()), Some(lease), false))
+    let cell = Cell::new(std::sync::Arc::new((map, held)), |(m, _)| m.state());
+    Ok(g.leased(claimed, field, true).assemble(cell, Some(lease), false))
 }
 
 /// The process's registry state for this identity, guarded by a state file (one reservation

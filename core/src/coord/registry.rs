@@ -41,6 +41,7 @@ struct Terms {
 pub(crate) struct Member {
     pub(crate) state: Arc<AtomicU64>,
     terms: Terms,
+    _held: Arc<Held>,
 }
 
 struct Entry {
@@ -118,9 +119,78 @@ pub(crate) fn state_for(
             Some(e) => Err(e),
         };
     }
-    let members = Arc::new(Member { state: entry.state.clone(), terms });
+    let held = hold(layout, node, rollover, Use::Process)?;
+    let members = Arc::new(Member { state: entry.state.clone(), terms, _held: held });
     entry.members = Arc::downgrade(&members);
     Ok(members)
+}
+
+/// How a generator of this process uses its identity (layout and node values): mixing two
+/// ways in one process would issue the same IDs from two states, so it is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Use {
+    /// The process's own state (`process_only`, a clock of its own, `run_lock`).
+    Process,
+    /// The host's shared state of the identity (the default).
+    Host,
+    /// A lease's value of `field`: the identity is the one with the claimed value.
+    Lease { field: usize, value: u64 },
+}
+
+/// A [`Use`] of an identity, held by a generator for as long as it lives.
+pub(crate) struct Held(());
+
+struct Holder {
+    layout: Layout,
+    node: Node,
+    rollover: Option<usize>,
+    how: Use,
+    alive: Weak<Held>,
+}
+
+static HOLDERS: Mutex<Vec<Holder>> = Mutex::new(Vec::new());
+
+/// Records that a generator uses `layout` and `node` as `how`, refusing when a live generator
+/// of this process uses them another way ([`Error::SharedMismatch`], naming it), or with
+/// another rollover field ([`Error::Conflict`]: the rollover field's values would meet).
+pub(crate) fn hold(layout: &Layout, node: &Node, rollover: Option<usize>, how: Use) -> Result<Arc<Held>> {
+    #[cfg(unix)]
+    let _gate = ForkGate::enter();
+    let mut holders = HOLDERS.lock().unwrap_or_else(|e| e.into_inner());
+    holders.retain(|h| h.alive.strong_count() > 0);
+    let field = |i: usize| layout.fields().get(i).map_or("?", |f| f.name());
+    let same = |h: &Holder| {
+        h.layout == *layout
+            && layout
+                .node_fields()
+                .all(|(i, _)| Some(i) == rollover || Some(i) == h.rollover || h.node.get(i) == node.get(i))
+    };
+    if holders.iter().any(|h| same(h) && h.rollover != rollover) {
+        return Err(Error::Conflict);
+    }
+    if let Some(other) = holders.iter().find(|h| same(h) && h.how != how) {
+        let detail = match (other.how, how) {
+            (Use::Lease { field: f, value }, _) => format!(
+                "a generator of this process holds a lease of {}={value}, and this one was given {}={value} with the same layout and other node values: a leased value is its lease's alone; give this generator other node values, or a lease too",
+                field(f),
+                field(f)
+            ),
+            (_, Use::Lease { field: f, value }) => format!(
+                "this lease claimed {}={value}, which another generator of this process was given with the same layout and other node values: give that generator other node values, or a lease too",
+                field(f)
+            ),
+            (Use::Process, _) => "another generator of this process with the same layout and node values has process_only=true (or its own clock, or run_lock), so its state is this process's alone, and this one would use the host's: give both process_only=true, or neither".to_string(),
+            (Use::Host, _) => "another generator of this process with the same layout and node values uses the host's shared state, and this one would keep a state of its own (process_only=true, its own clock, or run_lock): give both the same coordination, or other node values".to_string(),
+        };
+        let what = match (other.how, how) {
+            (Use::Lease { .. }, _) | (_, Use::Lease { .. }) => "lease",
+            _ => "process_only",
+        };
+        return Err(Error::shared_mismatch(what, detail));
+    }
+    let held = Arc::new(Held(()));
+    holders.push(Holder { layout: *layout, node: *node, rollover, how, alive: Arc::downgrade(&held) });
+    Ok(held)
 }
 
 /// The error for a generator with terms `mine` beside live ones with `theirs`.

@@ -54,7 +54,7 @@ use crate::error::Error;
 use crate::generator::{Validity, Word};
 use crate::layout::{Layout, Node};
 use crate::options::{valid_shared_name, Policy, SequenceStart};
-use crate::sys::{Flock, ForkGate, Map};
+use crate::sys::{users, Flock, ForkGate, Map};
 use crate::text::Name;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -75,6 +75,11 @@ const HOST_EPOCH_AT: usize = 2120;
 const HOST_VALID_AT: usize = 2128;
 const HOST_RESERVED_AT: usize = 2136;
 const HOST_RESERVED_EPOCH_AT: usize = 2144;
+const LABEL_AT: usize = 2176;
+const LABEL_MAX: usize = 64;
+/// The byte whose read locks count the file's users (see [`users`]): past the data, which
+/// a lock does not touch.
+const USERS_AT: i64 = SIZE as i64;
 /// A host lease's validity word packs the claim epoch above 42 bits of ms (to the year 2109).
 const VALID_BITS: u32 = 42;
 
@@ -95,9 +100,40 @@ pub fn shm_dir() -> PathBuf {
     std::env::temp_dir()
 }
 
-/// The path of the shared state called `name`.
-pub fn shared_path(name: &str) -> PathBuf {
-    shm_dir().join(format!("libsnowflake-{name}.shm"))
+/// The path of the host's shared state for `layout` and `node` (the value of a `rollover`
+/// field aside): `libsnowflake-<16 hex digits>.shm` in [`shm_dir`], named by a hash of the
+/// layout, the node values and the rollover field, the state's identity.
+pub fn shared_path(layout: &Layout, node: &Node, rollover: Option<&str>) -> PathBuf {
+    let rollover = rollover.and_then(|r| layout.field(r)).map(|(i, _)| i);
+    shm_dir().join(file_name(identity_key(layout, node, rollover)))
+}
+
+fn file_name(key: u64) -> String {
+    format!("libsnowflake-{key:016x}.shm")
+}
+
+/// The hash of an identity that names its file.
+fn identity_key(layout: &Layout, node: &Node, rollover: Option<usize>) -> u64 {
+    let node = rollover.map_or(*node, |r| node.with(r, 0));
+    let mut h = crate::hash::Fnv1a::new();
+    for w in [layout.fingerprint(), layout.node_bits(&node), rollover.map_or(0, |i| i as u64 + 1)] {
+        let _ = std::fmt::Write::write_fmt(&mut h, format_args!("{w:016x}"));
+    }
+    h.0
+}
+
+/// The error for a shared state that cannot be opened, with the fix.
+fn open_err(path: &Path, e: std::io::Error) -> Error {
+    let fix = match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            " (the directory is missing: create it, or set SNOWFLAKE_SHM_DIR to a directory this user may write)"
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            " (this user may not write there: set SNOWFLAKE_SHM_DIR to a directory it may write, or give each process its own node values with process_only=true)"
+        }
+        _ => "",
+    };
+    Error::io_with_hint("opening the shared state", path.display(), e, fix)
 }
 
 pub(crate) fn boot_id() -> [u8; 36] {
@@ -147,9 +183,18 @@ pub(crate) struct Identity<'a> {
     /// A host lease's leased field (`lease=` with `shared=`): its processes share one value
     /// of it, claimed in Redis (see `lease_redis`).
     pub host_lease: Option<usize>,
+    /// The name given with `shared=`, shown by `snowflake shared list`.
+    pub label: Option<&'a str>,
 }
 
 impl Identity<'_> {
+    /// The path of its file.
+    pub(crate) fn path(&self) -> PathBuf {
+        shm_dir().join(file_name(identity_key(self.layout, self.node, self.rollover)))
+    }
+
+    /// What the file records: the identity (layout, node bits, rollover field), then the
+    /// terms that its users must agree on.
     fn words(&self) -> [u64; IDENTITY_WORDS] {
         let mut node = *self.node;
         if let Some(r) = self.rollover {
@@ -158,9 +203,9 @@ impl Identity<'_> {
         [
             self.layout.fingerprint(),
             self.layout.node_bits(&node),
+            self.rollover.map_or(0, |i| i as u64 + 1),
             self.policy.max_drift_ms,
             sequence_code(self.policy.sequence_start),
-            self.rollover.map_or(0, |i| i as u64 + 1),
             self.state_file.map_or(0, |p| {
                 let mut h = crate::hash::Fnv1a::new();
                 let _ = std::fmt::Write::write_str(&mut h, &p.to_string_lossy());
@@ -208,21 +253,29 @@ impl Mapping {
         self.read(READY_AT)
     }
 
-    /// Opens (creating if need be) the shared state called `name` for `identity`.
-    pub(crate) fn open(name: &str, identity: &Identity<'_>) -> Result<Mapping, Error> {
-        if !valid_shared_name(name) {
-            return Err(Error::BadOption {
-                name: Name::snippet(name),
-                reason: "a shared name is 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .)",
-            });
+    /// Opens (creating if need be) the host's shared state of `identity`.
+    pub(crate) fn open(identity: &Identity<'_>) -> Result<Mapping, Error> {
+        if let Some(label) = identity.label {
+            if !valid_shared_name(label) {
+                return Err(Error::BadOption {
+                    name: Name::snippet(label),
+                    reason: "a shared name is 1 to 64 of A-Z a-z 0-9 . _ - (not starting with .)",
+                });
+            }
         }
-        Mapping::open_path(&shared_path(name), identity)
+        let path = identity.path();
+        // A file removed between our open and our lock (by `snowflake shared remove`, which
+        // removes under the lock) is not the state at the path: open the path anew.
+        loop {
+            if let Some(map) = Mapping::open_path(&path, identity)? {
+                return Ok(map);
+            }
+        }
     }
 
-    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Mapping, Error> {
+    fn open_path(path: &Path, identity: &Identity<'_>) -> Result<Option<Mapping>, Error> {
         let _gate = ForkGate::enter();
-        let file = crate::sys::open_private(path, libc::O_NOFOLLOW)
-            .map_err(|e| io_err("opening the shared state", path, e))?;
+        let file = crate::sys::open_private(path, libc::O_NOFOLLOW).map_err(|e| open_err(path, e))?;
         let meta = file.metadata().map_err(|e| io_err("reading", path, e))?;
         let uid = crate::sys::euid();
         if meta.uid() != uid || meta.mode() & 0o077 != 0 {
@@ -237,6 +290,12 @@ impl Mapping {
             ));
         }
         let _lock = Flock::exclusive(&file).map_err(|e| io_err("locking", path, e))?;
+        match std::fs::symlink_metadata(path) {
+            Ok(now) if (now.dev(), now.ino()) == (meta.dev(), meta.ino()) => {}
+            Ok(_) => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err("reading", path, e)),
+        }
         let len = file.metadata().map_err(|e| io_err("reading", path, e))?.len();
         if len < SIZE as u64 {
             file.set_len(SIZE as u64).map_err(|e| io_err("sizing", path, e))?;
@@ -251,32 +310,8 @@ impl Mapping {
         };
         let words = identity.words();
         let magic = map.read(0);
-        let fresh = magic == 0;
-        if fresh {
-            for (i, w) in words.iter().enumerate() {
-                map.write(8 + 8 * i, *w);
-            }
-            map.set_bytes(TEXT_AT, TEXT_MAX, identity.layout.to_string().as_bytes());
-            let anchor = MonotonicClock::current_offset_ns();
-            // Read after the file was made: any process still on a removed file issues only
-            // below this reading plus RECHECK_MS (and its drift, and a full tick's carry).
-            let layout = identity.layout;
-            let now_ms = MonotonicClock::with_offset_ns(anchor).now_ms();
-            let drift_ticks = identity.policy.max_drift_ms / layout.tick_ms();
-            let start = layout
-                .tick_of(now_ms.saturating_add(RECHECK_MS))
-                .unwrap_or(0)
-                .saturating_add(drift_ticks + 1);
-            let initial = identity.initial_state.max(identity.word.floor(start, 0));
-            map.state().store(initial, Ordering::Release);
-            map.reserved().store(identity.initial_reserved, Ordering::Release);
-            map.write(READY_AT, layout.unix_ms_of((start - drift_ticks).min(layout.max_tick())));
-            map.write(64, anchor as u64);
-            map.set_bytes(72, 36, &boot_id());
-            if identity.host_lease.is_some() {
-                map.set_bytes(TOKEN_AT, TOKEN_LEN, new_token().as_bytes());
-            }
-            map.write(0, MAGIC);
+        if magic == 0 {
+            map.set_up(identity, &words);
         } else if magic != MAGIC {
             return Err(Error::shared_mismatch(
                 "file",
@@ -284,7 +319,13 @@ impl Mapping {
             ));
         } else {
             if let Some(e) = map.compare(identity, &words) {
-                return Err(e);
+                let others = users::others(&map.file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
+                // The layout, node values and rollover field are the file's name: another
+                // one here is a collision of the name's hash, never taken over.
+                if others || words[..3] != map.identity_words()[..3] {
+                    return Err(e);
+                }
+                map.take_over(identity, &words);
             }
             if map.bytes(72, 36) != boot_id() {
                 // Another boot: CLOCK_MONOTONIC restarted. Anchor anew; the state word keeps
@@ -292,52 +333,101 @@ impl Mapping {
                 map.write(64, crate::clock::MonotonicClock::current_offset_ns() as u64);
                 map.set_bytes(72, 36, &boot_id());
             }
+            if let Some(label) = identity.label {
+                if map.label().is_empty() {
+                    map.set_bytes(LABEL_AT, LABEL_MAX, label.as_bytes());
+                }
+            }
         }
-        Ok(map)
+        users::join(&map.file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
+        Ok(Some(map))
     }
 
+    /// Sets up a fresh file (under its lock): the magic last.
+    fn set_up(&self, identity: &Identity<'_>, words: &[u64; IDENTITY_WORDS]) {
+        for (i, w) in words.iter().enumerate() {
+            self.write(8 + 8 * i, *w);
+        }
+        self.set_bytes(TEXT_AT, TEXT_MAX, identity.layout.to_string().as_bytes());
+        self.set_bytes(LABEL_AT, LABEL_MAX, identity.label.unwrap_or("").as_bytes());
+        let anchor = MonotonicClock::current_offset_ns();
+        // Read after the file was made: any process still on a removed file issues only
+        // below this reading plus RECHECK_MS (and its drift, and a full tick's carry).
+        let layout = identity.layout;
+        let now_ms = MonotonicClock::with_offset_ns(anchor).now_ms();
+        let drift_ticks = identity.policy.max_drift_ms / layout.tick_ms();
+        let start =
+            layout.tick_of(now_ms.saturating_add(RECHECK_MS)).unwrap_or(0).saturating_add(drift_ticks + 1);
+        let initial = identity.initial_state.max(identity.word.floor(start, 0));
+        self.state().store(initial, Ordering::Release);
+        self.reserved().store(identity.initial_reserved, Ordering::Release);
+        self.write(READY_AT, layout.unix_ms_of((start - drift_ticks).min(layout.max_tick())));
+        self.write(64, anchor as u64);
+        self.set_bytes(72, 36, &boot_id());
+        if identity.host_lease.is_some() {
+            self.set_bytes(TOKEN_AT, TOKEN_LEN, new_token().as_bytes());
+        }
+        self.write(0, MAGIC);
+    }
+
+    /// Takes over a state that no process uses for `identity`'s terms (under the file's
+    /// lock): the state word keeps its high-water mark, raised to the new state file's
+    /// record; the reservation is the new state file's; a host lease starts anew.
+    fn take_over(&self, identity: &Identity<'_>, words: &[u64; IDENTITY_WORDS]) {
+        let host_lease_changed = self.read(8 + 8 * 6) != words[6];
+        for (i, w) in words.iter().enumerate() {
+            self.write(8 + 8 * i, *w);
+        }
+        self.state().fetch_max(identity.initial_state, Ordering::AcqRel);
+        self.reserved().store(identity.initial_reserved, Ordering::Release);
+        if host_lease_changed {
+            let token = if identity.host_lease.is_some() { new_token() } else { String::new() };
+            self.set_bytes(TOKEN_AT, TOKEN_LEN, token.as_bytes());
+            for at in [HOST_VALUE_AT, HOST_EPOCH_AT, HOST_VALID_AT, HOST_RESERVED_AT, HOST_RESERVED_EPOCH_AT]
+            {
+                self.write(at, 0);
+            }
+        }
+        self.set_bytes(LABEL_AT, LABEL_MAX, identity.label.unwrap_or("").as_bytes());
+    }
+
+    fn identity_words(&self) -> [u64; IDENTITY_WORDS] {
+        std::array::from_fn(|i| self.read(8 + 8 * i))
+    }
+
+    fn text(&self, at: usize, max: usize) -> String {
+        let text = self.bytes(at, max);
+        let end = text.iter().position(|&b| b == 0).unwrap_or(max);
+        String::from_utf8_lossy(&text[..end]).into_owned()
+    }
+
+    /// The name last given to this state with `shared=` (empty when none).
+    fn label(&self) -> String {
+        self.text(LABEL_AT, LABEL_MAX)
+    }
+
+    /// The first difference between the file's words and `words`, as the error that a
+    /// process gets when another process uses the state with the file's.
     fn compare(&self, identity: &Identity<'_>, words: &[u64; IDENTITY_WORDS]) -> Option<Error> {
-        let theirs: Vec<u64> = (0..IDENTITY_WORDS).map(|i| self.read(8 + 8 * i)).collect();
-        let text = self.bytes(TEXT_AT, TEXT_MAX);
-        let end = text.iter().position(|&b| b == 0).unwrap_or(TEXT_MAX);
-        let their_layout = String::from_utf8_lossy(&text[..end]).into_owned();
-        let (what, detail) = if theirs[0] != words[0] {
-            ("layout", format!("it holds `{their_layout}`, not `{}`", identity.layout))
-        } else if theirs[1] != words[1] {
-            let layout = identity.layout;
-            let describe = |bits: u64| {
-                layout
-                    .node_fields()
-                    .filter(|(i, _)| Some(*i) != identity.rollover)
-                    .map(|(_, f)| format!("{}={}", f.name(), f.get(bits)))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            };
-            ("node", format!("it holds node `{}`, not `{}`", describe(theirs[1]), describe(words[1])))
-        } else if theirs[2] != words[2] {
-            ("max_drift_ms", format!("it holds max_drift_ms={}, not {}", theirs[2], words[2]))
-        } else if theirs[3] != words[3] {
-            let s = |k: u64| if k == 0 { "zero".to_string() } else { format!("spread:{k}") };
-            ("sequence_start", format!("it holds sequence_start={}, not {}", s(theirs[3]), s(words[3])))
-        } else if theirs[4] != words[4] {
-            let r = |k: u64| {
-                if k == 0 {
-                    "none".to_string()
-                } else {
-                    identity.layout.fields().get(k as usize - 1).map_or("?".into(), |f| f.name().to_string())
-                }
-            };
-            ("rollover", format!("it holds rollover={}, not {}", r(theirs[4]), r(words[4])))
-        } else if theirs[5] != words[5] {
-            let s = |k: u64| if k == 0 { "none" } else { "a state file" };
-            let mine = identity.state_file.map_or("none".to_string(), |p| p.display().to_string());
-            (
-                "state_file",
-                format!(
-                    "it holds {}, not {mine} (every process of a shared state names the same state_file)",
-                    s(theirs[5])
+        let theirs = self.identity_words();
+        let path = self.path.display();
+        let (what, detail) = if theirs[..3] != words[..3] {
+            let their_layout = self.text(TEXT_AT, TEXT_MAX);
+            return Some(Error::shared_mismatch(
+                "layout",
+                format_args!(
+                    "{path} holds the state of another layout or node values (`{their_layout}`), whose file name is the same: set SNOWFLAKE_SHM_DIR to another directory for one of them"
                 ),
-            )
+            ));
+        } else if theirs[3] != words[3] {
+            ("max_drift_ms", format!("max_drift_ms={}, not {}", theirs[3], words[3]))
+        } else if theirs[4] != words[4] {
+            let s = |k: u64| if k == 0 { "zero".to_string() } else { format!("spread:{k}") };
+            ("sequence_start", format!("sequence_start={}, not {}", s(theirs[4]), s(words[4])))
+        } else if theirs[5] != words[5] {
+            let s = |k: u64| if k == 0 { "no state_file" } else { "another state_file" };
+            let mine = identity.state_file.map_or("none".to_string(), |p| p.display().to_string());
+            ("state_file", format!("{}, not {mine}", s(theirs[5])))
         } else if theirs[6] != words[6] {
             let s = |k: u64| match k {
                 0 => "no lease".to_string(),
@@ -346,18 +436,18 @@ impl Mapping {
                     identity.layout.fields().get(k as usize - 1).map_or("?", |f| f.name())
                 ),
             };
-            (
-                "lease",
-                format!(
-                    "it holds {}, not {} (every process of a shared state gives the same lease, or none)",
-                    s(theirs[6]),
-                    s(words[6])
-                ),
-            )
+            ("lease", format!("{}, not {}", s(theirs[6]), s(words[6])))
         } else {
             return None;
         };
-        Some(Error::shared_mismatch(what, format_args!("{}: {detail}", self.path.display())))
+        let label = self.label();
+        let named = if label.is_empty() { String::new() } else { format!(" (shared={label})") };
+        Some(Error::shared_mismatch(
+            what,
+            format_args!(
+                "another process uses {path}{named}, this host's state for this layout and node values, with {detail}. Processes that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a state that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the states and who uses them"
+            ),
+        ))
     }
 }
 
@@ -508,4 +598,213 @@ impl Mapping {
             ),
         )
     }
+}
+
+/// A host's shared state, as `snowflake shared list` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedState {
+    /// Its file.
+    pub path: PathBuf,
+    /// The name last given to it with `shared=` (empty when none).
+    pub name: String,
+    /// The layout's canonical text.
+    pub layout: String,
+    /// The node values, `name=value,...` (a rollover field's aside).
+    pub node: String,
+    /// The terms its users agree on: `max_drift_ms=…;sequence_start=…`, then `rollover=`,
+    /// `state_file` and `host_lease=` when they apply.
+    pub terms: String,
+    /// Whether a process uses it now.
+    pub in_use: bool,
+    /// The time of its next free slot, in Unix ms: every ID it issued is below it.
+    pub next_ms: u64,
+}
+
+impl std::fmt::Display for SharedState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = if self.name.is_empty() { "-" } else { &self.name };
+        let users = if self.in_use { "in use" } else { "unused" };
+        write!(
+            f,
+            "{}\t{name}\t{users}\t{}\t{}\t{}\t{}",
+            self.path.display(),
+            self.layout,
+            self.node,
+            self.terms,
+            rfc3339(self.next_ms)
+        )
+    }
+}
+
+fn rfc3339(unix_ms: u64) -> String {
+    let mut buf = [0u8; crate::time::RFC3339_LEN];
+    crate::time::format_rfc3339(unix_ms, &mut buf).map_or_else(|| format!("{unix_ms} ms"), str::to_string)
+}
+
+/// Reads the state at `path` (with its file open, to ask whether another process uses it).
+fn read_state(path: &Path, file: &std::fs::File) -> Result<SharedState, Error> {
+    let map = Map::shared(file, SIZE).map_err(|e| io_err("mapping", path, e))?;
+    let word = |at: usize| map.word(at).load(Ordering::Acquire);
+    if word(0) != MAGIC {
+        return Err(Error::shared_mismatch(
+            "file",
+            format_args!("{} is not a set-up libsnowflake shared state", path.display()),
+        ));
+    }
+    let text = |at: usize, max: usize| {
+        let b = map.bytes(at, max);
+        let end = b.iter().position(|&c| c == 0).unwrap_or(max);
+        String::from_utf8_lossy(&b[..end]).into_owned()
+    };
+    let layout_text = text(TEXT_AT, TEXT_MAX);
+    let layout = Layout::parse(&layout_text)?;
+    let words: [u64; IDENTITY_WORDS] = std::array::from_fn(|i| word(8 + 8 * i));
+    let rollover = words[2].checked_sub(1).map(|i| i as usize);
+    let node = layout
+        .node_fields()
+        .filter(|(i, _)| Some(*i) != rollover)
+        .map(|(_, f)| format!("{}={}", f.name(), f.get(words[1])))
+        .collect::<Vec<_>>()
+        .join(",");
+    let field = |i: usize| layout.fields().get(i).map_or("?", |f| f.name());
+    let mut terms = format!(
+        "max_drift_ms={};sequence_start={}",
+        words[3],
+        if words[4] == 0 { "zero".to_string() } else { format!("spread:{}", words[4]) }
+    );
+    if let Some(r) = rollover {
+        terms.push_str(&format!(";rollover={}", field(r)));
+    }
+    if words[5] != 0 {
+        terms.push_str(";state_file");
+    }
+    if let Some(h) = words[6].checked_sub(1) {
+        terms.push_str(&format!(";host_lease={}", field(h as usize)));
+    }
+    let roll_bits = rollover.map_or(0, |r| u32::from(layout.fields()[r].bits()));
+    let format = Word::new(layout.sequence().bits().into(), roll_bits, layout.max_tick());
+    let (tick, _, _) = format.unpack(word(STATE_AT));
+    let in_use = users::others(file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
+    Ok(SharedState {
+        path: path.to_path_buf(),
+        name: text(LABEL_AT, LABEL_MAX),
+        layout: layout_text,
+        node,
+        terms,
+        in_use,
+        next_ms: layout.unix_ms_of(tick.min(layout.max_tick())),
+    })
+}
+
+/// Opens an existing state file of this user's (never creating one).
+fn open_existing(path: &Path) -> Result<std::fs::File, Error> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(|e| io_err("opening the shared state", path, e))?;
+    let meta = file.metadata().map_err(|e| io_err("reading", path, e))?;
+    if meta.len() < SIZE as u64 {
+        return Err(Error::shared_mismatch(
+            "file",
+            format_args!("{} is not a set-up libsnowflake shared state", path.display()),
+        ));
+    }
+    Ok(file)
+}
+
+/// The host's shared states in [`shm_dir`] that this user may read, by path.
+pub fn shared_states() -> Result<Vec<SharedState>, Error> {
+    let dir = shm_dir();
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io_err("listing", &dir, e)),
+    };
+    let mut states = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with("libsnowflake-") && name.ends_with(".shm")) {
+            continue;
+        }
+        let path = entry.path();
+        // Another user's files, and files being set up, are not listed.
+        if let Ok(state) = open_existing(&path).and_then(|file| read_state(&path, &file)) {
+            states.push(state);
+        }
+    }
+    states.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(states)
+}
+
+/// The shared state that `which` names: its `shared=` name, its file name, or its path.
+pub fn find_shared_state(which: &str) -> Result<SharedState, Error> {
+    let states = shared_states()?;
+    let matches: Vec<&SharedState> = states
+        .iter()
+        .filter(|s| {
+            s.name == which
+                || s.path.as_os_str() == which
+                || s.path
+                    .file_name()
+                    .is_some_and(|f| f == which || f.to_string_lossy() == format!("{which}.shm"))
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => Err(Error::shared_mismatch(
+            "name",
+            format_args!(
+                "no shared state in {} is named `{}` (`snowflake shared list` shows them)",
+                shm_dir().display(),
+                Name::snippet(which)
+            ),
+        )),
+        _ => Err(Error::shared_mismatch(
+            "name",
+            format_args!(
+                "{} shared states are named `{}`: give the path of one (`snowflake shared list` shows them)",
+                matches.len(),
+                Name::snippet(which)
+            ),
+        )),
+    }
+}
+
+/// Removes the shared state that `which` names (see [`find_shared_state`]), when no process
+/// uses it and the clock has passed every ID it issued: a state made anew starts from the
+/// clock, so removing one whose IDs are ahead of it could repeat them. Returns what was
+/// removed. A process that opens the name meanwhile waits, then makes a new state.
+pub fn remove_shared_state(which: &str) -> Result<SharedState, Error> {
+    let found = find_shared_state(which)?;
+    let path = found.path;
+    let file = open_existing(&path)?;
+    let _lock = Flock::exclusive(&file).map_err(|e| io_err("locking", &path, e))?;
+    let state = read_state(&path, &file)?;
+    if state.in_use {
+        return Err(Error::shared_mismatch(
+            "in use",
+            format_args!(
+                "a process uses {}: stop the processes that use it first (it is taken over by a new configuration anyway once none does)",
+                path.display()
+            ),
+        ));
+    }
+    let now = MonotonicClock::process().now_ms();
+    if state.next_ms > now {
+        return Err(Error::shared_mismatch(
+            "ahead",
+            format_args!(
+                "{} issued IDs up to {}, {} ms ahead of this clock: a new state would start below them; remove it after that time",
+                path.display(),
+                rfc3339(state.next_ms),
+                state.next_ms - now
+            ),
+        ));
+    }
+    std::fs::remove_file(&path).map_err(|e| io_err("removing", &path, e))?;
+    Ok(state)
 }

@@ -25,7 +25,8 @@ use FFI;
  * - `sequence_start` (string, default zero): Where each tick's sequence starts: 0, or a hash of the tick below K so that id % N shards evenly at low traffic.
  * - `rollover` (string): A node field the generator bumps, instead of waiting, when the clock goes back by more than max_drift_ms.
  * - `isolated` (bool, default false): A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs.
- * - `shared` (string): One state in shared memory for every process of this host that opens NAME (1 to 64 of A-Z a-z 0-9 . _ -).
+ * - `process_only` (bool, default false): Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.
+ * - `shared` (string): A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state.
  * - `state_file` (string): A durable high-water mark: a restart after the clock stepped back never repeats an ID.
  * - `state_window_ms` (int, default 1000): How far ahead the state file (or a lease's mark) reserves time: one write per window.
  * - `lease` (string): Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).
@@ -63,7 +64,7 @@ final class Generator
     /**
      * @param Layout|string $layout a Layout, a spec or a preset name
      * @param array<string, int> $node node field values (fields left out are 0)
-     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_dir?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null, run_lock?: bool|null} $options
+     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_dir?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null, run_lock?: bool|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type

@@ -82,7 +82,9 @@ export interface GeneratorOptions {
   rollover?: string | null
   /** A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs. (default false) */
   isolated?: boolean | null
-  /** One state in shared memory for every process of this host that opens NAME (1 to 64 of A-Z a-z 0-9 . _ -). */
+  /** Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values. (default false) */
+  processOnly?: boolean | null
+  /** A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state. */
   shared?: string | null
   /** A durable high-water mark: a restart after the clock stepped back never repeats an ID. */
   stateFile?: string | null

@@ -89,12 +89,17 @@ test('ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED from nextIdAt, tryNextId and nextId with 
   }, (err) => err.code === 'ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED');
 });
 
-test('ERR_SNOWFLAKE_FORKED: a generator inherited through fork() refuses to issue', () => {
+test('ERR_SNOWFLAKE_FORKED: a process_only generator inherited through fork() refuses to issue', () => {
   // Node cannot fork; the binding's probe forks, and the child reports the code it got.
-  const g = new Generator({ layout: 'twitter', node: { worker: 30 } });
+  const g = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 30 }, processOnly: true });
   g.nextId();
   assert.equal(g._forkProbe(), 'ERR_SNOWFLAKE_FORKED');
   assert.equal(typeof g.nextId(), 'bigint', 'the parent goes on');
+  // A default generator's state is the host's: the child issues from it (no error).
+  const host = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 29 } });
+  host.nextId();
+  assert.equal(host._forkProbe(), '');
+  assert.equal(typeof host.nextId(), 'bigint');
 });
 
 test('wrong JS types are TypeErrors with ERR_INVALID_ARG_TYPE', () => {

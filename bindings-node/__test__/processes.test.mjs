@@ -42,13 +42,27 @@ test('three processes sharing one state issue no duplicate', async () => {
   }
 });
 
-test('shared state opened with another policy is refused', () => {
-  new Generator({ layout: 'twitter', node: { worker: 1 }, shared: 'node-mismatch' }).nextId();
+test('the host state used with another policy is refused; a name is a label', () => {
+  const node = { datacenter: 0, worker: 1 };
+  const held = new Generator({ layout: 'twitter', node, shared: 'node-mismatch' });
   const e = throwsCode(
-    () => new Generator({ layout: 'twitter', node: { worker: 1 }, shared: 'node-mismatch', maxDriftMs: 5 }),
+    () => new Generator({ layout: 'twitter', node, maxDriftMs: 5 }),
     'ERR_SNOWFLAKE_SHARED_MISMATCH',
   );
-  assert.equal(typeof e.what, 'string');
+  assert.equal(e.what, 'max_drift_ms');
+  assert.match(e.message, /max_drift_ms=0, not 5/);
+  // Another name, or none, is the same state; other node values under the name another.
+  const same = new Generator({ layout: 'twitter', node, shared: 'other-name' });
+  const plain = new Generator({ layout: 'twitter', node });
+  const other = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 2 }, shared: 'node-mismatch' });
+  const ids = new Set();
+  for (let i = 0; i < 5000; i++) {
+    for (const g of [held, same, plain, other]) ids.add(g.nextId());
+  }
+  assert.equal(ids.size, 20000);
+  // A process_only generator beside them is refused, naming the other.
+  const mixed = throwsCode(() => new Generator({ layout: 'twitter', node, processOnly: true }), 'ERR_SNOWFLAKE_SHARED_MISMATCH');
+  assert.match(mixed.message, /host's shared state/);
   throwsCode(() => new Generator({ layout: 'twitter', shared: 'no/slashes' }), 'ERR_SNOWFLAKE_VALUE');
 });
 

@@ -60,10 +60,21 @@ def test_shared_across_processes_and_fork(shared_name: str) -> None:
 
 
 def test_shared_mismatch_and_bad_names(shared_name: str) -> None:
-    sf.Generator(LAYOUT, {"worker": 1}, shared=shared_name)
-    with pytest.raises(sf.SharedMismatchError, match="node") as e:
-        sf.Generator(LAYOUT, {"worker": 2}, shared=shared_name)
+    held = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 1}, shared=shared_name)
+    # A name is a label of the host's state of a layout and node values: other node values
+    # under it are another state, and no name at all is the same state.
+    other = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 2}, shared=shared_name)
+    same = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 1})
+    ids = [g.next_id() for _ in range(5_000) for g in (held, other, same)]
+    assert len(set(ids)) == len(ids)
+    # While it is used, another policy for it is refused, naming the difference and the fix.
+    with pytest.raises(sf.SharedMismatchError, match="max_drift_ms=0, not 5") as e:
+        sf.Generator(LAYOUT, {"datacenter": 0, "worker": 1}, max_drift_ms=5)
     assert isinstance(e.value, ValueError) and e.value.code == "ERR_SNOWFLAKE_SHARED_MISMATCH"
+    assert "stop the others first" in str(e.value)
+    del held, same
+    # Once nothing uses it, a new policy takes it over, above its IDs.
+    assert sf.Generator(LAYOUT, {"datacenter": 0, "worker": 1}, max_drift_ms=5).next_id() > max(ids)
     for bad in ("a b", "", "x;y", ".hidden"):
         with pytest.raises(sf.ValueRangeError):
             sf.Generator(LAYOUT, shared=bad)
@@ -178,15 +189,23 @@ def _other_process(**kwargs: Any) -> dict[str, Any]:
 def test_one_state_file_is_one_state_across_processes(tmp_path: Path, shared_name: str) -> None:
     # Issue 15, case 1: two processes with one identity and one state file, neither sharing a
     # state, each kept a state of its own under the file and repeated about half their IDs.
-    # Now the second is refused while the first uses the file...
+    # Now they share the host's state of their identity, and the state file with it...
     path = str(tmp_path / "ids.state")
     mine = sf.Generator(LAYOUT, {"worker": 21}, state_file=path)
     ids = mine.next_ids(20_000)
-    other = _other_process(state_file=path)
+    joined = _other_process(state_file=path)
+    assert "ids" in joined, joined
+    ids += joined["ids"] + mine.next_ids(20_000)
+    assert len(set(ids)) == len(ids)
+    del mine
+    # ...while one that keeps its state alone (process_only) is refused while another
+    # process uses the file...
+    alone = sf.Generator(LAYOUT, {"worker": 21}, state_file=path, process_only=True)
+    ids += alone.next_ids(20_000)
+    other = _other_process(state_file=path, process_only=True)
     assert other.get("error") == "StateFileError", other
     assert "in use by another process" in other["message"]
-    ids += mine.next_ids(20_000)
-    del mine
+    del alone
     # ...and goes on above it once it is gone.
     after = _other_process(state_file=path)
     assert "ids" in after, after

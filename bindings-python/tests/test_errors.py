@@ -111,7 +111,9 @@ def test_try_next_id_never_waits() -> None:
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")
 def test_forked_process_error() -> None:
-    gen = sf.Generator("twitter", {"worker": 30, "datacenter": 30})
+    # A process_only generator's state is its process's; a default one's is the host's, and
+    # keeps working in a child (tests/test_fork.py).
+    gen = sf.Generator("twitter", {"worker": 30, "datacenter": 30}, process_only=True)
     gen.next_id()
     r, w = os.pipe()
     pid = os.fork()

@@ -1,8 +1,10 @@
 """fork(): a child can never repeat its parent's IDs.
 
-The generator inherited by a child (multiprocessing's fork start method, gunicorn --preload)
-raises ForkedProcessError; so does making a new one with the parent's node values (the
-parent may still issue from them). A new generator with the child's own worker value works.
+A default generator keeps its state in the host's shared memory: the generator inherited by
+a child (multiprocessing's fork start method, gunicorn --preload) goes on issuing there, and
+so does a new one with the parent's node values, never repeating an ID. A ``process_only``
+generator's state is its process's: its copy in a child raises ForkedProcessError, and so
+does making a new one with the parent's node values (the parent may still issue from them).
 """
 
 from __future__ import annotations
@@ -24,33 +26,42 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="fork() is POSIX
 
 LAYOUT = "twitter"
 PARENT_NODE = {"datacenter": 4, "worker": 1}
+ALONE_NODE = {"datacenter": 4, "worker": 2}
 CHILDREN = 4
 PER_CHILD = 20_000
 
 # Made at import, before any fork: what a --preload'ed app module does.
 GEN = sf.Generator(LAYOUT, PARENT_NODE)
+ALONE = sf.Generator(LAYOUT, ALONE_NODE, process_only=True)
 
 
 def child(i: int, out: Any) -> None:
-    report: dict[str, Any] = {}
+    report: dict[str, Any] = {"ids": []}
     try:
-        GEN.next_id()
+        report["ids"] += GEN.next_ids(PER_CHILD // 2)
         report["inherited"] = "issued"
-    except sf.ForkedProcessError as e:
+    except sf.SnowflakeError as e:
         report["inherited"] = e.code
     try:
-        sf.Generator(LAYOUT, PARENT_NODE)
-        report["recreated"] = "made"
-    except sf.ForkedProcessError as e:
+        report["ids"] += sf.Generator(LAYOUT, PARENT_NODE).next_ids(PER_CHILD // 2)
+        report["recreated"] = "issued"
+    except sf.SnowflakeError as e:
         report["recreated"] = e.code
-    own = sf.Generator(LAYOUT, {"datacenter": 4, "worker": 10 + i})
-    report["ids"] = own.next_ids(PER_CHILD)
+    for name, make in [("alone", lambda: ALONE), ("alone_recreated", lambda: sf.Generator(LAYOUT, ALONE_NODE, process_only=True))]:
+        try:
+            make().next_id()
+            report[name] = "issued"
+        except sf.ForkedProcessError as e:
+            report[name] = e.code
+    own = sf.Generator(LAYOUT, {"datacenter": 4, "worker": 10 + i}, process_only=True)
+    report["own"] = own.next_ids(PER_CHILD)
     out.put((i, report))
 
 
 def test_multiprocessing_fork_children_never_repeat_parent_ids() -> None:
     ctx = mp.get_context("fork")
     parent_ids = GEN.next_ids(5_000)
+    ALONE.next_id()
     out = ctx.Queue()
     procs = [ctx.Process(target=child, args=(i, out)) for i in range(CHILDREN)]
     for p in procs:
@@ -63,14 +74,18 @@ def test_multiprocessing_fork_children_never_repeat_parent_ids() -> None:
         assert p.exitcode == 0
     everything = list(parent_ids)
     for i, report in sorted(reports.items()):
-        assert report["inherited"] == "ERR_SNOWFLAKE_FORKED"
-        assert report["recreated"] == "ERR_SNOWFLAKE_FORKED"
+        assert report["inherited"] == "issued"
+        assert report["recreated"] == "issued"
+        assert report["alone"] == "ERR_SNOWFLAKE_FORKED"
+        assert report["alone_recreated"] == "ERR_SNOWFLAKE_FORKED"
         assert len(report["ids"]) == PER_CHILD
-        assert {sf.Layout(LAYOUT).decode(x).fields["worker"] for x in report["ids"]} == {10 + i}
-        everything += report["ids"]
-    assert len(set(everything)) == len(everything)
+        assert {sf.Layout(LAYOUT).decode(x).fields["worker"] for x in report["ids"]} == {1}
+        assert {sf.Layout(LAYOUT).decode(x).fields["worker"] for x in report["own"]} == {10 + i}
+        everything += report["ids"] + report["own"]
+    assert len(set(everything)) == len(everything) == 55_000 + CHILDREN * 2 * PER_CHILD
     # The parent is unaffected.
     assert GEN.next_id() > parent_ids[-1]
+    ALONE.next_id()
 
 
 def test_pool_with_fork_and_an_initializer() -> None:
@@ -99,7 +114,8 @@ def _pool_task(_: int) -> list[int]:
 
 
 def test_os_fork_grandchild_and_isolated() -> None:
-    # An isolated generator is refused after fork() too, and a grandchild inherits the rule.
+    # An isolated generator is refused after fork() too, and a grandchild inherits the rule
+    # for a process_only one; a default one it may make anew.
     iso = sf.Generator(LAYOUT, {"datacenter": 6, "worker": 1}, isolated=True)
     iso.next_id()
     r, w = os.pipe()
@@ -111,15 +127,15 @@ def test_os_fork_grandchild_and_isolated() -> None:
                 iso.next_id()
                 status = b"iso-issued"
             except sf.ForkedProcessError:
-                mine = sf.Generator(LAYOUT, {"datacenter": 6, "worker": 2})
+                mine = sf.Generator(LAYOUT, {"datacenter": 6, "worker": 2}, process_only=True)
                 mine.next_id()
                 gpid = os.fork()
                 if gpid == 0:
                     code = 1
                     try:
-                        sf.Generator(LAYOUT, {"datacenter": 6, "worker": 2})
+                        sf.Generator(LAYOUT, {"datacenter": 6, "worker": 2}, process_only=True)
                     except sf.ForkedProcessError:
-                        code = 0
+                        code = 0 if sf.Generator(LAYOUT, {"datacenter": 6, "worker": 3}).next_id() else 2
                     os._exit(code)
                 _, st = os.waitpid(gpid, 0)
                 status = b"ok" if os.WEXITSTATUS(st) == 0 else b"grandchild-recreated"

@@ -48,6 +48,10 @@ def test_every_form_issues_ids_that_repeat_nothing(servers: dict[str, Any]) -> N
         s = gen.stats()
         assert s.lease_claims == 1 and s.lease_losses == 0 and s.lease_value is not None, s
         assert "py-pw" not in repr(gen) and "py-pw" not in repr(s)
+    # A plain generator beside the lease, given the value the lease holds, is refused.
+    with pytest.raises(sf.SharedMismatchError, match="holds a lease of worker="):
+        sf.Generator(LAYOUT, {"worker": gen.node["worker"]})
+    del gen
     assert sf.Generator(LAYOUT).stats().lease_value is None
 
 

@@ -743,15 +743,17 @@ static void test_fork(void) {
   int status = 0;
 
   if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
-  if (CHECK_STATUS(snowflake_generator_new(layout, "worker=1", NULL, &g), SNOWFLAKE_STATUS_OK))
+  /* process_only: the state is this process's (a default generator's is the host's, which
+   * a child goes on using: see test_coordination). */
+  if (CHECK_STATUS(snowflake_generator_new(layout, "worker=1", "process_only=true", &g), SNOWFLAKE_STATUS_OK))
     return;
   CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
   fflush(NULL);
   pid = fork();
   if (pid == 0) {
-    /* The child: the inherited generator must refuse (it would repeat the parent's IDs), in
-     * every entry point; a new generator with its own worker value works. Exit codes say
-     * which check failed. */
+    /* The child: the inherited process_only generator must refuse (it would repeat the
+     * parent's IDs), in every entry point; a new generator with its own worker value works.
+     * Exit codes say which check failed. */
     SnowflakeGenerator *mine = NULL;
     uint64_t buf[4];
     SnowflakeBlock block;
@@ -811,10 +813,16 @@ static void test_coordination(void) {
                    SNOWFLAKE_STATUS_OK) == 0) {
     CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=5", opts, &again),
                  SNOWFLAKE_STATUS_OK);
-    CHECK_STATUS(snowflake_generator_new(discord, "worker=5", opts, &other),
+    /* A name is a label of the host's state of a layout and node values: another layout or
+     * other node values under it are other states. Another policy while it is used is
+     * refused, naming the difference. */
+    if (CHECK_STATUS(snowflake_generator_new(discord, "worker=5", opts, &other), SNOWFLAKE_STATUS_OK) == 0)
+      snowflake_generator_free(other);
+    other = NULL;
+    CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=5", "max_drift_ms=5", &other),
                  SNOWFLAKE_STATUS_SHARED_MISMATCH);
-    CHECK_DETAIL("layout");
-    CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=6", opts, &other),
+    CHECK_DETAIL("max_drift_ms=0, not 5");
+    CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=5", "process_only=true", &other),
                  SNOWFLAKE_STATUS_SHARED_MISMATCH);
     CHECK(other == NULL, "generator_new wrote its output on failure");
 

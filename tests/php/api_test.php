@@ -289,8 +289,8 @@ test('tryNextId() fails at once where nextId() would wait', function () {
     fail('10 IDs from 2-ID one-second ticks without a SequenceExhaustedException');
 });
 
-test('a generator inherited through fork() refuses to issue (ForkedException)', function () {
-    $g = new Generator('twitter', ['worker' => 11]);
+test('a process_only generator inherited through fork() refuses to issue (ForkedException)', function () {
+    $g = new Generator('twitter', ['datacenter' => 0, 'worker' => 11], ['process_only' => true]);
     $parentId = $g->nextId();
     $file = tempnam(sys_get_temp_dir(), 'sf-fork');
     $pid = pcntl_fork();

@@ -67,20 +67,41 @@ test("shared: 4 processes with the same worker and ['shared' => name] never repe
             $all = array_merge($all, $ids);
         }
         assert_same(80000, count(array_unique($all)), 'distinct IDs over 4 processes');
-        assert_true(is_file("$dir/libsnowflake-php-test.shm"), 'the state lives in SNOWFLAKE_SHM_DIR');
+        assert_same(1, count(glob("$dir/libsnowflake-*.shm")), 'the state lives in SNOWFLAKE_SHM_DIR');
     });
 });
 
-test('shared: another layout, node or policy under the same name is a SharedMismatchException', function () {
+test('the host state: a name is a label; another policy while it is used is a SharedMismatchException', function () {
     with_shm_dir(function () {
-        $g = new Generator('twitter', ['worker' => 1], ['shared' => 'php-mismatch']);
-        $g->nextId();
-        foreach ([['discord', ['worker' => 1], []], ['twitter', ['worker' => 2], []], ['twitter', ['worker' => 1], ['max_drift_ms' => 5]]] as [$l, $n, $o]) {
-            $e = assert_throws(SharedMismatchException::class, fn () => new Generator($l, $n, ['shared' => 'php-mismatch'] + $o), "$l " . json_encode($n + $o));
-            assert_same([12, 'ERR_SNOWFLAKE_SHARED_MISMATCH'], [$e->status, $e->statusCode], 'status');
-            assert_true(str_contains($e->getMessage(), 'php-mismatch.shm'), $e->getMessage());
+        $node = ['datacenter' => 0, 'worker' => 1];
+        $g = new Generator('twitter', $node, ['shared' => 'php-mismatch']);
+        // Another layout or node values under the name are other states; another name, or
+        // none, is the same state: no repeat.
+        $others = [
+            new Generator('discord', ['worker' => 1, 'process' => 0], ['shared' => 'php-mismatch']),
+            new Generator('twitter', ['datacenter' => 0, 'worker' => 2], ['shared' => 'php-mismatch']),
+            new Generator('twitter', $node, ['shared' => 'another-name']),
+            new Generator('twitter', $node),
+        ];
+        $ids = [];
+        for ($i = 0; $i < 2000; $i++) {
+            $ids[] = $g->nextId();
+            foreach ($others as $o) {
+                $ids[] = $o->nextId();
+            }
         }
-        assert_throws(Snowflake\ValueException::class, fn () => new Generator('twitter', [], ['shared' => 'no/slash']), 'bad name');
+        assert_same(count($ids), count(array_unique($ids)), 'no repeat');
+        $e = assert_throws(SharedMismatchException::class, fn () => new Generator('twitter', $node, ['max_drift_ms' => 5]), 'another policy');
+        assert_same([12, 'ERR_SNOWFLAKE_SHARED_MISMATCH'], [$e->status, $e->statusCode], 'status');
+        assert_true(str_contains($e->getMessage(), 'max_drift_ms=0, not 5'), $e->getMessage());
+        $e = assert_throws(SharedMismatchException::class, fn () => new Generator('twitter', $node, ['process_only' => true]), 'process_only beside it');
+        assert_true(str_contains($e->getMessage(), "host's shared state"), $e->getMessage());
+        // Once nothing uses it, a new policy takes it over, above its IDs.
+        $last = max($ids);
+        $g = null;
+        $others = [];
+        assert_true((new Generator('twitter', $node, ['max_drift_ms' => 5]))->nextId() > $last, 'taken over above its IDs');
+        assert_throws(Snowflake\ValueException::class, fn () => new Generator('twitter', $node, ['shared' => 'no/slash']), 'bad name');
     });
 });
 

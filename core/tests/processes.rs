@@ -854,9 +854,8 @@ fn mixing_a_lease_and_a_plain_generator() {
     let leased = twitter_gen("datacenter=3", &format!("lease=local;lease_dir={}", dir.display())).unwrap();
     let layout = Layout::parse("twitter").unwrap();
     let v = layout.decode(leased.next_id().unwrap()).unwrap().node.get(2);
-    let err = twitter_gen(&format!("datacenter=3,worker={v}"), "")
-        .err()
-        .expect("a plain generator beside the lease");
+    let err =
+        twitter_gen(&format!("datacenter=3,worker={v}"), "").expect_err("a plain generator beside the lease");
     assert_eq!(err.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH", "{err}");
     assert!(err.to_string().contains("lease"), "does not name the lease: {err}");
     // The refusal changed nothing: the lease still issues.
@@ -869,15 +868,14 @@ fn mixing_a_lease_and_a_plain_generator() {
 /// other, whichever comes first.
 fn mixing_process_only_and_plain() {
     let own = twitter_gen(MIX_NODE, "process_only=true").unwrap();
-    let err = twitter_gen(MIX_NODE, "").err().expect("a plain generator beside a process_only one");
+    let err = twitter_gen(MIX_NODE, "").expect_err("a plain generator beside a process_only one");
     assert_eq!(err.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH", "{err}");
     assert!(err.to_string().contains("process_only"), "does not name the process_only generator: {err}");
     assert!(own.next_id().is_ok());
     drop(own);
     let plain = twitter_gen(MIX_NODE, "").unwrap();
-    let err = twitter_gen(MIX_NODE, "process_only=true")
-        .err()
-        .expect("a process_only generator beside a plain one");
+    let err =
+        twitter_gen(MIX_NODE, "process_only=true").expect_err("a process_only generator beside a plain one");
     assert_eq!(err.kind().code(), "ERR_SNOWFLAKE_SHARED_MISMATCH", "{err}");
     assert!(plain.next_id().is_ok());
 }

@@ -445,7 +445,7 @@ impl Mapping {
         Some(Error::shared_mismatch(
             what,
             format_args!(
-                "another process uses {path}{named}, this host's state for this layout and node values, with {detail}. Processes that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a state that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the states and who uses them"
+                "a generator of this process or another uses {path}{named}, this host's state for this layout and node values, with {detail}. Generators that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a state that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the states and whether they are in use"
             ),
         ))
     }

@@ -282,7 +282,7 @@ impl Mapping {
             return Err(Error::shared_mismatch(
                 "owner",
                 format_args!(
-                    "{} belongs to uid {} with mode {:o}; it must be this user's ({uid}) with mode 600",
+                    "{} belongs to uid {} with mode {:o}; it must be this user's ({uid}) with mode 600: the processes of one user share a host's state, so give another user's processes other node values, or run them as one user",
                     path.display(),
                     meta.uid(),
                     meta.mode() & 0o777

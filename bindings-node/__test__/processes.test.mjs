@@ -43,7 +43,8 @@ test('three processes sharing one state issue no duplicate', async () => {
 });
 
 test('the host state used with another policy is refused; a name is a label', () => {
-  const node = { datacenter: 0, worker: 1 };
+  // Node values no other test of this file uses: the generators live until the GC runs.
+  const node = { datacenter: 7, worker: 1 };
   const held = new Generator({ layout: 'twitter', node, shared: 'node-mismatch' });
   const e = throwsCode(
     () => new Generator({ layout: 'twitter', node, maxDriftMs: 5 }),
@@ -54,7 +55,7 @@ test('the host state used with another policy is refused; a name is a label', ()
   // Another name, or none, is the same state; other node values under the name another.
   const same = new Generator({ layout: 'twitter', node, shared: 'other-name' });
   const plain = new Generator({ layout: 'twitter', node });
-  const other = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 2 }, shared: 'node-mismatch' });
+  const other = new Generator({ layout: 'twitter', node: { datacenter: 7, worker: 2 }, shared: 'node-mismatch' });
   const ids = new Set();
   for (let i = 0; i < 5000; i++) {
     for (const g of [held, same, plain, other]) ids.add(g.nextId());

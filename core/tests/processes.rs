@@ -880,6 +880,19 @@ fn mixing_process_only_and_plain() {
     assert!(plain.next_id().is_ok());
 }
 
+/// Issue 13: where the host's state cannot be made, opening fails with an error that names
+/// the path and the fix, and issues nothing; `process_only` still works there.
+fn no_shared_memory_is_an_error_that_names_the_fix() {
+    let env = [("SNOWFLAKE_SHM_DIR", "/nonexistent/snowflake-shm")];
+    let o = collect(spawn("twitter|datacenter=1,worker=1||10|0", &env));
+    assert!(o.head.starts_with("error ERR_SNOWFLAKE_IO"), "{}", o.head);
+    assert!(o.head.contains("/nonexistent/snowflake-shm/libsnowflake-"), "{}", o.head);
+    assert!(o.head.contains("set SNOWFLAKE_SHM_DIR"), "{}", o.head);
+    assert!(o.ids.is_empty());
+    let alone = collect(spawn("twitter|datacenter=1,worker=1|process_only=true|10|0", &env));
+    assert_eq!(alone.tail.as_deref(), Some("done"), "{}", alone.head);
+}
+
 fn main() {
     if let Ok(spec) = std::env::var("SNOWFLAKE_WORKER") {
         worker(&spec);
@@ -895,11 +908,12 @@ fn main() {
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::env::set_var("SNOWFLAKE_LEASE_DIR", own.join("leases"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 19] = [
+    let tests: [(&str, fn()); 20] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
         ("mixing_process_only_and_plain", mixing_process_only_and_plain),
+        ("no_shared_memory_is_an_error_that_names_the_fix", no_shared_memory_is_an_error_that_names_the_fix),
         (
             "a_forked_child_leaves_the_parents_state_file_alone",
             a_forked_child_leaves_the_parents_state_file_alone,

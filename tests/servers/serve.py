@@ -1144,7 +1144,15 @@ class Fpm:
         lines += [f"listen = {self.socket}", "listen.mode = 0666", "listen.backlog = 511", "pm = static",
                   f"pm.max_children = {o.workers}", "pm.status_path = /fpm-status", "ping.path = /fpm-ping",
                   "catch_workers_output = yes", f"clear_env = {'yes' if o.clear_env else 'no'}"]
-        for kv in o.env or []:
+        env = list(o.env or [])
+        if not any(kv.startswith("SNOWFLAKE_SHM_DIR=") for kv in env):
+            # The workers' host states of libsnowflake (they run as nobody) in this server's
+            # directory, never in /dev/shm where other tests' processes would meet them.
+            shm = self.dir / "shm"
+            shm.mkdir(exist_ok=True)
+            shm.chmod(0o1777)
+            env.append(f"SNOWFLAKE_SHM_DIR={shm}")
+        for kv in env:
             k, v = kv.split("=", 1)
             lines.append(f'env[{k}] = "{v}"')  # unquoted, FPM turns yes/no/on/off into 1 and ""
         lines += o.pool_line or []

@@ -348,7 +348,10 @@ fn join_shared(
     let drift = identity.policy.max_drift_ms.min(100);
     let ready_ms = map.ready_ms().saturating_add(drift);
     let now_ms = clock.now_ms();
-    if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + 2 * layout.tick_ms() + 100 + drift {
+    // A layout of coarse ticks (a second and more) may start a whole tick ahead: that wait is
+    // left to the calls, whose max_wait_ms bounds it (then an error that says when to retry).
+    let carry = (2 * layout.tick_ms()).min(2000);
+    if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + carry + 100 + drift {
         clock.wait_until_ms(ready_ms);
     }
     Ok((map, clock))

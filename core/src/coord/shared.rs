@@ -282,7 +282,7 @@ impl Mapping {
             return Err(Error::shared_mismatch(
                 "owner",
                 format_args!(
-                    "{} belongs to uid {} with mode {:o}; it must be this user's ({uid}) with mode 600",
+                    "{} belongs to uid {} with mode {:o}; it must be this user's ({uid}) with mode 600: the processes of one user share a host's state, so give another user's processes other node values, or run them as one user",
                     path.display(),
                     meta.uid(),
                     meta.mode() & 0o777
@@ -445,7 +445,7 @@ impl Mapping {
         Some(Error::shared_mismatch(
             what,
             format_args!(
-                "another process uses {path}{named}, this host's state for this layout and node values, with {detail}. Processes that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a state that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the states and who uses them"
+                "a generator of this process or another uses {path}{named}, this host's state for this layout and node values, with {detail}. Generators that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a state that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the states and whether they are in use"
             ),
         ))
     }

@@ -12,16 +12,18 @@ use Snowflake\LeaseException;
 use Snowflake\SharedMismatchException;
 use Snowflake\StateFileException;
 
-/** Runs `$fn($dir)` with a fresh directory as SNOWFLAKE_SHM_DIR, then removes it. */
+/** Runs `$fn($dir)` with a fresh directory as SNOWFLAKE_SHM_DIR, then removes it and puts
+ * the run's back (every generator uses the host's state there, not only these tests'). */
 function with_shm_dir(callable $fn): void
 {
     $dir = sys_get_temp_dir() . '/sf-shm-' . getmypid() . '-' . bin2hex(random_bytes(4));
     mkdir($dir, 0700);
+    $before = getenv('SNOWFLAKE_SHM_DIR');
     putenv("SNOWFLAKE_SHM_DIR=$dir");
     try {
         $fn($dir);
     } finally {
-        putenv('SNOWFLAKE_SHM_DIR');
+        putenv($before === false ? 'SNOWFLAKE_SHM_DIR' : "SNOWFLAKE_SHM_DIR=$before");
         exec('rm -rf ' . escapeshellarg($dir));
     }
 }

@@ -26,14 +26,21 @@ function remove_dir(string $dir): void
 
 test('preload (CLI): opcache.preload=preload.php with ffi.enable=preload', function () {
     // As root, PHP preloads only as opcache.preload_user, in a child where FFI::load() is
-    // forbidden (that is the next test); a plain user preloads with FFI::load().
-    [$status, $out] = run_php(__DIR__ . '/fixtures/preload_check.php', [
-        'ffi.enable' => 'preload',
-        'opcache.enable' => '1',
-        'opcache.enable_cli' => '1',
-        'opcache.preload' => realpath(PACKAGE) . '/preload.php',
-    ], [], [], true);
-    assert_same([0, PRELOAD_OK], [$status, $out], 'output');
+    // forbidden (that is the next test); a plain user preloads with FFI::load(). As nobody,
+    // its host states go to a directory of their own: a state belongs to one user.
+    $shm = temp_dir('sf-shm-nobody');
+    chmod($shm, 01777);
+    try {
+        [$status, $out] = run_php(__DIR__ . '/fixtures/preload_check.php', [
+            'ffi.enable' => 'preload',
+            'opcache.enable' => '1',
+            'opcache.enable_cli' => '1',
+            'opcache.preload' => realpath(PACKAGE) . '/preload.php',
+        ], ['SNOWFLAKE_SHM_DIR' => $shm], [], true);
+        assert_same([0, PRELOAD_OK], [$status, $out], 'output');
+    } finally {
+        remove_dir($shm);
+    }
 });
 
 test('preload (CLI): ffi.preload of the generated header, then opcache.preload', function () {

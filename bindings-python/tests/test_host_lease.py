@@ -31,7 +31,9 @@ import json, sys, time
 import libsnowflake as sf
 url, layout, ttl, out = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 try:
-    gen = sf.Generator(layout, shared="app", lease=url, lease_ttl_ms=ttl)
+    # A claim on a Redis that lost its data starts up to 2 s ahead of the clock: calls wait
+    # for it (a loaded machine adds its own delays), rather than fail after the default 1 s.
+    gen = sf.Generator(layout, shared="app", lease=url, lease_ttl_ms=ttl, max_wait_ms=10_000)
 except sf.SnowflakeError as e:
     print(json.dumps({"error": type(e).__name__, "message": str(e)}), flush=True)
     sys.exit(3)

@@ -17,12 +17,20 @@ is ever skipped in silence:
         by earlier sessions are copied in. `root`: the session may install into /usr/local
         and run ldconfig, in a private mount namespace where /usr/local/lib,
         /usr/local/include and /etc are copies, so that nothing outside changes.
+        `after NAME`: the session first runs the blocks of session NAME's first run (a reader
+        who goes on from there), with its release files and saved files.
+    <!-- test: end -->
+        Ends the session before its section does.
     <!-- test: or -->
         The next block is an alternative to the block before it: the session runs again from
         the start with this block in that one's place (each alternative once).
     <!-- test: sql -->
         The next block (`sql`) runs in psql (ON_ERROR_STOP) against a new PostgreSQL
         (tests/servers).
+    docs/*.md pages use the same directives after the README's sessions; there only the blocks
+    inside a session are run (the others are checked by their language's tests: tests/c/run.sh
+    compares docs/c.md's whole files with tests/c and tests/cpp, docs_test.php runs php.md's
+    example, ...).
     `rust` blocks are core's doctests: core/src/lib.rs includes README.md, and
     `cargo test --workspace` (scripts/check.sh) compiles and runs them; this test checks the
     include is there.
@@ -38,9 +46,10 @@ LD_LIBRARY_PATH from outside.
 
 Also checked: the README is under 500 lines; its and docs/'s relative links lead to files that
 exist, their #anchors to headings; its error table lists every code of core's table
-(tests/vectors/tables.json); and an unknown option's message lists every option of core's
-option table (the CLI the `try` session built, and PHP and Python as the sessions installed
-them).
+(tests/vectors/tables.json); an unknown option's message lists every option of core's
+option table (the CLI the `try` session built; C through the tarball's library; PHP, Python and
+Node as the sessions installed them); a program linked without an rpath stops with the loader
+error the README quotes; and PHP from a checkout with no SNOWFLAKE_LIB says to set it.
 
     python3 tests/readme/run.py              # after scripts/dist.sh; ends with "N passed, M failed"
     python3 tests/readme/run.py --only c,c-system   # these sessions only, and the checks
@@ -496,10 +505,10 @@ def unknown_option_checks(projects: dict[str, Path]) -> None:
               lists_all(r.stdout), r.stdout + r.stderr)
     if "node" in projects:
         r = subprocess.run(["node", "-e", "const { Generator } = require('libsnowflake');\n"
-                            "try { new Generator({ nope: 1 }); } catch (e) { console.log(e.code, e.message); }"],
+                            "try { new Generator({ layout: 'twitter', nope: 1 }); } catch (e) { console.log(e.code, e.message); }"],
                            cwd=projects["node"], capture_output=True, text=True)
         camel = [o["camel"] for o in TABLES["options"]]
-        check("Node: new Generator({ nope: 1 }) is refused (ERR_SNOWFLAKE_VALUE) with every option of core's "
+        check("Node: new Generator({ layout: 'twitter', nope: 1 }) is refused (ERR_SNOWFLAKE_VALUE) with every option of core's "
               "table listed, as Node spells them",
               r.stdout.startswith("ERR_SNOWFLAKE_VALUE") and "nope" in r.stdout
               and all(re.search(rf"\b{n}\b", r.stdout) for n in camel), r.stdout + r.stderr)

@@ -45,6 +45,8 @@ cargo test -p snowflake-core --lib --tests
 for feature in shared state-file lease-local lease-redis redis-script sql public-ids; do
   cargo check -q -p snowflake-core --no-default-features --features "$feature" --lib --tests
 done
+# The build a Rust user of the README gets (a path dependency, default features) warns of nothing.
+cargo clippy -q -p snowflake-core --lib -- -D warnings
 python3 scripts/modcycles.py core/src
 
 step "Packages: scripts/dist.sh (glibc $(sed -n 's/^GLIBC_FLOOR=//p' scripts/dist.env), zig), installed without Rust (tests/dist)"

@@ -37,6 +37,35 @@ test('ERR_SNOWFLAKE_VALUE: node values, options, encodings', () => {
   assert.equal(e.value, -1);
 });
 
+test('a negative node value names its field and the allowed range (number and bigint)', () => {
+  for (const worker of [-1, -1n]) {
+    const e = throwsCode(() => new Generator({ layout: 'twitter', node: { worker } }), 'ERR_SNOWFLAKE_VALUE', RangeError);
+    assert.equal(e.field, 'worker');
+    assert.equal(e.value, -1);
+    assert.match(e.message, /^worker = -1 is out of range: the smallest allowed is 0/);
+  }
+});
+
+test('ERR_SNOWFLAKE_IO carries the path, the action and errno the docs promise', async () => {
+  const fs = await import('node:fs');
+  const os = await import('node:os');
+  const path = await import('node:path');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-io-'));
+  try {
+    const notADir = path.join(dir, 'a-file');
+    fs.writeFileSync(notADir, '');
+    const stateFile = path.join(notADir, 'ids.state');
+    const e = throwsCode(() => new Generator({ layout: 'twitter', node: { worker: 14 }, stateFile }), 'ERR_SNOWFLAKE_IO');
+    assert.equal(e.path, stateFile);
+    assert.equal(typeof e.action, 'string');
+    assert.ok(e.action.length > 0);
+    assert.equal(e.errno, os.constants.errno.ENOTDIR);
+    assert.ok(e.message.includes(stateFile), e.message);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('ERR_SNOWFLAKE_INVALID_ID: bad strings, IDs above the layout, bigints outside u64', () => {
   let e = throwsCode(() => decodeStr('0Czks0tP37', 'base62'), 'ERR_SNOWFLAKE_INVALID_ID');
   assert.equal(e.expectedLength, 11);

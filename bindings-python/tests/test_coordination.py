@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import glob
 import json
 import multiprocessing as mp
@@ -158,6 +159,10 @@ def test_unwritable_state_file_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(sf.SnowflakeOSError) as e:
         sf.Generator(LAYOUT, {"worker": 14}, state_file=not_a_dir / "ids.state")
     assert isinstance(e.value, OSError) and e.value.code == "ERR_SNOWFLAKE_IO"
+    # As an OSError of the standard library: the errno and the file name, and what was done.
+    assert e.value.errno == errno.ENOTDIR
+    assert e.value.filename == str(not_a_dir / "ids.state")
+    assert e.value.strerror and e.value.action
 
 
 _OTHER_PROCESS = """

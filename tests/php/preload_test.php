@@ -76,6 +76,32 @@ test('library not found: a clear SnowflakeException', function () {
     }
 });
 
+test('no library at all (a checkout without SNOWFLAKE_LIB, or a copy of the classes): the message says SNOWFLAKE_LIB', function () {
+    $installed = array_filter(['/usr/local/lib', '/usr/local/lib64', '/usr/lib', '/usr/lib64', '/usr/local/lib/x86_64-linux-gnu', '/usr/lib/x86_64-linux-gnu'],
+        fn ($d) => is_file("$d/libsnowflake.so"));
+    $dir = temp_dir('sf-nolib');
+    try {
+        // The classes alone, as a Composer path repository copies them (no include/ above them).
+        exec('cp -r ' . escapeshellarg(realpath(PACKAGE) . '/src') . ' ' . escapeshellarg(realpath(PACKAGE) . '/autoload.php') . ' ' . escapeshellarg($dir), $o, $st);
+        assert_same(0, $st, 'copy');
+        $probe = ' try { new Snowflake\Generator("twitter"); echo "loaded"; } catch (Snowflake\SnowflakeException $e) { echo $e->getMessage(); }';
+        file_put_contents("$dir/copy.php", '<?php require ' . var_export("$dir/autoload.php", true) . ';' . $probe);
+        file_put_contents("$dir/checkout.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';' . $probe);
+        $env = ['SNOWFLAKE_LIB' => '', 'SNOWFLAKE_HEADER' => '', 'LD_LIBRARY_PATH' => ''];
+        foreach (['copy', 'checkout'] as $which) {
+            [$status, $out] = run_php("$dir/$which.php", [], $env);
+            if ($installed) {
+                assert_same('loaded', $out, "$which: the installed library");
+            } else {
+                assert_true(str_contains($out, 'set SNOWFLAKE_LIB to the libsnowflake.so you built') && !str_contains($out, 'SNOWFLAKE_HEADER'),
+                    "$which: SNOWFLAKE_LIB, not SNOWFLAKE_HEADER: $out");
+            }
+        }
+    } finally {
+        exec('rm -rf ' . escapeshellarg($dir));
+    }
+});
+
 /**
  * Starts PHP-FPM (tests/servers: as root, workers as `nobody`; ready when a worker answers)
  * with `$iniLines` as php.ini, makes one request to `$script` through FastCGI, stops it;

@@ -17,12 +17,20 @@ is ever skipped in silence:
         by earlier sessions are copied in. `root`: the session may install into /usr/local
         and run ldconfig, in a private mount namespace where /usr/local/lib,
         /usr/local/include and /etc are copies, so that nothing outside changes.
+        `after NAME`: the session first runs the blocks of session NAME's first run (a reader
+        who goes on from there), with its release files and saved files.
+    <!-- test: end -->
+        Ends the session before its section does.
     <!-- test: or -->
         The next block is an alternative to the block before it: the session runs again from
         the start with this block in that one's place (each alternative once).
     <!-- test: sql -->
         The next block (`sql`) runs in psql (ON_ERROR_STOP) against a new PostgreSQL
         (tests/servers).
+    docs/*.md pages use the same directives after the README's sessions; there only the blocks
+    inside a session are run (the others are checked by their language's tests: tests/c/run.sh
+    compares docs/c.md's whole files with tests/c and tests/cpp, docs_test.php runs php.md's
+    example, ...).
     `rust` blocks are core's doctests: core/src/lib.rs includes README.md, and
     `cargo test --workspace` (scripts/check.sh) compiles and runs them; this test checks the
     include is there.
@@ -38,9 +46,10 @@ LD_LIBRARY_PATH from outside.
 
 Also checked: the README is under 500 lines; its and docs/'s relative links lead to files that
 exist, their #anchors to headings; its error table lists every code of core's table
-(tests/vectors/tables.json); and an unknown option's message lists every option of core's
-option table (the CLI the `try` session built, and PHP and Python as the sessions installed
-them).
+(tests/vectors/tables.json); an unknown option's message lists every option of core's
+option table (the CLI the `try` session built; C through the tarball's library; PHP, Python and
+Node as the sessions installed them); a program linked without an rpath stops with the loader
+error the README quotes; and PHP from a checkout with no SNOWFLAKE_LIB says to set it.
 
     python3 tests/readme/run.py              # after scripts/dist.sh; ends with "N passed, M failed"
     python3 tests/readme/run.py --only c,c-system   # these sessions only, and the checks
@@ -89,8 +98,11 @@ def check(desc: str, ok: bool, detail: str = "") -> bool:
 
 # --- reading the README ------------------------------------------------------------------------
 class Block:
-    def __init__(self, lang: str, code: str, line: int) -> None:
-        self.lang, self.code, self.line = lang, code, line
+    def __init__(self, lang: str, code: str, line: int, page: str = "README.md") -> None:
+        self.lang, self.code, self.line, self.page = lang, code, line, page
+
+    def where(self) -> str:
+        return f"{self.page}:{self.line}"
 
     def file_name(self) -> str | None:
         first = self.code.split("\n", 1)[0]
@@ -99,33 +111,42 @@ class Block:
 
 
 class Session:
-    def __init__(self, name: str, args: list[str], line: int) -> None:
-        self.name, self.line = name, line
+    def __init__(self, name: str, args: list[str], line: int, page: str = "README.md") -> None:
+        self.name, self.line, self.page = name, line, page
         self.checkout = "checkout" in args
         self.root = "root" in args
         self.releases: list[str] = []
         self.files: list[str] = []
+        self.after: Session | None = None
+        self.after_name = None
         mode = None
         for a in args:
             if a in ("checkout", "root"):
                 mode = None
-            elif a in ("release", "files"):
+            elif a in ("release", "files", "after"):
                 mode = a
             elif mode == "release":
                 self.releases.append(a)
             elif mode == "files":
                 self.files.append(a)
+            elif mode == "after" and self.after_name is None:
+                self.after_name = a
             else:
-                raise SystemExit(f"README.md:{line}: unknown word in a session directive: {a}")
+                raise SystemExit(f"{page}:{line}: unknown word in a session directive: {a}")
         self.slots: list[list[Block]] = []  # each slot: a block and its alternatives
 
     def runs(self) -> list[list[Block]]:
-        """One list of blocks per run: the first, then each alternative in its slot's place."""
+        """One list of blocks per run: the first, then each alternative in its slot's place;
+        after the blocks of the first run of the `after` session, if any."""
+        before = self.after.runs()[0] if self.after else []
         n = max((len(s) for s in self.slots), default=1)
-        return [[s[i] if i < len(s) else s[0] for s in self.slots] for i in range(n)]
+        return [before + [s[i] if i < len(s) else s[0] for s in self.slots] for i in range(n)]
 
 
-def parse(text: str):
+def parse(text: str, page: str = "README.md", docs: bool = False):
+    """The sessions, sql and rust blocks of a page. In the README every block must be covered
+    by a rule; in a docs page (`docs`) only the blocks between a session directive and the end
+    of its section (or `<!-- test: end -->`) are run, and must be runnable."""
     sessions: list[Session] = []
     sql: list[Block] = []
     rust: list[Block] = []
@@ -140,12 +161,14 @@ def parse(text: str):
         if m:
             words = m.group(1).split()
             if words[0] == "session":
-                session = Session(words[1], words[2:], i + 1)
+                session = Session(words[1], words[2:], i + 1, page)
                 sessions.append(session)
+            elif words == ["end"]:
+                session = None
             elif words == ["or"] or words == ["sql"]:
                 pending = words[0]
             else:
-                errors.append(f"README.md:{i + 1}: unknown directive: {line.strip()}")
+                errors.append(f"{page}:{i + 1}: unknown directive: {line.strip()}")
             i += 1
             continue
         m = re.fullmatch(r"```(\S*)", line)
@@ -154,23 +177,25 @@ def parse(text: str):
             end = start
             while end < len(lines) and lines[end] != "```":
                 end += 1
-            block = Block(m.group(1), "\n".join(lines[start:end]) + "\n", start)
+            block = Block(m.group(1), "\n".join(lines[start:end]) + "\n", start, page)
             i = end + 1
-            if block.lang == "rust":
+            if docs and session is None and pending is None:
+                pass  # a docs page's block outside the sessions (checked by its language's tests)
+            elif block.lang == "rust":
                 rust.append(block)
             elif pending == "sql":
                 if block.lang != "sql":
-                    errors.append(f"README.md:{start}: a `<!-- test: sql -->` block must be ```sql")
+                    errors.append(f"{page}:{start}: a `<!-- test: sql -->` block must be ```sql")
                 sql.append(block)
             elif session is None:
-                errors.append(f"README.md:{start}: a ```{block.lang} block outside every session: "
+                errors.append(f"{page}:{start}: a ```{block.lang} block outside every session: "
                               "no rule of tests/readme/run.py runs it")
             elif block.lang != "sh" and not block.file_name():
-                errors.append(f"README.md:{start}: a ```{block.lang} block is neither `sh` nor a file "
+                errors.append(f"{page}:{start}: a ```{block.lang} block is neither `sh` nor a file "
                               "named by its first comment line")
             elif pending == "or":
                 if not session.slots:
-                    errors.append(f"README.md:{start}: `or` before the session's first block")
+                    errors.append(f"{page}:{start}: `or` before the session's first block")
                 else:
                     session.slots[-1].append(block)
             else:
@@ -284,7 +309,8 @@ def run_session(work: Path, session: Session, run: int, blocks: list[Block], sav
     project = top / "project"
     project.mkdir(parents=True)
     (project / "libsnowflake").symlink_to(ROOT)
-    for spec in session.releases:
+    first = session.after
+    for spec in (first.releases if first else []) + session.releases:
         dest, _, pattern = spec.rpartition("=")
         matches = sorted(DIST.glob(pattern))
         if not matches:
@@ -292,13 +318,13 @@ def run_session(work: Path, session: Session, run: int, blocks: list[Block], sav
         (project / dest).mkdir(parents=True, exist_ok=True)
         for path in matches:
             shutil.copy(path, project / dest / path.name)
-    for name in session.files:
+    for name in (first.files if first else []) + session.files:
         if name not in saved:
             return False, f"files {name}: no earlier session saved it", project
         shutil.copy(saved[name], project / name)
     script = ["set -euo pipefail", f"cd {str(ROOT if session.checkout else project)!r}"]
     for block in blocks:
-        script.append(f"echo '>>> README.md:{block.line} ({block.lang})'")
+        script.append(f"echo '>>> {block.where()} ({block.lang})'")
         if block.lang == "sh":
             script.append(block.code)
         else:
@@ -325,7 +351,24 @@ def run_session(work: Path, session: Session, run: int, blocks: list[Block], sav
 def main() -> None:
     text = README.read_text()
     sessions, sql, rust, errors = parse(text)
-    check("README.md: every code block is covered by a rule of this test", not errors, "\n".join(errors))
+    # The docs pages' sessions (docs/c.md's install and link steps) run after the README's,
+    # whose saved files (app.c) they may take.
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        more, more_sql, _, more_errors = parse(page.read_text(), str(page.relative_to(ROOT)), docs=True)
+        sessions += more
+        sql += more_sql
+        errors += more_errors
+    by_name = {}
+    for session in sessions:
+        if session.name in by_name:
+            errors.append(f"{session.page}:{session.line}: a second session named {session.name}")
+        by_name[session.name] = session
+        if session.after_name:
+            session.after = by_name.get(session.after_name)
+            if session.after is None:
+                errors.append(f"{session.page}:{session.line}: after {session.after_name}: no such session before it")
+    check("README.md: every code block is covered by a rule of this test (and docs/'s session blocks are runnable)",
+          not errors, "\n".join(errors))
     count = text.count("\n")
     check(f"README.md is under {MAX_LINES} lines ({count})", count < MAX_LINES)
 
@@ -367,14 +410,16 @@ def main() -> None:
                 continue
             for run, blocks in enumerate(session.runs()):
                 what = f"session {session.name}" + (f", alternative {run}" if run else "") + \
-                    f" (README.md:{session.line}): " + ", ".join(
-                        f"{b.lang}:{b.line}" for b in blocks)
+                    f" ({session.page}:{session.line}): " + ", ".join(
+                        f"{b.lang}:{b.where()}" for b in blocks)
                 ok, out, project = run_session(work, session, run, blocks, saved, registry)
                 check(what, ok, out)
-                projects.setdefault(session.name, project)
+                projects[session.name if run == 0 else f"{session.name}-or{run}"] = project
         for block in sql:
             check(f"sql block (README.md:{block.line}) in psql against a new PostgreSQL", *run_sql(work, block))
+        soname_check(text, projects)
         unknown_option_checks(projects)
+        php_without_library_check(projects)
     finally:
         server.shutdown()
         shutil.rmtree(work, ignore_errors=True)
@@ -392,6 +437,44 @@ def run_sql(work: Path, block: Block) -> tuple[bool, str]:
                            input=block.code, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                            timeout=300)
     return r.returncode == 0, r.stdout
+
+
+def soname_check(text: str, projects: dict[str, Path]) -> None:
+    """The README's word for a program linked without an rpath to a prefix the loader does not
+    search is what the loader says: the soname, and `cannot open shared object file`."""
+    m = re.search(r"`(libsnowflake\.so\.[\d.]+): cannot open shared object file`", text)
+    if not check("README.md quotes the loader's error for a missing rpath", bool(m)):
+        return
+    prefixes = sorted(projects["c"].glob("libsnowflake-*-x86_64-linux-gnu")) if "c" in projects else []
+    if not check("session c left the unpacked tarball", bool(prefixes)):
+        return
+    prefix = prefixes[0]
+    pc = subprocess.run(["pkg-config", "--cflags", "--libs", "snowflake"], capture_output=True, text=True,
+                        env={**os.environ, "PKG_CONFIG_PATH": str(prefix / "lib" / "pkgconfig")})
+    exe = projects["c"] / "app-without-rpath"
+    build = subprocess.run(["cc", "-std=c99", str(projects["c"] / "app.c"), "-o", str(exe), *pc.stdout.split()],
+                           capture_output=True, text=True)
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    r = subprocess.run([str(exe)], capture_output=True, text=True, env=env) if build.returncode == 0 else None
+    check(f"C: linked without an rpath, the program stops with `{m.group(1)}: cannot open shared object file`"
+          " as the README says", r is not None and r.returncode != 0 and m.group(0).strip("`") in r.stderr,
+          build.stderr + (r.stderr if r else ""))
+
+
+def php_without_library_check(projects: dict[str, Path]) -> None:
+    """PHP from a checkout (the Composer path repository) with no SNOWFLAKE_LIB and no library
+    installed: the message says to set SNOWFLAKE_LIB."""
+    project = projects.get("php-or1")
+    if project is None:
+        return
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SNOWFLAKE_") and k != "LD_LIBRARY_PATH"}
+    r = subprocess.run(["php", "-r", "require 'vendor/autoload.php'; try { new Snowflake\\Generator('twitter'); "
+                        "echo 'loaded'; } catch (Snowflake\\SnowflakeException $e) { echo $e->getMessage(); }"],
+                       cwd=project, capture_output=True, text=True, env=env)
+    installed = any(Path(d, "libsnowflake.so").exists() for d in ("/usr/local/lib", "/usr/lib"))
+    check("PHP without SNOWFLAKE_LIB and without the library: the message says to set SNOWFLAKE_LIB",
+          installed or ("SNOWFLAKE_LIB" in r.stdout and "SNOWFLAKE_HEADER" not in r.stdout),
+          r.stdout + r.stderr)
 
 
 def unknown_option_checks(projects: dict[str, Path]) -> None:
@@ -420,6 +503,34 @@ def unknown_option_checks(projects: dict[str, Path]) -> None:
                             "except Exception as e:\n print(e)"], capture_output=True, text=True)
         check("Python: Generator(nope=1) is refused with every option of core's table listed",
               lists_all(r.stdout), r.stdout + r.stderr)
+    if "node" in projects:
+        r = subprocess.run(["node", "-e", "const { Generator } = require('libsnowflake');\n"
+                            "try { new Generator({ layout: 'twitter', nope: 1 }); } catch (e) { console.log(e.code, e.message); }"],
+                           cwd=projects["node"], capture_output=True, text=True)
+        camel = [o["camel"] for o in TABLES["options"]]
+        check("Node: new Generator({ layout: 'twitter', nope: 1 }) is refused (ERR_SNOWFLAKE_VALUE) with every option of core's "
+              "table listed, as Node spells them",
+              r.stdout.startswith("ERR_SNOWFLAKE_VALUE") and "nope" in r.stdout
+              and all(re.search(rf"\b{n}\b", r.stdout) for n in camel), r.stdout + r.stderr)
+    libs = sorted(projects["c"].glob("libsnowflake-*-x86_64-linux-gnu/lib/libsnowflake.so")) if "c" in projects else []
+    if check("C: session c left the tarball's libsnowflake.so", bool(libs)):
+        c_unknown_option(libs[0], lists_all)
+
+
+def c_unknown_option(lib: Path, lists_all) -> None:
+    """C, through the shared library the C session unpacked: snowflake_generator_new with the
+    options "nope=1" is SNOWFLAKE_STATUS_VALUE, and snowflake_last_error() lists every option."""
+    import ctypes
+
+    so = ctypes.CDLL(str(lib))
+    so.snowflake_last_error.restype = ctypes.c_char_p
+    layout, gen = ctypes.c_void_p(), ctypes.c_void_p()
+    st_layout = so.snowflake_layout_new(b"twitter", ctypes.byref(layout))
+    status = so.snowflake_generator_new(layout, b"worker=1", b"nope=1", ctypes.byref(gen))
+    message = (so.snowflake_last_error() or b"").decode()
+    so.snowflake_layout_free(layout)
+    check("C: options \"nope=1\" is SNOWFLAKE_STATUS_VALUE and snowflake_last_error() lists every option of "
+          "core's table", st_layout == 0 and status == 4 and lists_all(message), f"status {status}: {message}")
 
 
 if __name__ == "__main__":

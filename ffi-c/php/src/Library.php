@@ -92,14 +92,28 @@ final class Library
             );
         }
         $lib = self::libraryPath();
-        $header = self::headerPath($lib);
+        // No library of its own, none set, none installed: what to do is SNOWFLAKE_LIB (the
+        // header comes beside the library), whichever of the two is missing first.
+        $notFound = 'set SNOWFLAKE_LIB to the libsnowflake.so you built (`make -C libsnowflake/ffi-c build` '
+            . 'makes libsnowflake/target/release/libsnowflake.so), or install the release\'s Composer package, '
+            . 'which carries the library (docs/php.md)';
+        try {
+            $header = self::headerPath($lib);
+        } catch (SnowflakeException $e) {
+            if (str_contains($lib, '/')) {
+                throw $e;
+            }
+            throw new SnowflakeException("libsnowflake not found: no SNOWFLAKE_LIB, no library in this package, none installed; $notFound", 0);
+        }
         try {
             $ffi = FFI::cdef(self::declarations($header), $lib);
         } catch (FFI\Exception $e) {
-            $hint = $lib === self::bundledLibraryPath()
-                ? 'the library bundled with this package is built for x86_64 Linux with glibc 2.17 or later; '
-                    . 'elsewhere build libsnowflake from source and set SNOWFLAKE_LIB (docs/php.md)'
-                : 'set SNOWFLAKE_LIB to a libsnowflake.so built for this system (docs/php.md)';
+            $hint = match (true) {
+                $lib === self::bundledLibraryPath() => 'the library bundled with this package is built for x86_64 Linux with glibc 2.17 or later; '
+                    . 'elsewhere build libsnowflake from source and set SNOWFLAKE_LIB (docs/php.md)',
+                !str_contains($lib, '/') => "no SNOWFLAKE_LIB, no library in this package, none installed: $notFound",
+                default => 'set SNOWFLAKE_LIB to a libsnowflake.so built for this system (docs/php.md)',
+            };
             throw new SnowflakeException(
                 "cannot load $lib with the declarations of $header: " . $e->getMessage() . " ($hint)",
                 0,

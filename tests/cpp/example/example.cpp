@@ -1,4 +1,5 @@
-// The README's C++ example: one generator shared by the program, IDs decoded and encoded.
+// example.cpp
+// One generator shared by the program, IDs decoded and encoded.
 #include <snowflake.hpp>
 
 #include <cstdint>

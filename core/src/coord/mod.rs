@@ -106,6 +106,11 @@ impl Generator<DefaultClock> {
     /// ```
     pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
         options.check_combinations()?;
+        let leased = match options.lease {
+            Some(_) => 1 << lease_field(layout, &options)?,
+            None => 0,
+        };
+        layout.check_node_named(&node, leased | options.rollover_bit(layout))?;
         if in_process_only(&options) {
             return Generator::with_clock(layout, node, options, DefaultClock::default());
         }
@@ -126,6 +131,7 @@ impl<C: Clock> Generator<C> {
                 "a generator with its own clock works within this process only: shared, state_file, lease and run_lock need Generator::new",
             ));
         }
+        layout.check_node_named(&node, options.rollover_bit(layout))?;
         let g = Generator::build(layout, node, options.policy(), clock)?;
         if options.isolated {
             return Ok(g);

@@ -353,6 +353,7 @@ impl<C: Clock> Generator<C> {
     /// A generator with its own state and `clock`: for tests, replays and traces. It shares
     /// nothing, so two isolated generators with the same node values *can* issue the same IDs.
     pub fn isolated(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+        layout.check_node_named(&node, options.rollover_bit(layout))?;
         Generator::build(layout, node, options.policy(), clock)
     }
 

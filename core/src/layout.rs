@@ -406,6 +406,44 @@ impl Layout {
         self.epoch_ms + (self.max_tick() * self.tick_ms) + (self.tick_ms - 1)
     }
 
+    /// How long the layout has left at `now_unix_ms`: milliseconds until its last instant
+    /// (0 once past it).
+    ///
+    /// ```
+    /// let twitter = snowflake_core::Layout::parse("twitter").unwrap();
+    /// assert_eq!(twitter.ms_left(twitter.last_unix_ms() - 5), 5);
+    /// assert_eq!(twitter.ms_left(u64::MAX), 0);
+    /// ```
+    pub const fn ms_left(&self, now_unix_ms: u64) -> u64 {
+        self.last_unix_ms().saturating_sub(now_unix_ms)
+    }
+
+    /// [`Layout::ms_left`] in years of 365.2425 days.
+    ///
+    /// ```
+    /// let twitter = snowflake_core::Layout::parse("twitter").unwrap();
+    /// let years = twitter.years_left(1_700_000_000_000); // 2023-11-14
+    /// assert!(years > 56.6 && years < 56.7, "{years}");
+    /// ```
+    pub fn years_left(&self, now_unix_ms: u64) -> f64 {
+        years_of_ms(self.ms_left(now_unix_ms))
+    }
+
+    /// A warning when the layout has less than [`LIFETIME_WARNING_YEARS`] left at
+    /// `now_unix_ms` (its `Display` says when it ends and what to do), else `None`.
+    ///
+    /// ```
+    /// let game = snowflake_core::Layout::parse("game").unwrap(); // ends 2036-04-02
+    /// let w = game.lifetime_warning(1_800_000_000_000).unwrap(); // 2027-01-15
+    /// assert!(w.to_string().starts_with("warning: layout time:39,"), "{w}");
+    /// assert!(w.to_string().contains("2036-04-02"), "{w}");
+    /// assert!(game.lifetime_warning(1_500_000_000_000).is_none()); // 2017: 18 years left
+    /// ```
+    pub fn lifetime_warning(&self, now_unix_ms: u64) -> Option<LifetimeWarning> {
+        let years_left = self.years_left(now_unix_ms);
+        (years_left < LIFETIME_WARNING_YEARS as f64).then_some(LifetimeWarning { layout: *self, years_left })
+    }
+
     /// The tick holding `unix_ms`, or a [`Error::TimeRange`] outside the layout's range.
     #[inline]
     pub fn tick_of(&self, unix_ms: u64) -> Result<u64> {
@@ -686,6 +724,43 @@ impl Layout {
     pub fn max_id(&self, unix_ms: u64) -> Result<u64> {
         let low = (1u64 << self.time().shift) - 1;
         Ok(self.min_id(unix_ms)? | low)
+    }
+}
+
+/// Below this many years left, [`Layout::lifetime_warning`] warns (the CLI prints it).
+pub const LIFETIME_WARNING_YEARS: u32 = 10;
+
+/// Milliseconds in years of 365.2425 days.
+pub fn years_of_ms(ms: u64) -> f64 {
+    ms as f64 / (365.2425 * 86_400_000.0)
+}
+
+/// A layout that runs out within [`LIFETIME_WARNING_YEARS`]: see [`Layout::lifetime_warning`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LifetimeWarning {
+    layout: Layout,
+    years_left: f64,
+}
+
+impl LifetimeWarning {
+    /// The years left (0 once the layout is past its last instant).
+    pub const fn years_left(&self) -> f64 {
+        self.years_left
+    }
+}
+
+impl fmt::Display for LifetimeWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; crate::time::RFC3339_LEN];
+        let last = crate::time::format_rfc3339(self.layout.last_unix_ms(), &mut buf)
+            .unwrap_or("after the year 9999");
+        write!(f, "warning: layout {} ", self.layout)?;
+        if self.years_left <= 0.0 {
+            write!(f, "ended at {last}: it issues no more IDs")?;
+        } else {
+            write!(f, "ends at {last}, in {:.1} years", self.years_left)?;
+        }
+        f.write_str("; plan the move to a layout with a later epoch, more time bits or a longer tick")
     }
 }
 

@@ -228,6 +228,9 @@ final class Generator
             $s->lease_claims,
             $s->lease_losses,
             $s->lease_value < 0 ? null : $s->lease_value,
+            Id::fromU64($s->last_unix_ms),
+            Id::fromU64($s->ms_left),
+            $s->years_left,
         );
     }
 

@@ -110,8 +110,8 @@ pub fn whole_arg(v: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
 /// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.
 ///
 /// ``layout`` is a :class:`Layout` or a spec (default ``"twitter"``); ``node`` maps the
-/// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``; fields
-/// left out are 0; the text form ``"datacenter=1,worker=3"`` works too).
+/// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``: every
+/// node field named, or none for all zeros; the text form ``"datacenter=1,worker=3"`` works too).
 ///
 /// ``options`` are the keyword arguments of core's option table, one per option (the README's
 /// "Every option" table, and this class's stub, list them with their types and defaults):

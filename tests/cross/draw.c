@@ -89,7 +89,7 @@ static int mismatch(const char *name) {
   static const struct {
     const char *name, *layout, *node, *extra;
   } cases[] = {
-      {"layout", "discord", "worker=7", ""},
+      {"layout", "discord", "worker=7,process=0", ""},
       {"node", "twitter", "datacenter=3,worker=8", ""},
       {"policy", "twitter", NODE, ";max_drift_ms=5"},
   };

@@ -33,7 +33,7 @@ function draw(name, count, out, dir) {
 
 function mismatch(name) {
   const cases = [
-    ['layout', () => new Generator({ layout: 'discord', node: { worker: 7 }, shared: name })],
+    ['layout', () => new Generator({ layout: 'discord', node: { worker: 7, process: 0 }, shared: name })],
     ['node', () => new Generator({ layout: LAYOUT, node: { datacenter: 3, worker: 8 }, shared: name })],
     ['policy', () => new Generator({ layout: LAYOUT, node: NODE, shared: name, maxDriftMs: 5 })],
   ];

@@ -42,7 +42,7 @@ function draw(string $name, int $count, string $out, string $dir): void
 function mismatch(string $name): void
 {
     $cases = [
-        'layout' => fn () => new Generator('discord', ['worker' => 7], ['shared' => $name]),
+        'layout' => fn () => new Generator('discord', ['worker' => 7, 'process' => 0], ['shared' => $name]),
         'node' => fn () => new Generator(LAYOUT, ['datacenter' => 3, 'worker' => 8], ['shared' => $name]),
         'policy' => fn () => new Generator(LAYOUT, NODE, ['shared' => $name, 'max_drift_ms' => 5]),
     ];

@@ -38,7 +38,7 @@ def draw(name: str, count: int, out: str, sync_dir: str) -> None:
 
 def mismatch(name: str) -> None:
     cases = [
-        ("layout", lambda: sf.Generator("discord", node={"worker": 7}, shared=name)),
+        ("layout", lambda: sf.Generator("discord", node={"worker": 7, "process": 0}, shared=name)),
         ("node", lambda: sf.Generator(LAYOUT, node={"datacenter": 3, "worker": 8}, shared=name)),
         ("policy", lambda: sf.Generator(LAYOUT, node=NODE, shared=name, max_drift_ms=5)),
     ]

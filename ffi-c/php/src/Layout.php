@@ -247,7 +247,7 @@ final class Layout implements \Stringable
      * The ID of the instant `$unixMs` (any instant of its tick), node field values and a
      * sequence number, each checked against its range.
      *
-     * @param array<string, int> $fields node field values; those left out are 0
+     * @param array<string, int> $fields node field values: every node field, or none for all zeros
      * @throws ValueException for a value outside its field, an unknown field
      * @throws TimeRangeException for an instant outside the layout's range
      */

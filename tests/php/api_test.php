@@ -131,7 +131,9 @@ test('node values are checked in PHP: field, value and max named, nothing trunca
 test('options: PHP types checked, names and ranges by the library', function () {
     $g = fn (array $o) => new Generator('twitter', ['datacenter' => 0, 'worker' => 1], $o + ['isolated' => true]);
     $g(['max_wait_ms' => 0, 'max_drift_ms' => 50, 'sequence_start' => 'spread:16', 'rollover' => null]);
-    $g(['rollover' => 'datacenter']);
+    // The rollover field is the generator's: the node values leave it out.
+    new Generator('twitter', ['worker' => 1], ['rollover' => 'datacenter', 'isolated' => true]);
+    assert_throws(ValueException::class, fn () => $g(['rollover' => 'datacenter']), 'rollover field given');
     foreach ([['max_wait_ms' => 1.5], ['max_wait_ms' => '0'], ['isolated' => 'yes'], ['max_drift_ms' => true],
               ['sequence_start' => 16], ['rollover' => 1]] as $o) {
         assert_throws(TypeError::class, fn () => $g($o), 'option ' . show($o));

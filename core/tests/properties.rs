@@ -32,6 +32,10 @@ fn layout() -> impl Strategy<Value = Layout> {
 }
 
 proptest! {
+    // A few thousand cases of each: random specs, node values, option texts, ID strings and
+    // encodings through core in every test run (issue 13), a few seconds in all.
+    #![proptest_config(ProptestConfig { cases: 2000, max_global_rejects: 20_000, ..ProptestConfig::default() })]
+
     #[test]
     fn encodings_round_trip(id: u64, e in encoding(), reverse: bool) {
         let text = encode(id, e, reverse);

@@ -1209,7 +1209,7 @@ static void test_strict_input(void) {
   SnowflakeLayout *twitter = NULL, *untouched = (SnowflakeLayout *)&twitter;
   SnowflakeGenerator *g = NULL, *other = NULL;
   SnowflakeStats stats;
-  char dir[] = "/tmp/snowflake-c-strict-XXXXXX", opts[512], path[512], cmd[600];
+  char dir[] = "/tmp/snowflake-c-strict-XXXXXX", opts[512], path[256], cmd[128];
   uint64_t id = 0;
   FILE *f;
 

@@ -103,7 +103,7 @@ impl fmt::Display for LayoutError {
             Empty => f.write_str("the layout spec is empty"),
             UnknownPreset { name } => write!(
                 f,
-                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game) nor a spec like `time:41,worker:10,sequence:12`"
+                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game) nor a spec like `time:41,worker:10,sequence:12;epoch=2026-01-01T00:00:00Z`"
             ),
             BadField { text } => write!(f, "field `{text}` is not written `name:bits`"),
             BadName { name } => write!(

@@ -153,6 +153,12 @@ export interface Stats {
   leaseLosses: number
   /** The leased field's value the generator issues with now (absent without a lease). */
   leaseValue?: number
+  /** The layout's last usable instant, in Unix ms. */
+  lastUnixMs: number
+  /** How long the layout has left by the generator's clock, in ms (0 once past its end). */
+  msLeft: number
+  /** `msLeft` in years of 365.2425 days. */
+  yearsLeft: number
 }
 /** One bit field of a layout, from the most significant down. */
 export interface FieldInfo {
@@ -265,7 +271,8 @@ export declare class Layout {
    */
   decode(id: bigint | number): Parts
   /**
-   * The ID of instant `t` (any instant of its tick), node `fields` (those left out are 0)
+   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or none for
+   * all zeros)
    * and `sequence`, each checked against its range.
    */
   compose(t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint): bigint

@@ -46,7 +46,7 @@ def uuid7():  # type: ignore[no-untyped-def]
 
 def tight_loop_share(seconds: float) -> tuple[float, int]:
     """IDs issued by a tight next_id() loop on twitter, as a share of 4,096 per ms."""
-    gen = Generator("twitter", node={"worker": 2})
+    gen = Generator("twitter", node={"datacenter": 0, "worker": 2})
     capacity = Layout("twitter").capacity_per_tick
     next_id = gen.next_id
     issued = 0
@@ -64,7 +64,7 @@ def tight_loop_share(seconds: float) -> tuple[float, int]:
 
 def batch_share(method: str, n: int) -> float:
     """next_ids(n) (or next_ids_array) on twitter: capacity time / elapsed time."""
-    gen = Generator("twitter", node={"worker": 4})
+    gen = Generator("twitter", node={"datacenter": 0, "worker": 4})
     capacity = Layout("twitter").capacity_per_tick
     # Start at a fresh tick, so the first block is not a tick already half used.
     gen.reserve(capacity)

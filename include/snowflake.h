@@ -232,6 +232,18 @@ typedef struct SnowflakeStats {
    * The value of the leased field the generator issues with now; -1 without a lease.
    */
   int64_t lease_value;
+  /**
+   * The layout's last usable instant, in Unix ms.
+   */
+  uint64_t last_unix_ms;
+  /**
+   * How long the layout has left by the generator's clock, in ms (0 once past its end).
+   */
+  uint64_t ms_left;
+  /**
+   * `ms_left` in years of 365.2425 days.
+   */
+  double years_left;
 } SnowflakeStats;
 
 /**
@@ -345,8 +357,8 @@ SnowflakeStatus snowflake_encode(uint64_t id, const char *encoding, bool reverse
 SnowflakeStatus snowflake_decode_str(const char *text, const char *encoding, bool reverse, uint64_t *out);
 
 /**
- * Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
- * fields left out are 0) and `options` in their text form, NULL or `""` for the defaults
+ * Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`:
+ * every node field of the layout, or none, NULL or `""`, for all zeros) and `options` in their text form, NULL or `""` for the defaults
  * (no drift, wait up to 1000 ms, sequence from 0), for example
  * `"max_drift_ms=50;max_wait_ms=0"` or `"shared=orders;max_wait_ms=0"`. Every option
  * is in `API.md` and in core's option table; a value that holds `;` goes through
@@ -567,8 +579,8 @@ SnowflakeStatus snowflake_layout_info(const struct SnowflakeLayout *layout, uint
 SnowflakeStatus snowflake_layout_decode(const struct SnowflakeLayout *layout, uint64_t id, struct SnowflakeParts *out);
 
 /**
- * The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`;
- * NULL or `""` for all zeros) and `sequence`, each checked against its range
+ * The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`,
+ * every node field of the layout; NULL or `""` for all zeros) and `sequence`, each checked against its range
  * (`SNOWFLAKE_STATUS_TIME_RANGE`, `SNOWFLAKE_STATUS_VALUE`).
  *
  * # Safety

@@ -218,7 +218,7 @@ class Layout {
 /// of the layout, so the Layout it was made from may go away.
 class Generator {
  public:
-  /// `node`: "datacenter=1,worker=3" (fields left out are 0); `options`:
+  /// `node`: "datacenter=1,worker=3" (every node field, or none for all zeros); `options`:
   /// "max_drift_ms=50;max_wait_ms=0;sequence_start=spread:16;rollover=worker;isolated=true".
   explicit Generator(const Layout& layout, const std::string& node = "", const std::string& options = "") {
     SnowflakeGenerator* raw = nullptr;

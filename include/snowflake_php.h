@@ -56,6 +56,9 @@ typedef struct SnowflakeStats {
   uint64_t lease_claims;
   uint64_t lease_losses;
   int64_t lease_value;
+  uint64_t last_unix_ms;
+  uint64_t ms_left;
+  double years_left;
 } SnowflakeStats;
 
 typedef struct SnowflakeField {

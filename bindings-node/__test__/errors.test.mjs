@@ -14,7 +14,7 @@ test('ERR_SNOWFLAKE_LAYOUT names the problem', () => {
 });
 
 test('ERR_SNOWFLAKE_VALUE: node values, options, encodings', () => {
-  let e = throwsCode(() => new Generator({ layout: 'twitter', node: { worker: 32 } }), 'ERR_SNOWFLAKE_VALUE');
+  let e = throwsCode(() => new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 32 } }), 'ERR_SNOWFLAKE_VALUE');
   assert.equal(e.field, 'worker');
   assert.equal(e.value, 32);
   assert.equal(e.max, 31);
@@ -30,7 +30,7 @@ test('ERR_SNOWFLAKE_VALUE: node values, options, encodings', () => {
   throwsCode(() => new Generator({ layout: 'twitter' }).reserve(0), 'ERR_SNOWFLAKE_VALUE');
   e = throwsCode(() => new Generator({ layout: 'twitter' }).nextIds(2 ** 32), 'ERR_SNOWFLAKE_VALUE');
   assert.equal(e.max, 2 ** 32 - 1);
-  throwsCode(() => twitter.compose(NOW, { worker: -1 }), 'ERR_SNOWFLAKE_VALUE', RangeError);
+  throwsCode(() => twitter.compose(NOW, { datacenter: 0, worker: -1 }), 'ERR_SNOWFLAKE_VALUE', RangeError);
   // A number of the right type out of range: core's range error, as in every front end.
   e = throwsCode(() => new Generator({ layout: 'twitter', maxDriftMs: -1 }), 'ERR_SNOWFLAKE_VALUE', RangeError);
   assert.equal(e.field, 'maxDriftMs');
@@ -55,7 +55,7 @@ test('ERR_SNOWFLAKE_IO carries the path, the action and errno the docs promise',
     const notADir = path.join(dir, 'a-file');
     fs.writeFileSync(notADir, '');
     const stateFile = path.join(notADir, 'ids.state');
-    const e = throwsCode(() => new Generator({ layout: 'twitter', node: { worker: 14 }, stateFile }), 'ERR_SNOWFLAKE_IO');
+    const e = throwsCode(() => new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 14 }, stateFile }), 'ERR_SNOWFLAKE_IO');
     assert.equal(e.path, stateFile);
     assert.equal(typeof e.action, 'string');
     assert.ok(e.action.length > 0);
@@ -141,13 +141,13 @@ test('wrong JS types are TypeErrors with ERR_INVALID_ARG_TYPE', () => {
     () => twitter.decode(1.5),
     () => twitter.minId('2024-01-01'),
     () => twitter.minId(1.5),
-    () => twitter.compose(NOW, { worker: '3' }),
+    () => twitter.compose(NOW, { datacenter: 0, worker: '3' }),
     () => twitter.compose(NOW, [1]),
     () => new Generator('twitter'),
     () => new Generator({ layout: 42 }),
     () => new Generator({ layout: 'twitter', maxWaitMs: '10' }),
     () => new Generator({ layout: 'twitter', isolated: 'yes' }),
-    () => new Generator({ layout: 'twitter', node: { worker: 1.5 } }),
+    () => new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 1.5 } }),
     () => g.nextIds('10'),
     () => g.nextIds(-1),
     () => g.nextIdAt('now'),

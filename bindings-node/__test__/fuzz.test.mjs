@@ -29,7 +29,8 @@ function fuzzer(seed) {
   const spec = () =>
     pick([
       () => pick(['twitter', 'discord', 'instagram', 'sonyflake', 'baidu', 'mastodon', 'game', 'nope']),
-      () => `time:${int(70)},${pick(['worker', 'sequence', 'time', 'x'])}:${int(30)},sequence:${int(30)};epoch=${pick([0, 1288834974657, -1, 'today', '2024-01-01T00:00:00Z'])}${pick(['', ';tick=1ms', ';tick=0s', ';tick=10ms', ';tick=x'])}`,
+      // Sometimes no epoch: a custom spec must state one (issue 13).
+      () => `time:${int(70)},${pick(['worker', 'sequence', 'time', 'x'])}:${int(30)},sequence:${int(30)}${pick(['', ';epoch=0', ';epoch=1288834974657', ';epoch=-1', ';epoch=today', ';epoch=2024-01-01T00:00:00Z'])}${pick(['', ';tick=1ms', ';tick=0s', ';tick=10ms', ';tick=x'])}`,
       () => text(60),
     ])();
   const anyValue = () =>
@@ -81,6 +82,7 @@ test(`${CASES} random inputs through every entry point (seed ${SEED})`, () => {
     const what = `seed ${SEED}, case ${i}`;
     const spec = f.spec();
     attempt(`${what}: new Layout(${JSON.stringify(spec)})`, () => new Layout(spec), (l) => {
+      assert.ok(!spec.includes(':') || /epoch\s*=/.test(spec), `${spec} was accepted without an epoch`);
       assert.equal(new Layout(l.toString()).toString(), l.toString(), 'a layout reads back');
     });
     const enc = f.pick(['decimal', 'hex', 'base32', 'base36', 'base58', 'base62', f.text(6)]);
@@ -99,10 +101,16 @@ test(`${CASES} random inputs through every entry point (seed ${SEED})`, () => {
     const v = f.anyValue();
     attempt(`${what}: encode(${String(v)})`, () => encode(v, enc), (text) => assert.equal(typeof text, 'string'));
     // Half the node values and options are valid, so that generators get made too.
-    const node = f.r() < 0.5 ? { worker: f.int(40) } : { [f.pick(['worker', 'datacenter', 'shard', 'time', f.text(5)])]: f.anyValue() };
+    const node = f.r() < 0.5 ? { datacenter: f.int(40), worker: f.int(40) } : { [f.pick(['worker', 'datacenter', 'shard', 'time', f.text(5)])]: f.anyValue() };
     const options = { layout: f.pick(['twitter', 'game', spec]), node, isolated: true };
     if (f.r() < 0.5) options[f.option()] = f.anyValue();
     attempt(`${what}: new Generator(...)`, () => new Generator(options), (g) => {
+      // A mapping names every node field but a rollover field, or none (issue 13).
+      const exempt = options.rollover;
+      const missing = g.layout.fields.filter((f) => f.kind === 'node' && !(f.name in node) && f.name !== exempt).map((f) => f.name);
+      // (undefined and null are no value at all.)
+      const named = Object.values(node).filter((v) => v !== undefined && v !== null).length;
+      assert.ok(named === 0 || missing.length === 0, `${JSON.stringify(node)} accepted without ${missing}`);
       attempt(`${what}: nextIdAt`, () => g.nextIdAt(1_800_000_000_000 + f.int(1000)), (id) => {
         issued++;
         const parts = g.layout.decode(id);

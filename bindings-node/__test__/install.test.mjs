@@ -67,7 +67,7 @@ test('npm install <folder> links the checkout and uses its from-source build', (
   assert.ok(lstatSync(path.join(dir, 'node_modules', 'libsnowflake')).isSymbolicLink(), 'npm linked the folder');
   const cjs = run(process.execPath, ['-e', `
     const { Generator, Layout } = require('libsnowflake');
-    const g = new Generator({ layout: 'twitter', node: { worker: 3 } });
+    const g = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 3 } });
     const a = g.nextId(), b = g.nextId();
     if (!(typeof a === 'bigint' && b > a)) throw new Error('bad IDs');
     console.log(JSON.stringify(new Layout('twitter').decode(a).fields));`], dir);

@@ -19,7 +19,7 @@ test('three processes sharing one state issue no duplicate', async () => {
   const start = Date.now() + 1500; // all start generating at the same instant
   const child = `
     const { Generator } = require(${JSON.stringify(path.join(pkgDir, 'index.js'))});
-    const g = new Generator({ layout: 'twitter', node: { worker: 9 }, shared: 'node-test' });
+    const g = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 9 }, shared: 'node-test' });
     while (Date.now() < ${start});
     const ids = g.nextIds(${COUNT / 2});
     const more = new BigUint64Array(${COUNT / 2});
@@ -80,14 +80,14 @@ test('a state file path may hold =, ; and spaces', () => {
   const folder = path.join(tmp, 'dir=with eq');
   mkdirSync(folder);
   const stateFile = path.join(folder, 'ids;one.state');
-  const g = new Generator({ layout: 'twitter', node: { worker: 4 }, stateFile });
+  const g = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 4 }, stateFile });
   g.nextId();
   assert.equal(statSync(stateFile).size, 48);
 });
 
 test('a state file records the high-water mark', () => {
   const stateFile = path.join(tmp, 'ids.state');
-  const g = new Generator({ layout: 'twitter', node: { worker: 2 }, stateFile, stateWindowMs: 500 });
+  const g = new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 2 }, stateFile, stateWindowMs: 500 });
   assert.equal(typeof g.nextId(), 'bigint');
   assert.ok(existsSync(stateFile));
   throwsCode(() => new Generator({ layout: 'twitter', stateFile, stateWindowMs: 0 }), 'ERR_SNOWFLAKE_VALUE');

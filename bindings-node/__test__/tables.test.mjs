@@ -31,8 +31,8 @@ test('each kind of error is thrown as its row of the table says', () => {
       Type: () => new Generator({ layout: 'twitter', maxWaitMs: '5' }),
       InvalidId: () => decodeStr('0Czks0tP3!X', 'base62'),
       TimeRange: () => new Generator({ layout: 'twitter', isolated: true }).nextIdAt(1000),
-      StateFile: () => new Generator({ layout: 'twitter', node: { worker: 29 }, stateFile: path.join(tmp, 'bad.state') }),
-      Io: () => new Generator({ layout: 'twitter', node: { worker: 28 }, stateFile: path.join(tmp, 'bad.state', 'x') }),
+      StateFile: () => new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 29 }, stateFile: path.join(tmp, 'bad.state') }),
+      Io: () => new Generator({ layout: 'twitter', node: { datacenter: 0, worker: 28 }, stateFile: path.join(tmp, 'bad.state', 'x') }),
     };
     for (const [kind, fn] of Object.entries(cases)) {
       const e = thrown(fn);

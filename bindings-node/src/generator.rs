@@ -44,6 +44,12 @@ pub struct Stats {
     pub lease_losses: f64,
     /// The leased field's value the generator issues with now (absent without a lease).
     pub lease_value: Option<f64>,
+    /// The layout's last usable instant, in Unix ms.
+    pub last_unix_ms: f64,
+    /// How long the layout has left by the generator's clock, in ms (0 once past its end).
+    pub ms_left: f64,
+    /// `msLeft` in years of 365.2425 days.
+    pub years_left: f64,
 }
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
@@ -178,6 +184,9 @@ impl JsGenerator {
             lease_claims: s.lease_claims as f64,
             lease_losses: s.lease_losses as f64,
             lease_value: s.lease_value.map(|v| v as f64),
+            last_unix_ms: s.last_unix_ms as f64,
+            ms_left: s.ms_left as f64,
+            years_left: s.years_left(),
         }
     }
 

@@ -58,7 +58,8 @@ impl From<&JsLayout> for Layout {
     }
 }
 
-/// Node values from an object such as `{ datacenter: 1, worker: 3 }` (fields left out are 0).
+/// Node values from an object such as `{ datacenter: 1, worker: 3 }`: every node field of the
+/// layout, or none (`{}`) for all zeros.
 pub(crate) fn node_from(layout: &Layout, env: &Env, fields: Option<Object>) -> napi::Result<Node> {
     let Some(fields) = fields else {
         return Ok(Node::default());
@@ -194,7 +195,8 @@ impl JsLayout {
         })
     }
 
-    /// The ID of instant `t` (any instant of its tick), node `fields` (those left out are 0)
+    /// The ID of instant `t` (any instant of its tick), node `fields` (every node field, or none for
+    /// all zeros)
     /// and `sequence`, each checked against its range.
     #[napi(
         ts_args_type = "t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint"

@@ -110,8 +110,8 @@ pub fn whole_arg(v: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
 /// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.
 ///
 /// ``layout`` is a :class:`Layout` or a spec (default ``"twitter"``); ``node`` maps the
-/// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``; fields
-/// left out are 0; the text form ``"datacenter=1,worker=3"`` works too).
+/// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``: every
+/// node field named, or none for all zeros; the text form ``"datacenter=1,worker=3"`` works too).
 ///
 /// ``options`` are the keyword arguments of core's option table, one per option (the README's
 /// "Every option" table, and this class's stub, list them with their types and defaults):
@@ -263,6 +263,9 @@ impl PyGenerator {
             lease_claims: s.lease_claims,
             lease_losses: s.lease_losses,
             lease_value: s.lease_value,
+            last_unix_ms: s.last_unix_ms,
+            ms_left: s.ms_left,
+            years_left: s.years_left(),
         }
     }
 
@@ -399,7 +402,9 @@ impl BlockIter {
 /// What a generator has done: ``issued`` IDs, ``waits`` for the clock and ``waited_ms`` in
 /// them, ``clock_behind`` events (the clock behind by more than ``max_drift_ms``),
 /// ``rollovers``, ``drift_ms``, how far ahead of the clock the state is now, and for a lease
-/// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now.
+/// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now; and how
+/// long the layout has left: ``last_unix_ms``, its last usable instant, ``ms_left`` and
+/// ``years_left`` until then.
 #[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
 pub struct PyStats {
     /// IDs issued through this generator.
@@ -420,13 +425,19 @@ pub struct PyStats {
     lease_losses: u64,
     /// The leased field's value the generator issues with now (``None`` without a lease).
     lease_value: Option<u64>,
+    /// The layout's last usable instant, in Unix ms.
+    last_unix_ms: u64,
+    /// How long the layout has left by the generator's clock, in ms (0 once past its end).
+    ms_left: u64,
+    /// ``ms_left`` in years of 365.2425 days.
+    years_left: f64,
 }
 
 #[pymethods]
 impl PyStats {
     fn __repr__(&self) -> String {
         format!(
-            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={})",
+            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={}, last_unix_ms={}, ms_left={}, years_left={:.2})",
             self.issued,
             self.waits,
             self.waited_ms,
@@ -435,7 +446,10 @@ impl PyStats {
             self.drift_ms,
             self.lease_claims,
             self.lease_losses,
-            self.lease_value.map_or("None".to_string(), |v| v.to_string())
+            self.lease_value.map_or("None".to_string(), |v| v.to_string()),
+            self.last_unix_ms,
+            self.ms_left,
+            self.years_left
         )
     }
 }

@@ -174,7 +174,7 @@ impl PyLayout {
     }
 
     /// The ID of the instant ``time`` (Unix ms or an aware ``datetime``; any instant of its
-    /// tick), the node ``fields`` (a mapping; those left out are 0) and ``sequence``. Raises
+    /// tick), the node ``fields`` (a mapping naming every node field, or none) and ``sequence``. Raises
     /// :class:`ValueRangeError` for a value that does not fit its field and
     /// :class:`TimeRangeError` for an instant outside the layout.
     #[pyo3(signature = (time, fields = None, sequence = 0))]

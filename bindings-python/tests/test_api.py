@@ -74,7 +74,7 @@ def test_decode_parts_frozen_with_datetime() -> None:
 def test_compose_and_bounds_accept_aware_datetimes() -> None:
     layout = sf.Layout("discord")
     when = dt.datetime(2016, 4, 30, 11, 18, 25, 796000, tzinfo=UTC)
-    assert layout.compose(when, {"worker": 1}, sequence=7) == 175928847299117063
+    assert layout.compose(when, {"worker": 1, "process": 0}, sequence=7) == 175928847299117063
     # Another zone, the same instant.
     tokyo = when.astimezone(dt.timezone(dt.timedelta(hours=9)))
     assert layout.min_id(tokyo) == layout.min_id(1462015105796)

@@ -111,7 +111,7 @@ def test_lease_local_gives_each_process_its_own_worker(tmp_path: Path) -> None:
     b = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local", lease_dir=tmp_path)
     assert a.node["worker"] != b.node["worker"]
     with pytest.raises(sf.ValueRangeError):
-        sf.Generator(LAYOUT, {"worker": 3}, lease="local", lease_dir=tmp_path)  # leased field set
+        sf.Generator(LAYOUT, {"datacenter": 0, "worker": 3}, lease="local", lease_dir=tmp_path)  # leased field set
 
 
 def test_lease_exhausted(tmp_path: Path) -> None:
@@ -125,11 +125,11 @@ def test_lease_exhausted(tmp_path: Path) -> None:
 
 def test_state_file(tmp_path: Path) -> None:
     path = tmp_path / "ids.state"
-    gen = sf.Generator(LAYOUT, {"worker": 11}, state_file=path, state_window_ms=200)
+    gen = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 11}, state_file=path, state_window_ms=200)
     ids = gen.next_ids(10_000)
     assert ids == sorted(set(ids)) and path.exists()
     with pytest.raises(sf.ValueRangeError):
-        sf.Generator(LAYOUT, {"worker": 12}, state_file=tmp_path / "x.state", state_window_ms=0)
+        sf.Generator(LAYOUT, {"datacenter": 0, "worker": 12}, state_file=tmp_path / "x.state", state_window_ms=0)
 
 
 def test_a_state_file_path_may_hold_equals_signs_semicolons_and_spaces(tmp_path: Path) -> None:
@@ -137,10 +137,10 @@ def test_a_state_file_path_may_hold_equals_signs_semicolons_and_spaces(tmp_path:
     folder = tmp_path / "dir=with eq"
     folder.mkdir()
     path = folder / "ids;one.state"
-    gen = sf.Generator(LAYOUT, {"worker": 13}, state_file=path)
+    gen = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 13}, state_file=path)
     gen.next_id()
     assert path.stat().st_size == 48
-    as_text = sf.Generator(LAYOUT, {"worker": 14}, state_file=str(folder / "two.state"))
+    as_text = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 14}, state_file=str(folder / "two.state"))
     as_text.next_id()
     assert (folder / "two.state").exists()
 
@@ -149,7 +149,7 @@ def test_corrupt_state_file(tmp_path: Path) -> None:
     path = tmp_path / "ids.state"
     path.write_bytes(b"not a state file at all, and not empty either......")
     with pytest.raises(sf.StateFileError) as e:
-        sf.Generator(LAYOUT, {"worker": 13}, state_file=path)
+        sf.Generator(LAYOUT, {"datacenter": 0, "worker": 13}, state_file=path)
     assert e.value.code == "ERR_SNOWFLAKE_STATE_FILE"
 
 
@@ -157,7 +157,7 @@ def test_unwritable_state_file_is_an_os_error(tmp_path: Path) -> None:
     not_a_dir = tmp_path / "a-file"
     not_a_dir.write_text("")
     with pytest.raises(sf.SnowflakeOSError) as e:
-        sf.Generator(LAYOUT, {"worker": 14}, state_file=not_a_dir / "ids.state")
+        sf.Generator(LAYOUT, {"datacenter": 0, "worker": 14}, state_file=not_a_dir / "ids.state")
     assert isinstance(e.value, OSError) and e.value.code == "ERR_SNOWFLAKE_IO"
     # As an OSError of the standard library: the errno and the file name, and what was done.
     assert e.value.errno == errno.ENOTDIR
@@ -172,7 +172,7 @@ import time
 import libsnowflake as sf
 kwargs = json.loads(sys.argv[1])
 try:
-    gen = sf.Generator("twitter", {"worker": 21}, **kwargs)
+    gen = sf.Generator("twitter", {"datacenter": 0, "worker": 21}, **kwargs)
     print(json.dumps({"ids": gen.next_ids(20_000)}))
 except sf.SnowflakeError as e:
     print(json.dumps({"error": type(e).__name__, "message": str(e)}))
@@ -196,7 +196,7 @@ def test_one_state_file_is_one_state_across_processes(tmp_path: Path, shared_nam
     # state, each kept a state of its own under the file and repeated about half their IDs.
     # Now they share the host's state of their identity, and the state file with it...
     path = str(tmp_path / "ids.state")
-    mine = sf.Generator(LAYOUT, {"worker": 21}, state_file=path)
+    mine = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 21}, state_file=path)
     ids = mine.next_ids(20_000)
     joined = _other_process(state_file=path)
     assert "ids" in joined, joined
@@ -205,7 +205,7 @@ def test_one_state_file_is_one_state_across_processes(tmp_path: Path, shared_nam
     del mine
     # ...while one that keeps its state alone (process_only) is refused while another
     # process uses the file...
-    alone = sf.Generator(LAYOUT, {"worker": 21}, state_file=path, process_only=True)
+    alone = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 21}, state_file=path, process_only=True)
     ids += alone.next_ids(20_000)
     other = _other_process(state_file=path, process_only=True)
     assert other.get("error") == "StateFileError", other
@@ -217,7 +217,7 @@ def test_one_state_file_is_one_state_across_processes(tmp_path: Path, shared_nam
     assert min(after["ids"]) > max(ids)
     # Processes of one shared state use one state file together.
     both = str(tmp_path / "shared.state")
-    ours = sf.Generator(LAYOUT, {"worker": 21}, shared=shared_name, state_file=both)
+    ours = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 21}, shared=shared_name, state_file=both)
     first = ours.next_ids(1000)
     theirs = _other_process(shared=shared_name, state_file=both)
     assert "ids" in theirs, theirs

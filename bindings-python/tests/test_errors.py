@@ -34,14 +34,14 @@ def test_layout_error() -> None:
 
 
 @pytest.mark.parametrize("make", [
-    lambda: sf.Generator("twitter", {"worker": 32}),
+    lambda: sf.Generator("twitter", {"datacenter": 0, "worker": 32}),
     lambda: sf.Generator("twitter", {"shard": 1}),
     lambda: sf.Generator("twitter", {"sequence": 1}),
     lambda: sf.Generator("twitter", "worker=x"),
     lambda: sf.Generator("twitter", sequence_start="spread:0"),
     lambda: sf.Generator("twitter", sequence_start="sometimes"),
     lambda: sf.Generator("twitter", rollover="shard"),
-    lambda: sf.Layout("twitter").compose(1700000000000, {"worker": 1}, sequence=4096),
+    lambda: sf.Layout("twitter").compose(1700000000000, {"datacenter": 0, "worker": 1}, sequence=4096),
     lambda: sf.encode(1, "base64"),
     lambda: sf.Generator("twitter").reserve(0),
 ])
@@ -53,7 +53,7 @@ def test_value_range_error(make) -> None:  # type: ignore[no-untyped-def]
 
 def test_value_range_error_names_field_and_limit() -> None:
     with pytest.raises(sf.ValueRangeError, match=r"worker = 32 is out of range: the largest allowed is 31"):
-        sf.Generator("twitter", node={"worker": 32})
+        sf.Generator("twitter", node={"datacenter": 0, "worker": 32})
 
 
 def test_invalid_id_error() -> None:
@@ -144,8 +144,8 @@ def test_forked_process_error() -> None:
     lambda: sf.Layout("twitter").min_id(dt.datetime(2020, 1, 1)),  # naive
     lambda: sf.Generator(3),
     lambda: sf.Generator("twitter", node=[("worker", 3)]),
-    lambda: sf.Generator("twitter", node={"worker": 3.0}),
-    lambda: sf.Generator("twitter", node={"worker": "3"}),
+    lambda: sf.Generator("twitter", node={"datacenter": 0, "worker": 3.0}),
+    lambda: sf.Generator("twitter", node={"datacenter": 0, "worker": "3"}),
     lambda: sf.Generator("twitter", node={3: 3}),
     lambda: sf.Generator("twitter", max_wait_ms=1.5),
     lambda: sf.Generator("twitter", max_drift_ms="5"),
@@ -177,8 +177,8 @@ def test_out_of_range_integers(call) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(("call", "name"), [
-    (lambda: sf.Generator("twitter", node={"worker": -1}), "worker = -1"),
-    (lambda: sf.Generator("twitter", node={"worker": 2**64 + 3}), "worker = 18446744073709551619"),
+    (lambda: sf.Generator("twitter", node={"datacenter": 0, "worker": -1}), "worker = -1"),
+    (lambda: sf.Generator("twitter", node={"datacenter": 0, "worker": 2**64 + 3}), "worker = 18446744073709551619"),
     (lambda: sf.Generator("twitter", max_wait_ms=-1), "max_wait_ms = -1"),
     (lambda: sf.Generator("twitter", max_drift_ms=2**64), "max_drift_ms = 18446744073709551616"),
 ])
@@ -199,4 +199,4 @@ def test_generator_cannot_be_pickled() -> None:
     import pickle
 
     with pytest.raises(TypeError, match="cannot be pickled"):
-        pickle.dumps(sf.Generator("twitter", {"worker": 5}))
+        pickle.dumps(sf.Generator("twitter", {"datacenter": 0, "worker": 5}))

@@ -22,7 +22,7 @@ def test_user_code_type_checks(tmp_path: Path) -> None:
 import array, datetime
 import libsnowflake as sf
 
-gen = sf.Generator("twitter", node={"worker": 3}, max_wait_ms=0)
+gen = sf.Generator("twitter", node={"datacenter": 0, "worker": 3}, max_wait_ms=0)
 a: int = gen.next_id()
 ids: list[int] = gen.next_ids(10)
 arr: array.array[int] = gen.next_ids_array(10)

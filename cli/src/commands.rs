@@ -46,8 +46,18 @@ fn capacity_per_second(layout: &Layout) -> u64 {
     u64::try_from(per_second).unwrap_or(u64::MAX)
 }
 
+/// The layout a command issues IDs with (or code that issues them): parsed, with core's
+/// warning on stderr when it has under `LIFETIME_WARNING_YEARS` left.
+pub fn layout_in_use(spec: &str) -> Result<Layout, Failure> {
+    let layout = Layout::parse(spec)?;
+    if let Some(warning) = layout.lifetime_warning(SystemClock.now_ms()) {
+        eprintln!("snowflake: {warning}");
+    }
+    Ok(layout)
+}
+
 pub fn next(args: &NextArgs) -> Result<(), Failure> {
-    let layout = Layout::parse(&args.layout)?;
+    let layout = layout_in_use(&args.layout)?;
     let node = layout.parse_node(&args.node)?;
     let format = parse_format(&args.format)?;
     let options = parse_options(args)?;
@@ -254,12 +264,19 @@ pub fn layouts(args: &LayoutsArgs) -> Result<(), Failure> {
             grouped(layout.capacity_per_tick()),
         )?;
         writeln!(out, "  epoch     {}", output::time(layout.epoch_ms()))?;
-        let past = if layout.last_unix_ms() < SystemClock.now_ms() {
-            "  (past: no new IDs; decode only)"
+        let now = SystemClock.now_ms();
+        let left = if layout.last_unix_ms() < now {
+            "  (past: no new IDs; decode only)".to_string()
         } else {
-            ""
+            format!("  ({:.1} years left)", layout.years_left(now))
         };
-        writeln!(out, "  last      {}{past}", output::time(layout.last_unix_ms()))?;
+        writeln!(out, "  last      {}{left}", output::time(layout.last_unix_ms()))?;
+        // A layout named on the command line is one the user means to use.
+        if !args.layouts.is_empty() {
+            if let Some(warning) = layout.lifetime_warning(now) {
+                eprintln!("snowflake: {warning}");
+            }
+        }
         writeln!(out)?;
         out.write_all(diagram::draw(layout, None, "  ").as_bytes())?;
     }
@@ -308,7 +325,7 @@ pub fn bounds(args: &BoundsArgs) -> Result<(), Failure> {
 }
 
 pub fn bench(args: &BenchArgs) -> Result<(), Failure> {
-    let layout = Layout::parse(&args.layout)?;
+    let layout = layout_in_use(&args.layout)?;
     if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
         return Err(Failure::Input(format!("--seconds {} is not between 0 and 3600", args.seconds)));
     }
@@ -377,7 +394,7 @@ fn report(out: &mut impl Write, what: &str, issued: u64, took: Duration, capacit
 
 /// `snowflake redis-script`: the layout's Lua script for Redis.
 pub fn redis_script(args: &RedisScriptArgs) -> Result<(), Failure> {
-    let layout = Layout::parse(&args.layout)?;
+    let layout = layout_in_use(&args.layout)?;
     let mut out = std::io::stdout().lock();
     out.write_all(snowflake_core::redis_script(&layout).as_bytes())?;
     out.flush()?;

@@ -86,7 +86,7 @@ pub struct NextArgs {
     /// Preset name or layout spec.
     #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
     pub layout: String,
-    /// Node field values, `name=value,...`; fields left out are 0.
+    /// Node field values, `name=value,...`: every node field of the layout, or none for all zeros.
     #[arg(long, default_value = "", value_name = "name=v,...", hide_default_value = true)]
     pub node: String,
     /// Output: decimal, hex, base32, base36, base58, base62 (fixed width, sortable) or json.

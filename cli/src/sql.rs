@@ -2,7 +2,7 @@
 
 use crate::Failure;
 use clap::Args;
-use snowflake_core::{Layout, SqlDialect};
+use snowflake_core::SqlDialect;
 use std::io::Write;
 
 /// Print SQL that installs a layout's ID functions in PostgreSQL (12 or later).
@@ -34,7 +34,7 @@ pub struct SqlArgs {
 
 /// `snowflake sql`.
 pub fn run(args: &SqlArgs) -> Result<(), Failure> {
-    let layout = Layout::parse(&args.layout)?;
+    let layout = crate::commands::layout_in_use(&args.layout)?;
     let dialect: SqlDialect = args.dialect.parse()?;
     let text = snowflake_core::sql(&layout, dialect, &args.prefix)?;
     let mut out = std::io::stdout().lock();

@@ -39,6 +39,20 @@ fn snowflake_with_stdin(args: &[&str], input: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// stdout of a run that must succeed, silently but for a layout's lifetime warning (for the
+/// layouts with under 10 years left, such as `game`).
+fn ok_or_warned(args: &[&str]) -> String {
+    let out = snowflake(args);
+    assert!(out.status.success(), "{args:?}: {:?} {}", out.status, String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.is_empty()
+            || (stderr.starts_with("snowflake: warning: layout ") && stderr.lines().count() == 1),
+        "{args:?}: {stderr}"
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// stdout of a run that must succeed silently.
 fn ok(args: &[&str]) -> String {
     let out = snowflake(args);
@@ -152,7 +166,7 @@ fn runs_at_the_same_time_with_the_same_node_values_never_repeat_an_id() {
     let children: Vec<_> = (0..4)
         .map(|_| {
             snowflake_cmd()
-                .args(["next", "-n", "20000", "--node", "worker=9"])
+                .args(["next", "-n", "20000", "--node", "datacenter=0,worker=9"])
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -192,7 +206,7 @@ fn runs_with_one_state_file_share_one_state() {
                     "-n",
                     "300000",
                     "--node",
-                    "worker=11",
+                    "datacenter=0,worker=11",
                     "--state-file",
                     state.to_str().unwrap(),
                 ])
@@ -256,7 +270,7 @@ fn a_run_killed_while_it_holds_the_run_lock_leaves_the_next_run_nothing_to_repea
     // The killed run never writes where it stopped: the next holder starts past the clock
     // (and waits for its own clock to get there), not from a fresh state.
     for round in 0..5 {
-        let node = format!("worker={}", 20 + round);
+        let node = format!("datacenter=0,worker={}", 20 + round);
         let mut first = snowflake_cmd()
             .args(["next", "-n", "100000000", "--node", &node])
             .stdout(Stdio::piped())
@@ -384,9 +398,10 @@ fn options_reach_cores_coordination_between_processes() {
     // A path may hold `=`, `;` and spaces: the flag's value reaches core whole.
     std::fs::create_dir_all(dir.join("dir=with eq")).unwrap();
     let odd = dir.join("dir=with eq").join("ids;one.state");
-    let out = run(&["next", "-n", "3", "--node", "worker=9", "--state-file", odd.to_str().unwrap()])
-        .wait_with_output()
-        .unwrap();
+    let out =
+        run(&["next", "-n", "3", "--node", "datacenter=0,worker=9", "--state-file", odd.to_str().unwrap()])
+            .wait_with_output()
+            .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(std::fs::read(&odd).unwrap().len(), 48, "the state file at a path with `=`, `;` and a space");
 
@@ -489,7 +504,6 @@ fn layouts_lists_every_preset_with_capacity_last_instant_and_diagram() {
         "  capacity  4,096,000 IDs/s per node (4,096 per 1 ms tick)",
         "  capacity  25,600 IDs/s per node (256 per 10 ms tick)",
         "  capacity  8,192 IDs/s per node (8,192 per 1 s tick)",
-        "  last      2080-07-10T17:30:30.208Z",
         // baidu's 28 bits of seconds ran out in 2024.
         "  last      2024-11-20T13:24:15.999Z  (past: no new IDs; decode only)",
         "  63 62                                     22 21 17 16 12 11         0",
@@ -501,6 +515,10 @@ fn layouts_lists_every_preset_with_capacity_last_instant_and_diagram() {
     ] {
         assert!(text.lines().any(|l| l == expected), "missing {expected:?} in\n{text}");
     }
+    // How long each has left (issue 13).
+    let twitter_last =
+        text.lines().find(|l| l.starts_with("  last      2080-07-10T17:30:30.208Z  (")).unwrap();
+    assert!(twitter_last.ends_with(" years left)"), "{twitter_last}");
     // Every diagram row is within 100 columns.
     assert!(text.lines().all(|l| l.len() <= 100));
     let custom = ok(&["layouts", "time:40,shard:12,sequence:12;epoch=2024-01-01T00:00:00Z"]);
@@ -584,6 +602,10 @@ fn every_bad_input_is_one_stderr_line_exit_2_and_no_output() {
         &["bench", "--seconds", "0"],
         &["bench", "--layout", "time:65,sequence:1"],
         &["layouts", "twitter", "time:41"],
+        // Issue 13: a custom spec states its epoch; node values name every field or none.
+        &["next", "--layout", "time:41,worker:10,sequence:12"],
+        &["next", "--node", "datacenter=1"],
+        &["next", "--node", "worker=1"],
         &["frobnicate"],
     ];
     for args in cases {
@@ -720,8 +742,8 @@ fn sql_prints_cores_text_and_refuses_64_bit_layouts() {
     for v in vectors["scripts"].as_array().unwrap() {
         let spec = v["spec"].as_str().unwrap();
         if let Some(sql) = v["sql"].as_str() {
-            assert_eq!(ok(&["sql", "--layout", spec, "--dialect", "postgres"]), sql, "{spec}");
-            assert_eq!(ok(&["sql", "--layout", spec, "--prefix", "snowflake"]), sql, "{spec}");
+            assert_eq!(ok_or_warned(&["sql", "--layout", spec, "--dialect", "postgres"]), sql, "{spec}");
+            assert_eq!(ok_or_warned(&["sql", "--layout", spec, "--prefix", "snowflake"]), sql, "{spec}");
         } else {
             let out = snowflake(&["sql", "--layout", spec]);
             assert_eq!(out.status.code(), Some(2), "{spec}");
@@ -861,4 +883,27 @@ fn next_leases_through_every_form_of_redis_address() {
         !out.status.success() && err.contains("refused the credentials") && !err.contains("wr0ng-cl1"),
         "{err}"
     );
+}
+
+/// Issue 13: the CLI warns on stderr when a layout it uses has under 10 years left, and still
+/// does what it was asked; a layout with decades left gets no warning.
+#[test]
+fn a_layout_with_under_ten_years_left_is_warned_about() {
+    // `game` ends on 2036-04-02.
+    let out = snowflake(&["next", "-n", "2", "--layout", "game"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap().lines().count(), 2);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.starts_with("snowflake: warning: layout time:39,"), "{stderr}");
+    assert!(
+        stderr.contains("ends at 2036-04-02T13:56:53.887Z, in ") && stderr.contains(" years"),
+        "{stderr}"
+    );
+    let out = snowflake(&["layouts", "game"]);
+    assert!(String::from_utf8(out.stderr).unwrap().contains("warning: layout"));
+    for args in [&["next", "-n", "1"][..], &["layouts"], &["redis-script", "--layout", "twitter"]] {
+        let out = snowflake(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
 }

@@ -86,6 +86,14 @@ pub enum LayoutError {
     TickZero,
     /// The last instant of the layout (epoch + 2^time_bits ticks) does not fit in u64 ms.
     TimeRangeOverflow,
+    /// A custom spec without `epoch=`: a silent 1970 epoch makes `time:41` end in 2039.
+    NoEpoch {
+        /// The layout's last instant from a 1970 epoch, in Unix ms.
+        last_unix_ms: u64,
+        /// Midnight UTC of the day the spec was parsed, in Unix ms, to suggest as the epoch
+        /// (`None` without a clock, in `no_std`).
+        today_unix_ms: Option<u64>,
+    },
 }
 
 impl fmt::Display for LayoutError {
@@ -95,7 +103,7 @@ impl fmt::Display for LayoutError {
             Empty => f.write_str("the layout spec is empty"),
             UnknownPreset { name } => write!(
                 f,
-                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game) nor a spec like `time:41,worker:10,sequence:12`"
+                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game) nor a spec like `time:41,worker:10,sequence:12;epoch=2026-01-01T00:00:00Z`"
             ),
             BadField { text } => write!(f, "field `{text}` is not written `name:bits`"),
             BadName { name } => write!(
@@ -125,6 +133,18 @@ impl fmt::Display for LayoutError {
             TimeRangeOverflow => f.write_str(
                 "epoch + 2^time_bits ticks overflows 64-bit milliseconds: use fewer time bits or a shorter tick",
             ),
+            NoEpoch { last_unix_ms, today_unix_ms } => {
+                let mut buf = [0u8; crate::time::RFC3339_LEN];
+                match crate::time::format_rfc3339(*last_unix_ms, &mut buf) {
+                    Some(last) => write!(f, "a custom layout must state its epoch (from 1970 it would end on {}): add ", &last[..10])?,
+                    None => f.write_str("a custom layout must state its epoch: add ")?,
+                }
+                match today_unix_ms.and_then(|ms| crate::time::format_rfc3339(ms, &mut buf)) {
+                    // The date alone is what a reader checks; the form is one `epoch=` takes.
+                    Some(today) => write!(f, "`;epoch={}T00:00:00Z` (today), or any instant before your first ID", &today[..10]),
+                    None => f.write_str("`;epoch=` with an instant before your first ID, e.g. `;epoch=2026-01-01T00:00:00Z`"),
+                }
+            }
         }
     }
 }
@@ -192,6 +212,14 @@ pub enum Error {
         min: u64,
         /// The largest value allowed.
         max: u64,
+    },
+    /// Node values that name some node fields of the layout but not all (none is the all-zero
+    /// default): the missing ones would silently be 0.
+    MissingNodeValues {
+        /// The missing fields, `, `-separated (as many as fit).
+        missing: Name,
+        /// How many more are missing than `missing` lists.
+        more: u8,
     },
     /// A node spec (`worker=3,datacenter=1`) or options spec (`max_wait_ms=0;...`) is malformed,
     /// or an option has a value it cannot take.
@@ -595,6 +623,7 @@ impl Error {
             Error::UnknownField { .. }
             | Error::NotANodeField { .. }
             | Error::ValueRange { .. }
+            | Error::MissingNodeValues { .. }
             | Error::BadOption { .. }
             | Error::UnknownOption { .. }
             | Error::MissingFeature { .. }
@@ -660,6 +689,13 @@ impl fmt::Display for Error {
                 } else {
                     write!(f, "{name} = {value} is out of range: the largest allowed is {max}")
                 }
+            }
+            Error::MissingNodeValues { missing, more } => {
+                write!(f, "the node values give no value for `{missing}`")?;
+                if *more > 0 {
+                    write!(f, " (and {more} more)")?;
+                }
+                f.write_str(": name every node field of the layout, or none for all zeros (a forgotten field would be 0, shared with whoever else forgot it)")
             }
             Error::BadOption { name, reason } => write!(f, "`{name}`: {reason}"),
             Error::UnknownOption { name, spelling, known } => {

@@ -79,12 +79,38 @@ impl Field {
 /// The values of a layout's node fields, indexed like [`Layout::fields`] (the entries of
 /// `time` and `sequence` are zero). Build one with [`Layout::node`] or [`Layout::parse_node`],
 /// which check every value against its field's width.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+///
+/// It also remembers which fields were named, so that a generator can refuse a mapping that
+/// names some node fields but forgets others (which would silently be 0); equality and hashing
+/// look at the values only.
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Node {
     values: [u64; MAX_FIELDS],
+    /// Bit `i` set: the field at index `i` was named.
+    named: u16,
+}
+
+impl PartialEq for Node {
+    fn eq(&self, other: &Node) -> bool {
+        self.values == other.values
+    }
+}
+
+impl Eq for Node {}
+
+impl core::hash::Hash for Node {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.values.hash(state);
+    }
 }
 
 impl Node {
+    /// Whether the field at `index` in [`Layout::fields`] was named when the values were
+    /// built (all zeros by default: none was).
+    pub const fn is_named(&self, index: usize) -> bool {
+        index < MAX_FIELDS && self.named & (1 << index) != 0
+    }
+
     /// The value of the field at `index` in [`Layout::fields`].
     pub const fn get(&self, index: usize) -> u64 {
         self.values[index]
@@ -163,15 +189,29 @@ fn parse_tick(s: &str) -> core::result::Result<u64, LayoutError> {
     n.checked_mul(mult).ok_or(bad)
 }
 
+/// Midnight UTC of today, in Unix ms, for the epoch a [`LayoutError::NoEpoch`] suggests.
+fn today_unix_ms() -> Option<u64> {
+    #[cfg(feature = "std")]
+    {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?;
+        Some(now.as_secs() / 86_400 * 86_400_000)
+    }
+    #[cfg(not(feature = "std"))]
+    None
+}
+
 impl Layout {
     /// Parses a spec (`time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms`)
-    /// or a preset name.
+    /// or a preset name. A spec must state its epoch (a preset has its own).
     ///
     /// ```
     /// use snowflake_core::{Layout, LayoutError, Error};
     /// let l = Layout::parse("time:41,worker:10,sequence:12;epoch=2010-11-04T01:42:54.657Z").unwrap();
     /// assert_eq!(l.epoch_ms(), 1288834974657);
-    /// assert_eq!(Layout::parse("time:41,sequence:12,sequence:2"), Err(Error::Layout(LayoutError::TwoSequences)));
+    /// assert_eq!(Layout::parse("time:41,sequence:12,sequence:2;epoch=0"), Err(Error::Layout(LayoutError::TwoSequences)));
+    /// let err = Layout::parse("time:41,worker:10,sequence:12").unwrap_err();
+    /// assert!(matches!(err, Error::Layout(LayoutError::NoEpoch { .. })));
+    /// assert!(err.to_string().contains("T00:00:00Z` (today)"));
     /// ```
     pub fn parse(spec: &str) -> Result<Layout> {
         let spec = spec.trim();
@@ -279,6 +319,14 @@ impl Layout {
         if u128::from(layout.epoch_ms) + span - 1 > u128::from(u64::MAX) {
             return Err(LayoutError::TimeRangeOverflow.into());
         }
+        // Last, so that a spec with other faults hears about those first.
+        if !epoch_seen {
+            return Err(LayoutError::NoEpoch {
+                last_unix_ms: layout.last_unix_ms(),
+                today_unix_ms: today_unix_ms(),
+            }
+            .into());
+        }
         Ok(layout)
     }
 
@@ -358,6 +406,44 @@ impl Layout {
         self.epoch_ms + (self.max_tick() * self.tick_ms) + (self.tick_ms - 1)
     }
 
+    /// How long the layout has left at `now_unix_ms`: milliseconds until its last instant
+    /// (0 once past it).
+    ///
+    /// ```
+    /// let twitter = snowflake_core::Layout::parse("twitter").unwrap();
+    /// assert_eq!(twitter.ms_left(twitter.last_unix_ms() - 5), 5);
+    /// assert_eq!(twitter.ms_left(u64::MAX), 0);
+    /// ```
+    pub const fn ms_left(&self, now_unix_ms: u64) -> u64 {
+        self.last_unix_ms().saturating_sub(now_unix_ms)
+    }
+
+    /// [`Layout::ms_left`] in years of 365.2425 days.
+    ///
+    /// ```
+    /// let twitter = snowflake_core::Layout::parse("twitter").unwrap();
+    /// let years = twitter.years_left(1_700_000_000_000); // 2023-11-14
+    /// assert!(years > 56.6 && years < 56.7, "{years}");
+    /// ```
+    pub fn years_left(&self, now_unix_ms: u64) -> f64 {
+        years_of_ms(self.ms_left(now_unix_ms))
+    }
+
+    /// A warning when the layout has less than [`LIFETIME_WARNING_YEARS`] left at
+    /// `now_unix_ms` (its `Display` says when it ends and what to do), else `None`.
+    ///
+    /// ```
+    /// let game = snowflake_core::Layout::parse("game").unwrap(); // ends 2036-04-02
+    /// let w = game.lifetime_warning(1_800_000_000_000).unwrap(); // 2027-01-15
+    /// assert!(w.to_string().starts_with("warning: layout time:39,"), "{w}");
+    /// assert!(w.to_string().contains("2036-04-02"), "{w}");
+    /// assert!(game.lifetime_warning(1_500_000_000_000).is_none()); // 2017: 18 years left
+    /// ```
+    pub fn lifetime_warning(&self, now_unix_ms: u64) -> Option<LifetimeWarning> {
+        let years_left = self.years_left(now_unix_ms);
+        (years_left < LIFETIME_WARNING_YEARS as f64).then_some(LifetimeWarning { layout: *self, years_left })
+    }
+
     /// The tick holding `unix_ms`, or a [`Error::TimeRange`] outside the layout's range.
     #[inline]
     pub fn tick_of(&self, unix_ms: u64) -> Result<u64> {
@@ -391,7 +477,8 @@ impl Layout {
         h.0
     }
 
-    /// Node values from `(name, value)` pairs; fields left out are 0.
+    /// Node values from `(name, value)` pairs; fields left out are 0 (a generator refuses a
+    /// mapping that leaves out some but not all, see [`Layout::check_node_named`]).
     ///
     /// ```
     /// use snowflake_core::{Layout, Error};
@@ -421,8 +508,66 @@ impl Layout {
                 });
             }
             node.values[i] = value;
+            node.named |= 1 << i;
         }
         Ok(node)
+    }
+
+    /// Checks that `node` names every node field but those in `exempt` (a bit per index in
+    /// [`Layout::fields`]: fields the generator sets itself, a leased or a rollover field), or
+    /// names none (the all-zero default); and that it names no exempt field. A forgotten field
+    /// would otherwise be 0, and two services that forget it would share its value.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, Layout};
+    /// let twitter = Layout::parse("twitter").unwrap();
+    /// twitter.check_node_named(&twitter.parse_node("datacenter=1,worker=3").unwrap(), 0).unwrap();
+    /// twitter.check_node_named(&twitter.parse_node("").unwrap(), 0).unwrap();
+    /// let err = twitter.check_node_named(&twitter.parse_node("datacenter=1").unwrap(), 0).unwrap_err();
+    /// assert!(err.to_string().contains("no value for `worker`"), "{err}");
+    /// // A leased worker (index 2) must be left out.
+    /// twitter.check_node_named(&twitter.parse_node("datacenter=1").unwrap(), 1 << 2).unwrap();
+    /// assert!(twitter.check_node_named(&twitter.parse_node("datacenter=1,worker=0").unwrap(), 1 << 2).is_err());
+    /// ```
+    pub fn check_node_named(&self, node: &Node, exempt: u16) -> Result<()> {
+        let (mut missing, mut extra) = (0u16, 0u16);
+        for (i, _) in self.node_fields() {
+            let bit = 1u16 << i;
+            match (node.named & bit != 0, exempt & bit != 0) {
+                (true, true) => extra |= bit,
+                (false, false) => missing |= bit,
+                _ => {}
+            }
+        }
+        if let Some(i) = (0..MAX_FIELDS).find(|i| extra & (1 << i) != 0) {
+            return Err(Error::BadOption {
+                name: self.fields[i].name,
+                reason:
+                    "this field is set by the generator (the lease or the rollover): give it no node value",
+            });
+        }
+        if node.named == 0 || missing == 0 {
+            return Ok(());
+        }
+        // The missing names, as many as fit in a `Name`, and how many more there are.
+        let mut text = [0u8; crate::text::MAX_NAME_LEN];
+        let (mut len, mut more) = (0usize, 0u8);
+        for (i, f) in self.node_fields() {
+            if missing & (1 << i) == 0 {
+                continue;
+            }
+            let name = f.name().as_bytes();
+            let sep: &[u8] = if len == 0 { b"" } else { b", " };
+            if more == 0 && len + sep.len() + name.len() <= text.len() {
+                text[len..len + sep.len()].copy_from_slice(sep);
+                text[len + sep.len()..len + sep.len() + name.len()].copy_from_slice(name);
+                len += sep.len() + name.len();
+            } else {
+                more += 1;
+            }
+        }
+        let missing = Name::snippet(core::str::from_utf8(&text[..len]).unwrap_or(""));
+        Err(Error::MissingNodeValues { missing, more })
     }
 
     /// Node values from a front end's `(name, value)` pairs (a Python dict, a JS object, a
@@ -522,10 +667,11 @@ impl Layout {
     /// ```
     /// use snowflake_core::Layout;
     /// let discord = Layout::parse("discord").unwrap();
-    /// let node = discord.node(&[("worker", 1)]).unwrap();
+    /// let node = discord.node(&[("worker", 1), ("process", 0)]).unwrap();
     /// assert_eq!(discord.compose(1462015105796, &node, 7), Ok(175928847299117063));
     /// ```
     pub fn compose(&self, unix_ms: u64, node: &Node, sequence: u64) -> Result<u64> {
+        self.check_node_named(node, 0)?;
         let tick = self.tick_of(unix_ms)?;
         let seq = self.sequence();
         if sequence > seq.max() {
@@ -578,6 +724,43 @@ impl Layout {
     pub fn max_id(&self, unix_ms: u64) -> Result<u64> {
         let low = (1u64 << self.time().shift) - 1;
         Ok(self.min_id(unix_ms)? | low)
+    }
+}
+
+/// Below this many years left, [`Layout::lifetime_warning`] warns (the CLI prints it).
+pub const LIFETIME_WARNING_YEARS: u32 = 10;
+
+/// Milliseconds in years of 365.2425 days.
+pub fn years_of_ms(ms: u64) -> f64 {
+    ms as f64 / (365.2425 * 86_400_000.0)
+}
+
+/// A layout that runs out within [`LIFETIME_WARNING_YEARS`]: see [`Layout::lifetime_warning`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LifetimeWarning {
+    layout: Layout,
+    years_left: f64,
+}
+
+impl LifetimeWarning {
+    /// The years left (0 once the layout is past its last instant).
+    pub const fn years_left(&self) -> f64 {
+        self.years_left
+    }
+}
+
+impl fmt::Display for LifetimeWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; crate::time::RFC3339_LEN];
+        let last = crate::time::format_rfc3339(self.layout.last_unix_ms(), &mut buf)
+            .unwrap_or("after the year 9999");
+        write!(f, "warning: layout {} ", self.layout)?;
+        if self.years_left <= 0.0 {
+            write!(f, "ended at {last}: it issues no more IDs")?;
+        } else {
+            write!(f, "ends at {last}, in {:.1} years", self.years_left)?;
+        }
+        f.write_str("; plan the move to a layout with a later epoch, more time bits or a longer tick")
     }
 }
 

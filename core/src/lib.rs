@@ -94,7 +94,10 @@ pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
 pub use generator::{Block, FillError, Generator, Pool, Stats};
-pub use layout::{Field, FieldKind, Layout, Node, Parts, MAX_FIELDS, PRESETS};
+pub use layout::{
+    years_of_ms, Field, FieldKind, Layout, LifetimeWarning, Node, Parts, LIFETIME_WARNING_YEARS, MAX_FIELDS,
+    PRESETS,
+};
 #[cfg(feature = "std")]
 pub use options::{redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 pub use options::{

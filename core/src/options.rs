@@ -668,6 +668,12 @@ impl Options {
         run_lock: false,
     };
 
+    /// The bit of the rollover field's index in `layout`'s fields (0 without one): a field the
+    /// generator sets itself, which node values leave out.
+    pub fn rollover_bit(&self, layout: &crate::Layout) -> u16 {
+        self.rollover.and_then(|r| layout.field(r.as_str())).map_or(0, |(i, _)| 1 << i)
+    }
+
     /// The policy the generator keeps.
     pub const fn policy(&self) -> Policy {
         Policy {

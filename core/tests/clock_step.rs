@@ -21,7 +21,7 @@ const LIB: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 
 fn child(clock: &str) {
     let layout = Layout::parse("twitter").unwrap();
-    let node = layout.parse_node("worker=1").unwrap();
+    let node = layout.parse_node("datacenter=0,worker=1").unwrap();
     let options = Options { max_wait_ms: 200, ..Options::default() };
     let next: Box<dyn Fn() -> Result<u64, Error>> = match clock {
         "system" => {

@@ -559,3 +559,84 @@ fn rollover_never_fires_without_a_clock_step() {
     assert_eq!(rollovers, 0, "rollovers with a monotonic clock");
     assert_eq!(all.len(), 64 * 5_000);
 }
+
+/// Issue 13: a custom spec states its epoch; the error suggests one (today, in a form that
+/// `epoch=` takes); presets keep theirs.
+#[test]
+fn a_custom_spec_without_an_epoch_is_refused_with_a_suggestion() {
+    use snowflake_core::LayoutError;
+    for spec in ["time:41,worker:10,sequence:12", "time:41,worker:10,sequence:12;tick=1ms"] {
+        let err = Layout::parse(spec).unwrap_err();
+        assert!(matches!(err, Error::Layout(LayoutError::NoEpoch { .. })), "{spec}: {err:?}");
+        let msg = err.to_string();
+        assert!(msg.contains("must state its epoch") && msg.contains("2039-09-07"), "{msg}");
+        // The suggestion is an `epoch=` that parses: the spec with it is accepted.
+        let start = msg.find(";epoch=").expect("an epoch is suggested") + 1;
+        let suggestion = &msg[start..start + msg[start..].find('`').unwrap()];
+        let fixed = Layout::parse(&format!("{spec};{suggestion}")).unwrap();
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+        assert!(fixed.epoch_ms() <= now && now - fixed.epoch_ms() < 86_400_000 * 2, "{suggestion}");
+    }
+    assert_eq!(Layout::parse("time:41,worker:10,sequence:12;epoch=0").unwrap().epoch_ms(), 0);
+    assert_eq!(Layout::parse("twitter").unwrap().epoch_ms(), 1288834974657);
+    // Other faults are named first.
+    assert!(Layout::parse("time:41,sequence:0").unwrap_err().to_string().contains("zero width"));
+}
+
+/// Issue 13: node values name every node field or none; a forgotten field would be 0.
+#[test]
+fn node_values_name_every_node_field_or_none() {
+    let l = Layout::parse("twitter").unwrap();
+    let clock = ManualClock::new(T);
+    let open = |node: &str, options: &str| {
+        Generator::isolated(&l, l.parse_node(node).unwrap(), opts(options), &clock)
+    };
+    let err = open("datacenter=1", "").unwrap_err();
+    assert!(matches!(err, Error::MissingNodeValues { .. }), "{err:?}");
+    assert_eq!(err.kind(), snowflake_core::ErrorKind::Value);
+    assert!(err.to_string().contains("no value for `worker`"), "{err}");
+    let err = Generator::with_clock(&l, l.parse_node("worker=3").unwrap(), opts(""), &clock).unwrap_err();
+    assert!(err.to_string().contains("`datacenter`"), "{err}");
+    let err = Generator::new(&l, l.parse_node("worker=3").unwrap(), opts("")).unwrap_err();
+    assert!(err.to_string().contains("`datacenter`"), "{err}");
+    // Several missing fields are all named.
+    let game = Layout::parse("game").unwrap();
+    let err = Generator::isolated(&game, game.parse_node("area=1").unwrap(), opts(""), &clock).unwrap_err();
+    assert!(err.to_string().contains("`platform, app`"), "{err}");
+    // Every field, or none (all zeros), is fine.
+    assert!(open("datacenter=1,worker=3", "").is_ok());
+    let zero = open("", "").unwrap();
+    assert_eq!(l.decode(zero.next_id_at(T).unwrap()).unwrap().node, snowflake_core::Node::default());
+    // compose follows the same rule.
+    let err = l.compose(T, &l.parse_node("datacenter=1").unwrap(), 0).unwrap_err();
+    assert!(matches!(err, Error::MissingNodeValues { .. }), "{err:?}");
+    // The rollover field is set by the generator: left out, and refused when given.
+    let r = Layout::parse("time:41,clock:2,worker:8,sequence:12;epoch=0").unwrap();
+    let rolled =
+        |node: &str| Generator::isolated(&r, r.parse_node(node).unwrap(), opts("rollover=clock"), &clock);
+    assert!(rolled("worker=3").is_ok());
+    let err = rolled("worker=3,clock=0").unwrap_err();
+    assert!(err.to_string().contains("clock") && err.to_string().contains("set by the generator"), "{err}");
+    assert!(Generator::isolated(&r, r.parse_node("worker=3").unwrap(), opts(""), &clock).is_err());
+}
+
+/// Issue 13: the leased field is set by the lease: the node values leave it out, name the
+/// rest, and a leased field given (even 0) is refused.
+#[cfg(all(unix, feature = "lease-local"))]
+#[test]
+fn a_leased_field_is_left_out_of_the_node_values() {
+    let dir = std::env::temp_dir().join(format!("snowflake-strict-lease-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let l = Layout::parse("twitter").unwrap();
+    let lease = opts(&format!("lease=local;lease_dir={}", dir.display()));
+    let g = Generator::new(&l, l.parse_node("datacenter=2").unwrap(), lease.clone()).unwrap();
+    let parts = l.decode(g.next_id().unwrap()).unwrap();
+    assert_eq!(l.node_values(&parts.node).next(), Some(("datacenter", 2)));
+    for node in ["datacenter=2,worker=0", "worker=0"] {
+        let err = Generator::new(&l, l.parse_node(node).unwrap(), lease.clone()).unwrap_err();
+        assert!(err.to_string().contains("worker"), "{node}: {err}");
+    }
+    drop(g);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -151,7 +151,7 @@ fn state_path(shm: &Path, layout: &str, node: &str) -> PathBuf {
 
 fn shared_four_processes() {
     let name = shared_name("four");
-    let spec = format!("twitter|worker=7|shared={name}|200000|0");
+    let spec = format!("twitter|datacenter=0,worker=7|shared={name}|200000|0");
     let start = Instant::now();
     let children: Vec<Child> = (0..4).map(|_| spawn(&spec, &[])).collect();
     let outputs: Vec<Output> = children.into_iter().map(collect).collect();
@@ -177,21 +177,23 @@ fn shared_four_processes() {
 /// configuration takes it over, above everything issued.
 fn shared_mismatch_names_the_difference() {
     let name = shared_name("mismatch");
-    let mut holder = spawn(&format!("twitter|worker=1|shared={name}|1000|60000"), &[]);
+    let mut holder = spawn(&format!("twitter|datacenter=0,worker=1|shared={name}|1000|60000"), &[]);
     let (head, held, _out) = read_until_done(&mut holder);
     assert_eq!(head, "ok datacenter=0,worker=1");
-    for spec in [format!("discord|worker=1|shared={name}|1|0"), format!("twitter|worker=2|shared={name}|1|0")]
-    {
+    for spec in [
+        format!("discord|worker=1,process=0|shared={name}|1|0"),
+        format!("twitter|datacenter=0,worker=2|shared={name}|1|0"),
+    ] {
         assert!(run(&spec).head.starts_with("ok"), "{spec}: another identity is another state");
     }
     for (spec, needle) in [
-        (format!("twitter|worker=1|shared={name};max_drift_ms=5|1|0"), "max_drift_ms=0, not 5"),
-        ("twitter|worker=1|max_drift_ms=5|1|0".to_string(), "max_drift_ms=0, not 5"),
+        (format!("twitter|datacenter=0,worker=1|shared={name};max_drift_ms=5|1|0"), "max_drift_ms=0, not 5"),
+        ("twitter|datacenter=0,worker=1|max_drift_ms=5|1|0".to_string(), "max_drift_ms=0, not 5"),
         (
-            format!("twitter|worker=1|shared={name};sequence_start=spread:4|1|0"),
+            format!("twitter|datacenter=0,worker=1|shared={name};sequence_start=spread:4|1|0"),
             "sequence_start=zero, not spread:4",
         ),
-        ("twitter|worker=1|shared=../etc|1|0".to_string(), "shared name"),
+        ("twitter|datacenter=0,worker=1|shared=../etc|1|0".to_string(), "shared name"),
     ] {
         let o = run(&spec);
         assert!(o.head.starts_with("error ERR_SNOWFLAKE_"), "{spec}: {}", o.head);
@@ -199,10 +201,12 @@ fn shared_mismatch_names_the_difference() {
     }
     // max_wait_ms is each caller's own business: not a mismatch. Another name, or none, is
     // the same state: no repeat.
-    assert!(run(&format!("twitter|worker=1|shared={name};max_wait_ms=0|1|0")).head.starts_with("ok"));
+    assert!(run(&format!("twitter|datacenter=0,worker=1|shared={name};max_wait_ms=0|1|0"))
+        .head
+        .starts_with("ok"));
     let others: Vec<Output> = ["shared=other", "", "sequence_start=zero"]
         .iter()
-        .map(|o| run(&format!("twitter|worker=1|{o}|20000|0")))
+        .map(|o| run(&format!("twitter|datacenter=0,worker=1|{o}|20000|0")))
         .collect();
     for o in &others {
         assert_eq!(o.tail.as_deref(), Some("done"), "{}", o.head);
@@ -211,7 +215,7 @@ fn shared_mismatch_names_the_difference() {
     let _ = holder.wait();
     let holder = Output { head, ids: held, tail: None };
     // Once the holder is gone, another max_drift_ms takes the state over, above its IDs.
-    let after = run("twitter|worker=1|max_drift_ms=5|1000|0");
+    let after = run("twitter|datacenter=0,worker=1|max_drift_ms=5|1000|0");
     assert_eq!(after.tail.as_deref(), Some("done"), "{}", after.head);
     let mut all = vec![&holder, &after];
     all.extend(others.iter());
@@ -257,7 +261,8 @@ fn shared_works_across_fork() {
     let name = shared_name("fork");
     let layout = Layout::parse("twitter").unwrap();
     let options = Options::parse(&format!("shared={name}")).unwrap();
-    let g = Generator::new(&layout, layout.parse_node("worker=9").unwrap(), options.clone()).unwrap();
+    let g = Generator::new(&layout, layout.parse_node("datacenter=0,worker=9").unwrap(), options.clone())
+        .unwrap();
     let dir = tmp("fork");
     let child_file = dir.join("child");
     // SAFETY: the child issues IDs, writes a file and _exits.
@@ -299,7 +304,10 @@ fn state_file_survives_a_clock_step_back() {
     // process_only: the state file is the only memory of a restart here (a default
     // generator's shared state would also remember it, on the host's monotonic clock).
     let spec = |count: u64, extra: &str| {
-        format!("twitter|worker=4|state_file={};process_only=true{extra}|{count}|0", state.display())
+        format!(
+            "twitter|datacenter=0,worker=4|state_file={};process_only=true{extra}|{count}|0",
+            state.display()
+        )
     };
     let run_env = |spec: &str| {
         let e = env(&stamp);
@@ -342,7 +350,7 @@ fn state_file_survives_a_clock_step_back() {
     std::fs::write(&state, &bad).unwrap();
     assert!(run(&spec(1, "")).head.contains("checksum"));
     std::fs::write(&state, &good).unwrap();
-    let foreign = run(&format!("twitter|worker=5|state_file={}|1|0", state.display()));
+    let foreign = run(&format!("twitter|datacenter=0,worker=5|state_file={}|1|0", state.display()));
     assert!(foreign.head.contains("other node values"), "{}", foreign.head);
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -418,7 +426,7 @@ fn a_forked_child_leaves_the_parents_state_file_alone() {
     let path = dir.join("ids.state");
     let layout = Layout::parse("twitter").unwrap();
     let o = Options::parse(&format!("state_file={};state_window_ms=60000", path.display())).unwrap();
-    let g = Generator::new(&layout, layout.parse_node("worker=11").unwrap(), o.clone()).unwrap();
+    let g = Generator::new(&layout, layout.parse_node("datacenter=0,worker=11").unwrap(), o.clone()).unwrap();
     let first = g.next_id().unwrap();
     let reserved = record_end(&path);
     // The child drops its copy of the generator (as an exiting interpreter would); the
@@ -543,7 +551,7 @@ fn one_state_file_one_state() {
     let dir = tmp("onefile");
     let state = dir.join("ids.state");
     let spec = |count: u64, hold: u64, extra: &str| {
-        format!("twitter|worker=4|state_file={}{extra}|{count}|{hold}", state.display())
+        format!("twitter|datacenter=0,worker=4|state_file={}{extra}|{count}|{hold}", state.display())
     };
     // Two processes at once, as the review ran them, and a third under a name: one state.
     let racers: Vec<Child> = (0..2).map(|_| spawn(&spec(300_000, 0, ""), &[])).collect();
@@ -600,7 +608,7 @@ fn one_state_file_under_two_spellings() {
     std::fs::create_dir_all(dir.join("sub")).unwrap();
     std::os::unix::fs::symlink(&dir, dir.join("link")).unwrap();
     let layout = Layout::parse("twitter").unwrap();
-    let node = layout.parse_node("worker=12").unwrap();
+    let node = layout.parse_node("datacenter=0,worker=12").unwrap();
     let path = dir.join("x.state");
     let open = |spelling: &Path| {
         let o = Options::parse(&format!("state_file={};state_window_ms=60000", spelling.display())).unwrap();
@@ -641,8 +649,12 @@ fn forks_under_load_never_hang() {
     let layout = Layout::parse("twitter").unwrap();
     let spec = format!("shared={name};state_file={};state_window_ms=1", dir.join("shared.state").display());
     let g = Arc::new(
-        Generator::new(&layout, layout.parse_node("worker=13").unwrap(), Options::parse(&spec).unwrap())
-            .unwrap(),
+        Generator::new(
+            &layout,
+            layout.parse_node("datacenter=0,worker=13").unwrap(),
+            Options::parse(&spec).unwrap(),
+        )
+        .unwrap(),
     );
     let stop = Arc::new(AtomicBool::new(false));
     let issued = Arc::new(Mutex::new(Vec::new()));

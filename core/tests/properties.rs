@@ -32,6 +32,10 @@ fn layout() -> impl Strategy<Value = Layout> {
 }
 
 proptest! {
+    // A few thousand cases of each: random specs, node values, option texts, ID strings and
+    // encodings through core in every test run (issue 13), a few seconds in all.
+    #![proptest_config(ProptestConfig { cases: 2000, max_global_rejects: 20_000, ..ProptestConfig::default() })]
+
     #[test]
     fn encodings_round_trip(id: u64, e in encoding(), reverse: bool) {
         let text = encode(id, e, reverse);
@@ -110,6 +114,44 @@ proptest! {
         let l = Layout::parse("twitter").unwrap();
         let _ = l.parse_node(&s);
         let _ = Options::parse(&s);
+    }
+
+    /// Issue 13: random node mappings through a generator: every node field named, or none,
+    /// gives IDs carrying exactly those values; anything in between is refused, naming a
+    /// missing field; nothing is silently 0.
+    #[test]
+    fn node_mappings_name_every_field_or_none(l in layout(), picks in prop::collection::vec((0usize..16, any::<u64>()), 0..6), rollover: bool) {
+        let nodes: Vec<(usize, &str, u64)> = l.node_fields().map(|(i, f)| (i, f.name(), f.max())).collect();
+        let rolled = if rollover { nodes.first().map(|n| n.1) } else { None };
+        let mut pairs: Vec<(&str, u64)> = Vec::new();
+        for (k, v) in picks {
+            if let Some(&(_, name, max)) = nodes.get(k % nodes.len().max(1)) {
+                if !pairs.iter().any(|p| p.0 == name) {
+                    pairs.push((name, v & max));
+                }
+            }
+        }
+        let Ok(node) = l.node(&pairs) else { return Ok(()) };
+        let options = Options { rollover: rolled.map(|r| snowflake_core::Name::new(r).unwrap()), ..Options::default() };
+        let clock = ManualClock::new(l.epoch_ms());
+        let made = Generator::isolated(&l, node, options, &clock);
+        let named = |n: &str| pairs.iter().any(|p| p.0 == n);
+        let complete = nodes.iter().all(|(_, n, _)| named(n) || Some(*n) == rolled);
+        let rolled_given = rolled.is_some_and(named);
+        match made {
+            Ok(g) => {
+                prop_assert!((pairs.is_empty() || complete) && !rolled_given, "{:?} accepted", pairs);
+                let parts = l.decode(g.next_id_at(l.epoch_ms()).unwrap()).unwrap();
+                for (name, v) in l.node_values(&parts.node) {
+                    let want = pairs.iter().find(|p| p.0 == name).map_or(0, |p| p.1);
+                    prop_assert_eq!(v, want, "{}", name);
+                }
+            }
+            Err(e) => {
+                prop_assert!(rolled_given || !(pairs.is_empty() || complete), "{:?} refused: {}", pairs, e);
+                prop_assert_eq!(e.kind(), snowflake_core::ErrorKind::Value);
+            }
+        }
     }
 
     #[test]

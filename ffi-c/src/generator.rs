@@ -64,10 +64,16 @@ pub struct SnowflakeStats {
     pub lease_losses: u64,
     /// The value of the leased field the generator issues with now; -1 without a lease.
     pub lease_value: i64,
+    /// The layout's last usable instant, in Unix ms.
+    pub last_unix_ms: u64,
+    /// How long the layout has left by the generator's clock, in ms (0 once past its end).
+    pub ms_left: u64,
+    /// `ms_left` in years of 365.2425 days.
+    pub years_left: f64,
 }
 
-/// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`;
-/// fields left out are 0) and `options` in their text form, NULL or `""` for the defaults
+/// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`:
+/// every node field of the layout, or none, NULL or `""`, for all zeros) and `options` in their text form, NULL or `""` for the defaults
 /// (no drift, wait up to 1000 ms, sequence from 0), for example
 /// `"max_drift_ms=50;max_wait_ms=0"` or `"shared=orders;max_wait_ms=0"`. Every option
 /// is in `API.md` and in core's option table; a value that holds `;` goes through
@@ -353,6 +359,9 @@ pub unsafe extern "C" fn snowflake_generator_stats(
             lease_losses: s.lease_losses,
             // A node field has at most 63 bits.
             lease_value: s.lease_value.map_or(-1, |v| v as i64),
+            last_unix_ms: s.last_unix_ms,
+            ms_left: s.ms_left,
+            years_left: s.years_left(),
         };
         // SAFETY: valid for a write by contract.
         unsafe { *out = stats };

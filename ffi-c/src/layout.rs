@@ -385,8 +385,8 @@ pub unsafe extern "C" fn snowflake_layout_decode(
     })
 }
 
-/// The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`;
-/// NULL or `""` for all zeros) and `sequence`, each checked against its range
+/// The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`,
+/// every node field of the layout; NULL or `""` for all zeros) and `sequence`, each checked against its range
 /// (`SNOWFLAKE_STATUS_TIME_RANGE`, `SNOWFLAKE_STATUS_VALUE`).
 ///
 /// # Safety

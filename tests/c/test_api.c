@@ -745,7 +745,7 @@ static void test_fork(void) {
   if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
   /* process_only: the state is this process's (a default generator's is the host's, which
    * a child goes on using: see test_coordination). */
-  if (CHECK_STATUS(snowflake_generator_new(layout, "worker=1", "process_only=true", &g), SNOWFLAKE_STATUS_OK))
+  if (CHECK_STATUS(snowflake_generator_new(layout, "datacenter=0,worker=1", "process_only=true", &g), SNOWFLAKE_STATUS_OK))
     return;
   CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
   fflush(NULL);
@@ -762,7 +762,7 @@ static void test_fork(void) {
     if (snowflake_try_next_id(g, &id) != SNOWFLAKE_STATUS_FORKED) _exit(12);
     if (snowflake_next_ids(g, buf, 4) != SNOWFLAKE_STATUS_FORKED) _exit(13);
     if (snowflake_reserve(g, 4, &block) != SNOWFLAKE_STATUS_FORKED) _exit(14);
-    if (snowflake_generator_new(layout, "worker=2", NULL, &mine) != SNOWFLAKE_STATUS_OK) _exit(15);
+    if (snowflake_generator_new(layout, "datacenter=0,worker=2", NULL, &mine) != SNOWFLAKE_STATUS_OK) _exit(15);
     if (snowflake_next_id(mine, &id) != SNOWFLAKE_STATUS_OK) _exit(16);
     snowflake_generator_free(mine);
     snowflake_generator_free(g);
@@ -816,7 +816,7 @@ static void test_coordination(void) {
     /* A name is a label of the host's state of a layout and node values: another layout or
      * other node values under it are other states. Another policy while it is used is
      * refused, naming the difference. */
-    if (CHECK_STATUS(snowflake_generator_new(discord, "worker=5", opts, &other), SNOWFLAKE_STATUS_OK) == 0)
+    if (CHECK_STATUS(snowflake_generator_new(discord, "worker=5,process=0", opts, &other), SNOWFLAKE_STATUS_OK) == 0)
       snowflake_generator_free(other);
     other = NULL;
     CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=2,worker=5", "max_drift_ms=5", &other),
@@ -884,7 +884,7 @@ static void test_coordination(void) {
 
   /* state_file=: a durable high-water mark; a file that is not one is refused. */
   snprintf(opts, sizeof opts, "state_file=%s/ids.state", dir);
-  if (CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &a), SNOWFLAKE_STATUS_OK) ==
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=0,worker=9", opts, &a), SNOWFLAKE_STATUS_OK) ==
       0) {
     CHECK_STATUS(snowflake_next_id(a, &id), SNOWFLAKE_STATUS_OK);
     snowflake_generator_free(a);
@@ -896,11 +896,11 @@ static void test_coordination(void) {
     fclose(f);
   }
   snprintf(opts, sizeof opts, "state_file=%s", path);
-  CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &other),
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=0,worker=9", opts, &other),
                SNOWFLAKE_STATUS_STATE_FILE);
   /* Below a regular file: the OS refuses (ENOTDIR). */
   snprintf(opts, sizeof opts, "state_file=%s/ids.state", path);
-  CHECK_STATUS(snowflake_generator_new(twitter, "worker=9", opts, &other), SNOWFLAKE_STATUS_IO);
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=0,worker=9", opts, &other), SNOWFLAKE_STATUS_IO);
   snowflake_generator_free(other); /* NULL unless a check above failed */
 
   snowflake_layout_free(discord);
@@ -1087,7 +1087,7 @@ static void test_options_object(void) {
   CHECK_STATUS(snowflake_options_set(NULL, "max_wait_ms", "0"), SNOWFLAKE_STATUS_NULL_ARGUMENT);
   CHECK_STATUS(snowflake_options_unset(o, "state_window_ms"), SNOWFLAKE_STATUS_OK);
 
-  CHECK_STATUS(snowflake_generator_open(twitter, "worker=21", o, &g), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_generator_open(twitter, "datacenter=0,worker=21", o, &g), SNOWFLAKE_STATUS_OK);
   CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
   CHECK(stat(path, &st) == 0 && st.st_size == 48, "the state file was written at the path with `;` and `=`");
   snowflake_generator_free(g);
@@ -1095,10 +1095,10 @@ static void test_options_object(void) {
   snowflake_options_free(NULL);
   /* The text form takes a path with `=` and spaces (not `;`, its separator). */
   snprintf(path, sizeof path, "state_file=%s/dir=with eq/ids.state", dir);
-  CHECK_STATUS(snowflake_generator_new(twitter, "worker=22", path, &g), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=0,worker=22", path, &g), SNOWFLAKE_STATUS_OK);
   CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
   snowflake_generator_free(g);
-  CHECK_STATUS(snowflake_generator_open(twitter, "worker=23", NULL, &g), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_generator_open(twitter, "datacenter=0,worker=23", NULL, &g), SNOWFLAKE_STATUS_OK);
   snowflake_generator_free(g);
   snowflake_layout_free(twitter);
   {
@@ -1352,6 +1352,63 @@ static void test_public_errors(void) {
   snowflake_public_free(NULL);
 }
 
+/* Issue 13: a custom spec states its epoch, node values name every node field or none, a bad
+ * state_file or lease_dir fails when the generator is made (naming the path), and the stats
+ * say how long the layout has left. */
+static void test_strict_input(void) {
+  SnowflakeLayout *twitter = NULL, *untouched = (SnowflakeLayout *)&twitter;
+  SnowflakeGenerator *g = NULL, *other = NULL;
+  SnowflakeStats stats;
+  char dir[] = "/tmp/snowflake-c-strict-XXXXXX", opts[512], path[256], cmd[128];
+  uint64_t id = 0;
+  FILE *f;
+
+  CHECK_STATUS(snowflake_layout_new("time:41,worker:10,sequence:12", &untouched), SNOWFLAKE_STATUS_LAYOUT);
+  CHECK(untouched == (SnowflakeLayout *)&twitter, "layout_new wrote its output on failure");
+  CHECK_DETAIL("must state its epoch");
+  CHECK_DETAIL("T00:00:00Z` (today)");
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK)) return;
+
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", "isolated=true", &other), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("`worker`");
+  CHECK_STATUS(snowflake_generator_new(twitter, "worker=1", "isolated=true", &other), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("`datacenter`");
+  CHECK(other == NULL, "generator_new wrote its output on failure");
+  CHECK_STATUS(snowflake_layout_compose(twitter, 1700000000000u, "worker=1", 0, &id), SNOWFLAKE_STATUS_VALUE);
+  CHECK(id == 0, "compose wrote its output on failure");
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1,worker=3", "isolated=true", &g),
+                   SNOWFLAKE_STATUS_OK) == 0) {
+    if (CHECK_STATUS(snowflake_generator_stats(g, &stats), SNOWFLAKE_STATUS_OK) == 0) {
+      CHECK(stats.last_unix_ms == 1288834974657u + (1ull << 41) - 1, "last_unix_ms %" PRIu64, stats.last_unix_ms);
+      CHECK(stats.ms_left > 0 && stats.ms_left < stats.last_unix_ms, "ms_left %" PRIu64, stats.ms_left);
+      CHECK(stats.years_left > stats.ms_left / (366.0 * 86400000.0) &&
+                stats.years_left < stats.ms_left / (365.0 * 86400000.0),
+            "years_left %f", stats.years_left);
+    }
+    snowflake_generator_free(g);
+  }
+
+  if (mkdtemp(dir) == NULL) {
+    CHECK(0, "mkdtemp");
+    snowflake_layout_free(twitter);
+    return;
+  }
+  snprintf(path, sizeof path, "%s/no-such-dir/ids.state", dir);
+  snprintf(opts, sizeof opts, "state_file=%s", path);
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1,worker=3", opts, &other), SNOWFLAKE_STATUS_IO);
+  CHECK_DETAIL(path);
+  snprintf(path, sizeof path, "%s/a-file", dir);
+  f = fopen(path, "wb");
+  if (f) fclose(f);
+  snprintf(opts, sizeof opts, "lease=local;lease_dir=%s", path);
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", opts, &other), SNOWFLAKE_STATUS_IO);
+  CHECK_DETAIL(path);
+  CHECK(other == NULL, "generator_new wrote its output on failure");
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "%s", cmd);
+  snowflake_layout_free(twitter);
+}
+
 int main(int argc, char **argv) {
   const char *vectors = argc > 1 ? argv[1] : "tests/vectors";
   size_t per_thread = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
@@ -1370,6 +1427,7 @@ int main(int argc, char **argv) {
   test_public_vectors(vectors);
   test_public_errors();
   test_generator_errors();
+  test_strict_input();
   test_encoding_errors();
   test_generator_basics();
   test_threads(per_thread);

@@ -179,7 +179,7 @@ void test_raii_and_batches() {
   snowflake::Layout b = std::move(a);
   CHECK(b.get() != nullptr && b.to_string().rfind("time:42", 0) == 0, "moved layout works");
   // A generator outlives the layout it was made from (it keeps a copy).
-  auto gen = std::make_unique<snowflake::Generator>(snowflake::Layout("twitter"), "worker=4");
+  auto gen = std::make_unique<snowflake::Generator>(snowflake::Layout("twitter"), "datacenter=0,worker=4");
   snowflake::Generator moved = std::move(*gen);
   gen.reset();  // frees nothing live: the handle moved
   std::uint64_t first = moved.next_id();

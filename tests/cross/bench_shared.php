@@ -39,12 +39,12 @@ function measure(Generator $g, int $rounds, int $calls): array
     return [$per[intdiv($rounds, 2)], $per[0]];
 }
 
-$wide = 'time:41,worker:1,sequence:22';
+$wide = 'time:41,worker:1,sequence:22;epoch=0';
 $name = 'bench-' . getmypid();
 $cases = [
     'shared nextId(), time:41,worker:1,sequence:22' => [new Generator($wide, ['worker' => 1], ['shared' => $name]), 300, 2000],
     'process-local nextId(), same layout' => [new Generator($wide, ['worker' => 0]), 300, 2000],
-    'shared nextId(), twitter (capped: 244 ns/ID)' => [new Generator('twitter', ['worker' => 1], ['shared' => "$name-twitter"]), 15, 50000],
+    'shared nextId(), twitter (capped: 244 ns/ID)' => [new Generator('twitter', ['datacenter' => 0, 'worker' => 1], ['shared' => "$name-twitter"]), 15, 50000],
 ];
 $shared = null;
 foreach ($cases as $what => [$g, $rounds, $calls]) {

@@ -27,7 +27,7 @@ try {
         // ns a nextId() call in this worker: rounds of 2,000 calls (short, so that some run
         // without being preempted on a loaded machine), N calls in all, on a layout whose
         // capacity (4M IDs a ms) does not cap the loop.
-        $gen = new Generator('time:41,worker:1,sequence:22', ['worker' => 1], ['shared' => $name]);
+        $gen = new Generator('time:41,worker:1,sequence:22;epoch=0', ['worker' => 1], ['shared' => $name]);
         $per = [];
         $calls = 2000;
         $rounds = intdiv($n, $calls);

@@ -105,33 +105,35 @@ test('IDs in: ints >= 0 and decimal strings only', function () {
 });
 
 test('node values are checked in PHP: field, value and max named, nothing truncated', function () {
-    $e = assert_throws(ValueException::class, fn () => new Generator('twitter', ['worker' => 32]));
+    $e = assert_throws(ValueException::class, fn () => new Generator('twitter', ['datacenter' => 0, 'worker' => 32]));
     assert_same('worker = 32 is out of range: the largest allowed is 31', $e->getMessage(), 'message');
     assert_same(SnowflakeException::STATUS_VALUE, $e->status, 'status');
     assert_same('ERR_SNOWFLAKE_VALUE', $e->statusCode, 'code');
     // 2^32 + 3 would be 3 in a uint32_t, 2^64 + 3 does not exist; both must fail, not wrap.
     foreach ([-1, 32, (1 << 32) + 3, PHP_INT_MAX] as $v) {
-        $e = assert_throws(ValueException::class, fn () => new Generator('twitter', ['worker' => $v]), "worker $v");
+        $e = assert_throws(ValueException::class, fn () => new Generator('twitter', ['datacenter' => 0, 'worker' => $v]), "worker $v");
         assert_true(str_contains($e->getMessage(), "worker = $v") && str_contains($e->getMessage(), '31'), $e->getMessage());
-        assert_throws(ValueException::class, fn () => (new Layout('twitter'))->compose(1700000000000, ['worker' => $v]), "compose worker $v");
+        assert_throws(ValueException::class, fn () => (new Layout('twitter'))->compose(1700000000000, ['datacenter' => 0, 'worker' => $v]), "compose worker $v");
     }
     foreach (['3', 3.0, true, null, [3]] as $v) {
-        assert_throws(TypeError::class, fn () => new Generator('twitter', ['worker' => $v]), 'worker ' . show($v));
+        assert_throws(TypeError::class, fn () => new Generator('twitter', ['datacenter' => 0, 'worker' => $v]), 'worker ' . show($v));
     }
     assert_throws(ValueException::class, fn () => new Generator('twitter', ['shard' => 1]), 'unknown field');
     assert_throws(ValueException::class, fn () => new Generator('twitter', ['sequence' => 1]), 'not a node field');
     assert_throws(ValueException::class, fn () => new Generator('twitter', ['time' => 1]), 'not a node field');
     assert_throws(ValueException::class, fn () => new Generator('twitter', [3]), 'a list instead of names');
     // A 62-bit node field: the largest value fits a PHP int and goes through exactly.
-    $wide = new Layout('time:1,node:62,sequence:1');
+    $wide = new Layout('time:1,node:62,sequence:1;epoch=0');
     $id = $wide->compose(0, ['node' => (1 << 62) - 1], 1);
     assert_same((1 << 62) - 1, $wide->decode($id)->fields['node'], '62-bit node value');
 });
 
 test('options: PHP types checked, names and ranges by the library', function () {
-    $g = fn (array $o) => new Generator('twitter', ['worker' => 1], $o + ['isolated' => true]);
+    $g = fn (array $o) => new Generator('twitter', ['datacenter' => 0, 'worker' => 1], $o + ['isolated' => true]);
     $g(['max_wait_ms' => 0, 'max_drift_ms' => 50, 'sequence_start' => 'spread:16', 'rollover' => null]);
-    $g(['rollover' => 'datacenter']);
+    // The rollover field is the generator's: the node values leave it out.
+    new Generator('twitter', ['worker' => 1], ['rollover' => 'datacenter', 'isolated' => true]);
+    assert_throws(ValueException::class, fn () => $g(['rollover' => 'datacenter']), 'rollover field given');
     foreach ([['max_wait_ms' => 1.5], ['max_wait_ms' => '0'], ['isolated' => 'yes'], ['max_drift_ms' => true],
               ['sequence_start' => 16], ['rollover' => 1]] as $o) {
         assert_throws(TypeError::class, fn () => $g($o), 'option ' . show($o));
@@ -233,8 +235,8 @@ test('1M IDs from nextId() and 1M from nextIds(1000): unique and increasing', fu
 });
 
 test('generators with the same node share one state: no repeat across instances', function () {
-    $a = new Generator('twitter', ['worker' => 17]);
-    $b = new Generator(new Layout('twitter'), ['worker' => 17]);
+    $a = new Generator('twitter', ['datacenter' => 0, 'worker' => 17]);
+    $b = new Generator(new Layout('twitter'), ['datacenter' => 0, 'worker' => 17]);
     $prev = 0;
     for ($i = 0; $i < 20000; $i++) {
         $id = $i % 3 === 0 ? $b->nextId() : $a->nextId();
@@ -246,7 +248,7 @@ test('generators with the same node share one state: no repeat across instances'
 });
 
 test('reserve() blocks and Block::ids(), also across 2^63', function () {
-    $g = new Generator('twitter', ['worker' => 5], ['max_wait_ms' => 100]);
+    $g = new Generator('twitter', ['datacenter' => 0, 'worker' => 5], ['max_wait_ms' => 100]);
     $block = $g->reserve(10);
     assert_true($block->count >= 1 && $block->count <= 10 && $block->stride === 1, 'block ' . show($block));
     $ids = $block->ids();
@@ -262,7 +264,7 @@ test('reserve() blocks and Block::ids(), also across 2^63', function () {
 });
 
 test('nextIds(): 0, negative, wrong type, larger than the kept buffer', function () {
-    $g = new Generator('twitter', ['worker' => 6]);
+    $g = new Generator('twitter', ['datacenter' => 0, 'worker' => 6]);
     assert_same([], $g->nextIds(0), 'nextIds(0)');
     assert_throws(ValueException::class, fn () => $g->nextIds(-1), 'nextIds(-1)');
     assert_throws(TypeError::class, fn () => $g->nextIds('10'), "nextIds('10')");
@@ -274,7 +276,7 @@ test('nextIds(): 0, negative, wrong type, larger than the kept buffer', function
 });
 
 test('tryNextId() fails at once where nextId() would wait', function () {
-    $l = new Layout('time:41,worker:10,sequence:1;tick=1s');
+    $l = new Layout('time:41,worker:10,sequence:1;epoch=0;tick=1s');
     $g = new Generator($l, ['worker' => 1], ['max_wait_ms' => 0, 'isolated' => true]);
     // Two IDs a second: within a few calls one must find its second full (a slow machine can
     // cross into the next second once, not every time).
@@ -302,7 +304,7 @@ test('a process_only generator inherited through fork() refuses to issue (Forked
             $result = get_class($e) . ' ' . $e->statusCode;
         }
         try {
-            (new Generator('twitter', ['worker' => 12]))->nextId();
+            (new Generator('twitter', ['datacenter' => 0, 'worker' => 12]))->nextId();
             $result .= '; new generator ok';
         } catch (Throwable $e) {
             $result .= '; new generator failed: ' . $e->getMessage();
@@ -333,7 +335,7 @@ test('many layouts and generators created and freed; PHP memory stays flat', fun
 });
 
 test('layouts and generators cannot be cloned or unserialized into a second owner of their handle', function () {
-    $g = new Generator('twitter', ['worker' => 13]);
+    $g = new Generator('twitter', ['datacenter' => 0, 'worker' => 13]);
     assert_throws(Error::class, fn () => clone $g, 'clone a generator');
     assert_throws(Error::class, fn () => clone $g->layout, 'clone a layout');
     assert_throws(Exception::class, fn () => serialize($g), 'serialize');

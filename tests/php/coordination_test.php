@@ -110,7 +110,7 @@ test('the host state: a name is a label; another policy while it is used is a Sh
 
 test("lease=local: each generator claims a free worker value; none left is a LeaseException", function () {
     with_shm_dir(function (string $dir) {
-        $l = 'time:41,worker:1,sequence:12';
+        $l = 'time:41,worker:1,sequence:12;epoch=0';
         $opts = ['lease' => 'local', 'lease_dir' => "$dir/leases"];
         $a = new Generator($l, [], $opts);
         $b = new Generator($l, [], $opts);
@@ -131,7 +131,7 @@ test('state_file: a path may hold =, ; and spaces', function () {
     with_shm_dir(function (string $dir) {
         mkdir("$dir/dir=with eq");
         $path = "$dir/dir=with eq/ids;one.state";
-        (new Generator('twitter', ['worker' => 3], ['state_file' => $path]))->nextId();
+        (new Generator('twitter', ['datacenter' => 0, 'worker' => 3], ['state_file' => $path]))->nextId();
         assert_same(48, filesize($path), 'the state file at a path with `=`, `;` and a space');
     });
 });
@@ -139,9 +139,9 @@ test('state_file: a path may hold =, ; and spaces', function () {
 test('state_file: a corrupt file is a StateFileException', function () {
     with_shm_dir(function (string $dir) {
         file_put_contents("$dir/state", random_bytes(100));
-        $e = assert_throws(StateFileException::class, fn () => (new Generator('twitter', ['worker' => 1], ['state_file' => "$dir/state"]))->nextId());
+        $e = assert_throws(StateFileException::class, fn () => (new Generator('twitter', ['datacenter' => 0, 'worker' => 1], ['state_file' => "$dir/state"]))->nextId());
         assert_same([14, 'ERR_SNOWFLAKE_STATE_FILE'], [$e->status, $e->statusCode], 'status');
-        $g = new Generator('twitter', ['worker' => 2], ['state_file' => "$dir/good", 'state_window_ms' => 500]);
+        $g = new Generator('twitter', ['datacenter' => 0, 'worker' => 2], ['state_file' => "$dir/good", 'state_window_ms' => 500]);
         assert_true($g->nextId() < $g->nextId() && filesize("$dir/good") > 0, 'a fresh state file works');
     });
 });

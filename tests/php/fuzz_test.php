@@ -8,6 +8,7 @@ declare(strict_types=1);
 // crash, a hang, a warning or a silent wrap. Seeded (SNOWFLAKE_FUZZ_SEED): a failure names its
 // seed and case, and reproduces.
 
+use Snowflake\FieldKind;
 use Snowflake\Generator;
 use Snowflake\Id;
 use Snowflake\Layout;
@@ -45,12 +46,13 @@ test('random input through every entry point (seeded)', function () {
     $spec = fn () => $pick([
         fn () => $pick(['twitter', 'discord', 'instagram', 'sonyflake', 'baidu', 'mastodon', 'game', 'nope']),
         fn () => sprintf(
-            'time:%d,%s:%d,sequence:%d;epoch=%s%s',
+            'time:%d,%s:%d,sequence:%d%s%s',
             mt_rand(0, 70),
             $pick(['worker', 'sequence', 'time', 'x']),
             mt_rand(0, 30),
             mt_rand(0, 30),
-            $pick(['0', '1288834974657', '-1', 'today', '2024-01-01T00:00:00Z']),
+            // Sometimes no epoch: a custom spec must state one (issue 13).
+            $pick(['', ';epoch=0', ';epoch=1288834974657', ';epoch=-1', ';epoch=today', ';epoch=2024-01-01T00:00:00Z']),
             $pick(['', ';tick=1ms', ';tick=0s', ';tick=10ms', ';tick=x']),
         ),
         fn () => $text(60),
@@ -81,6 +83,7 @@ test('random input through every entry point (seeded)', function () {
         $layout = fuzz_attempt("$what: new Layout(" . show($s) . ')', fn () => new Layout($s));
         if ($layout !== null) {
             assert_same((string) $layout, (string) new Layout((string) $layout), "$what: a layout reads back");
+            assert_true(!str_contains($s, ':') || preg_match('/epoch\s*=/', $s) === 1, "$what: accepted without an epoch");
         }
 
         $enc = $pick([...$encodings, $text(6)]);
@@ -107,7 +110,7 @@ test('random input through every entry point (seeded)', function () {
 
         // Half the node values and options are valid, so that generators get made too.
         $node = mt_rand(0, 1) === 1
-            ? ['worker' => mt_rand(0, 40)]
+            ? ['datacenter' => mt_rand(0, 40), 'worker' => mt_rand(0, 40)]
             : [$pick(['worker', 'datacenter', 'shard', 'time', $text(5)]) => $any()];
         $options = ['isolated' => true];
         if (mt_rand(0, 1) === 1) {
@@ -115,6 +118,13 @@ test('random input through every entry point (seeded)', function () {
         }
         $g = fuzz_attempt("$what: new Generator", fn () => new Generator($pick(['twitter', 'game', $s]), $node, $options));
         if ($g !== null) {
+            // A mapping names every node field but a rollover field, or none (issue 13).
+            $named = array_filter($node, fn ($v) => $v !== null);
+            foreach ($g->layout->fields as $f) {
+                if ($f->kind === FieldKind::Node && $named !== [] && $f->name !== ($options['rollover'] ?? null)) {
+                    assert_true(array_key_exists($f->name, $named), "$what: accepted without node value {$f->name}");
+                }
+            }
             $id = fuzz_attempt("$what: nextIdAt", fn () => $g->nextIdAt(1_800_000_000_000 + mt_rand(0, 999)));
             if ($id !== null) {
                 $issued++;

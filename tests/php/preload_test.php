@@ -194,7 +194,7 @@ test('library lookup: the header beside an installed library, SNOWFLAKE_HEADER, 
         }
         // No SNOWFLAKE_LIB: the usual prefixes, else the dynamic loader (LD_LIBRARY_PATH here).
         file_put_contents("$dir/t.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';'
-            . ' $g = new Snowflake\Generator("twitter", ["worker" => 1]);'
+            . ' $g = new Snowflake\Generator("twitter", ["datacenter" => 0, "worker" => 1]);'
             . ' echo Snowflake\Library::mode(), " ", Snowflake\Library::loadedPath(), " ", is_int($g->nextId()) ? "ok" : "no";');
         [$status, $out] = run_php("$dir/t.php", [], ['SNOWFLAKE_LIB' => '', 'LD_LIBRARY_PATH' => "$dir/lib"]);
         $installed = array_filter(['/usr/local/lib', '/usr/lib'], fn ($d) => is_file("$d/libsnowflake.so"));
@@ -217,7 +217,7 @@ test('an installed copy (make -C ffi-c install PREFIX=...): library and header f
         exec('make -s -C ' . escapeshellarg("$root/ffi-c") . ' install PREFIX=' . escapeshellarg($prefix) . ' 2>&1', $lines, $status);
         assert_same(0, $status, 'make install: ' . implode("\n", $lines));
         file_put_contents("$prefix/t.php", '<?php require ' . var_export(realpath(PACKAGE) . '/autoload.php', true) . ';'
-            . ' $g = new Snowflake\Generator("discord", ["worker" => 1]);'
+            . ' $g = new Snowflake\Generator("discord", ["worker" => 1, "process" => 0]);'
             . ' echo Snowflake\Library::version(), " ", $g->layout->decode($g->nextId())->fields["worker"];');
         [$status, $out] = run_php("$prefix/t.php", [], ['SNOWFLAKE_LIB' => "$prefix/lib/libsnowflake.so", 'SNOWFLAKE_HEADER' => '']);
         assert_same([0, Snowflake\Library::version() . ' 1'], [$status, $out], 'the installed library');

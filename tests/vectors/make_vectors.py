@@ -231,7 +231,7 @@ def layouts_json():
         })
     d = Layout("discord")
     compose = [
-        {"spec": "discord", "unix_ms": 1462015105796, "fields": {"worker": 1}, "sequence": 7,
+        {"spec": "discord", "unix_ms": 1462015105796, "fields": {"worker": 1, "process": 0}, "sequence": 7,
          "id": "175928847299117063"},
         {"spec": "twitter", "unix_ms": 1656432460105, "fields": {"datacenter": 11, "worker": 26},
          "sequence": 0, "id": str(Layout("twitter").compose_tick(1656432460105 - 1288834974657, {"datacenter": 11, "worker": 26}, 0))},
@@ -242,6 +242,8 @@ def layouts_json():
         {"spec": "twitter", "unix_ms": 1700000000000, "fields": {}, "sequence": 4096, "error": "ERR_SNOWFLAKE_VALUE"},
         {"spec": "twitter", "unix_ms": 1700000000000, "fields": {"shard": 1}, "sequence": 0, "error": "ERR_SNOWFLAKE_VALUE"},
         {"spec": "twitter", "unix_ms": 1700000000000, "fields": {"sequence": 1}, "sequence": 0, "error": "ERR_SNOWFLAKE_VALUE"},
+        # Naming some node fields but not all: the forgotten one would silently be 0.
+        {"spec": "twitter", "unix_ms": 1700000000000, "fields": {"datacenter": 1}, "sequence": 0, "error": "ERR_SNOWFLAKE_VALUE"},
         {"spec": "time:4,sequence:2;epoch=0;tick=1s", "unix_ms": 16000, "fields": {}, "sequence": 0, "error": "ERR_SNOWFLAKE_TIME_RANGE"},
     ]
     assert d.decode(175928847299117063)["unix_ms"] == 1462015105796
@@ -266,6 +268,8 @@ def layouts_json():
         ("time:41,sequence:12;epoch=abc", "epoch `abc`"),
         ("time:41,sequence:12;epoch=2010-13-01T00:00:00Z", "epoch `2010-13-01t00:00:00z`".replace("t00:00:00z", "T00:00:00Z")),
         ("time:41,sequence:12;epoch=1;epoch=2", "`epoch` is given twice"),
+        ("time:41,worker:10,sequence:12", "must state its epoch"),
+        ("time:41,worker:10,sequence:12;tick=1ms", "T00:00:00Z` (today)"),
         ("time:60,sequence:4;tick=1s", "overflows"),
         ("time:41,a:1,b:1,c:1,d:1,e:1,f:1,g:1,h:1,i:1,j:1,k:1,l:1,m:1,n:1,o:1,sequence:1", "more than 16 fields"),
     ]
@@ -360,7 +364,7 @@ def generator_json():
               [T, T + 1, T - 100, T - 99, T - 500, T - 2000, T - 3000, T - 2999, T + 5], rollover="clock"),
         trace("rollover does not fire for a full tick", "time:41,clock:3,sequence:2;epoch=0;tick=1ms", {},
               [T] * 6, rollover="clock"),
-        trace("spread:16 starts each tick at splitmix64(tick) % 16", "twitter", {"worker": 9},
+        trace("spread:16 starts each tick at splitmix64(tick) % 16", "twitter", {"datacenter": 0, "worker": 9},
               [T + i for i in range(12)] + [T + 11, T + 11], spread=16),
         trace("spread with a tiny sequence fills each tick's rest", small, {},
               [T + 3] * 4 + [T + 4] * 4, spread=3),

@@ -114,6 +114,11 @@ impl Generator<DefaultClock> {
     /// ```
     pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
         options.check_combinations()?;
+        let leased = match options.lease {
+            Some(_) => 1 << lease_field(layout, &options)?,
+            None => 0,
+        };
+        layout.check_node_named(&node, leased | options.rollover_bit(layout))?;
         #[cfg(all(unix, feature = "shared"))]
         if uses_host_state(&options) {
             return open_shared(layout, node, &options);
@@ -138,6 +143,7 @@ impl<C: Clock> Generator<C> {
                 "a generator with its own clock works within this process only: shared, state_file, lease and run_lock need Generator::new",
             ));
         }
+        layout.check_node_named(&node, options.rollover_bit(layout))?;
         let g = Generator::build(layout, node, options.policy(), clock)?;
         if options.isolated {
             return Ok(g);

@@ -134,6 +134,26 @@ pub struct Stats {
     /// The value of the leased field that the generator issues with now (`None` without a
     /// lease). It can change when a lapsed lease is claimed again.
     pub lease_value: Option<u64>,
+    /// The layout's last usable instant, in Unix ms ([`Layout::last_unix_ms`]).
+    pub last_unix_ms: u64,
+    /// How long the layout has left by the generator's clock, in ms (0 once past its end).
+    pub ms_left: u64,
+}
+
+impl Stats {
+    /// [`Stats::ms_left`] in years of 365.2425 days.
+    ///
+    /// ```
+    /// use snowflake_core::{Generator, Layout, ManualClock, Options};
+    /// let layout = Layout::parse("twitter").unwrap();
+    /// let g = Generator::isolated(&layout, Default::default(), Options::default(), ManualClock::new(1_700_000_000_000)).unwrap();
+    /// let s = g.stats();
+    /// assert_eq!(s.last_unix_ms, layout.last_unix_ms());
+    /// assert!(s.years_left() > 56.6 && s.years_left() < 56.7);
+    /// ```
+    pub fn years_left(&self) -> f64 {
+        crate::layout::years_of_ms(self.ms_left)
+    }
 }
 
 /// A lease's part of [`Stats`], from its high-water mark.
@@ -353,6 +373,7 @@ impl<C: Clock> Generator<C> {
     /// A generator with its own state and `clock`: for tests, replays and traces. It shares
     /// nothing, so two isolated generators with the same node values *can* issue the same IDs.
     pub fn isolated(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
+        layout.check_node_named(&node, options.rollover_bit(layout))?;
         Generator::build(layout, node, options.policy(), clock)
     }
 
@@ -909,7 +930,8 @@ impl<C: Clock> Generator<C> {
     pub fn stats(&self) -> Stats {
         let c = &self.counters;
         let (l, _, _) = self.word.unpack(self.cell.load(Ordering::Acquire));
-        let now_tick = self.layout.tick_of(self.clock.now_ms()).unwrap_or(0);
+        let now_ms = self.clock.now_ms();
+        let now_tick = self.layout.tick_of(now_ms).unwrap_or(0);
         #[cfg(feature = "std")]
         let lease = match (self.mark.as_ref().and_then(|m| m.lease_stats()), self.lease_field) {
             (Some(s), _) => Some(s),
@@ -928,6 +950,8 @@ impl<C: Clock> Generator<C> {
             lease_claims: lease.map_or(0, |s| s.claims),
             lease_losses: lease.map_or(0, |s| s.losses),
             lease_value: lease.map(|s| s.value),
+            last_unix_ms: self.layout.last_unix_ms(),
+            ms_left: self.layout.ms_left(now_ms),
         }
     }
 }

@@ -78,7 +78,7 @@ final class Id
      * FFI passes it to a `uint64_t` parameter.
      *
      * @internal
-     * @throws \TypeError for anything but int and string
+     * @throws TypeException for anything but int and string
      * @throws ValueException for a negative int
      * @throws InvalidIdException for a string that is not a decimal number below 2^64
      */
@@ -91,7 +91,7 @@ final class Id
             return $id;
         }
         if (!is_string($id)) {
-            throw new \TypeError("$what must be an int or a decimal string, " . get_debug_type($id) . ' given');
+            throw new TypeException("$what must be an int or a decimal string, not " . get_debug_type($id), SnowflakeException::STATUS_TYPE);
         }
         // Up to 18 digits always fits in a PHP int; longer ones go to the library's strict parser.
         if (strlen($id) <= 18 && $id !== '' && strspn($id, '0123456789') === strlen($id)) {

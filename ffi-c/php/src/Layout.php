@@ -247,7 +247,7 @@ final class Layout implements \Stringable
      * The ID of the instant `$unixMs` (any instant of its tick), node field values and a
      * sequence number, each checked against its range.
      *
-     * @param array<string, int> $fields node field values; those left out are 0
+     * @param array<string, int> $fields node field values: every node field, or none for all zeros
      * @throws ValueException for a value outside its field, an unknown field
      * @throws TimeRangeException for an instant outside the layout's range
      */
@@ -283,7 +283,7 @@ final class Layout implements \Stringable
      * @internal
      * @param array<string, int> $node
      * @throws ValueException for an unknown field, a non-node field, a value outside its width
-     * @throws \TypeError for a value that is not an int
+     * @throws TypeException for a value that is not an int
      */
     public function nodeSpec(array $node): string
     {
@@ -300,7 +300,9 @@ final class Layout implements \Stringable
                 throw ValueException::of("`$name` is set by the generator, not a node value");
             }
             if (!is_int($value)) {
-                throw new \TypeError("node value `$name` must be an int, " . get_debug_type($value) . ' given');
+                // The library's TYPE kind, as for options: a bool, a float (even 3.0) or a string
+                // (even '3') is not a node value.
+                throw new TypeException("`$name` must be a whole number, not " . get_debug_type($value), SnowflakeException::STATUS_TYPE);
             }
             if ($value < 0 || $value > $field->max) {
                 throw ValueException::of("$name = $value is out of range: the largest allowed is {$field->max}");

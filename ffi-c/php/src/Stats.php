@@ -26,6 +26,12 @@ final class Stats
         public readonly int $leaseLosses = 0,
         /** The leased field's value the generator issues with now (null without a lease). */
         public readonly ?int $leaseValue = null,
+        /** The layout's last usable instant, in Unix ms (a decimal string above PHP_INT_MAX). */
+        public readonly int|string $lastUnixMs = 0,
+        /** How long the layout has left by the generator's clock, in ms (0 once past its end). */
+        public readonly int|string $msLeft = 0,
+        /** `msLeft` in years of 365.2425 days. */
+        public readonly float $yearsLeft = 0.0,
     ) {
     }
 }

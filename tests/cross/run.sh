@@ -90,6 +90,21 @@ check() {
 }
 now_ms() { date +%s%3N; }
 
+# <sync dir> <count>: waits (up to two minutes) until <count> drawing processes have opened their
+# generators and touched ready.* there, or until one of CHILDREN is gone; sets READY.
+wait_barrier() {
+  local pid alive
+  READY=0
+  for _ in $(seq 1200); do
+    READY=$(find "$1" -name 'ready.*' | wc -l)
+    [ "$READY" -ge "$2" ] && return
+    alive=0
+    for pid in "${CHILDREN[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
+    [ "$alive" -lt "$2" ] && return
+    sleep 0.1
+  done
+}
+
 # --- builds ---------------------------------------------------------------------------------
 check "cargo build --release -p snowflake-ffi" cargo build --release -p snowflake-ffi
 export SNOWFLAKE_LIB=$ROOT/target/release/libsnowflake.so
@@ -140,15 +155,8 @@ for lang in py node php c; do
 done
 
 # The barrier: every process has opened the shared generator, then all start at once.
-ready=0
-for _ in $(seq 600); do
-  ready=$(find "$SYNC" -name 'ready.*' | wc -l)
-  [ "$ready" -ge 8 ] && break
-  alive=0
-  for pid in "${CHILDREN[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
-  [ "$alive" -lt 8 ] && break
-  sleep 0.1
-done
+wait_barrier "$SYNC" 8
+ready=$READY
 if [ "$ready" -ge 8 ]; then
   ok "8 processes (2 Python, 2 Node, 2 PHP, 2 C) opened shared=$NAME and reached the barrier"
 else
@@ -414,15 +422,8 @@ PY
       FLEET_TAGS+=("$lang-$n")
     done
   done
-  ready=0
-  for _ in $(seq 1200); do
-    ready=$(find "$FLEET/sync" -name 'ready.*' | wc -l)
-    [ "$ready" -ge 14 ] && break
-    alive=0
-    for pid in "${CHILDREN[@]}"; do kill -0 "$pid" 2>/dev/null && alive=$((alive + 1)); done
-    [ "$alive" -lt 14 ] && break
-    sleep 0.1
-  done
+  wait_barrier "$FLEET/sync" 14
+  ready=$READY
   if [ "$ready" -ge 14 ]; then
     ok "the fleet: 8 Python, 4 Node and 2 C processes opened plain generators (no option) and reached the barrier"
   else

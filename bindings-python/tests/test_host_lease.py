@@ -232,7 +232,7 @@ def test_a_host_lease_and_a_plain_shared_state_cannot_mix(redis: dict[str, Any],
     url = f"unix://{redis['unix_socket']}"
     leased = sf.Generator(LAYOUT, shared="mix", lease=url, lease_ttl_ms=TTL_MS)
     with pytest.raises(sf.SharedMismatchError) as e:
-        sf.Generator(LAYOUT, shared="mix", node={"datacenter": 0, "worker": 0})
+        sf.Generator(LAYOUT, shared="mix", node={"worker": 0})
     # The host's state of these node values holds the host lease (or, when Redis gave it
     # worker=0, this process's lease holds them): either way the other generator is named.
     assert "host lease of `worker`" in str(e.value) or "holds a lease of worker=0" in str(e.value), str(e.value)

@@ -789,6 +789,17 @@ static void decode_worker(const SnowflakeLayout *layout, uint64_t id, uint64_t *
   if (snowflake_layout_decode(layout, id, &parts) == SNOWFLAKE_STATUS_OK) *worker = parts.fields[2];
 }
 
+/* Makes the temporary directory `dir` (a mkdtemp template) and keeps this process's shared
+ * states there, out of /dev/shm. Returns 0 (after a failed check) when it cannot. */
+static int shm_dir_of_own(char *dir) {
+  if (mkdtemp(dir) == NULL) {
+    CHECK(0, "mkdtemp");
+    return 0;
+  }
+  setenv("SNOWFLAKE_SHM_DIR", dir, 1);
+  return 1;
+}
+
 static void test_coordination(void) {
   char dir[] = "/tmp/snowflake-c-test-XXXXXX", opts[1024], path[256], cmd[300];
   SnowflakeLayout *twitter = NULL, *discord = NULL;
@@ -799,12 +810,7 @@ static void test_coordination(void) {
   int status = 0;
   FILE *f;
 
-  if (mkdtemp(dir) == NULL) {
-    CHECK(0, "mkdtemp");
-    return;
-  }
-  /* Shared states live in $SNOWFLAKE_SHM_DIR: keep the test's out of /dev/shm. */
-  setenv("SNOWFLAKE_SHM_DIR", dir, 1);
+  if (!shm_dir_of_own(dir)) return;
   CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK);
   CHECK_STATUS(snowflake_layout_new("discord", &discord), SNOWFLAKE_STATUS_OK);
 
@@ -948,11 +954,7 @@ static void test_mixing(void) {
   int status = 0;
   FILE *f;
 
-  if (mkdtemp(dir) == NULL) {
-    CHECK(0, "mkdtemp");
-    return;
-  }
-  setenv("SNOWFLAKE_SHM_DIR", dir, 1);
+  if (!shm_dir_of_own(dir)) return;
   snprintf(path, sizeof path, "%s/leases", dir);
   setenv("SNOWFLAKE_LEASE_DIR", path, 1);
   if (CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK)) return;

@@ -61,7 +61,8 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     let node = layout.parse_node(&args.node)?;
     let format = parse_format(&args.format)?;
     let options = parse_options(args)?;
-    if !options.isolated {
+    // A hint for a person at a terminal (scripts that read stderr see nothing new).
+    if !options.isolated && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         if let Some(note) = snowflake_core::container_note(&layout, &node) {
             eprintln!("snowflake: note: {note}");
         }

@@ -136,7 +136,7 @@ impl Location {
         let dir_path = std::fs::canonicalize(parent)
             .map_err(|e| io_err("locating the directory of the state file", path, e))?;
         let dir = Dir::open(&dir_path).map_err(|r| match r {
-            Refusal::Io(e) => io_err("opening the directory of the state file", &dir_path, e),
+            Refusal::Io(e) => io_err("opening the directory of the state file", path, e),
             other => Error::state_file(path, format_args!("its directory was refused: {other}")),
         })?;
         Ok(Location { path: dir_path.join(&name), dir, name })

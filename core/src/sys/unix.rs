@@ -208,6 +208,9 @@ pub(crate) fn open_in(
             if e.raw_os_error() == Some(libc::ELOOP) {
                 return Err(Refusal::NotRegular("a symbolic link"));
             }
+            if e.raw_os_error() == Some(libc::EISDIR) {
+                return Err(Refusal::NotRegular("a directory"));
+            }
             return Err(Refusal::Io(e));
         }
     };

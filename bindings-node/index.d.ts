@@ -66,6 +66,7 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_LEASE'
   | 'ERR_SNOWFLAKE_STATE_FILE'
   | 'ERR_SNOWFLAKE_IO'
+  | 'ERR_SNOWFLAKE_BUSY'
 /** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
 export interface GeneratorOptions {
   /** A preset name, a spec, or a `Layout`. */
@@ -94,8 +95,6 @@ export interface GeneratorOptions {
   lease?: 'local' | `redis://${string}` | `rediss://${string}` | `unix://${string}` | `redis+sentinel://${string}` | `rediss+sentinel://${string}` | null
   /** The node field a lease claims (default: `worker`, or the only node field). */
   leaseField?: string | null
-  /** The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases). */
-  leaseDir?: string | null
   /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call. (default 5000) */
   leaseTtlMs?: number | bigint | null
   /** A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored. */
@@ -106,8 +105,6 @@ export interface GeneratorOptions {
   leaseTlsCert?: string | null
   /** The PEM private key of lease_tls_cert. */
   leaseTlsKey?: string | null
-  /** Take turns with the other processes of this host that have the same layout and node values. (default false) */
-  runLock?: boolean | null
 }
 /** The options of `encode` and `decodeStr`. */
 export interface EncodeOptions {

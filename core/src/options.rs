@@ -113,7 +113,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Bool,
         default: "false",
         form: "true|false",
-        doc: "Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.",
+        doc: "Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue.",
         feature: None,
     },
     OptionSpec {
@@ -145,7 +145,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Text,
         default: "",
         form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS",
-        doc: "Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).",
+        doc: "Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).",
         feature: None,
     },
     OptionSpec {

@@ -62,8 +62,8 @@ trap 'exit 130' INT TERM
 
 # Isolation from other test runs on this machine: shared states, leases and the CLI's run
 # locks (in $TMPDIR) all go to this run's directory.
-export SNOWFLAKE_SHM_DIR=$WORK/shm SNOWFLAKE_LEASE_DIR=$WORK/leases TMPDIR=$WORK/tmp
-mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR" "$TMPDIR"
+export SNOWFLAKE_SHM_DIR=$WORK/shm TMPDIR=$WORK/tmp
+mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$TMPDIR"
 unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
 
 passed=0
@@ -112,14 +112,27 @@ says() {
 now_ms() { date +%s%3N; }
 section() { printf -- '-- %s\n' "$*"; }
 
-# The PATH of every user-side command: without ~/.cargo/bin and without any directory that
-# holds cargo or rustc.
+# The PATH of every user-side command: without ~/.cargo/bin, and with any other directory
+# that holds a Rust tool (Debian's cargo-web and rustc-web put theirs in /usr/bin, beside
+# node and php) replaced by a directory of links to everything else in it.
 NORUST_PATH=$(
   IFS=:
   keep=()
+  n=0
   for dir in $PATH; do
     [ "$dir" = "$HOME/.cargo/bin" ] && continue
-    { [ -x "$dir/cargo" ] || [ -x "$dir/rustc" ]; } && continue
+    if [ -x "$dir/cargo" ] || [ -x "$dir/rustc" ]; then
+      n=$((n + 1))
+      shim=$WORK/norust-bin-$n
+      mkdir -p "$shim"
+      for f in "$dir"/*; do
+        case ${f##*/} in
+          cargo | cargo-* | rustc | rustc-* | rustdoc | rustup | rust-gdb* | rust-lldb | rustfmt | clippy-driver) ;;
+          *) ln -s "$f" "$shim/" 2>/dev/null ;;
+        esac
+      done
+      dir=$shim
+    fi
     keep+=("$dir")
   done
   echo "${keep[*]}"
@@ -339,7 +352,6 @@ pm.max_children = 2
 catch_workers_output = yes
 clear_env = yes
 env[SNOWFLAKE_SHM_DIR] = $FPM_DIR/shm
-env[SNOWFLAKE_LEASE_DIR] = $FPM_DIR/shm
 EOF
   # Not through no_rust: a function sent to the background is a subshell, and $! would be
   # that subshell's, not php-fpm's, which then outlived the test.

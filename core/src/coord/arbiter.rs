@@ -378,6 +378,9 @@ pub(crate) struct Record {
     id: (u64, u64),
     key: u64,
     mode: Mode,
+    /// The layout and the state word's format (for the wait at the end, see `Drop`).
+    layout: Layout,
+    word: Word,
     /// The record's clock (its anchor).
     clock: MonotonicClock,
     /// Clock readings below this may be issued at: a check found the file whole at its name
@@ -562,6 +565,8 @@ impl Record {
             id: (meta.dev(), meta.ino()),
             key,
             mode: req.mode,
+            layout: *req.layout,
+            word: req.word,
             clock: fresh_clock,
             valid_until: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
@@ -807,10 +812,11 @@ impl Record {
         };
         let label = self.label();
         let named = if label.is_empty() { String::new() } else { format!(" (shared={label})") };
+        let who = who_holds(&self.file, &self.path);
         Some(Error::shared_mismatch(
             what,
             format_args!(
-                "a process uses {}{named}, the host's record of this layout and node values, with {detail}. Generators that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a record that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the records and who uses them",
+                "{who} uses {}{named}, the host's record of this layout and node values, with {detail}. Generators that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a record that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the records and who uses them",
                 self.path.display()
             ),
         ))
@@ -1072,8 +1078,30 @@ impl Record {
 }
 
 impl Drop for Record {
+    /// The last use of the record in this process. When no other process uses it and its
+    /// state is ahead of the clock by more than a tick (IDs borrowed with `max_drift_ms`),
+    /// waits for the clock to pass them, holding the beacon: a record removed now (RemoveIPC
+    /// at logout, a cleaner) and made anew sees the beacon and starts above them. A process
+    /// killed instead leaves no beacon: that residue is documented (docs/processes.md).
     fn drop(&mut self) {
-        if self.mode.exclusive() && self.fork_generation == sys::current_fork_generation() {
+        let own = self.fork_generation == sys::current_fork_generation();
+        if (own || !self.mode.exclusive())
+            && !self.map.truncated()
+            && self.read(0) == MAGIC
+            && !self.others_use_it()
+        {
+            let end = self.mark(self.word).min(self.layout.max_tick());
+            let end_ms = self.layout.unix_ms_of(end);
+            let now_ms = self.clock.now_ms();
+            // At most the record's drift and two ticks: a state further ahead is a clock of
+            // the caller's, not IDs this clock will reach soon.
+            let bound =
+                self.read(TERMS_AT + 8).saturating_add(2 * self.layout.tick_ms()).saturating_add(RECHECK_MS);
+            if end_ms > now_ms.saturating_add(self.layout.tick_ms()) && end_ms - now_ms <= bound {
+                self.clock.wait_until_ms(end_ms);
+            }
+        }
+        if self.mode.exclusive() && own {
             sys::keep_in_child(&self.file);
         }
     }
@@ -1304,7 +1332,9 @@ impl Validity for Record {
             Err(e) => return Err(io_err("checking the host's record", &self.path, e)),
         }
         if self.read(0) != MAGIC {
-            return Err(self.lost("overwritten"));
+            // (A truncation between the checks above and this read is caught by the SIGBUS
+            // guard, which says so.)
+            return Err(self.lost(if self.map.truncated() { "truncated" } else { "overwritten" }));
         }
         // The users' view of the host's time base, kept current (a suspend moves it for all).
         let mine = time_base_ns();

@@ -12,6 +12,7 @@
 //! host's leases.
 
 use super::arbiter::{Mode, Record, Refused, Request};
+use crate::clock::Clock;
 use crate::error::Error;
 use crate::generator::Word;
 use crate::layout::{Layout, Node};
@@ -24,8 +25,13 @@ pub(crate) struct LocalLease {
     pub record: Arc<Record>,
 }
 
+/// How many more free values a claim looks at when the first one's IDs are ahead of the clock
+/// (a Redis lease of it, say, started ahead of the clock and just let it go).
+const LOOK_FURTHER: usize = 16;
+
 /// Claims the lowest value of `field` (index into `layout.fields()`) whose record no process
-/// uses, for `node`'s other values.
+/// uses, for `node`'s other values; preferring, among the first few free ones, one whose
+/// last IDs the clock has passed (so that the first call need not wait, or fail).
 pub(crate) fn claim(
     layout: &Layout,
     node: &Node,
@@ -35,6 +41,8 @@ pub(crate) fn claim(
 ) -> Result<LocalLease, Error> {
     let max = layout.fields()[field].max();
     let mut last_taken = None;
+    let mut best: Option<(u64, LocalLease)> = None;
+    let mut looked = 0;
     for value in 0..=max {
         let identity = node.with(field, value);
         let req = Request {
@@ -52,10 +60,28 @@ pub(crate) fn claim(
             ahead_ms: policy.max_drift_ms,
         };
         match Record::hold(&req) {
-            Ok(record) => return Ok(LocalLease { value, record }),
+            Ok(record) => {
+                let clock = record.clock();
+                let start_ms = layout.unix_ms_of(record.issued_end(word).min(layout.max_tick()));
+                let wait_ms = start_ms.saturating_sub(clock.now_ms().saturating_add(policy.max_drift_ms));
+                let lease = LocalLease { value, record };
+                if wait_ms <= policy.max_wait_ms.min(50) {
+                    return Ok(lease);
+                }
+                if best.as_ref().is_none_or(|(w, _)| wait_ms < *w) {
+                    best = Some((wait_ms, lease)); // the one held before is let go
+                }
+                looked += 1;
+                if looked > LOOK_FURTHER {
+                    break;
+                }
+            }
             Err(Refused::Taken(e)) => last_taken = Some(e),
             Err(Refused::Failed(e)) => return Err(e),
         }
+    }
+    if let Some((_, lease)) = best {
+        return Ok(lease);
     }
     let others: Vec<String> = layout
         .node_values(node)

@@ -65,6 +65,9 @@ pub(crate) enum Refusal {
     Links(u64),
     /// A directory that belongs to another user (neither this one nor root).
     DirOwner { uid: u32, mode: u32 },
+    /// A directory that others may write, without the sticky bit (anyone could swap its
+    /// files).
+    DirWritable { mode: u32 },
 }
 
 impl From<io::Error> for Refusal {
@@ -81,6 +84,11 @@ impl std::fmt::Display for Refusal {
             Refusal::Owner { uid } => write!(f, "it belongs to {}, not to this user ({})", user_name(*uid), user_name(euid())),
             Refusal::Writable { mode } => write!(f, "others may write it (mode {:o})", mode & 0o7777),
             Refusal::Links(n) => write!(f, "it has {n} names (hard links): another may change it through one of them"),
+            Refusal::DirWritable { mode } => write!(
+                f,
+                "the directory may be written by others and is not sticky (mode {:o}): any user could replace the files in it; make it this user's alone, or sticky (chmod +t) like /tmp and /dev/shm",
+                mode & 0o7777
+            ),
             Refusal::DirOwner { uid, mode } => write!(
                 f,
                 "the directory belongs to {} (mode {:o}): files of this user's must be in a directory of its own, of root's, or a sticky one like /tmp",
@@ -133,7 +141,7 @@ impl Dir {
             return Err(Refusal::DirOwner { uid, mode });
         }
         if mode & 0o022 != 0 && mode & 0o1000 == 0 {
-            return Err(Refusal::Writable { mode });
+            return Err(Refusal::DirWritable { mode });
         }
         Ok(Dir { file, path: path.to_path_buf(), dev: meta.dev() })
     }
@@ -204,12 +212,26 @@ pub(crate) fn open_in(
         }
         let e = io::Error::last_os_error();
         if e.kind() != io::ErrorKind::Interrupted {
-            // ELOOP: the name is a symbolic link, which O_NOFOLLOW refuses.
-            if e.raw_os_error() == Some(libc::ELOOP) {
-                return Err(Refusal::NotRegular("a symbolic link"));
-            }
-            if e.raw_os_error() == Some(libc::EISDIR) {
-                return Err(Refusal::NotRegular("a directory"));
+            // What stands at the name, when that is why: a symbolic link (which O_NOFOLLOW
+            // refuses, and which the kernel's protected_symlinks may refuse first with
+            // EACCES), a directory, another user's file in a sticky directory.
+            if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EACCES | libc::EISDIR | libc::EPERM)) {
+                // SAFETY: a zeroed `stat` is a valid out-value.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                // SAFETY: a valid directory descriptor, a NUL-terminated name, an out-pointer.
+                let found = unsafe {
+                    libc::fstatat(dir.file.as_raw_fd(), cname.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
+                } == 0;
+                if found {
+                    match st.st_mode & libc::S_IFMT {
+                        libc::S_IFLNK => return Err(Refusal::NotRegular("a symbolic link")),
+                        libc::S_IFDIR => return Err(Refusal::NotRegular("a directory")),
+                        libc::S_IFREG if st.st_uid != euid() => {
+                            return Err(Refusal::Owner { uid: st.st_uid })
+                        }
+                        _ => {}
+                    }
+                }
             }
             return Err(Refusal::Io(e));
         }

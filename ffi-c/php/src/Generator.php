@@ -25,11 +25,11 @@ use FFI;
  * - `sequence_start` (string, default zero): Where each tick's sequence starts: 0, or a hash of the tick below K so that id % N shards evenly at low traffic.
  * - `rollover` (string): A node field the generator bumps, instead of waiting, when the clock goes back by more than max_drift_ms.
  * - `isolated` (bool, default false): A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs.
- * - `process_only` (bool, default false): Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.
+ * - `process_only` (bool, default false): Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue.
  * - `shared` (string): A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state.
  * - `state_file` (string): A durable high-water mark: a restart after the clock stepped back never repeats an ID.
  * - `state_window_ms` (int, default 1000): How far ahead the state file (or a lease's mark) reserves time: one write per window.
- * - `lease` (string): Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).
+ * - `lease` (string): Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).
  * - `lease_field` (string): The node field a lease claims (default: `worker`, or the only node field).
  * - `lease_ttl_ms` (int, default 5000): How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
  * - `lease_password_file` (string): A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.

@@ -953,13 +953,9 @@ impl<C: Clock> Generator<C> {
     /// tick has no room left (or the state is ahead of the clock). For [`crate::Pool`].
     pub fn reserve_rest_of_tick(&self) -> Result<Option<Block>> {
         self.check_fork()?;
-        #[cfg(feature = "std")]
-        let now_ms = match self.mark.is_some() {
-            true => self.clock.now_ms(),
-            false => self.clock.now_ms_cached(),
-        };
-        #[cfg(not(feature = "std"))]
-        let now_ms = self.clock.now_ms_cached();
+        // A fresh reading: the cheap one may lag a tick behind the state, and then there
+        // would be nothing to bank (banking is rare; its reading need not be cheap).
+        let now_ms = self.clock.now_ms();
         let t = self.layout.tick_of(now_ms)?;
         self.check_valid(now_ms)?;
         #[cfg(feature = "std")]

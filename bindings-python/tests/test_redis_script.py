@@ -39,7 +39,7 @@ def test_a_custom_layout_gets_its_own_script() -> None:
     script = layout.redis_script()
     assert script.startswith(f"-- libsnowflake: IDs of the layout {layout}\n")
     assert "\n-- EVALSHA <sha1> 1 <state-key> <region> <shard>\n" in script
-    assert "\nlocal NODE = {{'region', 19, 15}, {'shard', 11, 255}}\n" in script
+    assert "\nlocal NODE = {{'region', 19, 0, 15, '15'}, {'shard', 11, 0, 255, '255'}}\n" in script
 
 
 @pytest.fixture(scope="module")

@@ -273,6 +273,12 @@ pub enum Error {
         /// The layout's last instant.
         last_unix_ms: u64,
     },
+    /// A time given as a number that no layout can hold: before 1970 (negative), or beyond
+    /// 2^64 - 1 ms (kind [`ErrorKind::TimeRange`]).
+    Instant {
+        /// The time, in Unix ms.
+        unix_ms: i128,
+    },
     /// The clock is behind the generator by more than `max_drift_ms`, for longer than
     /// `max_wait_ms` allows.
     ClockBehind {
@@ -656,7 +662,7 @@ impl Error {
             | Error::Conflict => ErrorKind::Value,
             Error::WrongType { .. } => ErrorKind::Type,
             Error::InvalidId(_) | Error::IdRange { .. } => ErrorKind::InvalidId,
-            Error::TimeRange { .. } => ErrorKind::TimeRange,
+            Error::TimeRange { .. } | Error::Instant { .. } => ErrorKind::TimeRange,
             Error::ClockBehind { .. } | Error::BehindState { .. } => ErrorKind::ClockBehind,
             Error::AheadOfClock { .. } => ErrorKind::Value,
             Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
@@ -763,6 +769,12 @@ impl fmt::Display for Error {
                 } else {
                     write!(f, "time {unix_ms} (Unix ms) is past the layout's last instant {last_unix_ms}")
                 }
+            }
+            Error::Instant { unix_ms } if *unix_ms < 0 => {
+                write!(f, "time {unix_ms} (Unix ms) is before 1970-01-01T00:00:00Z, before every layout's epoch")
+            }
+            Error::Instant { unix_ms } => {
+                write!(f, "time {unix_ms} (Unix ms) is past 2^64 - 1 ms, past every layout's last instant")
             }
             Error::ClockBehind { behind_ms, retry_after_ms } => write!(
                 f,

@@ -410,6 +410,25 @@ impl Value<'_> {
         check_range(name, n, min, max)
     }
 
+    /// The instant in Unix milliseconds this value is, for the argument `name` (a caller's
+    /// clock reading): a whole number; one before 1970 or past 2^64 - 1 is
+    /// [`Error::Instant`] (kind `TimeRange`, as a time before the layout's epoch is); a
+    /// fraction, a boolean or a string is [`Error::WrongType`]. How every front end reads the
+    /// time of `next_id_at`.
+    ///
+    /// ```
+    /// use snowflake_core::{ErrorKind, Value};
+    /// assert_eq!(Value::Float(1e12).instant("unix_ms"), Ok(1_000_000_000_000));
+    /// assert_eq!(Value::Int(-1).instant("unix_ms").unwrap_err().kind(), ErrorKind::TimeRange);
+    /// assert_eq!(Value::Text("1e3").instant("unix_ms").unwrap_err().kind(), ErrorKind::Type);
+    /// ```
+    pub fn instant(&self, name: &str) -> Result<u64> {
+        match self.whole(name, 0, u64::MAX) {
+            Err(Error::ValueRange { value, .. }) => Err(Error::Instant { unix_ms: value }),
+            other => other,
+        }
+    }
+
     fn type_name(&self) -> &str {
         match self {
             Value::Unset => "nothing",
@@ -568,7 +587,7 @@ fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
 }
 
-/// The one spelling of a boolean option in the text form (C, the CLI, `SNOWFLAKE_OPTIONS`),
+/// The one spelling of a boolean option in the text form (C, the CLI's flags and `--options`),
 /// as the table says: `true` or `false`, exactly. Not `1`, `yes` or `True`: a front end whose
 /// language has booleans passes one ([`Value::Bool`]), and every other value of any type is
 /// [`Error::WrongType`], so that `isolated=1` means the same nowhere rather than something

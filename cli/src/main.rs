@@ -5,8 +5,9 @@
 //! command line accepts and rejects exactly what every binding does.
 //!
 //! Exit codes: 0 success (also when a reader such as `head` closes the pipe early), 1 when
-//! the generator cannot issue (clock behind, sequence exhausted) or output fails, 2 for bad
-//! input, always as one line `snowflake: error: ...` on stderr with nothing on stdout.
+//! the generator cannot issue (clock behind, sequence exhausted, a clock outside the layout's
+//! time range) or output fails, 2 for bad input, always as one line `snowflake: error: ...`
+//! on stderr with nothing on stdout.
 
 mod commands;
 mod diagram;

@@ -925,9 +925,9 @@ fn a_boolean_flag_never_takes_the_next_argument() {
         assert_eq!(out.lines().count(), 2, "{args:?}: {out}");
     }
     for (args, says) in [
-        (&["next", "--isolated=1", "-n", "2"][..], "`isolated` must be true or false, not `1`"),
-        (&["next", "--isolated=yes"], "`isolated` must be true or false, not `yes`"),
-        (&["next", "--options", "isolated=1"], "`isolated` must be true or false, not `1`"),
+        (&["next", "--isolated=1", "-n", "2"][..], "`isolated` must be `true` or `false`, not `1`"),
+        (&["next", "--isolated=yes"], "`isolated` must be `true` or `false`, not `yes`"),
+        (&["next", "--options", "isolated=1"], "`isolated` must be `true` or `false`, not `1`"),
         (&["next", "--isolated", "true"], "unexpected argument 'true'"),
     ] {
         let out = snowflake(args);

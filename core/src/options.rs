@@ -874,7 +874,7 @@ impl Options {
                 None => {
                     return Err(Error::WrongType {
                         name: Name::snippet(name),
-                        expected: "true or false",
+                        expected: "`true` or `false`",
                         got: format_name(format_args!("`{text}`")),
                     })
                 }

@@ -493,8 +493,10 @@ static void test_generator_errors(void) {
                SNOWFLAKE_STATUS_VALUE);
   CHECK_STATUS(snowflake_generator_new(layout, NULL, "rollover=time", &untouched),
                SNOWFLAKE_STATUS_VALUE);
+  /* A boolean is `true` or `false`: any other text is the TYPE kind (issue 26), as a value
+     of another type is in every typed front end. */
   CHECK_STATUS(snowflake_generator_new(layout, NULL, "isolated=maybe", &untouched),
-               SNOWFLAKE_STATUS_VALUE);
+               SNOWFLAKE_STATUS_TYPE);
   CHECK_STATUS(snowflake_generator_new(layout, NULL, "\xfe", &untouched),
                SNOWFLAKE_STATUS_INVALID_UTF8);
   CHECK(untouched == (SnowflakeGenerator *)&g, "generator_new wrote its output on failure");
@@ -1424,7 +1426,7 @@ static void test_edges(void) {
   for (i = 0; bad_bools[i] != NULL; i++) {
     /* Before: isolated=1 was true. The table says true or false: anything else is TYPE. */
     CHECK_STATUS(snowflake_generator_new(twitter, "", bad_bools[i], &g), SNOWFLAKE_STATUS_TYPE);
-    CHECK_DETAIL("must be true or false");
+    CHECK_DETAIL("must be `true` or `false`");
     CHECK(g == NULL, "%s: generator_new wrote its output on failure", bad_bools[i]);
   }
   if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=30,worker=29", "process_only=true;max_wait_ms=0", &g),

@@ -63,14 +63,17 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 /// Claims the first free value: ARGV head, tail (the key around the value), from, to
-/// (exclusive), token, ttl, the preferred value (or -1), and the furthest stored mark a
-/// claimant may start at now (a tick). Returns {value, ours, mark or false, skipped, furthest}:
+/// (exclusive), token, ttl, and `<preferred value or -1> <furthest stored mark a claimant may
+/// start at now, a tick>` (one argument: Redis refuses a command of more than 10 parts from a
+/// client that has not authenticated, which must get NOAUTH instead). Returns {value, ours,
+/// mark or false, skipped, furthest}:
 /// `ours` when the key still held our token; `skipped` how many free values it passed over
 /// because their stored mark was beyond that bound (a poisoned mark: a time far in the future
 /// stored once would lock the value out for everyone), and `furthest` the largest such mark.
 /// With no value claimed, value is -1.
 const CLAIM: &str = "local head, tail, token, ttl = ARGV[1], ARGV[2], ARGV[5], ARGV[6] \
-local bound = tonumber(ARGV[8]) \
+local p, b = string.match(ARGV[7], '^(%-?%d+) (%d+)$') \
+local prefer, bound = tonumber(p), tonumber(b) \
 local skipped, furthest = 0, 0 \
 local function try(v) \
   local k = head .. string.format('%.0f', v) .. tail \
@@ -87,7 +90,6 @@ local function try(v) \
   redis.call('SET', k, token, 'PX', ttl) \
   return {v, ours, mark or false, skipped, furthest} \
 end \
-local prefer = tonumber(ARGV[7]) \
 if prefer >= 0 then local r = try(prefer) if r then return r end end \
 for v = tonumber(ARGV[3]), tonumber(ARGV[4]) - 1 do \
   local r = try(v) if r then return r end \
@@ -403,8 +405,7 @@ impl RedisLease {
                 to.to_string(),
                 self.token.clone(),
                 self.ttl_ms.to_string(),
-                prefer.filter(|_| from == 0).map_or("-1".to_string(), |v| v.to_string()),
-                bound.to_string(),
+                format!("{} {bound}", prefer.filter(|_| from == 0).map_or("-1".to_string(), |v| v.to_string())),
             ];
             let reply =
                 self.with_conn(inner, |c| eval(c, CLAIM, &[], &args)).map_err(|e| unavailable(&e.message))?;

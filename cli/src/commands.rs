@@ -162,7 +162,11 @@ fn parse_options(args: &NextArgs) -> Result<Options, Failure> {
     let mut options = Options::from_pairs(text.into_iter().chain(from_text.iter().cloned()))?;
     for (key, path) in raw_paths {
         if from_text.iter().any(|p| p.as_ref().is_ok_and(|(k, _)| *k == key)) {
-            return Err(Error::BadOption { name: snowflake_core::Name::snippet(key), reason: "the option is given twice" }.into());
+            return Err(Error::BadOption {
+                name: snowflake_core::Name::snippet(key),
+                reason: "the option is given twice",
+            }
+            .into());
         }
         options.set(key, Value::Path(path))?;
     }

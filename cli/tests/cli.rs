@@ -943,7 +943,10 @@ fn a_boolean_flag_never_takes_the_next_argument() {
 #[test]
 fn a_time_range_from_the_clock_exits_1() {
     let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
-    for layout in ["time:10,sequence:2;epoch=0".to_string(), format!("time:41,sequence:12;epoch={}", now_ms + 86_400_000)] {
+    for layout in [
+        "time:10,sequence:2;epoch=0".to_string(),
+        format!("time:41,sequence:12;epoch={}", now_ms + 86_400_000),
+    ] {
         let out = snowflake(&["next", "--layout", &layout]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{layout}: {stderr}");
@@ -960,7 +963,8 @@ fn a_time_range_from_the_clock_exits_1() {
 #[test]
 fn a_state_file_path_that_is_not_utf8_is_used_as_given() {
     use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{}-non-utf8", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-{}-non-utf8", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut name = dir.clone().into_os_string().into_vec();
@@ -978,7 +982,9 @@ fn a_state_file_path_that_is_not_utf8_is_used_as_given() {
     };
     let first = run();
     assert!(std::path::Path::new(&path).exists(), "the state file is at its very name");
-    assert!(std::fs::read_dir(&dir).unwrap().any(|e| e.unwrap().file_name().as_bytes() == b"ids-\xff\xfe.state"));
+    assert!(std::fs::read_dir(&dir)
+        .unwrap()
+        .any(|e| e.unwrap().file_name().as_bytes() == b"ids-\xff\xfe.state"));
     let second = run();
     assert!(second[0] > first[2], "{first:?} then {second:?}");
     // Given twice (a flag and --options): refused like any option.

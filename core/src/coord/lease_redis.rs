@@ -405,7 +405,10 @@ impl RedisLease {
                 to.to_string(),
                 self.token.clone(),
                 self.ttl_ms.to_string(),
-                format!("{} {bound}", prefer.filter(|_| from == 0).map_or("-1".to_string(), |v| v.to_string())),
+                format!(
+                    "{} {bound}",
+                    prefer.filter(|_| from == 0).map_or("-1".to_string(), |v| v.to_string())
+                ),
             ];
             let reply =
                 self.with_conn(inner, |c| eval(c, CLAIM, &[], &args)).map_err(|e| unavailable(&e.message))?;

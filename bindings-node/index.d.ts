@@ -201,10 +201,19 @@ export declare class Generator {
   nextIdString(): string
   /**
    * `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
-   * into the returned array's memory.
+   * into the returned array's memory. `n` is at most 2 ** 28 (`MAX_IDS_PER_CALL`: a
+   * `RangeError` above it, or when the memory cannot be had).
    */
   nextIds(n: number): BigUint64Array
-  /** The next ID at the caller's clock reading `t` (deterministic; never waits). */
+  /**
+   * The next ID at the caller's clock reading `t` (deterministic; never waits). It
+   * continues the state every generator with this layout and node values shares: a time
+   * behind it (by more than `maxDriftMs`) throws `ERR_SNOWFLAKE_CLOCK_BEHIND`, since an ID
+   * there could repeat one already issued; a time more than `maxDriftMs` + 1 s ahead of the
+   * clock throws `ERR_SNOWFLAKE_VALUE`, since the state would stay there and lock every
+   * other caller out. Replays and backfills need `isolated: true` and node values of their
+   * own.
+   */
   nextIdAt(t: number | Date): bigint
   /** The next ID without ever blocking: throws where `nextId()` would wait. */
   tryNextId(): bigint

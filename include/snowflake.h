@@ -423,7 +423,12 @@ SnowflakeStatus snowflake_next_id(const struct SnowflakeGenerator *g, uint64_t *
 SnowflakeStatus snowflake_try_next_id(const struct SnowflakeGenerator *g, uint64_t *out);
 
 /**
- * The next ID at the caller's clock reading `unix_ms` (deterministic; never waits).
+ * The next ID at the caller's clock reading `unix_ms` (deterministic; never waits). It
+ * continues the state every generator with this layout and node values shares: a time behind
+ * it by more than `max_drift_ms` is `SNOWFLAKE_STATUS_CLOCK_BEHIND` (an ID there could repeat
+ * one already issued), and one more than `max_drift_ms` + 1 s ahead of the clock
+ * `SNOWFLAKE_STATUS_VALUE` (the state would stay there and lock every other caller out).
+ * Replays and backfills need `isolated=true` and node values of their own.
  *
  * # Safety
  * `g` is a live handle; `out` is valid for a write.

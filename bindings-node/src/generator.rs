@@ -9,7 +9,7 @@ use crate::layout::{node_from, JsLayout};
 use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, NapiValue, Task};
 use napi_derive::napi;
-use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options, Spelling};
+use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options, Spelling, MAX_IDS_PER_CALL};
 use std::sync::Arc;
 
 /// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
@@ -129,22 +129,23 @@ impl JsGenerator {
     }
 
     /// `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
-    /// into the returned array's memory.
+    /// into the returned array's memory. `n` is at most 2 ** 28 (`MAX_IDS_PER_CALL`: a
+    /// `RangeError` above it, or when the memory cannot be had).
     #[napi(ts_args_type = "n: number", ts_return_type = "BigUint64Array")]
     pub fn next_ids(&self, env: Env, n: Count) -> napi::Result<napi::JsTypedArray> {
-        // A typed array holds at most 2^32 - 1 elements; past that, or when the memory cannot
-        // be had, throw instead of letting the allocator abort the process.
-        const MAX: u64 = u32::MAX as u64;
-        if n.0 > MAX {
-            return Err(core_error(
-                env.raw(),
-                Error::ValueRange { name: Name::snippet("n"), value: i128::from(n.0), min: 0, max: MAX },
-            ));
-        }
-        crate::convert::fill_array(&env, n.0 as usize, |ids| self.inner.fill(ids).map_err(|e| e.error))
+        // At most core's MAX_IDS_PER_CALL (a RangeError above it); memory that cannot be had
+        // throws too (fill_array), never a fatal V8 abort.
+        let n = n.at_most(&env, MAX_IDS_PER_CALL)?;
+        crate::convert::fill_array(&env, n as usize, |ids| self.inner.fill(ids).map_err(|e| e.error))
     }
 
-    /// The next ID at the caller's clock reading `t` (deterministic; never waits).
+    /// The next ID at the caller's clock reading `t` (deterministic; never waits). It
+    /// continues the state every generator with this layout and node values shares: a time
+    /// behind it (by more than `maxDriftMs`) throws `ERR_SNOWFLAKE_CLOCK_BEHIND`, since an ID
+    /// there could repeat one already issued; a time more than `maxDriftMs` + 1 s ahead of the
+    /// clock throws `ERR_SNOWFLAKE_VALUE`, since the state would stay there and lock every
+    /// other caller out. Replays and backfills need `isolated: true` and node values of their
+    /// own.
     #[napi(ts_args_type = "t: number | Date")]
     pub fn next_id_at(&self, env: Env, t: UnixMs) -> napi::Result<u64> {
         self.inner.next_id_at(t.0).or_throw(&env)
@@ -159,7 +160,7 @@ impl JsGenerator {
     /// Up to `n` IDs of one tick, taken with one compare-and-swap (at least one).
     #[napi(ts_args_type = "n: number")]
     pub fn reserve(&self, env: Env, n: Count) -> napi::Result<Block> {
-        let b = self.inner.reserve(n.0).or_throw(&env)?;
+        let b = self.inner.reserve(n.at_most(&env, u64::MAX)?).or_throw(&env)?;
         Ok(Block { first: b.first, count: b.count as f64, stride: b.stride })
     }
 

@@ -7,7 +7,7 @@ use crate::{
 };
 use snowflake_core::{
     decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
-    SystemClock, PRESETS,
+    SystemClock, Value, PRESETS,
 };
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::sync::mpsc;
@@ -118,7 +118,9 @@ fn write_ids(
     let mut out = stdout();
     let mut json = output::JsonWriter::new(layout);
     for chunk in chunks {
-        let ids = chunk?;
+        // The input was checked when the generator opened: what stops it now is the clock
+        // (behind, a full tick, outside the layout's time range), a lease or a file, exit 1.
+        let ids = chunk.map_err(|e| Failure::Runtime(e.to_string()))?;
         match format {
             Format::Encoded(Encoding::Decimal) => {
                 for &id in &ids {
@@ -147,10 +149,34 @@ fn write_ids(
 }
 
 /// The generator options of `next`: the flags and `--options`, each key once, checked by
-/// core (a value may hold `;` when given as a flag).
+/// core (a value may hold `;` when given as a flag). A path that is not UTF-8 (Linux allows
+/// it) goes to core as a path, after the text.
 fn parse_options(args: &NextArgs) -> Result<Options, Failure> {
-    let flags = args.flags.0.iter().map(|(k, v)| Ok((*k, v.as_str())));
-    Ok(Options::from_pairs(flags.chain(Options::text_pairs(args.options.as_deref().unwrap_or(""))))?)
+    use crate::options::FlagValue;
+    let mut raw_paths = vec![];
+    let mut text = vec![];
+    for (key, value) in &args.flags.0 {
+        match value {
+            FlagValue::Text(t) => text.push(Ok((*key, t.as_str()))),
+            FlagValue::Path(p) => match p.to_str() {
+                Some(t) => text.push(Ok((*key, t))),
+                None => raw_paths.push((*key, std::path::Path::new(p))),
+            },
+        }
+    }
+    let from_text: Vec<_> = Options::text_pairs(args.options.as_deref().unwrap_or("")).collect();
+    let mut options = Options::from_pairs(text.into_iter().chain(from_text.iter().cloned()))?;
+    for (key, path) in raw_paths {
+        if from_text.iter().any(|p| p.as_ref().is_ok_and(|(k, _)| *k == key)) {
+            return Err(Error::BadOption {
+                name: snowflake_core::Name::snippet(key),
+                reason: "the option is given twice",
+            }
+            .into());
+        }
+        options.set(key, Value::Path(path))?;
+    }
+    Ok(options)
 }
 
 /// Runs of `next` with the same layout and node values share the host's state (core's

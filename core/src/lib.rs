@@ -93,13 +93,13 @@ pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
-pub use generator::{Block, FillError, Generator, Pool, Stats};
+pub use generator::{Block, FillError, Generator, Pool, Stats, AHEAD_SLACK_MS, MAX_IDS_PER_CALL};
 pub use layout::{
     years_of_ms, Field, FieldKind, Layout, LifetimeWarning, Node, Parts, LIFETIME_WARNING_YEARS, MAX_FIELDS,
     PRESETS,
 };
 #[cfg(feature = "std")]
-pub use options::{redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
+pub use options::{bool_of_text, redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 pub use options::{
     valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, Retired, SequenceStart, Value,
     CONFLICTS, NEEDS, OPTIONS, OPTION_NAMES, RETIRED,

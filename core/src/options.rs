@@ -425,6 +425,25 @@ impl Value<'_> {
         check_range(name, n, min, max)
     }
 
+    /// The instant in Unix milliseconds this value is, for the argument `name` (a caller's
+    /// clock reading): a whole number; one before 1970 or past 2^64 - 1 is
+    /// [`Error::Instant`] (kind `TimeRange`, as a time before the layout's epoch is); a
+    /// fraction, a boolean or a string is [`Error::WrongType`]. How every front end reads the
+    /// time of `next_id_at`.
+    ///
+    /// ```
+    /// use snowflake_core::{ErrorKind, Value};
+    /// assert_eq!(Value::Float(1e12).instant("unix_ms"), Ok(1_000_000_000_000));
+    /// assert_eq!(Value::Int(-1).instant("unix_ms").unwrap_err().kind(), ErrorKind::TimeRange);
+    /// assert_eq!(Value::Text("1e3").instant("unix_ms").unwrap_err().kind(), ErrorKind::Type);
+    /// ```
+    pub fn instant(&self, name: &str) -> Result<u64> {
+        match self.whole(name, 0, u64::MAX) {
+            Err(Error::ValueRange { value, .. }) => Err(Error::Instant { unix_ms: value }),
+            other => other,
+        }
+    }
+
     fn type_name(&self) -> &str {
         match self {
             Value::Unset => "nothing",
@@ -576,6 +595,28 @@ fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
 }
 
+/// The one spelling of a boolean option in the text form (C, the CLI's flags and `--options`),
+/// as the table says: `true` or `false`, exactly. Not `1`, `yes` or `True`: a front end whose
+/// language has booleans passes one ([`Value::Bool`]), and every other value of any type is
+/// [`Error::WrongType`], so that `isolated=1` means the same nowhere rather than something
+/// somewhere.
+///
+/// ```
+/// use snowflake_core::{ErrorKind, Options};
+/// assert!(Options::parse("isolated=true").unwrap().isolated);
+/// for text in ["1", "0", "yes", "True", "TRUE", "on", ""] {
+///     let err = Options::parse(&format!("isolated={text}")).unwrap_err();
+///     assert_eq!(err.kind(), ErrorKind::Type, "{text}");
+/// }
+/// ```
+pub fn bool_of_text(text: &str) -> Option<bool> {
+    match text {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
 fn parse_integer(name: &str, text: &str, min: u64, max: u64) -> Result<u64> {
     if text.is_empty() || !text.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad(name, "must be a non-negative integer, written in digits"));
@@ -602,42 +643,141 @@ pub fn valid_shared_name(name: &str) -> bool {
 const REDIS_SCHEMES: [&str; 5] =
     ["redis://", "rediss://", "unix://", "redis+sentinel://", "rediss+sentinel://"];
 
-/// `url` with its password (if any) replaced by `***`, for messages and `Display`: the
-/// password of `user:password@`, and the `pass=` (or `password=`) query parameter of a
-/// `unix://` address.
+/// `url` with its secrets replaced by `***`, for messages, `Display` and `Debug`. Each rule
+/// below masks a part of the text, on its own, and the text shows only what no rule masked:
+///
+/// - the userinfo, everything between the scheme and the **last** `@`: a password may hold an
+///   unencoded `/`, `?`, `#` or `@`, which a parser would take for the end of the authority
+///   and print the rest. When the userinfo holds none of `/?#` the user name before its first
+///   `:` is kept (`app:***`); otherwise all of it is masked;
+/// - when what follows the last `@` (or the scheme, with no `@`) is not `host[:port],…`,
+///   the scheme's path (a database; a Sentinel master) and `key=value` pairs of the keys an
+///   address takes (`redis://:S3CRET`, a password without its `@host`): everything after the
+///   scheme;
+/// - the value of every query key that contains `pass`, `pwd`, `secret` or `token`, in any
+///   case (`pass=`, `PASSWORD=`, `sentinel_password=`, `auth_token=`), and everything after
+///   it (an unencoded `&` in the password would otherwise show its end as another pair);
+/// - a `#` part (a lease refuses one; a password may hold a `#`).
 ///
 /// ```
 /// use snowflake_core::redact_url;
 /// assert_eq!(redact_url("redis://app:s3cret@cache:6379/0"), "redis://app:***@cache:6379/0");
 /// assert_eq!(redact_url("redis://cache:6379/0"), "redis://cache:6379/0");
 /// assert_eq!(redact_url("unix:///run/redis.sock?db=2&user=app&pass=s3cret"), "unix:///run/redis.sock?db=2&user=app&pass=***");
+/// assert_eq!(redact_url("redis://:Zm9v/YmFy+S3CRET==@host/0"), "redis://***@host/0");
+/// assert_eq!(redact_url("redis://app:S3CRET?x@host/0"), "redis://***@host/0");
+/// assert_eq!(redact_url("redis://host/0?PASSWORD=S3CRET&db=1"), "redis://host/0?PASSWORD=***");
+/// assert_eq!(redact_url("redis://app:S3CRET/0"), "redis://***"); // no `@`, and not host:port
+/// assert_eq!(redact_url("redis+sentinel://[::1]:26379,h2:26379/mymaster"), "redis+sentinel://[::1]:26379,h2:26379/mymaster");
 /// ```
 #[cfg(feature = "std")]
 pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let rest = match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let user = rest[..at].split(':').next().unwrap_or("");
-            let user = if rest[..at].contains(':') { format!("{user}:***") } else { "***".to_string() };
-            format!("{user}{}", &rest[at..])
-        }
-        None => rest.to_string(),
-    };
-    let rest = match rest.split_once('?') {
-        Some((head, query)) => {
-            let pairs: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((k, _)) if k == "pass" || k == "password" => format!("{k}=***"),
-                    _ => pair.to_string(),
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let scheme = &url[..start];
+    let rest = &url[start..];
+    // Masked ranges of `url` (byte offsets).
+    let mut masked: Vec<(usize, usize)> = vec![];
+    // `host[:port],…` and the path a scheme takes: a database number, a Sentinel master (and
+    // a database); a unix socket's path is any.
+    let authority = |text: &str| {
+        let end = text.find(['/', '?', '#']).unwrap_or(text.len());
+        let path_end = text.find(['?', '#']).unwrap_or(text.len());
+        let path = text[end..path_end].strip_prefix('/').unwrap_or("");
+        let db = |d: &str| d.bytes().all(|c| c.is_ascii_digit());
+        let path_ok = match scheme {
+            "redis://" | "rediss://" => db(path),
+            "redis+sentinel://" | "rediss+sentinel://" => {
+                let (master, rest) = path.split_once('/').unwrap_or((path, ""));
+                master.bytes().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(&c)) && db(rest)
+            }
+            _ => true,
+        };
+        // Query pairs are `key=value` with keys the addresses take (a secret's value is
+        // masked below); anything else may be a password's end.
+        let query_ok = match text[path_end..].strip_prefix('?') {
+            None => !text[path_end..].starts_with('?'),
+            Some(query) => query.split('&').all(|pair| {
+                pair.split_once('=').is_some_and(|(k, _)| {
+                    is_secret_key(k)
+                        || ["db", "protocol", "user", "username", "sentinel_username"].contains(&k)
                 })
-                .collect();
-            format!("{head}?{}", pairs.join("&"))
-        }
-        None => rest,
+            }),
+        };
+        path_ok && query_ok && text[..end].split(',').all(is_host_port)
     };
-    format!("{scheme}://{rest}")
+    match rest.rfind('@') {
+        // What follows the userinfo must be a host: else the `@` was a password's.
+        Some(at) if authority(&rest[at + 1..]) && !rest[at + 1..].starts_with(['/', '?', '#']) => {
+            let userinfo = &rest[..at];
+            let from = match userinfo.split_once(':') {
+                Some((user, _)) if !userinfo.contains(['/', '?', '#']) => start + user.len() + 1,
+                _ => start,
+            };
+            masked.push((from, start + at));
+        }
+        Some(_) => masked.push((start, url.len())),
+        None if !authority(rest) => masked.push((start, url.len())),
+        None => {}
+    }
+    // Every `?` or `&` may start a pair (one in a password too): a secret key's value, and
+    // all after it.
+    for (i, c) in url.char_indices().skip_while(|&(i, _)| i < start) {
+        if c == '?' || c == '&' {
+            let pair = &url[i + 1..];
+            let key_end = pair.find(['=', '&', '?', '#', '/']).unwrap_or(pair.len());
+            if pair[key_end..].starts_with('=') && is_secret_key(&pair[..key_end]) {
+                masked.push((i + 1 + key_end + 1, url.len()));
+            }
+        }
+    }
+    if let Some(hash) = rest.find('#') {
+        masked.push((start + hash, url.len()));
+    }
+    masked.sort_unstable();
+    let mut out = String::with_capacity(url.len());
+    let mut at = 0;
+    for (from, to) in masked {
+        if to <= at {
+            continue;
+        }
+        if from > at {
+            out.push_str(&url[at..from]);
+            out.push_str("***");
+        } else if !out.ends_with("***") {
+            out.push_str("***");
+        }
+        at = to;
+    }
+    out.push_str(&url[at.min(url.len())..]);
+    out
+}
+
+/// Whether `text` is `host`, `host:port`, `[v6]` or `[v6]:port` (or empty: `unix:///path`).
+#[cfg(feature = "std")]
+fn is_host_port(text: &str) -> bool {
+    let (host, port) = match text.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((addr, after)) if addr.bytes().all(|c| c.is_ascii_hexdigit() || b":.%".contains(&c)) => {
+                (None, after.strip_prefix(':').or(if after.is_empty() { Some("") } else { None }))
+            }
+            _ => return false,
+        },
+        None => match text.split_once(':') {
+            Some((host, port)) if !host.is_empty() && !port.is_empty() => (Some(host), Some(port)),
+            Some(_) => return false,
+            None => (Some(text), Some("")),
+        },
+    };
+    host.is_none_or(|h| h.bytes().all(|c| c.is_ascii_alphanumeric() || b".-_%".contains(&c)))
+        && port.is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// Whether a query key names a secret: it contains `pass`, `pwd`, `secret` or `token`, in any
+/// case.
+#[cfg(feature = "std")]
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["pass", "pwd", "secret", "token"].iter().any(|s| key.contains(s))
 }
 
 impl Options {
@@ -736,11 +876,16 @@ impl Options {
             OptionType::Integer { min, max } => {
                 Value::Int(i128::from(parse_integer(spec.name, text, min, max)?))
             }
-            OptionType::Bool => Value::Bool(match text {
-                "true" | "1" => true,
-                "false" | "0" => false,
-                _ => return Err(bad(spec.name, "is `true` or `false`")),
-            }),
+            OptionType::Bool => match bool_of_text(text) {
+                Some(b) => Value::Bool(b),
+                None => {
+                    return Err(Error::WrongType {
+                        name: Name::snippet(name),
+                        expected: "`true` or `false`",
+                        got: format_name(format_args!("`{text}`")),
+                    })
+                }
+            },
             OptionType::Text | OptionType::Path => Value::Text(text),
         };
         self.set_spec(spec, name, value)

@@ -6,6 +6,9 @@
 //!   lease different fields of one layout meet on the same key for the same identity.
 //! - **Claim**: in one script, the first free value of the leased field (the one held before,
 //!   when claiming again; else the lowest), `SET <key> <token> PX <ttl>`, and its stored mark.
+//!   A free value whose stored mark is further ahead of the claimant's clock than any holder
+//!   can reach (a poisoned mark: a time far in the future stored once) is passed over, and
+//!   counted in the message when no value is left.
 //! - **Renew**: a background thread re-arms the key every `ttl/3` while it still holds our
 //!   token. The generator issues only while its clock reads less than the last successful
 //!   renewal's send time + 4/5 TTL: cut off from Redis, it stops before its key can expire.
@@ -59,23 +62,38 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
 /// Claims the first free value: ARGV head, tail (the key around the value), from, to
-/// (exclusive), token, ttl, the preferred value (or -1). Returns {value, ours, mark or nil}:
-/// `ours` when the key still held our token.
+/// (exclusive), token, ttl, and `<preferred value or -1> <furthest stored mark a claimant may
+/// start at now, a tick>` (one argument: Redis refuses a command of more than 10 parts from a
+/// client that has not authenticated, which must get NOAUTH instead). Returns {value, ours,
+/// mark or false, skipped, furthest}:
+/// `ours` when the key still held our token; `skipped` how many free values it passed over
+/// because their stored mark was beyond that bound (a poisoned mark: a time far in the future
+/// stored once would lock the value out for everyone), and `furthest` the largest such mark.
+/// With no value claimed, value is -1.
 const CLAIM: &str = "local head, tail, token, ttl = ARGV[1], ARGV[2], ARGV[5], ARGV[6] \
+local p, b = string.match(ARGV[7], '^(%-?%d+) (%d+)$') \
+local prefer, bound = tonumber(p), tonumber(b) \
+local skipped, furthest = 0, 0 \
 local function try(v) \
   local k = head .. string.format('%.0f', v) .. tail \
   local cur = redis.call('GET', k) \
   local ours = 0 \
   if cur == token then ours = 1 elseif cur then return nil end \
+  local mark = redis.call('GET', k .. ':hwm') \
+  local m = mark and tonumber(mark) \
+  if ours == 0 and mark and (m == nil or m > bound) then \
+    skipped = skipped + 1 \
+    if m and m > furthest then furthest = m end \
+    return nil \
+  end \
   redis.call('SET', k, token, 'PX', ttl) \
-  return {v, ours, redis.call('GET', k .. ':hwm') or false} \
+  return {v, ours, mark or false, skipped, furthest} \
 end \
-local prefer = tonumber(ARGV[7]) \
 if prefer >= 0 then local r = try(prefer) if r then return r end end \
 for v = tonumber(ARGV[3]), tonumber(ARGV[4]) - 1 do \
   local r = try(v) if r then return r end \
 end \
-return false";
+return {-1, 0, false, skipped, furthest}";
 const RENEW: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
 return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
 const EXTEND: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
@@ -391,9 +409,12 @@ impl RedisLease {
         let mut from: u64 = 0;
         let mut prefer = prefer;
         let mut taken_here: Option<Error> = None;
+        // Free values passed over for a poisoned mark, and the furthest such mark (a tick).
+        let (mut skipped, mut furthest) = (0u64, 0u64);
         let (sent_at, value, ours, stored, guard) = 'claim: loop {
             let (sent_at, value, ours, stored) = loop {
                 let sent_at = self.clock.now_ms();
+                let bound = self.layout.tick_of(sent_at)?.saturating_add(self.unknown_ticks);
                 let to = from.saturating_add(SCAN).min(count);
                 let args = [
                     self.head.clone(),
@@ -402,7 +423,7 @@ impl RedisLease {
                     to.to_string(),
                     self.token.clone(),
                     self.ttl_ms.to_string(),
-                    prefer.map_or("-1".to_string(), |v| v.to_string()),
+                    format!("{} {bound}", prefer.map_or("-1".to_string(), |v| v.to_string())),
                 ];
                 let reply = self
                     .with_conn(inner, |c| eval(c, CLAIM, &[], &args))
@@ -411,6 +432,9 @@ impl RedisLease {
                     let value = items.first().and_then(int).and_then(|v| u64::try_from(v).ok());
                     let ours = items.get(1).and_then(int) == Some(1);
                     let stored = items.get(2).and_then(int).and_then(|v| u64::try_from(v).ok());
+                    skipped += items.get(3).and_then(int).and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
+                    let far = items.get(4).and_then(int).and_then(|v| u64::try_from(v).ok()).unwrap_or(0);
+                    furthest = furthest.max(far.saturating_sub(bound));
                     if let Some(value) = value {
                         break (sent_at, value, ours, stored);
                     }
@@ -421,16 +445,25 @@ impl RedisLease {
                     let here = taken_here.as_ref().map_or(String::new(), |e| {
                         format!("; the last value free in Redis is used on this host another way ({e})")
                     });
-                    return Err(Error::lease_retry(
-                        format_args!(
+                    let text = match skipped {
+                        0 => format!(
                             "all {count} values of `{}` are leased in Redis at {} (keys {}*{}){here}; this generator claims again on its next call",
                             f.name(),
                             self.target.shown,
                             self.head,
                             self.tail
                         ),
-                        self.ttl_ms,
-                    ));
+                        n => format!(
+                            "no value of `{}` can be claimed in Redis at {} (keys {}*{}): {} are leased, and {n} were passed over because the high-water mark stored for them is up to {} ms ahead of this host's clock (a time far in the future was stored, such as a next_id_at of another year, or this clock is far behind the last holders'){here}; this generator claims again on its next call",
+                            f.name(),
+                            self.target.shown,
+                            self.head,
+                            self.tail,
+                            count.saturating_sub(n),
+                            furthest.saturating_mul(self.layout.tick_ms())
+                        ),
+                    };
+                    return Err(Error::lease_retry(text, self.ttl_ms));
                 }
             };
             // The host's record of the identity with this value: held before the value is

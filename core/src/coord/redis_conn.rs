@@ -96,6 +96,17 @@ impl Target {
             None => None,
         };
         let tls = url.starts_with("rediss://") || url.starts_with("rediss+sentinel://");
+        // A user or password must be percent-encoded: one that holds a `/`, `?` or `#` would
+        // be read as part of the host, path or query (and shown as such in messages).
+        let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+        if !url.starts_with("unix://")
+            && after_scheme.rsplit_once('@').is_some_and(|(u, _)| u.contains(['/', '?', '#']))
+        {
+            return Err(invalid(
+                url,
+                "has a user or password holding an unencoded `/`, `?`, `#` or `@`: percent-encode them (%2F, %3F, %23, %40), or give the password in lease_password_file",
+            ));
+        }
         if url.contains('#') {
             return Err(invalid(url, "has a `#` part: a lease never skips the server's certificate check"));
         }
@@ -139,11 +150,19 @@ impl Target {
 
     /// `[user[:password]@]host[:port],host[:port]/master[/db]`.
     fn sentinel(url: &str, rest: &str, tls: bool, password: Option<String>) -> Result<Place, Error> {
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let (credentials, hosts) = match authority.rsplit_once('@') {
+        // The credentials end at the last `@` (a password may hold an unencoded `/`), and no
+        // part of the address is echoed in a message but through `redact_url`.
+        let (credentials, after) = match rest.rsplit_once('@') {
             Some((c, h)) => (Some(c), h),
-            None => (None, authority),
+            None => (None, rest),
         };
+        if after.contains('?') {
+            return Err(invalid(
+                url,
+                "has a `?` part: a Sentinel address takes no parameters (give the password in the address, redis+sentinel://:PASSWORD@host:port/MASTER, or in lease_password_file)",
+            ));
+        }
+        let (hosts, path) = after.split_once('/').unwrap_or((after, ""));
         let mut parts = path.split('/').filter(|p| !p.is_empty());
         let master = parts.next().ok_or_else(|| {
             invalid(url, "names no master: redis+sentinel://host:port,host:port/MASTER[/db]")
@@ -183,9 +202,9 @@ impl Target {
             let scheme = if tls { "rediss" } else { "redis" };
             let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
             let host = if has_port { host.to_string() } else { format!("{host}:26379") };
-            let info = format!("{scheme}://{host}").into_connection_info().map_err(|_| {
-                invalid(url, format_args!("has a sentinel address `{host}` that is not host:port"))
-            })?;
+            let info = format!("{scheme}://{host}")
+                .into_connection_info()
+                .map_err(|_| invalid(url, "has a sentinel address that is not host:port"))?;
             let settings = info.redis_settings().clone().set_skip_set_lib_name();
             sentinels.push(info.set_redis_settings(settings));
         }

@@ -36,6 +36,23 @@ mod pool;
 mod word;
 pub use pool::Pool;
 
+/// How far ahead of the clock, beyond `max_drift_ms`, a caller's time may be in
+/// [`Generator::next_id_at`] when the generator's state outlives the call (it is shared in the
+/// process, on the host, kept in a state file or held under a lease): a little, for a caller
+/// whose clock runs slightly ahead of this one. A time further ahead is refused
+/// ([`Error::AheadOfClock`]): the state would stay there, and every other caller of the
+/// identity would wait for the clock to catch up (one call for the year 2080 would lock it out
+/// for decades). An isolated generator takes any time: its state is its caller's alone.
+pub const AHEAD_SLACK_MS: u64 = 1000;
+
+/// The most IDs one call of a front end's `next_ids` returns as one list or array (Python,
+/// Node, PHP): 2^28, 2 GiB of 64-bit IDs. A larger count is refused at once
+/// ([`Error::ValueRange`] naming `n`), before anything is allocated or issued, so that no
+/// count can make a front end abort (an allocation failure), wrap a length or overflow a
+/// buffer; take more in several calls. (The C `snowflake_next_ids` and [`Generator::fill`]
+/// fill the caller's own buffer, whatever its length.)
+pub const MAX_IDS_PER_CALL: u64 = 1 << 28;
+
 /// A run of IDs taken with one compare-and-swap, within one tick: `first`, `first + stride`,
 /// ..., `count` of them, increasing.
 ///
@@ -359,6 +376,9 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// claim when the mark heals).
     #[cfg(feature = "std")]
     lease_field: Option<usize>,
+    /// Whether the state outlives the call beyond this generator's caller (every generator
+    /// but an isolated one): a caller's time far ahead of the clock is then refused.
+    shared_state: bool,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -392,6 +412,7 @@ impl<C: Clock> Generator<C> {
         survives_fork: bool,
     ) -> Self {
         self.cell = cell;
+        self.shared_state = true;
         self.heals = mark.as_ref().is_some_and(|m| m.heals());
         // A high-water mark is checked on the general path: the fast one is off.
         self.fast.on &= mark.is_none();
@@ -445,6 +466,26 @@ impl<C: Clock> Generator<C> {
         }
         #[cfg(not(feature = "std"))]
         let _ = now_ms;
+        Ok(())
+    }
+
+    /// Refuses a caller's time further ahead of the clock than `max_drift_ms` +
+    /// [`AHEAD_SLACK_MS`] (in whole ticks), for a state that outlives the call.
+    fn check_ahead(&self, unix_ms: u64) -> Result<()> {
+        let (epoch, tick) = (self.layout.epoch_ms(), self.layout.tick_ms());
+        let now_ms = self.clock.now_ms();
+        let ahead_ticks = self.policy.max_drift_ms.saturating_add(AHEAD_SLACK_MS) / tick;
+        let max_tick = (now_ms.saturating_sub(epoch) / tick).saturating_add(ahead_ticks);
+        // The last instant of that tick.
+        let max_unix_ms =
+            max_tick.saturating_add(1).saturating_mul(tick).saturating_add(epoch).saturating_sub(1);
+        if unix_ms > max_unix_ms {
+            return Err(Error::AheadOfClock {
+                unix_ms,
+                ahead_ms: unix_ms.saturating_sub(now_ms),
+                max_unix_ms,
+            });
+        }
         Ok(())
     }
 
@@ -553,6 +594,7 @@ impl<C: Clock> Generator<C> {
             heals: false,
             #[cfg(feature = "std")]
             lease_field: None,
+            shared_state: false,
         })
     }
 
@@ -723,6 +765,9 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn block_at(&self, caller_ms: Option<u64>, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
         self.check_fork()?;
+        if let (Some(unix_ms), true) = (caller_ms, self.shared_state) {
+            self.check_ahead(unix_ms)?;
+        }
         let live = caller_ms.is_none();
         // A generator guarded by a high-water mark (a lease's validity) reads the clock afresh;
         // the others take the clock's cheap reading first, which may lag by a tick.
@@ -799,11 +844,20 @@ impl<C: Clock> Generator<C> {
                     }
                     if !wait || target > deadline {
                         let retry_after_ms = target.saturating_sub(now_ms);
+                        let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
                         return Err(if exhausted {
                             Error::SequenceExhausted { retry_after_ms }
-                        } else {
-                            let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
+                        } else if live {
                             Error::ClockBehind { behind_ms, retry_after_ms }
+                        } else {
+                            // The caller's time is behind: waiting is no answer, another
+                            // generator is (for a replay) or a later time.
+                            Error::BehindState {
+                                unix_ms: now_ms,
+                                behind_ms,
+                                retry_after_ms,
+                                shared: self.shared_state,
+                            }
                         });
                     }
                     self.clock.wait_until_ms(target);
@@ -898,6 +952,31 @@ impl<C: Clock> Generator<C> {
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
     /// shared test vectors run). Never waits: where the clock would have to move, it fails.
+    ///
+    /// It continues the generator's state like [`Generator::next_id`], so:
+    /// - a time behind the state by more than `max_drift_ms` is refused
+    ///   ([`Error::BehindState`]): IDs at that time may have been issued already;
+    /// - where the state outlives the call (every generator but an isolated one: it is shared
+    ///   in the process, on the host, kept in a state file or held under a lease), a time
+    ///   further ahead of the generator's clock than `max_drift_ms` + [`AHEAD_SLACK_MS`] is
+    ///   refused too ([`Error::AheadOfClock`]): the state would stay there, and lock out every
+    ///   other caller of the identity until the clock caught up.
+    ///
+    /// Replays and backfills of other times need an isolated generator
+    /// ([`Generator::isolated`], or the `isolated` option) with node values of their own.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, Generator, Layout, ManualClock, Options};
+    /// let layout = Layout::parse("twitter")?;
+    /// let clock = ManualClock::new(1_700_000_000_000);
+    /// let g = Generator::with_clock(&layout, Default::default(), Options::default(), &clock)?;
+    /// let id = g.next_id_at(1_700_000_000_500)?; // half a second ahead: taken
+    /// assert!(matches!(g.next_id_at(1_700_000_000_000), Err(Error::BehindState { .. })));
+    /// assert!(matches!(g.next_id_at(3_471_292_800_000), Err(Error::AheadOfClock { .. }))); // 2080
+    /// let replay = Generator::isolated(&layout, Default::default(), Options::default(), &clock)?;
+    /// assert_eq!(replay.next_id_at(1_700_000_000_500)?, id); // its own state: the same ID
+    /// # Ok::<(), snowflake_core::Error>(())
+    /// ```
     #[inline]
     pub fn next_id_at(&self, unix_ms: u64) -> Result<u64> {
         self.block_at(Some(unix_ms), 1, 0, false).map(|b| b.first)
@@ -912,7 +991,8 @@ impl<C: Clock> Generator<C> {
         self.block_at(None, n, self.policy.max_wait_ms, true)
     }
 
-    /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
+    /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting
+    /// (refused as [`Generator::next_id_at`] says).
     pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
         if n == 0 {
             return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
@@ -1038,6 +1118,7 @@ impl<C: Clock> Generator<C> {
             heals: self.heals,
             #[cfg(feature = "std")]
             lease_field: self.lease_field,
+            shared_state: self.shared_state,
         }
     }
 }

@@ -56,7 +56,13 @@ final class Generator
     private ?FFI\CData $blockPtr = null;
     private int $bufLen = 0;
 
-    /** Buffers above this many IDs are allocated per call instead of being kept. */
+    /**
+     * The most IDs one nextIds() returns: core's MAX_IDS_PER_CALL (2^28; tests/php check it
+     * against tests/vectors/tables.json). Take more in several calls.
+     */
+    public const MAX_IDS_PER_CALL = 268435456;
+
+    /** The most IDs asked of the library at once: the size of the kept buffer. */
     private const KEEP_BUFFER = 65536;
 
     /**
@@ -132,10 +138,20 @@ final class Generator
     /**
      * The next ID at the caller's clock reading `$unixMs` (an int, or a decimal string):
      * deterministic, never waits. This is how the shared test vectors run.
+     *
+     * It continues the state that every generator with this layout and node values shares: a
+     * time behind it (by more than `max_drift_ms`) is a {@see ClockBehindException}, since an
+     * ID there could repeat one already issued; a time more than `max_drift_ms` + 1 s ahead of
+     * the clock is a {@see ValueException}, since the state would stay there and lock every
+     * other caller out. Replays and backfills need `'isolated' => true` and node values of
+     * their own.
+     *
+     * @throws TypeException for a float, a bool or a string that is not a decimal number
+     * @throws TimeRangeException for a negative time, or one outside the layout
      */
     public function nextIdAt(mixed $unixMs): int|string
     {
-        $ms = is_int($unixMs) && $unixMs >= 0 ? $unixMs : Layout::u64Arg($unixMs, 'unix_ms');
+        $ms = is_int($unixMs) && $unixMs >= 0 ? $unixMs : Layout::timeArg($unixMs);
         $st = $this->ffi->snowflake_next_id_at($this->handle, $ms, $this->outPtr);
         if ($st !== 0) {
             throw SnowflakeException::fromStatus($st);
@@ -145,44 +161,44 @@ final class Generator
     }
 
     /**
-     * `$n` increasing IDs, from one call into the library (a block of IDs per tick). Waits
-     * like nextId(), for each tick.
+     * `$n` increasing IDs, from one call into the library for up to 65536 of them (a block
+     * of IDs per tick). Waits like nextId(), for each tick.
      *
      * @return list<int|string>
+     * @throws TypeException for a count that is not an int
+     * @throws ValueException for a negative count, or one above {@see self::MAX_IDS_PER_CALL}
      */
     public function nextIds(mixed $n): array
     {
-        if (!is_int($n)) {
-            throw new \TypeError('nextIds() takes an int count, ' . get_debug_type($n) . ' given');
+        $n = self::count($n, 0, self::MAX_IDS_PER_CALL);
+        if ($n === 0) {
+            return [];
         }
-        if ($n <= 0) {
-            if ($n === 0) {
-                return [];
-            }
-            throw ValueException::of("n = $n is negative");
+        // One buffer of at most KEEP_BUFFER IDs, kept, filled again for each chunk; C is told
+        // its real length. (A buffer per call of `$n` IDs overflowed the heap: FFI kept the
+        // low 32 bits of the length, and C wrote `$n` IDs past it.)
+        $len = min($n, self::KEEP_BUFFER);
+        if ($len > $this->bufLen) {
+            $this->buf = $this->ffi->new("uint64_t[$len]");
+            $this->bufLen = $len;
         }
-        if ($n <= $this->bufLen) {
-            $buf = $this->buf;
-        } else {
-            $buf = $this->ffi->new("uint64_t[$n]");
-            if ($n <= self::KEEP_BUFFER) {
-                $this->buf = $buf;
-                $this->bufLen = $n;
-            }
-        }
-        $st = $this->ffi->snowflake_next_ids($this->handle, $buf, $n);
-        if ($st !== 0) {
-            throw SnowflakeException::fromStatus($st);
-        }
+        $buf = $this->buf;
         $ids = [];
-        if ($this->wide) {
-            for ($i = 0; $i < $n; $i++) {
-                $id = $buf[$i];
-                $ids[] = $id >= 0 ? $id : sprintf('%u', $id);
+        for ($left = $n; $left > 0; $left -= $k) {
+            $k = min($left, $this->bufLen);
+            $st = $this->ffi->snowflake_next_ids($this->handle, $buf, $k);
+            if ($st !== 0) {
+                throw SnowflakeException::fromStatus($st);
             }
-        } else {
-            for ($i = 0; $i < $n; $i++) {
-                $ids[] = $buf[$i];
+            if ($this->wide) {
+                for ($i = 0; $i < $k; $i++) {
+                    $id = $buf[$i];
+                    $ids[] = $id >= 0 ? $id : sprintf('%u', $id);
+                }
+            } else {
+                for ($i = 0; $i < $k; $i++) {
+                    $ids[] = $buf[$i];
+                }
             }
         }
         return $ids;
@@ -191,15 +207,13 @@ final class Generator
     /**
      * Up to `$n` IDs of one tick taken at once (at least one; fewer when the tick has less
      * room): `first`, `first + stride`, ... Waits like nextId().
+     *
+     * @throws TypeException for a count that is not an int
+     * @throws ValueException for a count below 1
      */
     public function reserve(mixed $n): Block
     {
-        if (!is_int($n)) {
-            throw new \TypeError('reserve() takes an int count, ' . get_debug_type($n) . ' given');
-        }
-        if ($n < 0) {
-            throw ValueException::of("n = $n is negative");
-        }
+        $n = self::count($n, 1, PHP_INT_MAX);
         $block = $this->block ??= $this->ffi->new('SnowflakeBlock');
         $this->blockPtr ??= FFI::addr($block);
         $st = $this->ffi->snowflake_reserve($this->handle, $n, $this->blockPtr);
@@ -207,6 +221,24 @@ final class Generator
             throw SnowflakeException::fromStatus($st);
         }
         return new Block(Id::fromU64($block->first), $block->count, $block->stride);
+    }
+
+    /**
+     * A count from `$min` to `$max`: an int (a float, even 5.0, a numeric string or a bool is
+     * the library's TYPE kind, as for every whole number), worded like the library's checks.
+     */
+    private static function count(mixed $n, int $min, int $max): int
+    {
+        if (!is_int($n)) {
+            throw new TypeException('`n` must be a whole number, not ' . get_debug_type($n), SnowflakeException::STATUS_TYPE);
+        }
+        if ($n < $min) {
+            throw ValueException::of("n = $n is out of range: the smallest allowed is $min");
+        }
+        if ($n > $max) {
+            throw ValueException::of("n = $n is out of range: the largest allowed is $max");
+        }
+        return $n;
     }
 
     /** What this generator has done, and how far ahead of the clock its state is. */

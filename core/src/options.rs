@@ -144,8 +144,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         name: "lease",
         ty: OptionType::Text,
         default: "",
-        form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS",
-        doc: "Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).",
+        form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS|redis+cluster://NODES|rediss+cluster://NODES|postgres://ADDRESS|postgresql://ADDRESS|mysql://ADDRESS",
+        doc: "Claim a free value of the worker field for this process: on this host (local), or across hosts in Redis (TLS, unix socket, Sentinel, Cluster), PostgreSQL, or MySQL/MariaDB.",
         feature: None,
     },
     OptionSpec {
@@ -161,32 +161,40 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Integer { min: 100, max: DAY_MS },
         default: "5000",
         form: "MS",
-        doc: "How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.",
-        feature: Some("lease-redis"),
+        doc: "How long a lease across hosts lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.",
+        feature: Some("lease-remote"),
+    },
+    OptionSpec {
+        name: "max_clock_skew_ms",
+        ty: OptionType::Integer { min: 1, max: 3_600_000 },
+        default: "1000",
+        form: "MS",
+        doc: "How far this host's clock may be from the lease store's (Redis TIME, the database's clock): a claim is refused beyond it, and a renewal that finds it beyond counts it in stats().",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_password_file",
         ty: OptionType::Path,
         default: "",
         form: "PATH",
-        doc: "A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.",
-        feature: Some("lease-redis"),
+        doc: "A file holding the lease store's password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_tls_ca",
         ty: OptionType::Path,
         default: "",
         form: "PATH",
-        doc: "PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots).",
-        feature: Some("lease-redis"),
+        doc: "PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots.",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_tls_cert",
         ty: OptionType::Path,
         default: "",
         form: "PATH",
-        doc: "A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too.",
-        feature: Some("lease-redis"),
+        doc: "A PEM client certificate for a lease store over TLS that asks for one (mutual TLS); give lease_tls_key too.",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_tls_key",
@@ -194,7 +202,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         default: "",
         form: "PATH",
         doc: "The PEM private key of lease_tls_cert.",
-        feature: Some("lease-redis"),
+        feature: Some("lease-remote"),
     },
 ];
 
@@ -311,17 +319,22 @@ pub const NEEDS: &[Conflict] = &[
     Conflict {
         a: "lease_ttl_ms",
         b: "lease",
-        reason: "lease_ttl_ms is a Redis lease's time to live: give lease=redis://… too",
+        reason: "lease_ttl_ms is a lease's time to live: give lease=redis://…, postgres://… or mysql://… too",
+    },
+    Conflict {
+        a: "max_clock_skew_ms",
+        b: "lease",
+        reason: "max_clock_skew_ms bounds this host's clock against a lease store's: give lease=redis://…, postgres://… or mysql://… too",
     },
     Conflict {
         a: "lease_password_file",
         b: "lease",
-        reason: "lease_password_file holds the password of a Redis lease: give lease=redis://… too",
+        reason: "lease_password_file holds the password of a lease store: give lease=redis://…, postgres://… or mysql://… too",
     },
     Conflict {
         a: "lease_tls_ca",
         b: "lease",
-        reason: "lease_tls_ca is for a rediss:// lease: give lease=rediss://… too",
+        reason: "lease_tls_ca is for a lease store over TLS: give lease=rediss://… (or a database address with sslmode=require) too",
     },
     Conflict {
         a: "lease_tls_cert",
@@ -336,7 +349,7 @@ pub const NEEDS: &[Conflict] = &[
     Conflict {
         a: "lease_tls_cert",
         b: "lease",
-        reason: "lease_tls_cert is for a rediss:// lease: give lease=rediss://… too",
+        reason: "lease_tls_cert is for a lease store over TLS: give lease=rediss://… (or a database address with sslmode=require) too",
     },
 ];
 
@@ -347,9 +360,13 @@ pub const NEEDS: &[Conflict] = &[
 /// [`LEASE_MAX_WINDOW_MS`] + [`LEASE_MAX_DRIFT_MS`] + one tick ahead of its clock.
 pub const LEASE_MAX_WINDOW_MS: u64 = 1000;
 
-/// The largest `max_drift_ms` a generator with a Redis lease may have (larger is refused):
-/// the other cap of [`LEASE_MAX_WINDOW_MS`].
+/// The largest `max_drift_ms` a generator with a lease across hosts may have (larger is
+/// refused): the other cap of [`LEASE_MAX_WINDOW_MS`].
 pub const LEASE_MAX_DRIFT_MS: u64 = 1000;
+
+/// `max_clock_skew_ms`'s default: a host whose clock is more than a second from its lease
+/// store's claims no value.
+pub const DEFAULT_MAX_CLOCK_SKEW_MS: u64 = 1000;
 
 impl OptionSpec {
     /// The row of `name` (in any [`Spelling`]).
@@ -502,9 +519,36 @@ impl SequenceStart {
 pub enum LeaseKind {
     /// File locks in a directory of this host.
     Local,
-    /// Keys in Redis, at the address given (which may hold a password: its `Debug` does not
-    /// show it).
+    /// Keys in Redis (one server, Sentinel or Cluster), at the address given (which may hold
+    /// a password: its `Debug` does not show it).
     Redis(String),
+    /// Rows of a PostgreSQL table, at the address given.
+    Postgres(String),
+    /// Rows of a MySQL or MariaDB table, at the address given.
+    Mysql(String),
+}
+
+#[cfg(feature = "std")]
+impl LeaseKind {
+    /// The address of a lease across hosts (`None` for `local`).
+    pub fn address(&self) -> Option<&str> {
+        match self {
+            LeaseKind::Local => None,
+            LeaseKind::Redis(url) | LeaseKind::Postgres(url) | LeaseKind::Mysql(url) => Some(url),
+        }
+    }
+
+    /// Whether the address asks for TLS (`rediss://`, or a database's `sslmode=` other than
+    /// `disable`).
+    fn tls(&self) -> bool {
+        match self {
+            LeaseKind::Local => false,
+            LeaseKind::Redis(url) => url.starts_with("rediss"),
+            LeaseKind::Postgres(url) | LeaseKind::Mysql(url) => url.split_once('?').is_some_and(|(_, q)| {
+                q.split('&').any(|p| p.starts_with("sslmode=") && p != "sslmode=disable")
+            }),
+        }
+    }
 }
 
 #[cfg(feature = "std")]
@@ -513,6 +557,8 @@ impl fmt::Debug for LeaseKind {
         match self {
             LeaseKind::Local => f.write_str("Local"),
             LeaseKind::Redis(url) => f.debug_tuple("Redis").field(&redact_url(url)).finish(),
+            LeaseKind::Postgres(url) => f.debug_tuple("Postgres").field(&redact_url(url)).finish(),
+            LeaseKind::Mysql(url) => f.debug_tuple("Mysql").field(&redact_url(url)).finish(),
         }
     }
 }
@@ -568,9 +614,13 @@ pub struct Options {
     /// The node field the lease claims (`lease_field=`).
     #[cfg(feature = "std")]
     pub lease_field: Option<Name>,
-    /// A Redis lease's time to live, in ms (`lease_ttl_ms=`).
+    /// A lease's time to live, in ms (`lease_ttl_ms=`).
     #[cfg(feature = "std")]
     pub lease_ttl_ms: Option<u64>,
+    /// How far this host's clock may be from the lease store's, in ms (`max_clock_skew_ms=`;
+    /// [`DEFAULT_MAX_CLOCK_SKEW_MS`] when unset).
+    #[cfg(feature = "std")]
+    pub max_clock_skew_ms: Option<u64>,
     /// A file holding the Redis password (`lease_password_file=`).
     #[cfg(feature = "std")]
     pub lease_password_file: Option<std::path::PathBuf>,
@@ -640,8 +690,15 @@ pub fn valid_shared_name(name: &str) -> bool {
 }
 
 /// The schemes of Redis lease addresses.
-const REDIS_SCHEMES: [&str; 5] =
-    ["redis://", "rediss://", "unix://", "redis+sentinel://", "rediss+sentinel://"];
+const REDIS_SCHEMES: [&str; 7] = [
+    "redis://",
+    "rediss://",
+    "unix://",
+    "redis+sentinel://",
+    "rediss+sentinel://",
+    "redis+cluster://",
+    "rediss+cluster://",
+];
 
 /// `url` with its secrets replaced by `***`, for messages, `Display` and `Debug`. Each rule
 /// below masks a part of the text, on its own, and the text shows only what no rule masked:
@@ -669,6 +726,11 @@ const REDIS_SCHEMES: [&str; 5] =
 /// assert_eq!(redact_url("redis://host/0?PASSWORD=S3CRET&db=1"), "redis://host/0?PASSWORD=***");
 /// assert_eq!(redact_url("redis://app:S3CRET/0"), "redis://***"); // no `@`, and not host:port
 /// assert_eq!(redact_url("redis+sentinel://[::1]:26379,h2:26379/mymaster"), "redis+sentinel://[::1]:26379,h2:26379/mymaster");
+/// assert_eq!(redact_url("redis+cluster://app:S3CRET@h1:7000,h2:7001"), "redis+cluster://app:***@h1:7000,h2:7001");
+/// assert_eq!(redact_url("postgres://app:S3CRET@db:5432/ids?sslmode=require"), "postgres://app:***@db:5432/ids?sslmode=require");
+/// assert_eq!(redact_url("postgresql://app:S3CRET@/ids?host=/run/postgresql"), "postgresql://app:***@/ids?host=/run/postgresql");
+/// assert_eq!(redact_url("mysql://app:S3C/RET@db/ids"), "mysql://***@db/ids");
+/// assert_eq!(redact_url("mysql://app@db/ids?password=S3CRET"), "mysql://app@db/ids?password=***");
 /// ```
 #[cfg(feature = "std")]
 pub fn redact_url(url: &str) -> String {
@@ -690,6 +752,11 @@ pub fn redact_url(url: &str) -> String {
                 let (master, rest) = path.split_once('/').unwrap_or((path, ""));
                 master.bytes().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(&c)) && db(rest)
             }
+            "redis+cluster://" | "rediss+cluster://" => path.is_empty(),
+            // A database name.
+            "postgres://" | "postgresql://" | "mysql://" => {
+                path.bytes().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(&c))
+            }
             _ => true,
         };
         // Query pairs are `key=value` with keys the addresses take (a secret's value is
@@ -699,7 +766,22 @@ pub fn redact_url(url: &str) -> String {
             Some(query) => query.split('&').all(|pair| {
                 pair.split_once('=').is_some_and(|(k, _)| {
                     is_secret_key(k)
-                        || ["db", "protocol", "user", "username", "sentinel_username"].contains(&k)
+                        || [
+                            "db",
+                            "protocol",
+                            "user",
+                            "username",
+                            "sentinel_username",
+                            "sslmode",
+                            "host",
+                            "port",
+                            "dbname",
+                            "socket",
+                            "prefer_socket",
+                            "application_name",
+                            "connect_timeout",
+                        ]
+                        .contains(&k)
                 })
             }),
         };
@@ -707,7 +789,12 @@ pub fn redact_url(url: &str) -> String {
     };
     match rest.rfind('@') {
         // What follows the userinfo must be a host: else the `@` was a password's.
-        Some(at) if authority(&rest[at + 1..]) && !rest[at + 1..].starts_with(['/', '?', '#']) => {
+        // (PostgreSQL's `user@/db?host=/run/postgresql` names no host: a unix socket.)
+        Some(at)
+            if authority(&rest[at + 1..])
+                && (!rest[at + 1..].starts_with(['/', '?', '#'])
+                    || (scheme.starts_with("postgres") && rest[at + 1..].starts_with('/'))) =>
+        {
             let userinfo = &rest[..at];
             let from = match userinfo.split_once(':') {
                 Some((user, _)) if !userinfo.contains(['/', '?', '#']) => start + user.len() + 1,
@@ -802,6 +889,8 @@ impl Options {
         lease_field: None,
         #[cfg(feature = "std")]
         lease_ttl_ms: None,
+        #[cfg(feature = "std")]
+        max_clock_skew_ms: None,
         #[cfg(feature = "std")]
         lease_password_file: None,
         #[cfg(feature = "std")]
@@ -994,6 +1083,8 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms = None,
             #[cfg(feature = "std")]
+            "max_clock_skew_ms" => self.max_clock_skew_ms = None,
+            #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file = None,
             #[cfg(feature = "std")]
             "lease_tls_ca" => self.lease_tls_ca = None,
@@ -1013,6 +1104,8 @@ impl Options {
             "state_window_ms" => self.state_window_ms = Some(n),
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms = Some(n),
+            #[cfg(feature = "std")]
+            "max_clock_skew_ms" => self.max_clock_skew_ms = Some(n),
             _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
         }
         Ok(())
@@ -1074,10 +1167,28 @@ impl Options {
                         // The address itself is checked when the lease is claimed.
                         LeaseKind::Redis(url.into())
                     }
+                    url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                        if !feature_enabled("lease-postgres") {
+                            return Err(Error::MissingFeature {
+                                option: Name::snippet("lease"),
+                                feature: "lease-postgres",
+                            });
+                        }
+                        LeaseKind::Postgres(url.into())
+                    }
+                    url if url.starts_with("mysql://") => {
+                        if !feature_enabled("lease-mysql") {
+                            return Err(Error::MissingFeature {
+                                option: Name::snippet("lease"),
+                                feature: "lease-mysql",
+                            });
+                        }
+                        LeaseKind::Mysql(url.into())
+                    }
                     _ => {
                         return Err(bad(
                             "lease",
-                            "lease is `local`, or a Redis address: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), unix:///path/redis.sock?db=N, or redis+sentinel://host:port,host:port/master[/db]",
+                            "lease is `local`, or the address of a store across hosts: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), unix:///path/redis.sock?db=N, redis+sentinel://host:port,host:port/master[/db], redis+cluster://host:port,host:port, postgres://user@host[:port]/db[?sslmode=require], or mysql://user@host[:port]/db[?sslmode=require]",
                         ))
                     }
                 })
@@ -1117,6 +1228,8 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms.is_some(),
             #[cfg(feature = "std")]
+            "max_clock_skew_ms" => self.max_clock_skew_ms.is_some(),
+            #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file.is_some(),
             #[cfg(feature = "std")]
             "lease_tls_ca" => self.lease_tls_ca.is_some(),
@@ -1151,40 +1264,37 @@ impl Options {
         if self.shared.is_some() && self.lease == Some(LeaseKind::Local) {
             return Err(bad(
                 "lease",
-                "a host lease (lease with shared) needs lease=redis://…: a local lease is one process's; with shared alone, a host's processes need no lease",
+                "a host lease (lease with shared) needs a store across hosts (lease=redis://…, postgres://… or mysql://…): a local lease is one process's; with shared alone, a host's processes need no lease",
             ));
         }
         #[cfg(feature = "std")]
-        if self.lease_ttl_ms.is_some() && self.lease == Some(LeaseKind::Local) {
-            return Err(bad(
-                "lease_ttl_ms",
-                "a local lease lives as long as its process; lease_ttl_ms is for Redis",
-            ));
-        }
-        #[cfg(feature = "std")]
-        if let Some(LeaseKind::Redis(url)) = &self.lease {
-            if self.max_drift_ms > LEASE_MAX_DRIFT_MS {
-                return Err(bad(
-                    "max_drift_ms",
-                    "with a Redis lease max_drift_ms is at most 1000 (LEASE_MAX_DRIFT_MS): every holder obeys this cap, so that after Redis loses its data the next holder knows how far ahead an earlier one may have issued",
-                ));
-            }
-            let tls = url.starts_with("rediss://") || url.starts_with("rediss+sentinel://");
-            if !tls && (self.lease_tls_ca.is_some() || self.lease_tls_cert.is_some()) {
-                return Err(bad(
-                    if self.lease_tls_ca.is_some() { "lease_tls_ca" } else { "lease_tls_cert" },
-                    "TLS certificates are for a rediss:// (or rediss+sentinel://) lease address",
-                ));
-            }
-        } else if self.lease == Some(LeaseKind::Local) {
+        if self.lease == Some(LeaseKind::Local) {
             for (name, given) in [
+                ("lease_ttl_ms", self.lease_ttl_ms.is_some()),
+                ("max_clock_skew_ms", self.max_clock_skew_ms.is_some()),
                 ("lease_password_file", self.lease_password_file.is_some()),
                 ("lease_tls_ca", self.lease_tls_ca.is_some()),
                 ("lease_tls_cert", self.lease_tls_cert.is_some()),
             ] {
                 if given {
-                    return Err(bad(name, "this option is for a Redis lease; a local lease has none"));
+                    return Err(bad(
+                        name,
+                        "this option is for a lease across hosts (Redis, PostgreSQL, MySQL); a local lease lives as long as its process and has no store",
+                    ));
                 }
+            }
+        } else if let Some(kind) = &self.lease {
+            if self.max_drift_ms > LEASE_MAX_DRIFT_MS {
+                return Err(bad(
+                    "max_drift_ms",
+                    "with a lease across hosts max_drift_ms is at most 1000 (LEASE_MAX_DRIFT_MS): every holder obeys this cap, so that after the store loses its data the next holder knows how far ahead an earlier one may have issued",
+                ));
+            }
+            if !kind.tls() && (self.lease_tls_ca.is_some() || self.lease_tls_cert.is_some()) {
+                return Err(bad(
+                    if self.lease_tls_ca.is_some() { "lease_tls_ca" } else { "lease_tls_cert" },
+                    "TLS certificates are for a lease address over TLS: rediss://, rediss+sentinel://, rediss+cluster://, or a database address with sslmode=require (verify-ca, verify-full)",
+                ));
             }
         }
         Ok(())
@@ -1199,6 +1309,9 @@ const fn feature_enabled(name: &str) -> bool {
         b"state-file" => cfg!(feature = "state-file"),
         b"lease-local" => cfg!(feature = "lease-local"),
         b"lease-redis" => cfg!(feature = "lease-redis"),
+        b"lease-postgres" => cfg!(feature = "lease-postgres"),
+        b"lease-mysql" => cfg!(feature = "lease-mysql"),
+        b"lease-remote" => cfg!(feature = "lease-remote"),
         b"redis-script" => cfg!(feature = "redis-script"),
         b"std" => cfg!(feature = "std"),
         _ => false,
@@ -1251,7 +1364,7 @@ impl fmt::Display for Options {
             }
             match &self.lease {
                 Some(LeaseKind::Local) => f.write_str(";lease=local")?,
-                Some(LeaseKind::Redis(url)) => write!(f, ";lease={}", redact_url(url))?,
+                Some(kind) => write!(f, ";lease={}", redact_url(kind.address().unwrap_or_default()))?,
                 None => {}
             }
             if let Some(field) = &self.lease_field {
@@ -1259,6 +1372,9 @@ impl fmt::Display for Options {
             }
             if let Some(ms) = self.lease_ttl_ms {
                 write!(f, ";lease_ttl_ms={ms}")?;
+            }
+            if let Some(ms) = self.max_clock_skew_ms {
+                write!(f, ";max_clock_skew_ms={ms}")?;
             }
             for (name, path) in [
                 ("lease_password_file", &self.lease_password_file),

@@ -12,7 +12,7 @@ use snowflake_core::{ErrorKind, Generator, Layout, Options};
 const YEAR_2080_MS: u64 = 3_471_292_800_000;
 
 fn key(layout: &Layout, node: &str) -> String {
-    format!("libsnowflake:{:016x}:{node}", layout.fingerprint())
+    format!("libsnowflake:{{{:016x}}}:{node}", layout.fingerprint())
 }
 
 fn open(layout: &Layout, port: u16) -> Result<Generator, snowflake_core::Error> {

@@ -155,6 +155,13 @@ pub struct Stats {
     pub last_unix_ms: u64,
     /// How long the layout has left by the generator's clock, in ms (0 once past its end).
     pub ms_left: u64,
+    /// With a lease across hosts: this host's clock minus the lease store's (Redis `TIME`, the
+    /// database's clock) at the last claim or renewal, in ms (positive: this host is ahead).
+    /// `None` without such a lease.
+    pub clock_skew_ms: Option<i64>,
+    /// How many renewals found the host's clock further from the store's than
+    /// `max_clock_skew_ms` (a claim is refused then; a held lease goes on, and counts it).
+    pub skewed_renewals: u64,
 }
 
 impl Stats {
@@ -179,6 +186,8 @@ pub(crate) struct LeaseStats {
     pub claims: u64,
     pub losses: u64,
     pub value: u64,
+    pub clock_skew_ms: Option<i64>,
+    pub skewed_renewals: u64,
 }
 
 #[derive(Default)]
@@ -1054,7 +1063,13 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "std")]
         let lease = match (self.mark.as_ref().and_then(|m| m.lease_stats()), self.lease_field) {
             (Some(s), _) => Some(s),
-            (None, Some(field)) => Some(LeaseStats { claims: 1, losses: 0, value: self.node.get(field) }),
+            (None, Some(field)) => Some(LeaseStats {
+                claims: 1,
+                losses: 0,
+                value: self.node.get(field),
+                clock_skew_ms: None,
+                skewed_renewals: 0,
+            }),
             (None, None) => None,
         };
         #[cfg(not(feature = "std"))]
@@ -1071,6 +1086,8 @@ impl<C: Clock> Generator<C> {
             lease_value: lease.map(|s| s.value),
             last_unix_ms: self.layout.last_unix_ms(),
             ms_left: self.layout.ms_left(now_ms),
+            clock_skew_ms: lease.and_then(|s| s.clock_skew_ms),
+            skewed_renewals: lease.map_or(0, |s| s.skewed_renewals),
         }
     }
 }

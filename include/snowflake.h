@@ -250,6 +250,19 @@ typedef struct SnowflakeStats {
    * `ms_left` in years of 365.2425 days.
    */
   double years_left;
+  /**
+   * Whether `clock_skew_ms` was measured (a lease across hosts).
+   */
+  bool clock_skew_measured;
+  /**
+   * This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
+   * last claim or renewal, in ms; 0 unless `clock_skew_measured`.
+   */
+  int64_t clock_skew_ms;
+  /**
+   * How many renewals found the clocks further apart than `max_clock_skew_ms`.
+   */
+  uint64_t skewed_renewals;
 } SnowflakeStats;
 
 /**

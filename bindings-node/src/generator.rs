@@ -50,6 +50,11 @@ pub struct Stats {
     pub ms_left: f64,
     /// `msLeft` in years of 365.2425 days.
     pub years_left: f64,
+    /// This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
+    /// last claim or renewal, in ms (absent without a lease across hosts).
+    pub clock_skew_ms: Option<f64>,
+    /// How many renewals found the clocks further apart than `maxClockSkewMs`.
+    pub skewed_renewals: f64,
 }
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
@@ -188,6 +193,8 @@ impl JsGenerator {
             last_unix_ms: s.last_unix_ms as f64,
             ms_left: s.ms_left as f64,
             years_left: s.years_left(),
+            clock_skew_ms: s.clock_skew_ms.map(|v| v as f64),
+            skewed_renewals: s.skewed_renewals as f64,
         }
     }
 

@@ -295,6 +295,8 @@ impl PyGenerator {
             last_unix_ms: s.last_unix_ms,
             ms_left: s.ms_left,
             years_left: s.years_left(),
+            clock_skew_ms: s.clock_skew_ms,
+            skewed_renewals: s.skewed_renewals,
         }
     }
 
@@ -433,7 +435,8 @@ impl BlockIter {
 /// ``rollovers``, ``drift_ms``, how far ahead of the clock the state is now, and for a lease
 /// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now; and how
 /// long the layout has left: ``last_unix_ms``, its last usable instant, ``ms_left`` and
-/// ``years_left`` until then.
+/// ``years_left`` until then; with a lease across hosts, ``clock_skew_ms`` (this host's clock
+/// minus the store's at the last claim or renewal) and ``skewed_renewals``.
 #[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
 pub struct PyStats {
     /// IDs issued through this generator.
@@ -460,13 +463,18 @@ pub struct PyStats {
     ms_left: u64,
     /// ``ms_left`` in years of 365.2425 days.
     years_left: f64,
+    /// This host's clock minus the lease store's (Redis ``TIME``, the database's clock) at the
+    /// last claim or renewal, in ms; ``None`` without a lease across hosts.
+    clock_skew_ms: Option<i64>,
+    /// How many renewals found the clocks further apart than ``max_clock_skew_ms``.
+    skewed_renewals: u64,
 }
 
 #[pymethods]
 impl PyStats {
     fn __repr__(&self) -> String {
         format!(
-            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={}, last_unix_ms={}, ms_left={}, years_left={:.2})",
+            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={}, last_unix_ms={}, ms_left={}, years_left={:.2}, clock_skew_ms={}, skewed_renewals={})",
             self.issued,
             self.waits,
             self.waited_ms,
@@ -478,7 +486,9 @@ impl PyStats {
             self.lease_value.map_or("None".to_string(), |v| v.to_string()),
             self.last_unix_ms,
             self.ms_left,
-            self.years_left
+            self.years_left,
+            self.clock_skew_ms.map_or("None".to_string(), |v| v.to_string()),
+            self.skewed_renewals
         )
     }
 }

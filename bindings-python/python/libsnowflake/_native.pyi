@@ -150,6 +150,10 @@ class Stats:
     def ms_left(self) -> int: ...
     @property
     def years_left(self) -> float: ...
+    @property
+    def clock_skew_ms(self) -> Optional[int]: ...
+    @property
+    def skewed_renewals(self) -> int: ...
 
 @final
 class Generator:
@@ -173,6 +177,7 @@ class Generator:
         lease: Optional[str] = None,
         lease_field: Optional[str] = None,
         lease_ttl_ms: Optional[int] = None,
+        max_clock_skew_ms: Optional[int] = None,
         lease_password_file: Union[str, "os.PathLike[str]", None] = None,
         lease_tls_ca: Union[str, "os.PathLike[str]", None] = None,
         lease_tls_cert: Union[str, "os.PathLike[str]", None] = None,

@@ -29,12 +29,13 @@ use FFI;
  * - `shared` (string): A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state.
  * - `state_file` (string): A durable high-water mark: a restart after the clock stepped back never repeats an ID.
  * - `state_window_ms` (int, default 1000): How far ahead the state file (or a lease's mark) reserves time: one write per window.
- * - `lease` (string): Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).
+ * - `lease` (string): Claim a free value of the worker field for this process: on this host (local), or across hosts in Redis (TLS, unix socket, Sentinel, Cluster), PostgreSQL, or MySQL/MariaDB.
  * - `lease_field` (string): The node field a lease claims (default: `worker`, or the only node field).
- * - `lease_ttl_ms` (int, default 5000): How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
- * - `lease_password_file` (string): A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.
- * - `lease_tls_ca` (string): PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots).
- * - `lease_tls_cert` (string): A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too.
+ * - `lease_ttl_ms` (int, default 5000): How long a lease across hosts lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
+ * - `max_clock_skew_ms` (int, default 1000): How far this host's clock may be from the lease store's (Redis TIME, the database's clock): a claim is refused beyond it, and a renewal that finds it beyond counts it in stats().
+ * - `lease_password_file` (string): A file holding the lease store's password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.
+ * - `lease_tls_ca` (string): PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots.
+ * - `lease_tls_cert` (string): A PEM client certificate for a lease store over TLS that asks for one (mutual TLS); give lease_tls_key too.
  * - `lease_tls_key` (string): The PEM private key of lease_tls_cert.
  * </options>
  *
@@ -68,7 +69,7 @@ final class Generator
     /**
      * @param Layout|string $layout a Layout, a spec or a preset name
      * @param array<string, int> $node node field values: every node field of the layout, or none for all zeros
-     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
+     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, max_clock_skew_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type
@@ -262,6 +263,8 @@ final class Generator
             Id::fromU64($s->last_unix_ms),
             Id::fromU64($s->ms_left),
             $s->years_left,
+            $s->clock_skew_measured ? $s->clock_skew_ms : null,
+            $s->skewed_renewals,
         );
     }
 

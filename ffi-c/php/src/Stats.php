@@ -32,6 +32,13 @@ final class Stats
         public readonly int|string $msLeft = 0,
         /** `msLeft` in years of 365.2425 days. */
         public readonly float $yearsLeft = 0.0,
+        /**
+         * This host's clock minus the lease store's (Redis TIME, the database's clock) at the last
+         * claim or renewal, in ms (null without a lease across hosts).
+         */
+        public readonly ?int $clockSkewMs = null,
+        /** How many renewals found the clocks further apart than max_clock_skew_ms. */
+        public readonly int $skewedRenewals = 0,
     ) {
     }
 }

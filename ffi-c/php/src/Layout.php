@@ -19,7 +19,7 @@ use FFI;
  *
  * The spec language is the one of every binding:
  * `time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms`, or a preset name
- * (`twitter`, `discord`, `instagram`, `sonyflake`, `baidu`, `mastodon`, `game`).
+ * (`twitter`, `discord`, `instagram`, `sonyflake`, `baidu`, `mastodon`, `game`, `js53`).
  */
 final class Layout implements \Stringable
 {

@@ -423,6 +423,17 @@ SnowflakeStatus snowflake_generator_from_env(const struct SnowflakeLayout *layou
 SnowflakeStatus snowflake_generator_sources(const struct SnowflakeGenerator *g, char *buf, size_t len);
 
 /**
+ * Writes the canonical text of the generator's layout (as `snowflake_layout_to_string` does)
+ * and a NUL into `buf`: the layout `snowflake_generator_from_env` resolved. 1024 bytes always
+ * fit; `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written) when `len` is less than the
+ * text's length + 1.
+ *
+ * # Safety
+ * `g` is a live handle; `buf` is valid for `len` bytes of writes.
+ */
+SnowflakeStatus snowflake_generator_layout(const struct SnowflakeGenerator *g, char *buf, size_t len);
+
+/**
  * Releases a generator (NULL: nothing). No other thread may be using it.
  *
  * # Safety

@@ -101,6 +101,8 @@ SnowflakeStatus snowflake_generator_from_env(const struct SnowflakeLayout *layou
 
 SnowflakeStatus snowflake_generator_sources(const struct SnowflakeGenerator *g, char *buf, size_t len);
 
+SnowflakeStatus snowflake_generator_layout(const struct SnowflakeGenerator *g, char *buf, size_t len);
+
 void snowflake_generator_free(struct SnowflakeGenerator *g);
 
 SnowflakeStatus snowflake_next_id(const struct SnowflakeGenerator *g, uint64_t *out);

@@ -200,6 +200,28 @@ pub unsafe extern "C" fn snowflake_generator_sources(
     })
 }
 
+/// Writes the canonical text of the generator's layout (as `snowflake_layout_to_string` does)
+/// and a NUL into `buf`: the layout `snowflake_generator_from_env` resolved. 1024 bytes always
+/// fit; `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written) when `len` is less than the
+/// text's length + 1.
+///
+/// # Safety
+/// `g` is a live handle; `buf` is valid for `len` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_generator_layout(
+    g: *const SnowflakeGenerator,
+    buf: *mut c_char,
+    len: usize,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(g, buf);
+        // SAFETY: a live handle by contract.
+        let text = unsafe { generator(g) }.layout().to_string();
+        // SAFETY: `buf` holds `len` bytes by contract.
+        unsafe { write_c_string(&text, buf, len) }
+    })
+}
+
 /// # Safety
 /// `layout` is a live handle; `node` is NULL or NUL-terminated; `out` is valid for a write.
 unsafe fn open(

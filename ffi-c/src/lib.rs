@@ -29,10 +29,11 @@ mod sql;
 pub use encoding::{snowflake_decode_str, snowflake_encode};
 pub use error::{SnowflakeStatus, SnowflakeStatusRaw};
 pub use generator::{
-    snowflake_fill, snowflake_generator_free, snowflake_generator_from_env, snowflake_generator_new,
-    snowflake_generator_open, snowflake_generator_sources, snowflake_generator_stats, snowflake_next_id,
-    snowflake_next_id_at, snowflake_next_ids, snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id,
-    SnowflakeBlock, SnowflakeGenerator, SnowflakeStats,
+    snowflake_fill, snowflake_generator_free, snowflake_generator_from_env, snowflake_generator_layout,
+    snowflake_generator_new, snowflake_generator_open, snowflake_generator_sources,
+    snowflake_generator_stats, snowflake_next_id, snowflake_next_id_at, snowflake_next_ids,
+    snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id, SnowflakeBlock, SnowflakeGenerator,
+    SnowflakeStats,
 };
 pub use layout::{
     snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field, snowflake_layout_field_count,

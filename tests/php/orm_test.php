@@ -296,3 +296,31 @@ test('Doctrine ORM: SnowflakeIdGenerator and SnowflakeType on PostgreSQL', funct
     $pg = orm_postgres();
     doctrine_round(['driver' => 'pdo_pgsql', 'host' => $pg['socket_dir'], 'port' => $pg['port'], 'dbname' => $pg['database'], 'user' => $pg['user']]);
 });
+
+test('docs/integrations-php.md: every example runs', function () {
+    $md = (string) file_get_contents(dirname(__DIR__, 2) . '/docs/integrations-php.md');
+    preg_match_all('/^```php\n(.*?)^```/ms', $md, $m);
+    assert_true(count($m[1]) >= 5, 'the page has its examples');
+    $vendor = "require __DIR__ . '/vendor/autoload.php';";
+    // Composer's autoloader of a project with the package and the frameworks: here the
+    // package's own and Debian's.
+    $autoload = 'require ' . var_export(realpath(dirname(__DIR__, 2) . '/ffi-c/php/autoload.php'), true) . '; '
+        . "require_once '/usr/share/php/Illuminate/Database/autoload.php'; "
+        . "require_once '/usr/share/php/Illuminate/Events/autoload.php'; "
+        . "require_once '/usr/share/php/Doctrine/ORM/autoload.php';";
+    foreach ($m[1] as $i => $code) {
+        str_contains($code, $vendor) || fail("example $i does not start with $vendor");
+        $dir = sys_get_temp_dir() . '/sf-doc-' . getmypid() . "-$i";
+        @mkdir($dir, 0700);
+        $file = "$dir/example.php";
+        file_put_contents($file, str_replace($vendor, $autoload, $code));
+        try {
+            [$status, $out] = with_snowflake_env([], fn () => run_php($file));
+        } finally {
+            unlink($file);
+            rmdir($dir);
+        }
+        assert_same(0, $status, "example $i: $out");
+        assert_true(trim($out) !== '' && !str_contains($out, 'bool(false)'), "example $i printed: $out");
+    }
+});

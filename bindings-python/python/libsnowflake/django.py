@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Union
 
-from django.db import models
+from django.db import models  # type: ignore[import-untyped]  # Django ships no type hints
 
 from ._adapters import bigint_id, default_generator
 from ._native import Generator

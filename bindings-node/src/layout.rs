@@ -217,6 +217,7 @@ impl JsLayout {
     /// every UUIDv7 tool read), the ID's other bits after it. Lossless (`fromUuid(toUuid(id))
     /// === id`) and sorted as the IDs are.
     #[napi(ts_args_type = "id: bigint | number")]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     pub fn to_uuid(&self, env: Env, id: Id) -> napi::Result<String> {
         let uuid = self.inner.to_uuid(id.0).or_throw(&env)?;
         Ok(snowflake_core::format_uuid(uuid).to_string())
@@ -225,6 +226,7 @@ impl JsLayout {
     /// The ID whose UUIDv7 view is `uuid` (its 36-character text, either case); throws
     /// `ERR_SNOWFLAKE_INVALID_ID` for a UUID that no ID of this layout maps to.
     #[napi(ts_args_type = "uuid: string")]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     pub fn from_uuid(&self, env: Env, uuid: Str) -> napi::Result<u64> {
         let value = snowflake_core::parse_uuid(&uuid.0).or_throw(&env)?;
         self.inner.from_uuid(value).or_throw(&env)

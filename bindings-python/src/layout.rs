@@ -216,6 +216,7 @@ impl PyLayout {
     /// :class:`InvalidIdError` for an ID outside the layout and :class:`TimeRangeError` for
     /// one past 2^48 - 1 Unix ms (the year 10889).
     #[pyo3(signature = (id))]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     fn to_uuid<'py>(&self, py: Python<'py>, id: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let uuid = self.0.to_uuid(crate::generator::whole_arg(id, "id", u64::MAX)?).map_err(Error)?;
         uuid_class(py)?.call((), Some(&[("int", uuid)].into_py_dict(py)?))
@@ -225,6 +226,7 @@ impl PyLayout {
     /// Raises :class:`InvalidIdError` for a UUID that no ID of this layout maps to (another
     /// version or variant, a random UUIDv7, another layout's).
     #[pyo3(signature = (uuid))]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     fn from_uuid(&self, uuid: &Bound<'_, PyAny>) -> PyResult<u64> {
         let value: u128 = if uuid.is_instance(uuid_class(uuid.py())?)? {
             uuid.getattr("int")?.extract()?

@@ -59,6 +59,7 @@ impl Layout {
     ///
     /// Errors: [`Error::IdRange`] for an ID with bits above the layout's width;
     /// [`Error::UuidTimeRange`] for an ID whose time is past 2^48 - 1 Unix ms.
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     pub fn to_uuid(&self, id: u64) -> Result<u128> {
         let parts = self.decode(id)?;
         if parts.unix_ms > UUID_MAX_UNIX_MS {
@@ -74,6 +75,7 @@ impl Layout {
 
     /// The ID whose UUIDv7 is `uuid` ([`Layout::to_uuid`] undone); [`Error::InvalidUuid`]
     /// for a UUID that is not one of this layout's.
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     pub fn from_uuid(&self, uuid: u128) -> Result<u64> {
         if (uuid >> 76) & 0xF != 7 {
             return Err(Error::InvalidUuid {

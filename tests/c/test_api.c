@@ -1136,7 +1136,7 @@ static void test_redis_script_vectors(const char *dir) {
     free(buf);
     snowflake_layout_free(layout);
   }
-  CHECK(n == 7, "redis_scripts.json has %d scripts, expected the 7 presets", n);
+  CHECK(n == 8, "redis_scripts.json has %d scripts, expected the 8 presets", n);
   cJSON_Delete(json);
 }
 
@@ -1228,7 +1228,7 @@ static void test_sql_vectors(const char *dir) {
     free(buf);
     snowflake_layout_free(layout);
   }
-  CHECK(n == 7 && refused > 0 && refused < n, "sql_scripts.json: %d scripts, %d refused", n, refused);
+  CHECK(n == 8 && refused > 0 && refused < n, "sql_scripts.json: %d scripts, %d refused", n, refused);
   cJSON_Delete(json);
 }
 

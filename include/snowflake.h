@@ -24,7 +24,10 @@
  */
 #define SNOWFLAKE_MAX_FIELDS 16
 
-
+/**
+ * The bytes a UUID's text takes with its NUL: the smallest `len` of `snowflake_layout_to_uuid`.
+ */
+#define SNOWFLAKE_UUID_TEXT_SIZE 37
 
 /**
  * The outcome of a call. `SNOWFLAKE_STATUS_OK` (0) is success; every other value is a

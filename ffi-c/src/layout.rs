@@ -10,7 +10,10 @@ use std::ffi::{c_char, CString};
 pub const SNOWFLAKE_MAX_FIELDS: usize = 16;
 
 /// The bytes a UUID's text takes with its NUL: the smallest `len` of `snowflake_layout_to_uuid`.
-pub const SNOWFLAKE_UUID_TEXT_SIZE: usize = snowflake_core::UUID_TEXT_LEN + 1;
+pub const SNOWFLAKE_UUID_TEXT_SIZE: usize = 37;
+
+// A literal above so that cbindgen writes the macro; this keeps it core's length + the NUL.
+const _: () = assert!(SNOWFLAKE_UUID_TEXT_SIZE == snowflake_core::UUID_TEXT_LEN + 1);
 
 // `SnowflakeParts.fields` is written `[u64; 16]` (not `[u64; SNOWFLAKE_MAX_FIELDS]`) so that
 // the macro-free PHP header spells the length out; this keeps the three in step.

@@ -201,7 +201,7 @@ test('TypeORM: decorated entity and EntitySchema, keys filled by the subscriber,
     const found = await repo.findOneByOrFail({ id: child.id });
     assert.equal(found.id, child.id);
     assert.equal(found.parentId, keys[0]);
-    const all = await repo.find({ where: { id: typeorm.Between(twitter.minId(start), twitter.maxId(Date.now())) }, order: { id: 'ASC' } });
+    const all = await repo.find({ where: { id: typeorm.Between(twitter.minId(start - 1), twitter.maxId(Date.now())) }, order: { id: 'ASC' } });
     assert.deepEqual(all.map((o) => o.id), [...keys, child.id]);
     // insert() (the query builder path) is filled too; EntitySchema columns the same.
     await ds.getRepository('Event').insert([{ note: 'a' }, { note: 'b' }]);
@@ -246,7 +246,7 @@ test('Drizzle: the custom type and a generated key, with pg', async () => {
     const [child] = await db.select().from(orders).where(eq(orders.parentId, keys[3]));
     assert.equal(child.item, 'child');
     const inRange = await db.select({ id: orders.id }).from(orders)
-      .where(between(orders.id, twitter.minId(start), twitter.maxId(Date.now()))).orderBy(asc(orders.id));
+      .where(between(orders.id, twitter.minId(start - 1), twitter.maxId(Date.now()))).orderBy(asc(orders.id));
     assert.equal(inRange.length, 101);
     assert.deepEqual(inRange.slice(0, 100).map((r) => r.id), keys);
     await assert.rejects(db.insert(orders).values({ id: 1n << 63n, item: 'x' }), (e) => e.code === 'ERR_SNOWFLAKE_VALUE');

@@ -182,7 +182,7 @@ function eloquent_round(array $config): void
         assert_same('child', $found->item, 'found by key');
         assert_same($keys[0], $found->parent_id, 'cast column read back as int');
         assert_same(sprintf('{"id":"%d","parent_id":"%d","item":"child"}', $child->id, $keys[0]), $found->toJson(), 'toJson writes strings');
-        $between = \SnowflakeOrmTest\Order::whereBetween('id', [$twitter->minId($start), $twitter->maxId((int) (microtime(true) * 1000))])
+        $between = \SnowflakeOrmTest\Order::whereBetween('id', [$twitter->minId($start - 1), $twitter->maxId((int) (microtime(true) * 1000))])
             ->orderBy('id')->pluck('id')->all();
         assert_same([...$keys, $child->id], $between, 'range query by time');
         // A generator chosen in code, and a second column filled.

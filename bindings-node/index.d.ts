@@ -69,9 +69,9 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_BUSY'
 /** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
 export interface GeneratorOptions {
-  /** A preset name, a spec, or a `Layout`. */
-  layout: string | Layout
-  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */
+  /** A preset name, a spec, or a `Layout` (default: $SNOWFLAKE_LAYOUT, else twitter). */
+  layout?: string | Layout
+  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }` (default: $SNOWFLAKE_NODE, else all zeros). */
   node?: Record<string, number | bigint>
   /** How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake). (default 0) */
   maxDriftMs?: number | bigint | null
@@ -156,6 +156,12 @@ export interface Stats {
   msLeft: number
   /** `msLeft` in years of 365.2425 days. */
   yearsLeft: number
+  /**
+   * Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
+   * `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
+   * `'SNOWFLAKE_OPTIONS'`).
+   */
+  sources: Record<string, string>
 }
 /** One bit field of a layout, from the most significant down. */
 export interface FieldInfo {
@@ -189,8 +195,20 @@ export declare class Generator {
   /**
    * Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
    * out-of-range value, and a `TypeError` for a value of the wrong type.
+   *
+   * What the options leave out (or `new Generator()` altogether) comes from the
+   * environment: the layout from `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from
+   * `SNOWFLAKE_NODE` (else all zeros), each option from `SNOWFLAKE_OPTIONS`; core resolves
+   * it, and a malformed variable throws naming it. `stats().sources` says where each value
+   * came from.
    */
-  constructor(options: GeneratorOptions)
+  constructor(options?: GeneratorOptions)
+  /**
+   * The next ID as a `number`, for layouts of at most 53 bits (such as `js53`), whose IDs
+   * are all exact JavaScript numbers (`Number.isSafeInteger`). Throws `ERR_SNOWFLAKE_VALUE`
+   * on a wider layout, whatever the ID: use `nextId()` (a bigint) there.
+   */
+  nextIdNumber(): number
   /**
    * The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
    * clock is behind), then throws `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED` or
@@ -273,6 +291,18 @@ export declare class Layout {
    * and `sequence`, each checked against its range.
    */
   compose(t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint): bigint
+  /**
+   * The UUIDv7 view of `id` (36 lowercase characters): version 7, RFC 9562's variant, the
+   * ID's Unix-ms time in its 48-bit timestamp (what PostgreSQL's `uuid_extract_timestamp` and
+   * every UUIDv7 tool read), the ID's other bits after it. Lossless (`fromUuid(toUuid(id))
+   * === id`) and sorted as the IDs are.
+   */
+  toUuid(id: bigint | number): string
+  /**
+   * The ID whose UUIDv7 view is `uuid` (its 36-character text, either case); throws
+   * `ERR_SNOWFLAKE_INVALID_ID` for a UUID that no ID of this layout maps to.
+   */
+  fromUuid(uuid: string): bigint
   /**
    * The smallest ID of the tick holding `t`: with `maxId`, the bounds of a
    * `WHERE id BETWEEN` range query.

@@ -22,7 +22,8 @@ test('ERR_SNOWFLAKE_VALUE: node values, options, encodings', () => {
   assert.equal(e.field, 'shard');
   e = throwsCode(() => new Generator({ layout: 'twitter', maxWait: 0 }), 'ERR_SNOWFLAKE_VALUE');
   assert.equal(e.option, 'maxWait', 'a misspelt option is an error, not silently ignored');
-  throwsCode(() => new Generator({}), 'ERR_SNOWFLAKE_VALUE');
+  // No layout: the environment's, else twitter (docs/environment.md).
+  assert.equal(new Generator({ isolated: true }).layout.toString(), twitter.toString());
   throwsCode(() => new Generator({ layout: 'twitter', sequenceStart: 'spread:0' }), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => new Generator({ layout: 'twitter', rollover: 'sequence' }), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => encode(1n, 'base64'), 'ERR_SNOWFLAKE_VALUE');

@@ -45,9 +45,9 @@ function generatorOptions() {
   const lines = [
     "/** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */",
     'export interface GeneratorOptions {',
-    '  /** A preset name, a spec, or a `Layout`. */',
-    '  layout: string | Layout',
-    "  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */",
+    '  /** A preset name, a spec, or a `Layout` (default: $SNOWFLAKE_LAYOUT, else twitter). */',
+    '  layout?: string | Layout',
+    "  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }` (default: $SNOWFLAKE_NODE, else all zeros). */",
     '  node?: Record<string, number | bigint>',
   ];
   for (const o of tables().options) {

@@ -9,7 +9,9 @@ use crate::layout::{node_from, JsLayout};
 use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, NapiValue, Task};
 use napi_derive::napi;
-use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options, Spelling};
+use snowflake_core::{
+    encode, Encoding, Environment, Error, Generator, GivenOptions, Layout, Name, Spelling, OPTIONS,
+};
 use std::sync::Arc;
 
 /// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
@@ -50,6 +52,10 @@ pub struct Stats {
     pub ms_left: f64,
     /// `msLeft` in years of 365.2425 days.
     pub years_left: f64,
+    /// Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
+    /// `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
+    /// `'SNOWFLAKE_OPTIONS'`).
+    pub sources: std::collections::HashMap<String, String>,
 }
 
 fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
@@ -84,33 +90,53 @@ pub struct JsGenerator {
 impl JsGenerator {
     /// Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
     /// out-of-range value, and a `TypeError` for a value of the wrong type.
-    #[napi(constructor, ts_args_type = "options: GeneratorOptions")]
-    pub fn new(env: Env, options: Object) -> napi::Result<Self> {
-        let layout = match options.get("layout")? {
-            Some(v) => layout_option(env.raw(), v)?,
-            None => {
-                return Err(bad_option(
-                    &env,
-                    "layout",
-                    "the layout is required (a preset name such as 'twitter', or a spec)",
-                ))
-            }
+    ///
+    /// What the options leave out (or `new Generator()` altogether) comes from the
+    /// environment: the layout from `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from
+    /// `SNOWFLAKE_NODE` (else all zeros), each option from `SNOWFLAKE_OPTIONS`; core resolves
+    /// it, and a malformed variable throws naming it. `stats().sources` says where each value
+    /// came from.
+    #[napi(constructor, ts_args_type = "options?: GeneratorOptions")]
+    pub fn new(env: Env, options: Option<Object>) -> napi::Result<Self> {
+        let environment = Environment::read().or_throw(&env)?;
+        let given_layout = match options.as_ref().map(|o| o.get("layout")).transpose()?.flatten() {
+            Some(v) => Some(layout_option(env.raw(), v)?),
+            None => None,
         };
-        let node = node_from(&layout, &env, options.get_as::<Object>("node")?)?;
+        let (layout, layout_source) = environment.layout(given_layout).or_throw(&env)?;
+        let node = match options.as_ref().map(|o| o.get_as::<Object>("node")).transpose()?.flatten() {
+            Some(fields) => Some(node_from(&layout, &env, Some(fields))?),
+            None => None,
+        };
         // Every other key goes to core as it is (camelCase): core's option table checks names,
         // types and ranges, with the messages of every other front end.
-        let mut o = Options::default();
-        for key in options.keys()? {
-            if key == "layout" || key == "node" {
-                continue;
+        let mut o = GivenOptions::new();
+        if let Some(options) = &options {
+            for key in options.keys()? {
+                if key == "layout" || key == "node" {
+                    continue;
+                }
+                let Some(v) = options.get(&key)? else { continue };
+                let mut text = None;
+                let value = crate::convert::value_of(env.raw(), v, &mut text)?;
+                o.set_spelled(&key, Spelling::Camel, value).or_throw(&env)?;
             }
-            let Some(v) = options.get(&key)? else { continue };
-            let mut text = None;
-            let value = crate::convert::value_of(env.raw(), v, &mut text)?;
-            o.set_spelled(&key, Spelling::Camel, value).or_throw(&env)?;
         }
-        let inner = Generator::new(&layout, node, o).or_throw(&env)?;
+        let inner =
+            environment.config(layout, layout_source, node, o).and_then(|c| c.open()).or_throw(&env)?;
         Ok(JsGenerator { inner: Arc::new(inner) })
+    }
+
+    /// The next ID as a `number`, for layouts of at most 53 bits (such as `js53`), whose IDs
+    /// are all exact JavaScript numbers (`Number.isSafeInteger`). Throws `ERR_SNOWFLAKE_VALUE`
+    /// on a wider layout, whatever the ID: use `nextId()` (a bigint) there.
+    #[napi]
+    pub fn next_id_number(&self, env: Env) -> napi::Result<f64> {
+        let bits = self.inner.layout().total_bits();
+        if bits > 53 {
+            return Err(core_error(env.raw(), Error::UnsafeNumber { total_bits: bits }));
+        }
+        Ok(self.inner.next_id().or_throw(&env)? as f64)
     }
 
     /// The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
@@ -187,6 +213,18 @@ impl JsGenerator {
             last_unix_ms: s.last_unix_ms as f64,
             ms_left: s.ms_left as f64,
             years_left: s.years_left(),
+            sources: self
+                .inner
+                .provenance()
+                .iter()
+                .map(|(name, source)| {
+                    let name = match OPTIONS.iter().find(|o| o.name == name) {
+                        Some(o) => o.spelled(Spelling::Camel).as_str().to_string(),
+                        None => name.to_string(),
+                    };
+                    (name, source.as_str().to_string())
+                })
+                .collect(),
         }
     }
 

@@ -212,6 +212,26 @@ impl JsLayout {
         self.inner.compose(t.0, &node, sequence.map_or(0, |s| s.0)).or_throw(&env)
     }
 
+    /// The UUIDv7 view of `id` (36 lowercase characters): version 7, RFC 9562's variant, the
+    /// ID's Unix-ms time in its 48-bit timestamp (what PostgreSQL's `uuid_extract_timestamp` and
+    /// every UUIDv7 tool read), the ID's other bits after it. Lossless (`fromUuid(toUuid(id))
+    /// === id`) and sorted as the IDs are.
+    #[napi(ts_args_type = "id: bigint | number")]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
+    pub fn to_uuid(&self, env: Env, id: Id) -> napi::Result<String> {
+        let uuid = self.inner.to_uuid(id.0).or_throw(&env)?;
+        Ok(snowflake_core::format_uuid(uuid).to_string())
+    }
+
+    /// The ID whose UUIDv7 view is `uuid` (its 36-character text, either case); throws
+    /// `ERR_SNOWFLAKE_INVALID_ID` for a UUID that no ID of this layout maps to.
+    #[napi(ts_args_type = "uuid: string")]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
+    pub fn from_uuid(&self, env: Env, uuid: Str) -> napi::Result<u64> {
+        let value = snowflake_core::parse_uuid(&uuid.0).or_throw(&env)?;
+        self.inner.from_uuid(value).or_throw(&env)
+    }
+
     /// The smallest ID of the tick holding `t`: with `maxId`, the bounds of a
     /// `WHERE id BETWEEN` range query.
     #[napi(ts_args_type = "t: number | Date")]

@@ -20,7 +20,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
-use snowflake_core::{Block, Clock, Layout, MonotonicClock, Options, SequenceStart, Value};
+use snowflake_core::{Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, Value};
 use std::sync::Mutex;
 
 /// The process's monotonic clock (that of core's default generators), waiting detached from
@@ -109,9 +109,13 @@ pub fn whole_arg(v: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
 
 /// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.
 ///
-/// ``layout`` is a :class:`Layout` or a spec (default ``"twitter"``); ``node`` maps the
-/// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``: every
-/// node field named, or none for all zeros; the text form ``"datacenter=1,worker=3"`` works too).
+/// ``layout`` is a :class:`Layout` or a spec; ``node`` maps the layout's node fields to this
+/// process's values (``{"datacenter": 1, "worker": 3}``: every node field named; the text form
+/// ``"datacenter=1,worker=3"`` works too). What is left unset comes from the environment: the
+/// layout from ``SNOWFLAKE_LAYOUT`` (else ``"twitter"``), the node values from
+/// ``SNOWFLAKE_NODE`` (else all zeros), each option not given from ``SNOWFLAKE_OPTIONS`` (the
+/// options text); a malformed variable raises, naming it. ``stats().sources`` says where each
+/// value came from.
 ///
 /// ``options`` are the keyword arguments of core's option table, one per option (the README's
 /// "Every option" table, and this class's stub, list them with their types and defaults):
@@ -163,30 +167,37 @@ impl PyGenerator {
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(signature = (layout = None, node = None, **options), text_signature = "(layout='twitter', node=None, **options)")]
+    #[pyo3(signature = (layout = None, node = None, **options), text_signature = "(layout=None, node=None, **options)")]
     fn new(
         py: Python<'_>,
         layout: Option<&Bound<'_, PyAny>>,
         node: Option<&Bound<'_, PyAny>>,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let layout = match layout {
-            Some(l) if !l.is_none() => layout_arg(l)?,
-            _ => Layout::parse("twitter").map_err(Error)?,
+        // What the arguments leave unset (None) comes from the environment (SNOWFLAKE_LAYOUT,
+        // SNOWFLAKE_NODE, SNOWFLAKE_OPTIONS), then the defaults: core resolves it.
+        let env = Environment::read().map_err(Error)?;
+        let given_layout = match layout {
+            Some(l) if !l.is_none() => Some(layout_arg(l)?),
+            _ => None,
         };
-        let node = node_arg(&layout, node)?;
+        let (layout, layout_source) = env.layout(given_layout).map_err(Error)?;
+        let node = match node {
+            Some(n) if !n.is_none() => Some(node_arg(&layout, Some(n))?),
+            _ => None,
+        };
         // Every option goes to core as it is, one key at a time: core's table checks names,
         // types and ranges (the same checks, and messages, as every other front end).
-        let mut o = Options::default();
+        let mut o = GivenOptions::new();
         for (key, value) in options.into_iter().flat_map(|d| d.iter()) {
             let key = key.cast::<PyString>()?.to_cow()?.into_owned();
             let mut text = None;
             o.set(&key, value_of(&value, &mut text)?).map_err(Error)?;
         }
-        let isolated = o.isolated;
+        let config = env.config(layout, layout_source, node, o).map_err(Error)?;
+        let isolated = config.options.isolated;
         // Files, locks, maybe Redis and a wait for a lease's floor: detached.
-        let inner =
-            py.detach(|| snowflake_core::Generator::new(&layout, node, o)).map_err(Error)?.map_clock(PyClock);
+        let inner = py.detach(|| config.open()).map_err(Error)?.map_clock(PyClock);
         Ok(PyGenerator { inner, isolated })
     }
 
@@ -250,10 +261,15 @@ impl PyGenerator {
         Ok(PyBlock(self.inner.reserve(whole_arg(n, "n", u64::MAX)?).map_err(Error)?))
     }
 
-    /// What this generator has done, and how far ahead of the clock its state is.
-    fn stats(&self) -> PyStats {
+    /// What this generator has done, how far ahead of the clock its state is, and where its
+    /// configuration came from (``sources``).
+    fn stats(&self, py: Python<'_>) -> PyResult<PyStats> {
         let s = self.inner.stats();
-        PyStats {
+        let sources = PyDict::new(py);
+        for (name, source) in self.inner.provenance().iter() {
+            sources.set_item(name, source.as_str())?;
+        }
+        Ok(PyStats {
             issued: s.issued,
             waits: s.waits,
             waited_ms: s.waited_ms,
@@ -266,7 +282,8 @@ impl PyGenerator {
             last_unix_ms: s.last_unix_ms,
             ms_left: s.ms_left,
             years_left: s.years_left(),
-        }
+            sources: sources.unbind(),
+        })
     }
 
     /// The layout.
@@ -404,7 +421,9 @@ impl BlockIter {
 /// ``rollovers``, ``drift_ms``, how far ahead of the clock the state is now, and for a lease
 /// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now; and how
 /// long the layout has left: ``last_unix_ms``, its last usable instant, ``ms_left`` and
-/// ``years_left`` until then.
+/// ``years_left`` until then; and ``sources``: where the layout, the node values and each
+/// option came from (``"code"``, ``"default"``, or the environment variable's name,
+/// ``"SNOWFLAKE_LAYOUT"``, ``"SNOWFLAKE_NODE"``, ``"SNOWFLAKE_OPTIONS"``).
 #[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
 pub struct PyStats {
     /// IDs issued through this generator.
@@ -431,6 +450,8 @@ pub struct PyStats {
     ms_left: u64,
     /// ``ms_left`` in years of 365.2425 days.
     years_left: f64,
+    /// Where each value came from: ``{"layout": ..., "node": ..., "max_drift_ms": ..., ...}``.
+    sources: Py<PyDict>,
 }
 
 #[pymethods]

@@ -1129,3 +1129,87 @@ impl fmt::Display for Options {
         Ok(())
     }
 }
+
+/// Where one of a generator's values came from: the code that made it, an environment
+/// variable (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`, `SNOWFLAKE_OPTIONS`), or the default.
+///
+/// ```
+/// use snowflake_core::Source;
+/// assert_eq!(Source::Environment("SNOWFLAKE_NODE").as_str(), "SNOWFLAKE_NODE");
+/// assert_eq!(Source::Default.to_string(), "default");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Nobody gave it: the default.
+    Default,
+    /// The code that made the generator gave it.
+    Code,
+    /// The environment variable named.
+    Environment(&'static str),
+}
+
+impl Source {
+    /// `default`, `code`, or the variable's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::Code => "code",
+            Source::Environment(variable) => variable,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a generator's layout, node values and each option came from (see
+/// `Config` in the `env` module, which records it, and `Generator::provenance`).
+/// `Display` writes `layout=SOURCE;node=SOURCE;OPTION=SOURCE;…` in the table's order.
+///
+/// ```
+/// use snowflake_core::{Provenance, Source};
+/// let p = Provenance::CODE;
+/// assert_eq!(p.option("max_wait_ms"), Some(Source::Code));
+/// assert_eq!(p.iter().next(), Some(("layout", Source::Code)));
+/// assert!(p.to_string().starts_with("layout=code;node=code;max_drift_ms=code;"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Provenance {
+    /// Where the layout came from.
+    pub layout: Source,
+    /// Where the node values came from.
+    pub node: Source,
+    /// Where each option came from, in the order of [`OPTIONS`].
+    pub options: [Source; OPTIONS.len()],
+}
+
+impl Provenance {
+    /// Everything from the code: what a generator made by `Generator::new` records (the code
+    /// handed over every value, defaults included).
+    pub const CODE: Provenance =
+        Provenance { layout: Source::Code, node: Source::Code, options: [Source::Code; OPTIONS.len()] };
+
+    /// Where option `name` (snake_case) came from; `None` for a name not in the table.
+    pub fn option(&self, name: &str) -> Option<Source> {
+        OPTIONS.iter().position(|o| o.name == name).map(|i| self.options[i])
+    }
+
+    /// `("layout", source)`, `("node", source)`, then each option's name and source.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Source)> + '_ {
+        [("layout", self.layout), ("node", self.node)]
+            .into_iter()
+            .chain(OPTIONS.iter().zip(self.options.iter()).map(|(o, s)| (o.name, *s)))
+    }
+}
+
+impl fmt::Display for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (name, source)) in self.iter().enumerate() {
+            write!(f, "{}{name}={source}", if i == 0 { "" } else { ";" })?;
+        }
+        Ok(())
+    }
+}

@@ -95,6 +95,21 @@ function dist_check(string $vectors, string $version): string
         $checked++;
     }
 
+    // The UUIDv7 view and JsonId (issue 28); the framework adapters ship in the package (their
+    // frameworks are suggested packages: only the files are checked here).
+    foreach ($read('uuid')['layouts'] as $row) {
+        $l = new Layout($row['spec']);
+        foreach ($row['cases'] as $c) {
+            dist_expect($l->toUuid($c['id']) === $c['uuid'] && (string) $l->fromUuid($c['uuid']) === $c['id'], "UUID of {$c['id']}");
+            $checked++;
+        }
+    }
+    dist_expect(json_encode([new \Snowflake\JsonId(7)]) === '["7"]', 'JsonId');
+    $src = dirname((new \ReflectionClass(Generator::class))->getFileName());
+    foreach (['Laravel/HasSnowflakeIds.php', 'Laravel/SnowflakeId.php', 'Doctrine/SnowflakeIdGenerator.php', 'Doctrine/SnowflakeType.php'] as $f) {
+        dist_expect(is_file("$src/$f"), "the package lacks src/$f");
+    }
+
     // New IDs from the system clock: unique, increasing, of this node.
     $g = new Generator('twitter', ['datacenter' => 1, 'worker' => 3]);
     $ids = [];

@@ -68,6 +68,19 @@ for v in json.loads((vectors / "sql_scripts.json").read_text())["scripts"]:
         assert layout.sql(v["dialect"], prefix=v["prefix"]) == v["sql"], v["spec"]
     checked += 1
 
+# The UUIDv7 view (issue 28): every vector, both ways.
+for row in json.loads((vectors / "uuid.json").read_text())["layouts"]:
+    layout = sf.Layout(row["spec"])
+    for c in row["cases"]:
+        assert str(layout.to_uuid(int(c["id"]))) == c["uuid"] and layout.from_uuid(c["uuid"]) == int(c["id"]), c
+        checked += 1
+
+# The framework adapters ship in the wheel (their frameworks are extras, not installed here).
+import importlib.util
+
+for module in ("libsnowflake.pydantic", "libsnowflake.sqlalchemy", "libsnowflake.django"):
+    assert importlib.util.find_spec(module) is not None, f"{module} is not in the wheel"
+
 # New IDs from the system clock: unique, increasing, of this node.
 gen = sf.Generator("twitter", node={"datacenter": 1, "worker": 3})
 ids = [gen.next_id() for _ in range(1000)] + gen.next_ids(9000)

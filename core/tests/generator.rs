@@ -276,6 +276,39 @@ fn pool_banks_quiet_ticks_without_borrowing() {
     assert_eq!(tick_seq(&l, fresh), (T + 4, 0));
 }
 
+/// A clock whose cheap reading lags its fresh one by a tick, as the cached clock does when its
+/// ticker falls behind on a loaded machine.
+struct LaggingClock(ManualClock);
+
+impl Clock for LaggingClock {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+    fn now_ms_cached(&self) -> u64 {
+        self.0.now_ms() - 1
+    }
+}
+
+#[test]
+fn a_lagging_cheap_reading_does_not_empty_the_bank() {
+    // The state is in tick T (taken on a fresh reading: here the caller's), the cheap reading
+    // says T - 1. The bank judges on a fresh reading, as next_id does, instead of finding
+    // "the state ahead of the clock" and banking nothing (seen as a flaky
+    // a_pools_bank_is_not_inherited under load).
+    let l = small();
+    let g = Generator::isolated(
+        &l,
+        l.parse_node("worker=5").unwrap(),
+        opts("max_wait_ms=0"),
+        LaggingClock(ManualClock::new(T)),
+    )
+    .unwrap();
+    assert_eq!(tick_seq(&l, g.next_id_at(T).unwrap()), (T, 0));
+    let mut pool: Pool<'_, _, 4> = Pool::new(&g);
+    assert_eq!(pool.bank().unwrap(), 3, "the rest of tick T");
+    assert_eq!(pool.bank().unwrap(), 0, "nothing left in this tick, and no borrowing");
+}
+
 #[test]
 fn generators_with_one_identity_share_a_state() {
     let l = Layout::parse("time:41,worker:10,sequence:12;epoch=1288834974657").unwrap();

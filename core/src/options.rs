@@ -568,6 +568,18 @@ fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
 }
 
+/// The hint for `key=value` whose value holds another option after a `,`
+/// (`max_wait_ms=0,max_drift_ms=5`): options are separated by `;`. Given only when the value
+/// was refused, so that a path or a Sentinel address with a `,` stays valid.
+fn comma_hint(key: &str, value: &str) -> Option<Error> {
+    let next_is_option = value.split(',').skip(1).any(|item| {
+        item.split_once('=').is_some_and(|(name, _)| OPTIONS.iter().any(|o| o.name == name.trim()))
+    });
+    next_is_option.then(|| {
+        bad(key, "options are separated by `;`, not `,` (`max_wait_ms=0;max_drift_ms=5`; node values are separated by `,`)")
+    })
+}
+
 fn parse_integer(name: &str, text: &str, min: u64, max: u64) -> Result<u64> {
     if text.is_empty() || !text.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad(name, "must be a non-negative integer, written in digits"));
@@ -716,9 +728,57 @@ impl Options {
             if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            o.set_text(key, value)?;
+            o.set_text(key, value).map_err(|e| comma_hint(key, value).unwrap_or(e))?;
         }
         Ok(o)
+    }
+
+    /// Options from the text form with named values on top: Python's
+    /// `Generator(…, options="lease=…;max_wait_ms=0", max_drift_ms=5)`. The text is read as
+    /// [`Options::parse`] reads it, each named value set as [`Options::set_keyword`] sets it,
+    /// and an option given both ways is refused (neither silently wins).
+    ///
+    /// ```
+    /// use snowflake_core::{Options, Value};
+    /// let o = Options::parse_with_keywords("max_wait_ms=0", [("max_drift_ms", Value::Int(5))]).unwrap();
+    /// assert_eq!((o.max_wait_ms, o.max_drift_ms), (0, 5));
+    /// let twice = Options::parse_with_keywords("max_wait_ms=0", [("max_wait_ms", Value::Int(5))]);
+    /// assert!(twice.unwrap_err().to_string().contains("both"));
+    /// ```
+    pub fn parse_with_keywords<'a>(
+        text: &str,
+        keywords: impl IntoIterator<Item = (&'a str, Value<'a>)>,
+    ) -> Result<Options> {
+        let mut o = Options::parse(text)?;
+        for (name, value) in keywords {
+            let in_text = Options::text_pairs(text).any(|pair| matches!(pair, Ok((key, _)) if key == name));
+            if in_text {
+                return Err(bad(
+                    name,
+                    "is given both in the options text and as a keyword argument: give it once",
+                ));
+            }
+            o.set_keyword(name, value)?;
+        }
+        Ok(o)
+    }
+
+    /// [`Options::set`] for a front end whose options are keyword arguments (Python): an
+    /// unknown name is [`Error::UnknownKeyword`], of kind [`crate::ErrorKind::Type`], as
+    /// Python raises `TypeError` for an unexpected keyword; the message lists the options.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, ErrorKind, Options, Value};
+    /// let err = Options::default().set_keyword("max_wait", Value::Int(0)).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Type);
+    /// assert!(err.to_string().contains("max_wait_ms"));
+    /// ```
+    pub fn set_keyword(&mut self, name: &str, value: Value<'_>) -> Result<()> {
+        let spec = OPTIONS
+            .iter()
+            .find(|o| o.name == name)
+            .ok_or(Error::UnknownKeyword { name: Name::snippet(name), known: OPTION_NAMES })?;
+        self.set_spec(spec, name, value)
     }
 
     /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,

@@ -68,10 +68,10 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_IO'
 /** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
 export interface GeneratorOptions {
-  /** A preset name, a spec, or a `Layout`. */
-  layout: string | Layout
-  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */
-  node?: Record<string, number | bigint>
+  /** A preset name, a spec, or a `Layout` (default `'twitter'`); or give it as the first argument. */
+  layout?: string | Layout
+  /** This node's field values: `{ datacenter: 1, worker: 3 }`, or the text `'datacenter=1,worker=3'`. */
+  node?: Record<string, number | bigint> | string
   /** How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake). (default 0) */
   maxDriftMs?: number | bigint | null
   /** How long a call may wait for the clock before it fails (0: never block). (default 1000) */
@@ -118,7 +118,7 @@ export interface EncodeOptions {
  * `id` as `'decimal'`, `'hex'` (16), `'base32'` (Crockford, 13), `'base36'` (13),
  * `'base58'` (11) or `'base62'` (11): fixed-width encodings sort like the numbers.
  */
-export declare function encode(id: bigint | number, encoding: Encoding, options?: EncodeOptions): string
+export declare function encode(id: bigint | string | number, encoding: Encoding, options?: EncodeOptions): string
 /**
  * Parses an encoded ID, strictly (length, alphabet, overflow); the inverse of `encode` with
  * the same `reverse`.
@@ -190,10 +190,13 @@ export type JsGenerator = Generator
 /** A Snowflake ID generator (lock-free; one state per layout and node values in the process). */
 export declare class Generator {
   /**
-   * Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
-   * out-of-range value, and a `TypeError` for a value of the wrong type.
+   * Builds a generator: `new Generator('twitter', { node: 'datacenter=1,worker=3' })`, or
+   * `new Generator({ layout, node, ...options })`; the layout is a preset name, a spec or a
+   * `Layout` (default `'twitter'`), the node values an object or the text form. Throws
+   * `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or out-of-range value, and a
+   * `TypeError` naming the argument for a value of the wrong type.
    */
-  constructor(options: GeneratorOptions)
+  constructor(layout?: string | Layout | GeneratorOptions | null, options?: Omit<GeneratorOptions, 'layout'>)
   /**
    * The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
    * clock is behind), then throws `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED` or
@@ -266,16 +269,17 @@ export declare class Layout {
    */
   sql(dialect: 'postgres', prefix?: string): string
   /**
-   * The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
-   * layout's width.
+   * The parts of `id` (a bigint, a decimal string such as `pg` returns for a `BIGINT`, or a
+   * safe-integer number); throws `ERR_SNOWFLAKE_INVALID_ID` for a malformed string or when
+   * `id` has bits above the layout's width.
    */
-  decode(id: bigint | number): Parts
+  decode(id: bigint | string | number): Parts
   /**
-   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or none for
-   * all zeros)
-   * and `sequence`, each checked against its range.
+   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or
+   * none for all zeros; an object or the text `'datacenter=1,worker=3'`) and `sequence`,
+   * each checked against its range.
    */
-  compose(t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint): bigint
+  compose(t: number | Date, fields?: Record<string, number | bigint> | string, sequence?: number | bigint): bigint
   /**
    * The smallest ID of the tick holding `t`: with `maxId`, the bounds of a
    * `WHERE id BETWEEN` range query.
@@ -310,7 +314,7 @@ export type JsPublicIds = PublicIds
 export declare class PublicIds {
   constructor(key: Uint8Array, encoding?: Encoding)
   /** The public text of `id`. */
-  encode(id: bigint | number): string
+  encode(id: bigint | string | number): string
   /** The ID of a public text. */
   decode(text: string): bigint
   /** The texts' encoding. */

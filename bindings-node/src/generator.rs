@@ -125,6 +125,16 @@ impl JsGenerator {
                 }
             },
         };
+        if let Some(o) = &options {
+            if !is_plain_object(env.raw(), raw(o))? {
+                return Err(type_error(
+                    env.raw(),
+                    at,
+                    "the options are an object, e.g. { node: 'datacenter=1,worker=3', maxWaitMs: 0 }",
+                    raw(o),
+                ));
+            }
+        }
         let options: Option<Object> = options.map(|o| arg(&env, o, at)).transpose()?;
         let field = |name: &str| format!("{}.{name})", at.trim_end_matches(')'));
         let layout = match (layout, options.as_ref().map(|o| o.get("layout")).transpose()?.flatten()) {

@@ -63,13 +63,14 @@ final class Generator
 
     /**
      * @param Layout|string $layout a Layout, a spec or a preset name
-     * @param array<string, int> $node node field values: every node field of the layout, or none for all zeros
+     * @param array<string, int>|string $node node field values, `['datacenter' => 1, 'worker' => 3]` or the
+     *        text `'datacenter=1,worker=3'`: every node field of the layout, or none for all zeros
      * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_dir?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null, run_lock?: bool|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type
      */
-    public function __construct(Layout|string $layout, array $node = [], array $options = [])
+    public function __construct(Layout|string $layout, array|string $node = [], array $options = [])
     {
         $this->layout = Layout::of($layout);
         $ffi = $this->ffi = Library::ffi();

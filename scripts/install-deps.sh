@@ -11,9 +11,10 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # The servers the tests start themselves (tests/servers/serve.py): redis-server and
 # redis-sentinel, PostgreSQL, php8.2-fpm with cgi-fcgi (libfcgi-bin), openssl for certificates.
 # composer and php8.2-zip: scripts/dist.sh packs the Composer package, tests/dist installs it;
-# binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check.
+# binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check; lintian checks
+# the .debs (tests/dist).
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
-  cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils)
+  cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

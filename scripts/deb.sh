@@ -13,11 +13,10 @@
 # the libsnowflake.a built with `--features minimal`. Each package has its copyright, its
 # changelog and md5sums, and passes lintian without errors (tests/dist/run.sh runs it).
 set -euo pipefail
+OUT=$(realpath "$1")
+OUT_MINIMAL=$(realpath "$2")
+DEST=$(realpath "$3")
 cd "$(dirname "$0")/.."
-ROOT=$PWD
-OUT=$1
-OUT_MINIMAL=$2
-DEST=$3
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
 
@@ -41,9 +40,12 @@ trap 'rm -rf "$WORK"' EXIT
 ALL=$WORK/all
 make -s -C ffi-c install-artifacts ARTIFACTS="$OUT" PREFIX=/usr LIBDIR="lib/$MULTIARCH" DESTDIR="$ALL"
 make -s -C ffi-c install-minimal-artifacts MINIMAL_ARTIFACTS="$OUT_MINIMAL" PREFIX=/usr LIBDIR="lib/$MULTIARCH" DESTDIR="$ALL"
-strip --strip-debug "$ALL/$LIBDIR/libsnowflake.a" "$ALL/$LIBDIR/libsnowflake_minimal.a"
-# A shared library is not a program (lintian: shlib-with-executable-bit).
+strip --strip-debug --remove-section=.comment "$ALL/$LIBDIR/libsnowflake.a" "$ALL/$LIBDIR/libsnowflake_minimal.a"
+# A shared library is not a program (lintian: shlib-with-executable-bit). The dist profile
+# strips the binaries already; a build of another profile is stripped here, as dh_strip would
+# (lintian: unstripped-binary-or-object).
 chmod 644 "$ALL/$LIBDIR/libsnowflake.so.$VERSION"
+strip --strip-unneeded --remove-section=.comment "$ALL/$LIBDIR/libsnowflake.so.$VERSION"
 
 # move <package> <path...>: the paths (relative to /) from the whole tree into the package's.
 move() {
@@ -58,6 +60,16 @@ move "$RUNTIME" "$LIBDIR/libsnowflake.so.$VERSION" "$LIBDIR/libsnowflake.so.$SOV
 move libsnowflake-dev "$LIBDIR/libsnowflake.so" "$LIBDIR/libsnowflake.a" "$LIBDIR/libsnowflake_minimal.a" \
   "$LIBDIR/pkgconfig" "$LIBDIR/cmake" usr/include
 install -D -m 755 "$OUT/snowflake" "$WORK/libsnowflake-tools/usr/bin/snowflake"
+strip --remove-section=.comment "$WORK/libsnowflake-tools/usr/bin/snowflake"
+# Its manual page: what `snowflake --help` says, and where the rest is.
+mkdir -p "$WORK/libsnowflake-tools/usr/share/man/man1"
+{
+  printf '.TH SNOWFLAKE 1 "" "libsnowflake %s" "User Commands"\n' "$VERSION"
+  printf '.SH NAME\nsnowflake \\- generate, decode and inspect Snowflake-style 64-bit IDs\n'
+  printf '.SH SYNOPSIS\n.B snowflake\n.I COMMAND\n.RI [ OPTIONS ]\n.SH DESCRIPTION\n.nf\n'
+  "$OUT/snowflake" --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'
+  printf '.fi\n.PP\nEach command has its own help: \\fBsnowflake\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR.\n'
+} | gzip -9n >"$WORK/libsnowflake-tools/usr/share/man/man1/snowflake.1.gz"
 install -D -m 644 ffi-c/API.md "$WORK/libsnowflake-dev/usr/share/doc/libsnowflake-dev/API.md"
 leftover=$(cd "$ALL" && find . -type f -o -type l)
 [ -z "$leftover" ] || { echo "deb.sh: files in no package: $leftover" >&2; exit 1; }

@@ -442,8 +442,9 @@ check "PHP CLI: the bundled library (no SNOWFLAKE_LIB) decodes the shared vector
   says "^ok cli cdef $VERSION [0-9]+ vectors, 10000 IDs, library $BUNDLED$" \
   bash -c "cd '$PHP_PROJECT' && PATH='$NORUST_PATH' php '$ROOT/tests/dist/check.php' '$PHP_PROJECT' '$VECTORS' '$VERSION'"
 
-# PHP-FPM with the preload recipe of docs/php.md, pointed at this project: the header from
-# bin/snowflake-preload-header (its FFI_LIB the bundled library), preload.php from vendor/.
+# PHP-FPM preloading the package with the php.ini lines of vendor/bin/snowflake-preload-header
+# --ini: the header from bin/snowflake-preload-header (its FFI_LIB the bundled library),
+# preload.php from vendor/.
 FPM_DIR=$WORK/fpm
 fpm_serves() {
   local fpm user=www-data pool_user=""
@@ -458,11 +459,12 @@ fpm_serves() {
     chown nobody:nogroup "$FPM_DIR/shm"
     pool_user=$'user = nobody\ngroup = nogroup'
   fi
-  sed -n '/^```ini$/,/^```$/p' docs/php.md | sed '1d;$d' |
-    sed -e "s|^ffi.preload = .*|ffi.preload = $FPM_DIR/snowflake.h|" \
-      -e "s|^opcache.preload = /var/www/vendor/|opcache.preload = $PHP_PROJECT/vendor/|" \
-      -e "s|^opcache.preload_user = .*|opcache.preload_user = $user|" >"$FPM_DIR/php.ini"
-  grep -q "^opcache.preload = $PACKAGE/preload.php$" "$FPM_DIR/php.ini" || { cat "$FPM_DIR/php.ini"; return 1; }
+  # php.ini: the lines that Composer's vendor/bin/snowflake-preload-header prints for this
+  # install (issue 29), as they are.
+  (cd "$PHP_PROJECT" && no_rust vendor/bin/snowflake-preload-header --ini --header="$FPM_DIR/snowflake.h" --user="$user") >"$FPM_DIR/php.ini" || return 1
+  grep -q "^opcache.preload = $PACKAGE/preload.php$" "$FPM_DIR/php.ini" && grep -q "^ffi.enable = preload$" "$FPM_DIR/php.ini" &&
+    grep -q "^opcache.preload_user = $user$" "$FPM_DIR/php.ini" && test -f "$PACKAGE/README.md" &&
+    grep -q 'snowflake-preload-header --ini' "$PACKAGE/README.md" || { cat "$FPM_DIR/php.ini"; return 1; }
   cat >"$FPM_DIR/fpm.conf" <<EOF
 [global]
 error_log = $FPM_DIR/fpm.log

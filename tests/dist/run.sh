@@ -500,7 +500,7 @@ EOF
     grep -Eq "^ok fpm-fcgi preload $VERSION [0-9]+ vectors, 10000 IDs" "$FPM_DIR/response" || return 1
   done
 }
-check "PHP-FPM preloading the package (docs/php.md's php.ini): the bundled library decodes the shared vectors and issues IDs" \
+check "PHP-FPM preloading the package (the php.ini of vendor/bin/snowflake-preload-header --ini): the bundled library decodes the shared vectors and issues IDs" \
   fpm_serves
 
 # --- C and C++: the tarball ----------------------------------------------------------------

@@ -95,7 +95,7 @@ module.exports = function check({ Layout, Generator, PublicIds, encode, decodeSt
   const id = text.nextId();
   assert.ok(id > ids[ids.length - 1], 'one identity, one state');
   assert.deepEqual(twitter.decode(String(id)), twitter.decode(id));
-  assert.equal(lib.encode(String(id), 'base62'), lib.encode(id, 'base62'));
+  assert.equal(encode(String(id), 'base62'), encode(id, 'base62'));
   assert.equal(new Generator().layout.toString(), twitter.toString());
   assert.throws(() => twitter.decode('12x'), (e) => e.code === 'ERR_SNOWFLAKE_INVALID_ID' && /^layout\.decode\(id\): /.test(e.message));
   assert.throws(() => twitter.decode({}), (e) => e instanceof TypeError && /^layout\.decode\(id\): /.test(e.message));

@@ -69,10 +69,10 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_BUSY'
 /** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
 export interface GeneratorOptions {
-  /** A preset name, a spec, or a `Layout` (default: $SNOWFLAKE_LAYOUT, else twitter). */
+  /** A preset name, a spec, or a `Layout` (default: $SNOWFLAKE_LAYOUT, else twitter); or give it as the first argument. */
   layout?: string | Layout
-  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }` (default: $SNOWFLAKE_NODE, else all zeros). */
-  node?: Record<string, number | bigint>
+  /** This node's field values: `{ datacenter: 1, worker: 3 }`, or the text `'datacenter=1,worker=3'` (default: $SNOWFLAKE_NODE, else all zeros). */
+  node?: Record<string, number | bigint> | string
   /** How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake). (default 0) */
   maxDriftMs?: number | bigint | null
   /** How long a call may wait for the clock before it fails (0: never block). (default 1000) */
@@ -115,7 +115,7 @@ export interface EncodeOptions {
  * `id` as `'decimal'`, `'hex'` (16), `'base32'` (Crockford, 13), `'base36'` (13),
  * `'base58'` (11) or `'base62'` (11): fixed-width encodings sort like the numbers.
  */
-export declare function encode(id: bigint | number, encoding: Encoding, options?: EncodeOptions): string
+export declare function encode(id: bigint | string | number, encoding: Encoding, options?: EncodeOptions): string
 /**
  * Parses an encoded ID, strictly (length, alphabet, overflow); the inverse of `encode` with
  * the same `reverse`.
@@ -193,16 +193,19 @@ export type JsGenerator = Generator
 /** A Snowflake ID generator (lock-free; one state per layout and node values in the process). */
 export declare class Generator {
   /**
-   * Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
-   * out-of-range value, and a `TypeError` for a value of the wrong type.
+   * Builds a generator: `new Generator('twitter', { node: 'datacenter=1,worker=3' })`, or
+   * `new Generator({ layout, node, ...options })`; the layout is a preset name, a spec or a
+   * `Layout`, the node values an object or the text form. Throws `ERR_SNOWFLAKE_VALUE` for
+   * an unknown option, node field or out-of-range value, and a `TypeError` naming the
+   * argument for a value of the wrong type.
    *
-   * What the options leave out (or `new Generator()` altogether) comes from the
+   * What the arguments leave out (or `new Generator()` altogether) comes from the
    * environment: the layout from `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from
-   * `SNOWFLAKE_NODE` (else all zeros), each option from `SNOWFLAKE_OPTIONS`; core resolves
-   * it, and a malformed variable throws naming it. `stats().sources` says where each value
-   * came from.
+   * `SNOWFLAKE_NODE` (else all zeros), each option the code does not give from
+   * `SNOWFLAKE_OPTIONS`; core resolves it, and a malformed variable throws naming it.
+   * `stats().sources` says where each value came from.
    */
-  constructor(options?: GeneratorOptions)
+  constructor(layout?: string | Layout | GeneratorOptions | null, options?: Omit<GeneratorOptions, 'layout'>)
   /**
    * The next ID as a `number`, for layouts of at most 53 bits (such as `js53`), whose IDs
    * are all exact JavaScript numbers (`Number.isSafeInteger`). Throws `ERR_SNOWFLAKE_VALUE`
@@ -281,16 +284,17 @@ export declare class Layout {
    */
   sql(dialect: 'postgres', prefix?: string): string
   /**
-   * The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
-   * layout's width.
+   * The parts of `id` (a bigint, a decimal string such as `pg` returns for a `BIGINT`, or a
+   * safe-integer number); throws `ERR_SNOWFLAKE_INVALID_ID` for a malformed string or when
+   * `id` has bits above the layout's width.
    */
-  decode(id: bigint | number): Parts
+  decode(id: bigint | string | number): Parts
   /**
-   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or none for
-   * all zeros)
-   * and `sequence`, each checked against its range.
+   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or
+   * none for all zeros; an object or the text `'datacenter=1,worker=3'`) and `sequence`,
+   * each checked against its range.
    */
-  compose(t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint): bigint
+  compose(t: number | Date, fields?: Record<string, number | bigint> | string, sequence?: number | bigint): bigint
   /**
    * The UUIDv7 view of `id` (36 lowercase characters): version 7, RFC 9562's variant, the
    * ID's Unix-ms time in its 48-bit timestamp (what PostgreSQL's `uuid_extract_timestamp` and
@@ -337,7 +341,7 @@ export type JsPublicIds = PublicIds
 export declare class PublicIds {
   constructor(key: Uint8Array, encoding?: Encoding)
   /** The public text of `id`. */
-  encode(id: bigint | number): string
+  encode(id: bigint | string | number): string
   /** The ID of a public text. */
   decode(text: string): bigint
   /** The texts' encoding. */

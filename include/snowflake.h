@@ -636,6 +636,24 @@ SnowflakeStatus snowflake_layout_info(const struct SnowflakeLayout *layout, uint
 SnowflakeStatus snowflake_layout_decode(const struct SnowflakeLayout *layout, uint64_t id, struct SnowflakeParts *out);
 
 /**
+ * The value of the field called `name` in `parts`, decoded by `snowflake_layout_decode` with
+ * this layout: a node field (`"worker"`), or `"time"` (the tick) or `"sequence"`. C's way to
+ * read a field by name rather than by its position in `parts->fields` (C++:
+ * `parts.field("worker")`). `SNOWFLAKE_STATUS_VALUE` when the layout has no such field, or
+ * when `parts` holds another layout's number of fields.
+ *
+ * ```c
+ * uint64_t worker;
+ * if (snowflake_layout_field_value(layout, &parts, "worker", &worker) == SNOWFLAKE_STATUS_OK) ...
+ * ```
+ *
+ * # Safety
+ * `layout` is a live handle; `parts` points to a `SnowflakeParts`; `name` is NUL-terminated;
+ * `out` is valid for a write.
+ */
+SnowflakeStatus snowflake_layout_field_value(const struct SnowflakeLayout *layout, const struct SnowflakeParts *parts, const char *name, uint64_t *out);
+
+/**
  * The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`,
  * every node field of the layout; NULL or `""` for all zeros) and `sequence`, each checked against its range
  * (`SNOWFLAKE_STATUS_TIME_RANGE`, `SNOWFLAKE_STATUS_VALUE`).

@@ -140,6 +140,8 @@ SnowflakeStatus snowflake_layout_info(const struct SnowflakeLayout *layout, uint
 
 SnowflakeStatus snowflake_layout_decode(const struct SnowflakeLayout *layout, uint64_t id, struct SnowflakeParts *out);
 
+SnowflakeStatus snowflake_layout_field_value(const struct SnowflakeLayout *layout, const struct SnowflakeParts *parts, const char *name, uint64_t *out);
+
 SnowflakeStatus snowflake_layout_compose(const struct SnowflakeLayout *layout, uint64_t unix_ms, const char *node, uint64_t sequence, uint64_t *out);
 
 SnowflakeStatus snowflake_layout_min_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);

@@ -11,11 +11,12 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # The servers the tests start themselves (tests/servers/serve.py): redis-server and
 # redis-sentinel, PostgreSQL, php8.2-fpm with cgi-fcgi (libfcgi-bin), openssl for certificates.
 # composer and php8.2-zip: scripts/dist.sh packs the Composer package, tests/dist installs it;
-# binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check.
+# binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check; lintian checks
+# the .debs (tests/dist).
 # The PHP adapters' tests (tests/php/orm): Eloquent and Doctrine as Debian packages them, with
 # PDO for SQLite and PostgreSQL.
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
-  cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils
+  cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

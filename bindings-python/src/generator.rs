@@ -13,7 +13,7 @@
 //! layout and node values), since the parent, or a sibling, may still issue from it; both
 //! raise ForkedProcessError. Shared and leased generators keep working across fork().
 
-use crate::error::Error;
+use crate::error::{type_error, Error};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
 use pyo3::exceptions::PyTypeError;
@@ -117,12 +117,17 @@ pub fn whole_arg(v: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
 /// options text); a malformed variable raises, naming it. ``stats().sources`` says where each
 /// value came from.
 ///
-/// ``options`` are the keyword arguments of core's option table, one per option (the README's
+/// The options are the keyword arguments of core's option table, one per option (the README's
 /// "Every option" table, and this class's stub, list them with their types and defaults):
 /// the policies when a tick is full or the clock goes back (``max_drift_ms``,
 /// ``max_wait_ms``, ``rollover``, ...), and how the state is shared beyond this process
-/// (``shared``, ``state_file``, ``lease``, ...). Core checks each: an unknown name, a wrong
-/// type or a value out of range raises with the message every front end gives.
+/// (``shared``, ``state_file``, ``lease``, ...). Core checks each: a wrong type or an unknown
+/// name raises :class:`SnowflakeTypeError` (a ``TypeError``), a value out of range
+/// :class:`ValueRangeError`, with the message every front end gives. ``options="..."`` takes
+/// the same options as text, as C and ``SNOWFLAKE_OPTIONS`` write them
+/// (``"lease=rediss://...;lease_password_file=/run/secrets/redis"``); keywords add to it, and
+/// an option given both ways is refused. ``SNOWFLAKE_OPTIONS`` fills only the options the code
+/// gives neither way: where both name a key, the code's value wins.
 ///
 /// Every generator of a process with the same layout and node values shares one state, so
 /// making a new one per request cannot repeat an ID; ``isolated=True`` gives a generator a
@@ -167,12 +172,13 @@ impl PyGenerator {
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(signature = (layout = None, node = None, **options), text_signature = "(layout=None, node=None, **options)")]
+    #[pyo3(signature = (layout = None, node = None, *, options = None, **keywords), text_signature = "(layout=None, node=None, *, options=None, **keywords)")]
     fn new(
         py: Python<'_>,
         layout: Option<&Bound<'_, PyAny>>,
         node: Option<&Bound<'_, PyAny>>,
-        options: Option<&Bound<'_, PyDict>>,
+        options: Option<&Bound<'_, PyAny>>,
+        keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         // What the arguments leave unset (None) comes from the environment (SNOWFLAKE_LAYOUT,
         // SNOWFLAKE_NODE, SNOWFLAKE_OPTIONS), then the defaults: core resolves it.
@@ -186,14 +192,32 @@ impl PyGenerator {
             Some(n) if !n.is_none() => Some(node_arg(&layout, Some(n))?),
             _ => None,
         };
-        // Every option goes to core as it is, one key at a time: core's table checks names,
-        // types and ranges (the same checks, and messages, as every other front end).
-        let mut o = GivenOptions::new();
-        for (key, value) in options.into_iter().flat_map(|d| d.iter()) {
-            let key = key.cast::<PyString>()?.to_cow()?.into_owned();
-            let mut text = None;
-            o.set(&key, value_of(&value, &mut text)?).map_err(Error)?;
+        let text = match options {
+            Some(t) if !t.is_none() => match t.cast::<PyString>() {
+                Ok(t) => t.to_cow()?.into_owned(),
+                Err(_) => {
+                    return Err(type_error("options", "a string of `key=value` pairs separated by `;`", t))
+                }
+            },
+            _ => String::new(),
+        };
+        // Every option goes to core as it is: the text whole, each keyword one at a time.
+        // Core's table checks names, types and ranges (the same checks, and messages, as every
+        // other front end), and refuses an option given both ways; what the code gives neither
+        // way comes from SNOWFLAKE_OPTIONS, key by key.
+        let keywords: Vec<(String, Bound<'_, PyAny>)> = match keywords {
+            Some(d) => d
+                .iter()
+                .map(|(k, v)| Ok((k.cast::<PyString>()?.to_cow()?.into_owned(), v)))
+                .collect::<PyResult<_>>()?,
+            None => Vec::new(),
+        };
+        let mut texts = vec![None; keywords.len()];
+        let mut values = Vec::with_capacity(keywords.len());
+        for ((key, value), text) in keywords.iter().zip(texts.iter_mut()) {
+            values.push((key.as_str(), value_of(value, text)?));
         }
+        let o = GivenOptions::parse_with_keywords(&text, values).map_err(Error)?;
         let config = env.config(layout, layout_source, node, o).map_err(Error)?;
         let isolated = config.options.isolated;
         // Files, locks, maybe Redis and a wait for a lease's floor: detached.
@@ -206,6 +230,15 @@ impl PyGenerator {
     /// :class:`SequenceExhaustedError` or :class:`ClockBehindError`.
     fn next_id(&self) -> Result<u64, Error> {
         Ok(self.inner.next_id()?)
+    }
+
+    /// The next ID, for ``asyncio``: ``await generator.next_id_async()`` never blocks the
+    /// event loop. An ID that is there at once is returned at once; when the tick is full or
+    /// the clock is behind, :meth:`next_id` waits for the clock on the loop's default executor
+    /// (at most ``max_wait_ms``, then raises as :meth:`next_id` does) while the loop runs on.
+    fn next_id_async<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        static NEXT_ID_ASYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        NEXT_ID_ASYNC.import(slf.py(), "libsnowflake._aio", "next_id_async")?.call1((slf,))
     }
 
     /// The next ID, never waiting: raises :class:`SequenceExhaustedError` or

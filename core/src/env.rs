@@ -87,15 +87,39 @@ impl GivenOptions {
     /// The options of the text form `key=value;…` ([`Options::parse`]'s grammar), each given.
     pub fn parse(text: &str) -> Result<GivenOptions> {
         let mut o = GivenOptions::new();
-        for pair in Options::text_pairs(text) {
-            let (key, value) = pair?;
-            if o.is_given(key) {
+        o.options.set_pairs(Options::text_pairs(text), &mut o.given)?;
+        Ok(o)
+    }
+
+    /// The options text with keyword arguments on top, all of them the code's: Python's
+    /// `Generator(…, options="lease=…;max_wait_ms=0", max_drift_ms=5)`. The text is read as
+    /// [`GivenOptions::parse`] reads it, each keyword set as [`Options::set_keyword`] sets it
+    /// (an unknown one is a [`crate::ErrorKind::Type`] error), and an option given both ways
+    /// is refused: neither silently wins.
+    ///
+    /// ```
+    /// use snowflake_core::{GivenOptions, Value};
+    /// let o = GivenOptions::parse_with_keywords("max_wait_ms=0", [("max_drift_ms", Value::Int(5))])?;
+    /// assert_eq!((o.options().max_wait_ms, o.options().max_drift_ms), (0, 5));
+    /// assert!(o.is_given("max_wait_ms") && o.is_given("max_drift_ms"));
+    /// let twice = GivenOptions::parse_with_keywords("max_wait_ms=0", [("max_wait_ms", Value::Int(5))]);
+    /// assert!(twice.unwrap_err().to_string().contains("both"));
+    /// # Ok::<(), snowflake_core::Error>(())
+    /// ```
+    pub fn parse_with_keywords<'a>(
+        text: &str,
+        keywords: impl IntoIterator<Item = (&'a str, Value<'a>)>,
+    ) -> Result<GivenOptions> {
+        let mut o = GivenOptions::parse(text)?;
+        for (name, value) in keywords {
+            if o.is_given(name) {
                 return Err(Error::BadOption {
-                    name: Name::snippet(key),
-                    reason: "the option is given twice",
+                    name: Name::snippet(name),
+                    reason: "is given both in the options text and as a keyword argument: give it once",
                 });
             }
-            o.set_text(key, value)?;
+            o.options.set_keyword(name, value)?;
+            o.mark(name, Spelling::Snake, true);
         }
         Ok(o)
     }
@@ -373,7 +397,7 @@ mod tests {
     #[test]
     fn a_malformed_variable_names_itself_and_its_value() {
         let layout = Layout::parse("twitter").unwrap();
-        let cases: [(Environment, &str, crate::ErrorKind); 6] = [
+        let cases: [(Environment, &str, crate::ErrorKind); 7] = [
             (
                 env(Some("twiter"), None, None),
                 "SNOWFLAKE_LAYOUT=\"twiter\": invalid layout",
@@ -397,6 +421,12 @@ mod tests {
             (
                 env(None, None, Some("max_wait=0")),
                 "SNOWFLAKE_OPTIONS=\"max_wait=0\": unknown option `max_wait`",
+                crate::ErrorKind::Value,
+            ),
+            (
+                // The options text's own hint, read from the environment too.
+                env(None, None, Some("max_wait_ms=0,max_drift_ms=5")),
+                "SNOWFLAKE_OPTIONS=\"max_wait_ms=0,max_drift_ms=5\": `max_wait_ms`: options are separated by `;`, not `,`",
                 crate::ErrorKind::Value,
             ),
             (

@@ -238,6 +238,14 @@ pub enum Error {
         /// The options there are (`crate::OPTIONS`' names).
         known: &'static [&'static str],
     },
+    /// No option has this name, given as a keyword argument (Python's `max_wait=0`): a
+    /// [`ErrorKind::Type`] error, as the language reports an unexpected keyword.
+    UnknownKeyword {
+        /// The name given.
+        name: Name,
+        /// The options there are (`crate::OPTIONS`' names).
+        known: &'static [&'static str],
+    },
     /// An option or node value of the wrong type (a string for a number, a fraction for a
     /// whole number, a boolean for an ID, ...).
     WrongType {
@@ -695,7 +703,7 @@ impl Error {
             | Error::MissingFeature { .. }
             | Error::UnsafeNumber { .. }
             | Error::Conflict => ErrorKind::Value,
-            Error::WrongType { .. } => ErrorKind::Type,
+            Error::WrongType { .. } | Error::UnknownKeyword { .. } => ErrorKind::Type,
             Error::InvalidId(_) | Error::IdRange { .. } | Error::InvalidUuid { .. } => ErrorKind::InvalidId,
             Error::TimeRange { .. } | Error::UuidTimeRange { .. } => ErrorKind::TimeRange,
             Error::ClockBehind { .. } => ErrorKind::ClockBehind,
@@ -726,6 +734,20 @@ impl Error {
             #[cfg(feature = "std")]
             Error::LeaseUnavailable { retry_after_ms, .. } => *retry_after_ms,
             _ => None,
+        }
+    }
+}
+
+/// An instant in messages: Unix milliseconds (what the APIs take) and its UTC date (what a
+/// reader understands), e.g. `1731212943359 (2024-11-10T04:29:03.359Z)`.
+struct Instant(u64);
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; crate::time::RFC3339_LEN];
+        match crate::time::format_rfc3339(self.0, &mut buf) {
+            Some(date) => write!(f, "{} ({date})", self.0),
+            None => write!(f, "{} (Unix ms)", self.0),
         }
     }
 }
@@ -771,6 +793,9 @@ impl fmt::Display for Error {
             Error::UnknownOption { name, spelling, known } => {
                 write!(f, "unknown option `{name}`; the options are {}", NameList(known, *spelling))
             }
+            Error::UnknownKeyword { name, known } => {
+                write!(f, "unexpected keyword argument `{name}`; the options are {}", NameList(known, Spelling::Snake))
+            }
             Error::WrongType { name, expected, got } => write!(f, "`{name}` must be {expected}, not {got}"),
             Error::MissingFeature { option, feature } => write!(
                 f,
@@ -782,9 +807,19 @@ impl fmt::Display for Error {
             }
             Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
                 if unix_ms < first_unix_ms {
-                    write!(f, "time {unix_ms} (Unix ms) is before the layout's epoch {first_unix_ms}")
+                    write!(
+                        f,
+                        "time {} is before the layout's epoch {}",
+                        Instant(*unix_ms),
+                        Instant(*first_unix_ms)
+                    )
                 } else {
-                    write!(f, "time {unix_ms} (Unix ms) is past the layout's last instant {last_unix_ms}")
+                    write!(
+                        f,
+                        "time {} is past the layout's last instant {}: the layout has run out of time",
+                        Instant(*unix_ms),
+                        Instant(*last_unix_ms)
+                    )
                 }
             }
             Error::ClockBehind { behind_ms, retry_after_ms } => write!(

@@ -576,6 +576,18 @@ fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
 }
 
+/// The hint for `key=value` whose value holds another option after a `,`
+/// (`max_wait_ms=0,max_drift_ms=5`): options are separated by `;`. Given only when the value
+/// was refused, so that a path or a Sentinel address with a `,` stays valid.
+fn comma_hint(key: &str, value: &str) -> Option<Error> {
+    let next_is_option = value.split(',').skip(1).any(|item| {
+        item.split_once('=').is_some_and(|(name, _)| OPTIONS.iter().any(|o| o.name == name.trim()))
+    });
+    next_is_option.then(|| {
+        bad(key, "options are separated by `;`, not `,` (`max_wait_ms=0;max_drift_ms=5`; node values are separated by `,`)")
+    })
+}
+
 fn parse_integer(name: &str, text: &str, min: u64, max: u64) -> Result<u64> {
     if text.is_empty() || !text.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad(name, "must be a non-negative integer, written in digits"));
@@ -709,7 +721,18 @@ impl Options {
     /// say): each set with [`Options::set_text`]; a key given twice is an error.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = Result<(&'a str, &'a str)>>) -> Result<Options> {
         let mut o = Options::DEFAULT;
-        let mut seen = [false; OPTIONS.len()];
+        o.set_pairs(pairs, &mut [false; OPTIONS.len()])?;
+        Ok(o)
+    }
+
+    /// Sets each `(key, value-text)` pair, marking its key in `seen` (by its index in
+    /// [`OPTIONS`]): a key already seen is an error. The one reading of the text form
+    /// ([`Options::from_pairs`], and the environment's `GivenOptions`).
+    pub(crate) fn set_pairs<'a>(
+        &mut self,
+        pairs: impl IntoIterator<Item = Result<(&'a str, &'a str)>>,
+        seen: &mut [bool; OPTIONS.len()],
+    ) -> Result<()> {
         for pair in pairs {
             let (key, value) = pair?;
             if let Some(r) = retired(key) {
@@ -723,9 +746,33 @@ impl Options {
             if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            o.set_text(key, value)?;
+            self.set_text(key, value).map_err(|e| comma_hint(key, value).unwrap_or(e))?;
         }
-        Ok(o)
+        Ok(())
+    }
+
+    /// [`Options::set`] for a front end whose options are keyword arguments (Python): an
+    /// unknown name is [`Error::UnknownKeyword`], of kind [`crate::ErrorKind::Type`], as
+    /// Python raises `TypeError` for an unexpected keyword; the message lists the options. A
+    /// retired option is refused with its reason, as everywhere.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, ErrorKind, Options, Value};
+    /// let err = Options::default().set_keyword("max_wait", Value::Int(0)).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Type);
+    /// assert!(err.to_string().contains("max_wait_ms"));
+    /// let err = Options::default().set_keyword("run_lock", Value::Bool(true)).unwrap_err();
+    /// assert!(err.to_string().contains("run_lock was retired"));
+    /// ```
+    pub fn set_keyword(&mut self, name: &str, value: Value<'_>) -> Result<()> {
+        if let Some(r) = retired(name) {
+            return Err(bad(r.name, r.reason));
+        }
+        let spec = OPTIONS
+            .iter()
+            .find(|o| o.name == name)
+            .ok_or(Error::UnknownKeyword { name: Name::snippet(name), known: OPTION_NAMES })?;
+        self.set_spec(spec, name, value)
     }
 
     /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,

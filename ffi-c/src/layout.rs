@@ -391,6 +391,49 @@ pub unsafe extern "C" fn snowflake_layout_decode(
     })
 }
 
+/// The value of the field called `name` in `parts`, decoded by `snowflake_layout_decode` with
+/// this layout: a node field (`"worker"`), or `"time"` (the tick) or `"sequence"`. C's way to
+/// read a field by name rather than by its position in `parts->fields` (C++:
+/// `parts.field("worker")`). `SNOWFLAKE_STATUS_VALUE` when the layout has no such field, or
+/// when `parts` holds another layout's number of fields.
+///
+/// ```c
+/// uint64_t worker;
+/// if (snowflake_layout_field_value(layout, &parts, "worker", &worker) == SNOWFLAKE_STATUS_OK) ...
+/// ```
+///
+/// # Safety
+/// `layout` is a live handle; `parts` points to a `SnowflakeParts`; `name` is NUL-terminated;
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_field_value(
+    layout: *const SnowflakeLayout,
+    parts: *const SnowflakeParts,
+    name: *const c_char,
+    out: *mut u64,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, parts, name, out);
+        // SAFETY: a live handle by contract.
+        let l = &unsafe { handle(layout) }.layout;
+        // SAFETY: NUL-terminated by contract.
+        let name = unsafe { str_arg(name, "name") }?;
+        // SAFETY: points to a SnowflakeParts by contract.
+        let parts = unsafe { &*parts };
+        if parts.field_count != l.fields().len() {
+            return Err(Error::BadOption {
+                name: Name::snippet("parts"),
+                reason: "were not decoded with this layout (another number of fields)",
+            }
+            .into());
+        }
+        let (index, _) = l.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = parts.fields[index] };
+        Ok(())
+    })
+}
+
 /// The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`,
 /// every node field of the layout; NULL or `""` for all zeros) and `sequence`, each checked against its range
 /// (`SNOWFLAKE_STATUS_TIME_RANGE`, `SNOWFLAKE_STATUS_VALUE`).

@@ -1518,9 +1518,62 @@ static void test_from_env(void) {
   setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0,isolated=true", 1);
   CHECK_STATUS(snowflake_generator_from_env(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_VALUE);
   CHECK(strstr(snowflake_last_error(), "SNOWFLAKE_OPTIONS=\"max_wait_ms=0,isolated=true\"") != NULL, "%s", snowflake_last_error());
+  /* The options text's `;` hint, read from the environment too (issue 29 meets issue 28). */
+  CHECK(strstr(snowflake_last_error(), "options are separated by `;`, not `,`") != NULL, "%s", snowflake_last_error());
   unsetenv("SNOWFLAKE_LAYOUT");
   unsetenv("SNOWFLAKE_NODE");
   unsetenv("SNOWFLAKE_OPTIONS");
+}
+
+/* Issue 29: a decoded field by name, and the hints of both text forms. */
+static void test_first_hour(void) {
+  SnowflakeLayout *twitter = NULL, *discord = NULL;
+  SnowflakeGenerator *g = NULL;
+  SnowflakeParts parts, other;
+  uint64_t id = 0, value = 99;
+  CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_new("discord", &discord), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_compose(twitter, 1700000000123u, "datacenter=7,worker=19", 42, &id),
+               SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_decode(twitter, id, &parts), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "worker", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == 19, "worker %llu", (unsigned long long)value);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "datacenter", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == 7, "datacenter %llu", (unsigned long long)value);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "sequence", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == 42, "sequence %llu", (unsigned long long)value);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "time", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == parts.tick, "time is the tick");
+  value = 99;
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "shard", &value), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("the layout has no field `shard`");
+  CHECK(value == 99, "field_value wrote its output on failure");
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, NULL, &value), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, NULL, "worker", &value), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_decode(discord, 175928847299117063u, &other), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_field_value(discord, &other, "process", &value), SNOWFLAKE_STATUS_OK);
+  other.field_count = 3;
+  CHECK_STATUS(snowflake_layout_field_value(discord, &other, "process", &value), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("not decoded with this layout");
+
+  /* Options written like node values, and node values written like options: each error says
+   * which separator the other uses. */
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=7,worker=20", "max_wait_ms=0,max_drift_ms=5", &g),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("options are separated by `;`, not `,`");
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=7;worker=20", NULL, &g), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("node values are separated by `,`");
+  CHECK(g == NULL, "no generator on failure");
+  /* An expired layout says when it ended, as a date. */
+  {
+    SnowflakeLayout *baidu = NULL;
+    CHECK_STATUS(snowflake_layout_new("baidu", &baidu), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_layout_min_id(baidu, 1800000000000u, &id), SNOWFLAKE_STATUS_TIME_RANGE);
+    CHECK_DETAIL("last instant 1732109055999 (2024-11-20T13:24:15.999Z)");
+    snowflake_layout_free(baidu);
+  }
+  snowflake_layout_free(discord);
+  snowflake_layout_free(twitter);
 }
 
 int main(int argc, char **argv) {
@@ -1549,6 +1602,7 @@ int main(int argc, char **argv) {
   test_threads(per_thread);
   test_fork();
   test_options_object();
+  test_first_hour();
   test_coordination();
   test_mixing();
   return check_summary();

@@ -122,6 +122,13 @@ function dist_check(string $vectors, string $version): string
         dist_expect($i === 0 || $id > $ids[$i - 1], "ID $i does not increase");
         dist_expect($twitter->decode($id)->fields === ['datacenter' => 1, 'worker' => 3], "ID $i's node");
     }
+
+    // The first hour (issue 29): node values as text, Parts::dateTime() with the milliseconds.
+    $text = new Generator('twitter', 'datacenter=1,worker=3');
+    $id = $text->nextId();
+    dist_expect($id > end($ids), 'node values as text: the same identity, one state');
+    $date = (new Layout('discord'))->decode('175928847299117063')->dateTime();
+    dist_expect($date->format(DATE_RFC3339_EXTENDED) === '2016-04-30T11:18:25.796+00:00', 'Parts::dateTime()');
     $lib = Library::mode() === 'cdef' ? Library::loadedPath() : '(preloaded)';
     return sprintf('ok %s %s %s %d vectors, %d IDs, library %s', PHP_SAPI, Library::mode(), $version, $checked, count($ids), $lib);
 }

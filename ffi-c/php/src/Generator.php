@@ -67,20 +67,24 @@ final class Generator
      * `stats()->sources` says where each value came from.
      *
      * @param Layout|string|null $layout a Layout, a spec or a preset name (null: from the environment)
-     * @param array<string, int>|null $node node field values: every node field of the layout (null or []: from the environment, else all zeros)
+     * @param array<string, int>|string|null $node node field values, `['datacenter' => 1, 'worker' => 3]` or the
+     *        text `'datacenter=1,worker=3'`: every node field of the layout (null, [] or '': from the
+     *        environment, else all zeros)
      * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type
      */
-    public function __construct(Layout|string|null $layout = null, ?array $node = null, array $options = [])
+    public function __construct(Layout|string|null $layout = null, array|string|null $node = null, array $options = [])
     {
         $given = $layout === null ? null : Layout::of($layout);
         $ffi = $this->ffi = Library::ffi();
         $nodeText = match (true) {
-            $node === null || $node === [] => null,
+            $node === null || $node === [] || $node === '' => null,
             $given !== null => $given->nodeSpec($node),
-            // The layout comes from the environment: core checks the names and ranges.
+            // The layout comes from the environment: core checks the names and ranges (and
+            // reads the text form itself).
+            is_string($node) => $node,
             default => Layout::nodeText($node),
         };
         $opts = self::options($ffi, $options);

@@ -247,11 +247,12 @@ final class Layout implements \Stringable
      * The ID of the instant `$unixMs` (any instant of its tick), node field values and a
      * sequence number, each checked against its range.
      *
-     * @param array<string, int> $fields node field values: every node field, or none for all zeros
+     * @param array<string, int>|string $fields node field values (`['datacenter' => 1, 'worker' => 3]`
+     *        or the text `'datacenter=1,worker=3'`): every node field, or none for all zeros
      * @throws ValueException for a value outside its field, an unknown field
      * @throws TimeRangeException for an instant outside the layout's range
      */
-    public function compose(mixed $unixMs, array $fields = [], mixed $sequence = 0): int|string
+    public function compose(mixed $unixMs, array|string $fields = [], mixed $sequence = 0): int|string
     {
         $node = $this->nodeSpec($fields);
         $seq = self::u64Arg($sequence, 'sequence');
@@ -285,8 +286,12 @@ final class Layout implements \Stringable
      * @throws ValueException for an unknown field, a non-node field, a value outside its width
      * @throws TypeException for a value that is not an int
      */
-    public function nodeSpec(array $node): string
+    public function nodeSpec(array|string $node): string
     {
+        if (is_string($node)) {
+            // The text form C, Python, Node, the CLI and SNOWFLAKE_NODE take: the library reads it.
+            return $node;
+        }
         $parts = [];
         foreach ($node as $name => $value) {
             if (!is_string($name)) {

@@ -391,6 +391,42 @@ def removed_while_in_use(work: Work, layout: str) -> None:
               f"{n} repeats\nfirst: {h1} {t1}\nsecond: {h2} {t2}")
 
 
+def redis_record_removed(work: Work, layout: str, redis_url: str) -> None:
+    """Row 2b's cousin: a Redis lease's record on this host removed while it issues, then a
+    default process given the leased value by hand: the holder notices and moves to another
+    value; nothing repeats."""
+    shm = work.fresh("shm")
+    env = env_with(shm)
+    d = work.fresh("redisremoved")
+    sync = d / "sync"
+    sync.mkdir()
+    first = Proc(work, "node", layout, "clock=0,datacenter=6", f"lease={redis_url}", d / "first", sync, env, ms=1500)
+    barrier(sync, [first])
+    (sync / "go").touch()
+    time.sleep(0.3)
+    files = record_files(shm)
+    for f in files:
+        f.unlink()
+    sync2 = d / "sync2"
+    sync2.mkdir()
+    # The value it holds: the one record it had (worker=W in its name is not readable; the
+    # IDs say).
+    second = None
+    deadline = time.monotonic() + 30
+    while second is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        second = Proc(work, "c", layout, "clock=0,datacenter=6,worker=0", "max_wait_ms=5000", d / "second", sync2, env,
+                      ms=1000)
+    barrier(sync2, [second])  # type: ignore[list-item]
+    (sync2 / "go").touch()
+    (h1, i1, t1), (h2, i2, t2) = first.result(), second.result()  # type: ignore[union-attr]
+    n = repeats([i1, i2])
+    check(len(files) == 1 and h1 == "ok" and i1 and n == 0,
+          f"a Redis lease's record removed while it issues, then worker=0 given by hand: no repeat "
+          f"({len(i1)} + {len(i2)} IDs; the holder: {t1[:90] or 'went on'}; the newcomer: {h2[:90]})",
+          f"{n} repeats\n{h1} {t1}\n{h2} {t2}")
+
+
 def shm_dir_forms(work: Work, layout: str) -> None:
     """Row 6: SNOWFLAKE_SHM_DIR empty means unset (/dev/shm); a relative one is refused."""
     node = "clock=0,datacenter=4,worker=2"
@@ -706,6 +742,7 @@ def main() -> int:
                     blocker.proc.wait()  # type: ignore[union-attr]
             if wanted("rows"):
                 removed_while_in_use(work, layout)
+                redis_record_removed(work, layout, url)
                 shm_dir_forms(work, layout)
                 private_tmp(work, layout)
                 two_copies_in_one_process(work, layout)

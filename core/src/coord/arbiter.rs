@@ -626,7 +626,7 @@ impl Record {
             sys::drop_in_child(&record.file);
         }
         record.count_process();
-        let _ = ofd::lock(&record.file, beacon_at(key), req.ahead_ms.min((1 << 27) - 1) + 1, false);
+        let _ = ofd::lock(&record.file, beacon_at(key, dir), req.ahead_ms.min((1 << 27) - 1) + 1, false);
         record.write(MODE_AT, req.mode as u64);
         record.write(OWNER_AT, u64::from(sys::euid()));
         drop(setup);
@@ -703,7 +703,7 @@ impl Record {
             .filter_map(|n| sys::id_in(dir, n).ok().flatten())
             .map(|(_, ino)| ino)
             .collect();
-        let at = beacon_at(self.key);
+        let at = beacon_at(self.key, dir);
         locks
             .iter()
             .filter(|l| l.dev == dev && l.start == at && !current.contains(&l.ino))
@@ -1149,9 +1149,13 @@ fn header_mark(word: Word, state: u64, high: u64, guard: u64) -> u64 {
     end.max(high).max(guard)
 }
 
-/// Where `key`'s beacon is.
-fn beacon_at(key: u64) -> u64 {
-    BEACON_AT + (key & ((1 << 33) - 1)) * (1 << 28)
+/// Where the beacon of `key`'s records in `dir` is: a hash of both, so that records of one
+/// identity in two directories (two `SNOWFLAKE_SHM_DIR`s, which do not meet) never read each
+/// other's beacons.
+fn beacon_at(key: u64, dir: &Dir) -> u64 {
+    let mut h = crate::hash::Fnv1a::new();
+    let _ = std::fmt::Write::write_fmt(&mut h, format_args!("{key:016x}{:x}.{:x}", dir.dev(), dir.ino()));
+    BEACON_AT + (h.0 & ((1 << 33) - 1)) * (1 << 28)
 }
 
 /// The processes holding "who" locks on `file`, as the kernel lists them.

@@ -203,6 +203,9 @@ pub(crate) struct RedisLease {
     retry_at_ms: AtomicU64,
     /// The claim's IDs start at this reading (see `started`).
     start_ms: AtomicU64,
+    /// Until when (a clock reading) the last check found the value's record on this host whole
+    /// at its name (see `arbiter`'s validity): past it, the next call checks again.
+    guard_until_ms: AtomicU64,
     claims: AtomicU64,
     losses: AtomicU64,
     inner: Mutex<Inner>,
@@ -303,6 +306,7 @@ impl RedisLease {
             valid_until_ms: AtomicU64::new(0),
             retry_at_ms: AtomicU64::new(0),
             start_ms: AtomicU64::new(0),
+            guard_until_ms: AtomicU64::new(0),
             claims: AtomicU64::new(0),
             losses: AtomicU64::new(0),
             inner: Mutex::new(Inner { conn: None, held: None, guard: None, last_error: None }),
@@ -526,6 +530,27 @@ impl RedisLease {
         inner.held = Some(Held { value, key, hwm, lost: false });
         inner.last_error = None;
         Ok(floor)
+    }
+
+    /// Checks that the value's record on this host is still whole at its name (a record
+    /// removed by a cleaner, or truncated, could be made anew by a process that would then
+    /// issue with the value beside this one): if not, the lease is given up here and claimed
+    /// again (with a new record) by the next call.
+    fn check_guard(&self, now_ms: u64) -> Result<(), Error> {
+        use crate::generator::Validity;
+        let mut inner = self.lock();
+        let Some((_, guard)) = inner.guard.as_ref() else { return Ok(()) };
+        match guard.renew(guard.clock().now_ms()) {
+            Ok(()) => {
+                self.guard_until_ms.store(now_ms + super::arbiter::RECHECK_MS, Ordering::Release);
+                Ok(())
+            }
+            Err(e) => {
+                inner.guard = None;
+                self.lose(&mut inner);
+                Err(e)
+            }
+        }
     }
 
     /// Holds the host's record of the identity with `value` (the one held already, or a new
@@ -792,6 +817,9 @@ impl HighWater for RedisLease {
     }
     #[inline]
     fn check(&self, now_ms: u64) -> Result<(), Error> {
+        if now_ms >= self.guard_until_ms.load(Ordering::Acquire) {
+            self.check_guard(now_ms)?;
+        }
         if now_ms < self.valid_until_ms.load(Ordering::Acquire) && self.host_claim_current() {
             return self.started(now_ms);
         }

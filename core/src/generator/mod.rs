@@ -968,30 +968,16 @@ impl<C: Clock> Generator<C> {
     /// tick has no room left (or the state is ahead of the clock). For [`crate::Pool`].
     pub fn reserve_rest_of_tick(&self) -> Result<Option<Block>> {
         self.check_fork()?;
+        // A fresh reading: the cheap one may lag a tick behind the state, and then there
+        // would be nothing to bank (banking is rare; its reading need not be cheap).
+        let now_ms = self.clock.now_ms();
+        let t = self.layout.tick_of(now_ms)?;
+        self.check_valid(now_ms)?;
         #[cfg(feature = "std")]
-        let mut fresh = self.mark.is_some();
-        #[cfg(not(feature = "std"))]
-        let mut fresh = false;
-        let mut now_ms = if fresh { self.clock.now_ms() } else { self.clock.now_ms_cached() };
-        loop {
-            let t = self.layout.tick_of(now_ms)?;
-            self.check_valid(now_ms)?;
-            #[cfg(feature = "std")]
-            if let Some(mark) = &self.mark {
-                mark.check(now_ms)?;
-            }
-            match self.take_block(t, u64::MAX, false, Roll::Never)? {
-                Ok(block) => return Ok(Some(block)),
-                // The cheap reading may lag the state by a tick (a loaded ticker, or another
-                // process that took the tick on a fresh reading): as for every other
-                // decision, a fresh reading judges before the bank is found empty.
-                Err(_) if !fresh => {
-                    fresh = true;
-                    now_ms = self.clock.now_ms();
-                }
-                Err(_) => return Ok(None),
-            }
+        if let Some(mark) = &self.mark {
+            mark.check(now_ms)?;
         }
+        Ok(self.take_block(t, u64::MAX, false, Roll::Never)?.ok())
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.

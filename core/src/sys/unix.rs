@@ -128,6 +128,7 @@ pub(crate) struct Dir {
     file: File,
     path: std::path::PathBuf,
     dev: u64,
+    ino: u64,
 }
 
 impl Dir {
@@ -143,7 +144,7 @@ impl Dir {
         if mode & 0o022 != 0 && mode & 0o1000 == 0 {
             return Err(Refusal::DirWritable { mode });
         }
-        Ok(Dir { file, path: path.to_path_buf(), dev: meta.dev() })
+        Ok(Dir { file, path: path.to_path_buf(), dev: meta.dev(), ino: meta.ino() })
     }
 
     /// Its path, as it was opened.
@@ -154,6 +155,11 @@ impl Dir {
     /// Its file system's device.
     pub(crate) fn dev(&self) -> u64 {
         self.dev
+    }
+
+    /// Its inode.
+    pub(crate) fn ino(&self) -> u64 {
+        self.ino
     }
 
     /// The names in it.

@@ -296,12 +296,13 @@ export declare class Layout {
    */
   compose(t: number | Date, fields?: Record<string, number | bigint> | string, sequence?: number | bigint): bigint
   /**
-   * The UUIDv7 view of `id` (36 lowercase characters): version 7, RFC 9562's variant, the
-   * ID's Unix-ms time in its 48-bit timestamp (what PostgreSQL's `uuid_extract_timestamp` and
-   * every UUIDv7 tool read), the ID's other bits after it. Lossless (`fromUuid(toUuid(id))
-   * === id`) and sorted as the IDs are.
+   * The UUIDv7 view of `id` (a bigint, a decimal string or a safe-integer number; 36
+   * lowercase characters): version 7, RFC 9562's variant, the ID's Unix-ms time in its 48-bit
+   * timestamp (what PostgreSQL's `uuid_extract_timestamp` and every UUIDv7 tool read), the
+   * ID's other bits after it. Lossless (`fromUuid(toUuid(id)) === id`) and sorted as the IDs
+   * are.
    */
-  toUuid(id: bigint | number): string
+  toUuid(id: bigint | string | number): string
   /**
    * The ID whose UUIDv7 view is `uuid` (its 36-character text, either case); throws
    * `ERR_SNOWFLAKE_INVALID_ID` for a UUID that no ID of this layout maps to.

@@ -84,7 +84,10 @@ def test_nothing_set_is_twitter_zeros_and_defaults(env: pytest.MonkeyPatch) -> N
         ("SNOWFLAKE_NODE", "datacenter=1", sf.ValueRangeError, 'environment variable SNOWFLAKE_NODE="datacenter=1": the node values give no value for `worker`'),
         ("SNOWFLAKE_NODE", "datacenter=1,worker=$(POD_INDEX)", sf.ValueRangeError, 'SNOWFLAKE_NODE="datacenter=1,worker=$(POD_INDEX)": `worker`: a node value is a whole number'),
         ("SNOWFLAKE_NODE", " ", sf.ValueRangeError, "the variable is set but empty"),
-        ("SNOWFLAKE_OPTIONS", "max_wait_ms=0,max_drift_ms=5", sf.ValueRangeError, 'SNOWFLAKE_OPTIONS="max_wait_ms=0,max_drift_ms=5": `max_wait_ms`: must be a non-negative integer'),
+        # The options text's `;` hint (issue 29) reaches the variable too.
+        ("SNOWFLAKE_OPTIONS", "max_wait_ms=0,max_drift_ms=5", sf.ValueRangeError, 'SNOWFLAKE_OPTIONS="max_wait_ms=0,max_drift_ms=5": `max_wait_ms`: options are separated by `;`, not `,`'),
+        # A retired option in the variable says why, naming the variable.
+        ("SNOWFLAKE_OPTIONS", "run_lock=true", sf.ValueRangeError, 'SNOWFLAKE_OPTIONS="run_lock=true": `run_lock`: run_lock was retired'),
         ("SNOWFLAKE_OPTIONS", "lease=redis://app:s3cret@cache:6379/0;lease_ttl_ms=1", sf.ValueRangeError, 'SNOWFLAKE_OPTIONS="lease=redis://app:***@cache:6379/0;lease_ttl_ms=1": lease_ttl_ms = 1 is out of range'),
     ],
 )
@@ -97,6 +100,31 @@ def test_a_malformed_variable_is_a_typed_error_naming_it(
     assert message in str(e.value)
     assert "s3cret" not in str(e.value)
     assert isinstance(e.value, ValueError)
+
+
+def test_the_options_text_and_keywords_win_over_the_environment_key_by_key(env: pytest.MonkeyPatch) -> None:
+    # Issue 28 meets issue 29: `options="…"` and the keywords are the code's options, together;
+    # SNOWFLAKE_OPTIONS fills only the keys the code gives neither way.
+    env.setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0;max_drift_ms=7;isolated=true")
+    g = sf.Generator("twitter", "datacenter=1,worker=5", options="max_wait_ms=25", max_drift_ms=3)
+    assert (g.max_wait_ms, g.max_drift_ms, g.isolated) == (25, 3, True)
+    s = g.stats().sources
+    assert (s["max_wait_ms"], s["max_drift_ms"], s["isolated"]) == ("code", "code", "SNOWFLAKE_OPTIONS")
+    # A key given twice by the code is refused, whatever the environment holds.
+    with pytest.raises(sf.ValueRangeError, match="given both in the options text and as a keyword"):
+        sf.Generator("twitter", "datacenter=1,worker=5", options="max_wait_ms=25", max_wait_ms=3)
+    # An unknown keyword is still a TypeError with the environment set.
+    with pytest.raises(sf.SnowflakeTypeError, match="unexpected keyword argument `max_wait`"):
+        sf.Generator("twitter", max_wait=0)  # type: ignore[call-arg]
+    # The node values' text from the environment, read against the code's layout.
+    env.setenv("SNOWFLAKE_NODE", "worker=9,process=2")
+    g = sf.Generator("discord", options="max_wait_ms=25")
+    assert g.node == {"worker": 9, "process": 2}
+    assert sf.Layout("discord").decode(g.next_id()).fields == {"worker": 9, "process": 2}
+    assert g.stats().sources["node"] == "SNOWFLAKE_NODE"
+    # The code's text wins over the environment's.
+    g = sf.Generator("discord", "worker=10,process=3", options="max_wait_ms=25")
+    assert g.node == {"worker": 10, "process": 3} and g.stats().sources["node"] == "code"
 
 
 def test_generators_made_in_code_say_so(env: pytest.MonkeyPatch) -> None:

@@ -62,6 +62,32 @@ test('new Generator() takes what the code leaves out from the environment', () =
   });
 });
 
+test("the layout as the first argument and text node values meet the environment (issues 28 and 29)", () => {
+  withEnv({ SNOWFLAKE_NODE: 'worker=9,process=2', SNOWFLAKE_OPTIONS: 'max_wait_ms=0;max_drift_ms=7;isolated=true' }, () => {
+    // The first argument is the code's layout; SNOWFLAKE_NODE is read against it.
+    const g = new Generator('discord');
+    assert.deepEqual(new Layout('discord').decode(g.nextId()).fields, { worker: 9, process: 2 });
+    const s = g.stats().sources;
+    assert.deepEqual([s.layout, s.node, s.maxWaitMs, s.isolated], ['code', 'SNOWFLAKE_NODE', 'SNOWFLAKE_OPTIONS', 'SNOWFLAKE_OPTIONS']);
+    // The code's text node values and its options win over the environment's, key by key.
+    const h = new Generator('discord', { node: 'worker=10,process=3', maxDriftMs: 3 });
+    assert.deepEqual(h.node, { worker: 10, process: 3 });
+    const t = h.stats().sources;
+    assert.deepEqual([t.node, t.maxDriftMs, t.maxWaitMs], ['code', 'code', 'SNOWFLAKE_OPTIONS']);
+    // Nothing in the first argument: the environment's layout, else twitter.
+    process.env.SNOWFLAKE_LAYOUT = 'discord';
+    assert.equal(new Generator({ maxDriftMs: 3 }).layout.toString(), new Layout('discord').toString());
+    // A layout given twice by the code is still refused, the environment notwithstanding.
+    throwsCode(() => new Generator('discord', { layout: 'twitter' }), 'ERR_SNOWFLAKE_VALUE');
+    // Type errors still name the call and the parameter before the environment is read.
+    const e = throwsCode(() => new Generator('discord', { node: 7 }), 'ERR_INVALID_ARG_TYPE', TypeError);
+    assert.match(e.message, /^new Generator\(layout, options\.node\)/);
+  });
+  withEnv({}, () => {
+    assert.equal(new Generator({ isolated: true }).layout.toString(), twitter.toString());
+  });
+});
+
 test('a malformed variable throws, naming the variable and its value', () => {
   const cases = [
     [{ SNOWFLAKE_LAYOUT: 'twiter' }, 'ERR_SNOWFLAKE_LAYOUT', 'environment variable SNOWFLAKE_LAYOUT="twiter": invalid layout'],
@@ -69,6 +95,8 @@ test('a malformed variable throws, naming the variable and its value', () => {
     [{ SNOWFLAKE_NODE: '' }, 'ERR_SNOWFLAKE_VALUE', 'set but empty'],
     [{ SNOWFLAKE_OPTIONS: 'maxWaitMs=0' }, 'ERR_SNOWFLAKE_VALUE', 'SNOWFLAKE_OPTIONS="maxWaitMs=0": unknown option `maxWaitMs`'],
     [{ SNOWFLAKE_OPTIONS: 'lease=redis://app:s3cret@cache/0;lease_ttl_ms=1' }, 'ERR_SNOWFLAKE_VALUE', 'redis://app:***@cache/0'],
+    [{ SNOWFLAKE_OPTIONS: 'max_wait_ms=0,max_drift_ms=5' }, 'ERR_SNOWFLAKE_VALUE', 'options are separated by `;`, not `,`'],
+    [{ SNOWFLAKE_OPTIONS: 'run_lock=true' }, 'ERR_SNOWFLAKE_VALUE', 'SNOWFLAKE_OPTIONS="run_lock=true": `run_lock`: run_lock was retired'],
   ];
   for (const [vars, code, message] of cases) {
     withEnv(vars, () => {

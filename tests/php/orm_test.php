@@ -70,11 +70,35 @@ test('new Generator() takes what the code leaves unset from the environment', fu
     });
 });
 
+test('node values as text meet the environment (issues 28 and 29)', function () {
+    with_snowflake_env(
+        ['SNOWFLAKE_LAYOUT' => 'discord', 'SNOWFLAKE_NODE' => 'worker=9,process=2', 'SNOWFLAKE_OPTIONS' => 'max_wait_ms=0;isolated=true'],
+        function () {
+            $discord = new Layout('discord');
+            // The code's text node values win over SNOWFLAKE_NODE, with the code's layout...
+            $g = new Generator('discord', 'worker=10,process=3');
+            assert_same(['worker' => 10, 'process' => 3], $discord->decode($g->nextId())->fields, 'text node values');
+            assert_same(['code', 'code', 'SNOWFLAKE_OPTIONS'], [$g->sources()['layout'], $g->sources()['node'], $g->sources()['isolated']], 'sources');
+            // ... and with the environment's layout (core reads the text against it).
+            $h = new Generator(null, 'worker=11,process=4', ['max_wait_ms' => 5]);
+            assert_same(['worker' => 11, 'process' => 4], $discord->decode($h->nextId())->fields, 'against SNOWFLAKE_LAYOUT');
+            assert_same(['SNOWFLAKE_LAYOUT', 'code', 'code'], [$h->sources()['layout'], $h->sources()['node'], $h->sources()['max_wait_ms']], 'sources');
+            $e = assert_throws(ValueException::class, fn () => new Generator(null, 'datacenter=1,worker=2'), 'twitter text against discord');
+            assert_true(str_contains($e->getMessage(), 'datacenter'), $e->getMessage());
+            // Empty text, like an empty map, leaves the node values to SNOWFLAKE_NODE.
+            $i = new Generator('discord', '');
+            assert_same(['worker' => 9, 'process' => 2], $discord->decode($i->nextId())->fields, "'' from the environment");
+            assert_same('SNOWFLAKE_NODE', $i->sources()['node'], 'node source');
+        },
+    );
+});
+
 test('a malformed variable throws, naming the variable and its value', function () {
     $cases = [
         [['SNOWFLAKE_LAYOUT' => 'twiter'], LayoutException::class, 'environment variable SNOWFLAKE_LAYOUT="twiter": invalid layout'],
         [['SNOWFLAKE_NODE' => 'datacenter=1'], ValueException::class, 'SNOWFLAKE_NODE="datacenter=1": the node values give no value for `worker`'],
-        [['SNOWFLAKE_OPTIONS' => 'max_wait_ms=0,isolated=true'], ValueException::class, 'SNOWFLAKE_OPTIONS="max_wait_ms=0,isolated=true"'],
+        [['SNOWFLAKE_OPTIONS' => 'max_wait_ms=0,isolated=true'], ValueException::class, 'SNOWFLAKE_OPTIONS="max_wait_ms=0,isolated=true": `max_wait_ms`: options are separated by `;`, not `,`'],
+        [['SNOWFLAKE_OPTIONS' => 'lease_dir=/tmp'], ValueException::class, 'SNOWFLAKE_OPTIONS="lease_dir=/tmp": `lease_dir`: lease_dir was retired'],
         [['SNOWFLAKE_OPTIONS' => 'lease=redis://app:s3cret@cache/0;lease_ttl_ms=1'], ValueException::class, 'redis://app:***@cache/0'],
     ];
     foreach ($cases as [$vars, $class, $message]) {

@@ -155,10 +155,13 @@ minimal_c() {
   section "C: libsnowflake_minimal.a (no leases)"
   local flags=(-std=c99 -Wall -Wextra -Werror -pedantic -O2 -ffunction-sections -fdata-sections -Wl,--gc-sections -s)
   local libdir=$C_PREFIX/lib
-  check "tests/c/hello_minimal.c links libsnowflake_minimal.a through pkg-config snowflake-minimal, and runs" bash -c "
+  # The node values from SNOWFLAKE_NODE (issue 28): the minimal library reads the environment.
+  check "tests/c/hello_minimal.c links libsnowflake_minimal.a through pkg-config snowflake-minimal, and runs (SNOWFLAKE_NODE read)" bash -c "
     gcc ${flags[*]} \$(pkg-config --cflags snowflake-minimal) tests/c/hello_minimal.c -o '$WORK/hello_minimal' \
       \$(pkg-config --libs snowflake-minimal) && ! ldd '$WORK/hello_minimal' | grep -q libsnowflake &&
-    PATH='$NORUST_PATH' '$WORK/hello_minimal' | grep -q 'lease=local: ERR_SNOWFLAKE_VALUE (option .lease. needs the .lease-local. feature'"
+    out=\$(SNOWFLAKE_NODE=datacenter=2,worker=3 PATH='$NORUST_PATH' '$WORK/hello_minimal') && echo \"\$out\" &&
+    grep -q 'lease=local: ERR_SNOWFLAKE_VALUE (option .lease. needs the .lease-local. feature' <<<\"\$out\" &&
+    grep -qxF 'from the environment: worker=3 (layout=code;node=SNOWFLAKE_NODE)' <<<\"\$out\""
   # Fully static (glibc too; -lgcc_s has no static form, gcc links its static unwinder itself).
   check "the same program -static against libsnowflake_minimal.a and against libsnowflake.a" bash -c "
     gcc ${flags[*]} -static -I'$C_PREFIX/include' tests/c/hello_minimal.c -o '$WORK/hello_minimal_static' \
@@ -254,6 +257,27 @@ debs() {
       test -x "$DEB_ROOT/usr/bin/snowflake"
   }
   check "dpkg --root=<scratch> -i installs the three" deb_installs
+  # Every function the installed header declares (the environment's constructor, the UUIDv7
+  # view, a field by name among them) is in the runtime library and in both static ones.
+  deb_api() {
+    local lib=$DEB_ROOT/usr/lib/x86_64-linux-gnu fns fn want missing=0
+    fns=$(grep -o '\bsnowflake_[a-z_0-9]*(' "$DEB_ROOT/usr/include/snowflake.h" | tr -d '(' | sort -u)
+    for want in snowflake_generator_from_env snowflake_generator_sources snowflake_generator_layout \
+      snowflake_layout_to_uuid snowflake_layout_from_uuid snowflake_layout_field_value; do
+      grep -qx "$want" <<<"$fns" || { echo "snowflake.h lacks $want"; return 1; }
+    done
+    nm -D --defined-only "$lib/libsnowflake.so.$VERSION" | awk '{ print $3 }' | sort -u >"$WORK/syms.so"
+    nm --defined-only "$lib/libsnowflake.a" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u >"$WORK/syms.a"
+    nm --defined-only "$lib/libsnowflake_minimal.a" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u >"$WORK/syms.minimal.a"
+    for fn in $fns; do
+      for syms in so a minimal.a; do
+        grep -qx "$fn" "$WORK/syms.$syms" || { echo "$fn is not in libsnowflake.$syms"; missing=1; }
+      done
+    done
+    echo "$(wc -w <<<"$fns") functions in each"
+    return $missing
+  }
+  check "the header's every function (snowflake_generator_from_env, _sources, the UUID view, field_value...) is in the runtime .so, libsnowflake.a and libsnowflake_minimal.a" deb_api
   deb_is_usable() {
     local pc=$DEB_ROOT/usr/lib/x86_64-linux-gnu/pkgconfig
     # pkg-config's sysroot: the .pc says /usr, which lives under the scratch root here (and
@@ -265,6 +289,7 @@ debs() {
       LD_LIBRARY_PATH=$DEB_ROOT/usr/lib/x86_64-linux-gnu no_rust "$WORK/example_deb" | grep -q 'ERR_SNOWFLAKE_VALUE: worker = 99' &&
       gcc -std=c99 $("${pkg[@]}" --cflags snowflake-minimal) tests/c/hello_minimal.c -o "$WORK/hello_deb" \
         $("${pkg[@]}" --libs snowflake-minimal) && no_rust "$WORK/hello_deb" | grep -q '^id ' &&
+      SNOWFLAKE_NODE=datacenter=2,worker=5 no_rust "$WORK/hello_deb" | grep -qxF 'from the environment: worker=5 (layout=code;node=SNOWFLAKE_NODE)' &&
       cmake -S tests/cpp/example -B "$WORK/example-deb-cmake" -DCMAKE_PREFIX_PATH="$DEB_ROOT/usr" >/dev/null &&
       cmake --build "$WORK/example-deb-cmake" >/dev/null &&
       no_rust "$WORK/example-deb-cmake/example" | grep -q 'ERR_SNOWFLAKE_VALUE: worker = 99' &&

@@ -720,6 +720,7 @@ impl Error {
             Error::Io(_) => ErrorKind::Io,
             #[cfg(feature = "std")]
             Error::Busy { .. } => ErrorKind::Busy,
+            #[cfg(feature = "std")]
             Error::Environment { kind, .. } => *kind,
         }
     }

@@ -258,26 +258,28 @@ debs() {
   }
   check "dpkg --root=<scratch> -i installs the three" deb_installs
   # Every function the installed header declares (the environment's constructor, the UUIDv7
-  # view, a field by name among them) is in the runtime library and in both static ones.
+  # view, a field by name among them) links from the runtime library and from both static
+  # ones: a program that takes the address of each is built against each.
   deb_api() {
-    local lib=$DEB_ROOT/usr/lib/x86_64-linux-gnu fns fn want missing=0
-    fns=$(grep -o '\bsnowflake_[a-z_0-9]*(' "$DEB_ROOT/usr/include/snowflake.h" | tr -d '(' | sort -u)
+    local lib=$DEB_ROOT/usr/lib/x86_64-linux-gnu inc=$DEB_ROOT/usr/include fns fn want
+    fns=$(grep -o '\bsnowflake_[a-z_0-9]*(' "$inc/snowflake.h" | tr -d '(' | sort -u)
     for want in snowflake_generator_from_env snowflake_generator_sources snowflake_generator_layout \
       snowflake_layout_to_uuid snowflake_layout_from_uuid snowflake_layout_field_value; do
       grep -qx "$want" <<<"$fns" || { echo "snowflake.h lacks $want"; return 1; }
     done
-    nm -D --defined-only "$lib/libsnowflake.so.$VERSION" | awk '{ print $3 }' | sort -u >"$WORK/syms.so"
-    nm --defined-only "$lib/libsnowflake.a" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u >"$WORK/syms.a"
-    nm --defined-only "$lib/libsnowflake_minimal.a" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u >"$WORK/syms.minimal.a"
-    for fn in $fns; do
-      for syms in so a minimal.a; do
-        grep -qx "$fn" "$WORK/syms.$syms" || { echo "$fn is not in libsnowflake.$syms"; missing=1; }
-      done
-    done
-    echo "$(wc -w <<<"$fns") functions in each"
-    return $missing
+    {
+      printf '#include <stdio.h>\n#include <snowflake.h>\ntypedef void (*fn)(void);\nint main(void) {\n  fn all[] = {\n'
+      for fn in $fns; do printf '    (fn)%s,\n' "$fn"; done
+      printf '  };\n  printf("%%u functions\\n", (unsigned)(sizeof all / sizeof all[0]));\n  return 0;\n}\n'
+    } >"$WORK/every_function.c"
+    gcc -std=c99 -I"$inc" "$WORK/every_function.c" -o "$WORK/every_so" -L"$lib" -lsnowflake &&
+      LD_LIBRARY_PATH=$lib no_rust "$WORK/every_so" &&
+      gcc -std=c99 -I"$inc" "$WORK/every_function.c" -o "$WORK/every_a" "$lib/libsnowflake.a" -lpthread -ldl -lm &&
+      no_rust "$WORK/every_a" &&
+      gcc -std=c99 -I"$inc" "$WORK/every_function.c" -o "$WORK/every_minimal" "$lib/libsnowflake_minimal.a" -lpthread -ldl -lm &&
+      no_rust "$WORK/every_minimal"
   }
-  check "the header's every function (snowflake_generator_from_env, _sources, the UUID view, field_value...) is in the runtime .so, libsnowflake.a and libsnowflake_minimal.a" deb_api
+  check "the header's every function (snowflake_generator_from_env, _sources, the UUID view, field_value...) links from the runtime .so, libsnowflake.a and libsnowflake_minimal.a" deb_api
   deb_is_usable() {
     local pc=$DEB_ROOT/usr/lib/x86_64-linux-gnu/pkgconfig
     # pkg-config's sysroot: the .pc says /usr, which lives under the scratch root here (and

@@ -66,12 +66,13 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_LEASE'
   | 'ERR_SNOWFLAKE_STATE_FILE'
   | 'ERR_SNOWFLAKE_IO'
+  | 'ERR_SNOWFLAKE_BUSY'
 /** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
 export interface GeneratorOptions {
-  /** A preset name, a spec, or a `Layout`. */
-  layout: string | Layout
-  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */
-  node?: Record<string, number | bigint>
+  /** A preset name, a spec, or a `Layout` (default: $SNOWFLAKE_LAYOUT, else twitter); or give it as the first argument. */
+  layout?: string | Layout
+  /** This node's field values: `{ datacenter: 1, worker: 3 }`, or the text `'datacenter=1,worker=3'` (default: $SNOWFLAKE_NODE, else all zeros). */
+  node?: Record<string, number | bigint> | string
   /** How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake). (default 0) */
   maxDriftMs?: number | bigint | null
   /** How long a call may wait for the clock before it fails (0: never block). (default 1000) */
@@ -82,7 +83,7 @@ export interface GeneratorOptions {
   rollover?: string | null
   /** A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs. (default false) */
   isolated?: boolean | null
-  /** Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values. (default false) */
+  /** Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue. (default false) */
   processOnly?: boolean | null
   /** A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state. */
   shared?: string | null
@@ -90,12 +91,10 @@ export interface GeneratorOptions {
   stateFile?: string | null
   /** How far ahead the state file (or a lease's mark) reserves time: one write per window. (default 1000) */
   stateWindowMs?: number | bigint | null
-  /** Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel). */
+  /** Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel). */
   lease?: 'local' | `redis://${string}` | `rediss://${string}` | `unix://${string}` | `redis+sentinel://${string}` | `rediss+sentinel://${string}` | null
   /** The node field a lease claims (default: `worker`, or the only node field). */
   leaseField?: string | null
-  /** The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases). */
-  leaseDir?: string | null
   /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call. (default 5000) */
   leaseTtlMs?: number | bigint | null
   /** A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored. */
@@ -106,8 +105,6 @@ export interface GeneratorOptions {
   leaseTlsCert?: string | null
   /** The PEM private key of lease_tls_cert. */
   leaseTlsKey?: string | null
-  /** Take turns with the other processes of this host that have the same layout and node values. (default false) */
-  runLock?: boolean | null
 }
 /** The options of `encode` and `decodeStr`. */
 export interface EncodeOptions {
@@ -118,7 +115,7 @@ export interface EncodeOptions {
  * `id` as `'decimal'`, `'hex'` (16), `'base32'` (Crockford, 13), `'base36'` (13),
  * `'base58'` (11) or `'base62'` (11): fixed-width encodings sort like the numbers.
  */
-export declare function encode(id: bigint | number, encoding: Encoding, options?: EncodeOptions): string
+export declare function encode(id: bigint | string | number, encoding: Encoding, options?: EncodeOptions): string
 /**
  * Parses an encoded ID, strictly (length, alphabet, overflow); the inverse of `encode` with
  * the same `reverse`.
@@ -159,6 +156,12 @@ export interface Stats {
   msLeft: number
   /** `msLeft` in years of 365.2425 days. */
   yearsLeft: number
+  /**
+   * Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
+   * `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
+   * `'SNOWFLAKE_OPTIONS'`).
+   */
+  sources: Record<string, string>
 }
 /** One bit field of a layout, from the most significant down. */
 export interface FieldInfo {
@@ -190,10 +193,25 @@ export type JsGenerator = Generator
 /** A Snowflake ID generator (lock-free; one state per layout and node values in the process). */
 export declare class Generator {
   /**
-   * Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
-   * out-of-range value, and a `TypeError` for a value of the wrong type.
+   * Builds a generator: `new Generator('twitter', { node: 'datacenter=1,worker=3' })`, or
+   * `new Generator({ layout, node, ...options })`; the layout is a preset name, a spec or a
+   * `Layout`, the node values an object or the text form. Throws `ERR_SNOWFLAKE_VALUE` for
+   * an unknown option, node field or out-of-range value, and a `TypeError` naming the
+   * argument for a value of the wrong type.
+   *
+   * What the arguments leave out (or `new Generator()` altogether) comes from the
+   * environment: the layout from `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from
+   * `SNOWFLAKE_NODE` (else all zeros), each option the code does not give from
+   * `SNOWFLAKE_OPTIONS`; core resolves it, and a malformed variable throws naming it.
+   * `stats().sources` says where each value came from.
    */
-  constructor(options: GeneratorOptions)
+  constructor(layout?: string | Layout | GeneratorOptions | null, options?: Omit<GeneratorOptions, 'layout'>)
+  /**
+   * The next ID as a `number`, for layouts of at most 53 bits (such as `js53`), whose IDs
+   * are all exact JavaScript numbers (`Number.isSafeInteger`). Throws `ERR_SNOWFLAKE_VALUE`
+   * on a wider layout, whatever the ID: use `nextId()` (a bigint) there.
+   */
+  nextIdNumber(): number
   /**
    * The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
    * clock is behind), then throws `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED` or
@@ -275,16 +293,30 @@ export declare class Layout {
    */
   sql(dialect: 'postgres', prefix?: string): string
   /**
-   * The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
-   * layout's width.
+   * The parts of `id` (a bigint, a decimal string such as `pg` returns for a `BIGINT`, or a
+   * safe-integer number); throws `ERR_SNOWFLAKE_INVALID_ID` for a malformed string or when
+   * `id` has bits above the layout's width.
    */
-  decode(id: bigint | number): Parts
+  decode(id: bigint | string | number): Parts
   /**
-   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or none for
-   * all zeros)
-   * and `sequence`, each checked against its range.
+   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or
+   * none for all zeros; an object or the text `'datacenter=1,worker=3'`) and `sequence`,
+   * each checked against its range.
    */
-  compose(t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint): bigint
+  compose(t: number | Date, fields?: Record<string, number | bigint> | string, sequence?: number | bigint): bigint
+  /**
+   * The UUIDv7 view of `id` (a bigint, a decimal string or a safe-integer number; 36
+   * lowercase characters): version 7, RFC 9562's variant, the ID's Unix-ms time in its 48-bit
+   * timestamp (what PostgreSQL's `uuid_extract_timestamp` and every UUIDv7 tool read), the
+   * ID's other bits after it. Lossless (`fromUuid(toUuid(id)) === id`) and sorted as the IDs
+   * are.
+   */
+  toUuid(id: bigint | string | number): string
+  /**
+   * The ID whose UUIDv7 view is `uuid` (its 36-character text, either case); throws
+   * `ERR_SNOWFLAKE_INVALID_ID` for a UUID that no ID of this layout maps to.
+   */
+  fromUuid(uuid: string): bigint
   /**
    * The smallest ID of the tick holding `t`: with `maxId`, the bounds of a
    * `WHERE id BETWEEN` range query.
@@ -319,7 +351,7 @@ export type JsPublicIds = PublicIds
 export declare class PublicIds {
   constructor(key: Uint8Array, encoding?: Encoding)
   /** The public text of `id`. */
-  encode(id: bigint | number): string
+  encode(id: bigint | string | number): string
   /** The ID of a public text. */
   decode(text: string): bigint
   /** The texts' encoding. */

@@ -3,7 +3,7 @@
 //! doc as its help, so the CLI offers every option core has, checked by core alone.
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use snowflake_core::{OptionType, Spelling, OPTIONS};
+use snowflake_core::{OptionType, Spelling, OPTIONS, RETIRED};
 use std::ffi::OsString;
 
 /// The option flags given, as `(option name, value)` in the table's order: a path as the
@@ -46,6 +46,12 @@ impl Args for OptionFlags {
             };
             cmd = cmd.arg(arg);
         }
+        // A retired option's flag is refused by core with what replaced it, not by clap as
+        // an unknown argument.
+        for r in RETIRED {
+            cmd = cmd
+                .arg(Arg::new(r.name).long(flag(r.name)).hide(true).num_args(0..=1).action(ArgAction::Set));
+        }
         cmd
     }
 
@@ -69,6 +75,11 @@ impl FromArgMatches for OptionFlags {
                 }
             } else if let Some(value) = matches.get_one::<String>(spec.name) {
                 self.0.push((spec.name, FlagValue::Text(value.clone())));
+            }
+        }
+        for r in RETIRED {
+            if matches.contains_id(r.name) && matches.value_source(r.name).is_some() {
+                self.0.push((r.name, FlagValue::Text(String::new())));
             }
         }
         Ok(())

@@ -103,7 +103,7 @@ impl fmt::Display for LayoutError {
             Empty => f.write_str("the layout spec is empty"),
             UnknownPreset { name } => write!(
                 f,
-                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game) nor a spec like `time:41,worker:10,sequence:12;epoch=2026-01-01T00:00:00Z`"
+                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game, js53) nor a spec like `time:41,worker:10,sequence:12;epoch=2026-01-01T00:00:00Z`"
             ),
             BadField { text } => write!(f, "field `{text}` is not written `name:bits`"),
             BadName { name } => write!(
@@ -238,6 +238,14 @@ pub enum Error {
         /// The options there are (`crate::OPTIONS`' names).
         known: &'static [&'static str],
     },
+    /// No option has this name, given as a keyword argument (Python's `max_wait=0`): a
+    /// [`ErrorKind::Type`] error, as the language reports an unexpected keyword.
+    UnknownKeyword {
+        /// The name given.
+        name: Name,
+        /// The options there are (`crate::OPTIONS`' names).
+        known: &'static [&'static str],
+    },
     /// An option or node value of the wrong type (a string for a number, a fraction for a
     /// whole number, a boolean for an ID, ...).
     WrongType {
@@ -367,6 +375,44 @@ pub enum Error {
     /// A file, lock, map or network operation failed.
     #[cfg(feature = "std")]
     Io(std::sync::Arc<IoError>),
+    /// Another process held a lock of the host's record, a state file or a host lease longer
+    /// than the call may wait (`max_wait_ms`): a stopped process, most likely.
+    #[cfg(feature = "std")]
+    Busy {
+        /// Which lock, on which file, and the process holding it where the kernel says.
+        detail: std::sync::Arc<str>,
+    },
+    /// A UUID that is not the view of an ID of the layout: malformed text, not version 7,
+    /// not RFC 9562's variant, or bits the layout's IDs never set.
+    InvalidUuid {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// An ID whose time is past the last instant a UUIDv7 holds (2^48 - 1 Unix ms, in the
+    /// year 10889): no UUIDv7 can carry it.
+    UuidTimeRange {
+        /// The ID's time, in Unix ms.
+        unix_ms: u64,
+    },
+    /// A layout wider than 53 bits, where an ID must be an exact JavaScript number.
+    UnsafeNumber {
+        /// The layout's width in bits.
+        total_bits: u8,
+    },
+    /// An environment variable of the configuration (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`,
+    /// `SNOWFLAKE_OPTIONS`) is malformed: its kind is the underlying error's (an invalid
+    /// layout, a bad node value or option), its message names the variable and its value.
+    #[cfg(feature = "std")]
+    Environment {
+        /// The variable.
+        variable: &'static str,
+        /// Its value, cut short, with any password hidden.
+        value: std::sync::Arc<str>,
+        /// The kind of what is wrong with it.
+        kind: ErrorKind,
+        /// What is wrong with it.
+        message: std::sync::Arc<str>,
+    },
 }
 
 /// A failure outside the library's own rules (a file, a lock, a map, a network): what was
@@ -441,6 +487,11 @@ impl Error {
         Error::SharedMismatch { what, detail: detail.to_string().into() }
     }
 
+    /// An [`Error::Busy`].
+    pub fn busy(detail: impl fmt::Display) -> Error {
+        Error::Busy { detail: detail.to_string().into() }
+    }
+
     /// An [`Error::StateFile`].
     pub fn state_file(path: &std::path::Path, detail: impl fmt::Display) -> Error {
         Error::StateFile { path: path.into(), detail: detail.to_string().into() }
@@ -454,6 +505,24 @@ impl Error {
     /// An [`Error::LeaseUnavailable`] that a later call may not meet: retry in `retry_after_ms`.
     pub fn lease_retry(detail: impl fmt::Display, retry_after_ms: u64) -> Error {
         Error::LeaseUnavailable { detail: detail.to_string().into(), retry_after_ms: Some(retry_after_ms) }
+    }
+}
+
+#[cfg(feature = "std")]
+impl Error {
+    /// An [`Error::Environment`]: `error` in variable `variable`, whose value is `value`
+    /// (already cut short and without secrets).
+    pub fn environment(
+        variable: &'static str,
+        value: impl Into<std::sync::Arc<str>>,
+        error: &Error,
+    ) -> Error {
+        Error::Environment {
+            variable,
+            value: value.into(),
+            kind: error.kind(),
+            message: error.to_string().into(),
+        }
     }
 }
 
@@ -506,6 +575,8 @@ pub enum ErrorKind {
     BufferTooSmall,
     /// (C) A bug inside the library was caught before it could unwind into the caller.
     Panic,
+    /// Another process held a lock too long (a stopped holder).
+    Busy,
 }
 
 /// One row of the error table: how every front end reports a kind of error.
@@ -611,6 +682,9 @@ pub const KINDS: &[KindInfo] = &[
     kind!(Type, "ERR_SNOWFLAKE_TYPE", 16, "TYPE", "a value of the wrong type",
         "SnowflakeTypeError", "TypeError", "TypeException", "\\TypeError", "TypeError", "ERR_INVALID_ARG_TYPE",
         "an option, node value or ID of the wrong type (a string for a number, a fraction, a boolean)"),
+    kind!(Busy, "ERR_SNOWFLAKE_BUSY", 17, "BUSY", "a lock was held by another process too long",
+        "BusyError", "", "BusyException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_BUSY",
+        "another process held a lock of the host's record, a state file or a host lease longer than max_wait_ms allows (a stopped process); the message names it; retry"),
 ];
 
 impl ErrorKind {
@@ -659,10 +733,13 @@ impl Error {
             | Error::BadOption { .. }
             | Error::UnknownOption { .. }
             | Error::MissingFeature { .. }
+            | Error::UnsafeNumber { .. }
             | Error::Conflict => ErrorKind::Value,
-            Error::WrongType { .. } => ErrorKind::Type,
-            Error::InvalidId(_) | Error::IdRange { .. } => ErrorKind::InvalidId,
-            Error::TimeRange { .. } | Error::Instant { .. } => ErrorKind::TimeRange,
+            Error::WrongType { .. } | Error::UnknownKeyword { .. } => ErrorKind::Type,
+            Error::InvalidId(_) | Error::IdRange { .. } | Error::InvalidUuid { .. } => ErrorKind::InvalidId,
+            Error::TimeRange { .. } | Error::Instant { .. } | Error::UuidTimeRange { .. } => {
+                ErrorKind::TimeRange
+            }
             Error::ClockBehind { .. } | Error::BehindState { .. } => ErrorKind::ClockBehind,
             Error::AheadOfClock { .. } => ErrorKind::Value,
             Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
@@ -676,6 +753,10 @@ impl Error {
             Error::StateFile { .. } => ErrorKind::StateFile,
             #[cfg(feature = "std")]
             Error::Io(_) => ErrorKind::Io,
+            #[cfg(feature = "std")]
+            Error::Busy { .. } => ErrorKind::Busy,
+            #[cfg(feature = "std")]
+            Error::Environment { kind, .. } => *kind,
         }
     }
 
@@ -709,6 +790,20 @@ impl fmt::Display for Span {
             ms if ms < 2 * D => write!(f, "{} hours", ms / H),
             ms if ms < 2 * Y => write!(f, "{} days", ms / D),
             ms => write!(f, "{} years", ms / Y),
+        }
+    }
+}
+
+/// An instant in messages: Unix milliseconds (what the APIs take) and its UTC date (what a
+/// reader understands), e.g. `1731212943359 (2024-11-10T04:29:03.359Z)`.
+struct Instant(u64);
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; crate::time::RFC3339_LEN];
+        match crate::time::format_rfc3339(self.0, &mut buf) {
+            Some(date) => write!(f, "{} ({date})", self.0),
+            None => write!(f, "{} (Unix ms)", self.0),
         }
     }
 }
@@ -754,6 +849,9 @@ impl fmt::Display for Error {
             Error::UnknownOption { name, spelling, known } => {
                 write!(f, "unknown option `{name}`; the options are {}", NameList(known, *spelling))
             }
+            Error::UnknownKeyword { name, known } => {
+                write!(f, "unexpected keyword argument `{name}`; the options are {}", NameList(known, Spelling::Snake))
+            }
             Error::WrongType { name, expected, got } => write!(f, "`{name}` must be {expected}, not {got}"),
             Error::MissingFeature { option, feature } => write!(
                 f,
@@ -765,9 +863,19 @@ impl fmt::Display for Error {
             }
             Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
                 if unix_ms < first_unix_ms {
-                    write!(f, "time {unix_ms} (Unix ms) is before the layout's epoch {first_unix_ms}")
+                    write!(
+                        f,
+                        "time {} is before the layout's epoch {}",
+                        Instant(*unix_ms),
+                        Instant(*first_unix_ms)
+                    )
                 } else {
-                    write!(f, "time {unix_ms} (Unix ms) is past the layout's last instant {last_unix_ms}")
+                    write!(
+                        f,
+                        "time {} is past the layout's last instant {}: the layout has run out of time",
+                        Instant(*unix_ms),
+                        Instant(*last_unix_ms)
+                    )
                 }
             }
             Error::Instant { unix_ms } if *unix_ms < 0 => {
@@ -819,13 +927,31 @@ impl fmt::Display for Error {
             #[cfg(feature = "std")]
             Error::SharedMismatch { what: "removed", detail } => write!(f, "the shared state was lost: {detail}"),
             #[cfg(feature = "std")]
-            Error::SharedMismatch { what, detail } => {
-                write!(f, "generators disagree on {what}: {detail}")
-            }
+            Error::SharedMismatch { what, detail } => match *what {
+                "max_drift_ms" | "sequence_start" | "state_file" | "lease" | "process_only" => {
+                    write!(f, "generators of one layout and node values disagree on {what}: {detail}")
+                }
+                _ => f.write_str(detail),
+            },
             #[cfg(feature = "std")]
             Error::StateFile { path, detail } => write!(f, "state file {}: {detail}", path.display()),
             #[cfg(feature = "std")]
             Error::Io(e) => e.fmt(f),
+            #[cfg(feature = "std")]
+            Error::Busy { detail } => f.write_str(detail),
+            Error::InvalidUuid { reason } => write!(f, "invalid UUID: {reason}"),
+            Error::UuidTimeRange { unix_ms } => write!(
+                f,
+                "time {unix_ms} (Unix ms) is past the last instant a UUIDv7 holds, 281474976710655 (10889-08-02T05:31:50.655Z)"
+            ),
+            Error::UnsafeNumber { total_bits } => write!(
+                f,
+                "IDs of this layout have up to {total_bits} bits; a JavaScript number holds whole numbers exactly only up to 53 bits (Number.MAX_SAFE_INTEGER): take IDs as bigint, or use a layout of at most 53 bits such as the js53 preset"
+            ),
+            #[cfg(feature = "std")]
+            Error::Environment { variable, value, message, .. } => {
+                write!(f, "environment variable {variable}=\"{value}\": {message}")
+            }
         }
     }
 }

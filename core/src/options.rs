@@ -15,7 +15,7 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::text::{format_name, Name, Spelling};
+use crate::text::{format_name, Name, Spelling, MAX_NAME_LEN};
 use core::fmt;
 
 /// What an option's value is.
@@ -113,7 +113,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Bool,
         default: "false",
         form: "true|false",
-        doc: "Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.",
+        doc: "Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue.",
         feature: None,
     },
     OptionSpec {
@@ -145,7 +145,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Text,
         default: "",
         form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS",
-        doc: "Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).",
+        doc: "Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).",
         feature: None,
     },
     OptionSpec {
@@ -155,14 +155,6 @@ pub const OPTIONS: &[OptionSpec] = &[
         form: "FIELD",
         doc: "The node field a lease claims (default: `worker`, or the only node field).",
         feature: None,
-    },
-    OptionSpec {
-        name: "lease_dir",
-        ty: OptionType::Path,
-        default: "",
-        form: "DIR",
-        doc: "The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases).",
-        feature: Some("lease-local"),
     },
     OptionSpec {
         name: "lease_ttl_ms",
@@ -204,14 +196,6 @@ pub const OPTIONS: &[OptionSpec] = &[
         doc: "The PEM private key of lease_tls_cert.",
         feature: Some("lease-redis"),
     },
-    OptionSpec {
-        name: "run_lock",
-        ty: OptionType::Bool,
-        default: "false",
-        form: "true|false",
-        doc: "Take turns with the other processes of this host that have the same layout and node values.",
-        feature: None,
-    },
 ];
 
 /// The names of [`OPTIONS`], in order.
@@ -243,16 +227,6 @@ pub const CONFLICTS: &[Conflict] = &[
         reason: "rollover cannot be combined with state_file or lease: the rollover counter is not handed over with a lease; choose rollover for steps back within a process, or a lease",
     },
     Conflict {
-        a: "run_lock",
-        b: "shared",
-        reason: "run_lock keeps processes with one identity apart and shared makes them share one state: choose one",
-    },
-    Conflict {
-        a: "run_lock",
-        b: "lease",
-        reason: "run_lock keeps processes with one identity apart and a lease gives each its own value: choose one",
-    },
-    Conflict {
         a: "isolated",
         b: "shared",
         reason: "an isolated generator has a state of its own: it cannot share one",
@@ -263,7 +237,6 @@ pub const CONFLICTS: &[Conflict] = &[
         b: "state_file",
         reason: "an isolated generator has a state of its own, for tests: it keeps no state file",
     },
-    Conflict { a: "isolated", b: "run_lock", reason: "an isolated generator has a state of its own: it takes no run lock" },
     Conflict {
         a: "isolated",
         b: "process_only",
@@ -281,17 +254,59 @@ pub const CONFLICTS: &[Conflict] = &[
     },
 ];
 
+/// An option that a release retired: giving it is an error that says what replaced it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retired {
+    /// Its name (snake case).
+    pub name: &'static str,
+    /// Why, and what to do instead.
+    pub reason: &'static str,
+}
+
+/// The retired options: each is refused with its reason, in every spelling (`run_lock`,
+/// `runLock`, `--run-lock`), never silently ignored.
+pub const RETIRED: &[Retired] = &[
+    Retired {
+        name: "run_lock",
+        reason: "run_lock was retired: every generator of a layout and node values on a host now meets the host's one record of them, so processes with the same identity never repeat each other's IDs with nothing set; remove the option",
+    },
+    Retired {
+        name: "lease_dir",
+        reason: "lease_dir was retired: local leases are kept beside the host's other records (SNOWFLAKE_SHM_DIR, else /dev/shm), so that TMPDIR and PrivateTmp cannot split a host; remove the option",
+    },
+];
+
+/// The retired option `name` names, in any spelling.
+fn retired(name: &str) -> Option<&'static Retired> {
+    let name = name.trim_start_matches('-');
+    RETIRED.iter().find(|r| {
+        let mut snake = [0u8; MAX_NAME_LEN];
+        let mut n = 0;
+        for c in name.bytes() {
+            let (c, under) = match c {
+                b'-' => (b'_', false),
+                b'A'..=b'Z' => (c.to_ascii_lowercase(), true),
+                c => (c, false),
+            };
+            if under && n < MAX_NAME_LEN {
+                snake[n] = b'_';
+                n += 1;
+            }
+            if n < MAX_NAME_LEN {
+                snake[n] = c;
+                n += 1;
+            }
+        }
+        &snake[..n] == r.name.as_bytes()
+    })
+}
+
 /// Options that mean something only with another.
 pub const NEEDS: &[Conflict] = &[
     Conflict {
         a: "lease_field",
         b: "lease",
         reason: "lease_field names the field a lease claims: give lease too",
-    },
-    Conflict {
-        a: "lease_dir",
-        b: "lease",
-        reason: "lease_dir is where local leases live: give lease=local too",
     },
     Conflict {
         a: "lease_ttl_ms",
@@ -553,9 +568,6 @@ pub struct Options {
     /// The node field the lease claims (`lease_field=`).
     #[cfg(feature = "std")]
     pub lease_field: Option<Name>,
-    /// The lease directory (`lease_dir=`).
-    #[cfg(feature = "std")]
-    pub lease_dir: Option<std::path::PathBuf>,
     /// A Redis lease's time to live, in ms (`lease_ttl_ms=`).
     #[cfg(feature = "std")]
     pub lease_ttl_ms: Option<u64>,
@@ -571,10 +583,6 @@ pub struct Options {
     /// The client certificate's key (`lease_tls_key=`).
     #[cfg(feature = "std")]
     pub lease_tls_key: Option<std::path::PathBuf>,
-    /// Take turns with the other processes of this host that have the same layout and node
-    /// values (`run_lock=true`).
-    #[cfg(feature = "std")]
-    pub run_lock: bool,
 }
 
 impl Default for Options {
@@ -607,6 +615,18 @@ pub fn bool_of_text(text: &str) -> Option<bool> {
         "false" => Some(false),
         _ => None,
     }
+}
+
+/// The hint for `key=value` whose value holds another option after a `,`
+/// (`max_wait_ms=0,max_drift_ms=5`): options are separated by `;`. Given only when the value
+/// was refused, so that a path or a Sentinel address with a `,` stays valid.
+fn comma_hint(key: &str, value: &str) -> Option<Error> {
+    let next_is_option = value.split(',').skip(1).any(|item| {
+        item.split_once('=').is_some_and(|(name, _)| OPTIONS.iter().any(|o| o.name == name.trim()))
+    });
+    next_is_option.then(|| {
+        bad(key, "options are separated by `;`, not `,` (`max_wait_ms=0;max_drift_ms=5`; node values are separated by `,`)")
+    })
 }
 
 fn parse_integer(name: &str, text: &str, min: u64, max: u64) -> Result<u64> {
@@ -793,8 +813,6 @@ impl Options {
         #[cfg(feature = "std")]
         lease_field: None,
         #[cfg(feature = "std")]
-        lease_dir: None,
-        #[cfg(feature = "std")]
         lease_ttl_ms: None,
         #[cfg(feature = "std")]
         lease_password_file: None,
@@ -804,8 +822,6 @@ impl Options {
         lease_tls_cert: None,
         #[cfg(feature = "std")]
         lease_tls_key: None,
-        #[cfg(feature = "std")]
-        run_lock: false,
     };
 
     /// The bit of the rollover field's index in `layout`'s fields (0 without one): a field the
@@ -845,9 +861,23 @@ impl Options {
     /// say): each set with [`Options::set_text`]; a key given twice is an error.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = Result<(&'a str, &'a str)>>) -> Result<Options> {
         let mut o = Options::DEFAULT;
-        let mut seen = [false; OPTIONS.len()];
+        o.set_pairs(pairs, &mut [false; OPTIONS.len()])?;
+        Ok(o)
+    }
+
+    /// Sets each `(key, value-text)` pair, marking its key in `seen` (by its index in
+    /// [`OPTIONS`]): a key already seen is an error. The one reading of the text form
+    /// ([`Options::from_pairs`], and the environment's `GivenOptions`).
+    pub(crate) fn set_pairs<'a>(
+        &mut self,
+        pairs: impl IntoIterator<Item = Result<(&'a str, &'a str)>>,
+        seen: &mut [bool; OPTIONS.len()],
+    ) -> Result<()> {
         for pair in pairs {
             let (key, value) = pair?;
+            if let Some(r) = retired(key) {
+                return Err(bad(r.name, r.reason));
+            }
             let index = OPTIONS.iter().position(|s| s.name == key).ok_or(Error::UnknownOption {
                 name: Name::snippet(key),
                 spelling: Spelling::Snake,
@@ -856,9 +886,33 @@ impl Options {
             if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            o.set_text(key, value)?;
+            self.set_text(key, value).map_err(|e| comma_hint(key, value).unwrap_or(e))?;
         }
-        Ok(o)
+        Ok(())
+    }
+
+    /// [`Options::set`] for a front end whose options are keyword arguments (Python): an
+    /// unknown name is [`Error::UnknownKeyword`], of kind [`crate::ErrorKind::Type`], as
+    /// Python raises `TypeError` for an unexpected keyword; the message lists the options. A
+    /// retired option is refused with its reason, as everywhere.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, ErrorKind, Options, Value};
+    /// let err = Options::default().set_keyword("max_wait", Value::Int(0)).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Type);
+    /// assert!(err.to_string().contains("max_wait_ms"));
+    /// let err = Options::default().set_keyword("run_lock", Value::Bool(true)).unwrap_err();
+    /// assert!(err.to_string().contains("run_lock was retired"));
+    /// ```
+    pub fn set_keyword(&mut self, name: &str, value: Value<'_>) -> Result<()> {
+        if let Some(r) = retired(name) {
+            return Err(bad(r.name, r.reason));
+        }
+        let spec = OPTIONS
+            .iter()
+            .find(|o| o.name == name)
+            .ok_or(Error::UnknownKeyword { name: Name::snippet(name), known: OPTION_NAMES })?;
+        self.set_spec(spec, name, value)
     }
 
     /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,
@@ -911,6 +965,9 @@ impl Options {
     }
 
     fn spec(name: &str, spelling: Spelling) -> Result<&'static OptionSpec> {
+        if let Some(r) = retired(name) {
+            return Err(bad(r.name, r.reason));
+        }
         OPTIONS.iter().find(|o| o.spelled(spelling).as_str() == name).ok_or(Error::UnknownOption {
             name: Name::snippet(name),
             spelling,
@@ -982,8 +1039,6 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_field" => self.lease_field = None,
             #[cfg(feature = "std")]
-            "lease_dir" => self.lease_dir = None,
-            #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms = None,
             #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file = None,
@@ -993,8 +1048,6 @@ impl Options {
             "lease_tls_cert" => self.lease_tls_cert = None,
             #[cfg(feature = "std")]
             "lease_tls_key" => self.lease_tls_key = None,
-            #[cfg(feature = "std")]
-            "run_lock" => self.run_lock = false,
             _ => {}
         }
     }
@@ -1016,8 +1069,6 @@ impl Options {
         match name {
             "isolated" => self.isolated = b,
             "process_only" => self.process_only = b,
-            #[cfg(feature = "std")]
-            "run_lock" => self.run_lock = b,
             _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
         }
         Ok(())
@@ -1087,7 +1138,6 @@ impl Options {
     fn set_path(&mut self, name: &str, path: &std::path::Path) -> Result<()> {
         match name {
             "state_file" => self.state_file = Some(path.into()),
-            "lease_dir" => self.lease_dir = Some(path.into()),
             "lease_password_file" => self.lease_password_file = Some(path.into()),
             "lease_tls_ca" => self.lease_tls_ca = Some(path.into()),
             "lease_tls_cert" => self.lease_tls_cert = Some(path.into()),
@@ -1112,8 +1162,6 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_field" => self.lease_field.is_some(),
             #[cfg(feature = "std")]
-            "lease_dir" => self.lease_dir.is_some(),
-            #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms.is_some(),
             #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file.is_some(),
@@ -1123,8 +1171,6 @@ impl Options {
             "lease_tls_cert" => self.lease_tls_cert.is_some(),
             #[cfg(feature = "std")]
             "lease_tls_key" => self.lease_tls_key.is_some(),
-            #[cfg(feature = "std")]
-            "run_lock" => self.run_lock,
             _ => false,
         }
     }
@@ -1147,10 +1193,6 @@ impl Options {
                 "state_window_ms",
                 "state_window_ms is how far a state file or a lease reserves: give state_file or lease too",
             ));
-        }
-        #[cfg(feature = "std")]
-        if self.lease_dir.is_some() && matches!(self.lease, Some(LeaseKind::Redis(_))) {
-            return Err(bad("lease_dir", "lease_dir is where local leases live; a Redis lease has none"));
         }
         #[cfg(feature = "std")]
         if self.shared.is_some() && self.lease == Some(LeaseKind::Local) {
@@ -1262,9 +1304,6 @@ impl fmt::Display for Options {
             if let Some(field) = &self.lease_field {
                 write!(f, ";lease_field={field}")?;
             }
-            if let Some(p) = &self.lease_dir {
-                write!(f, ";lease_dir={}", p.display())?;
-            }
             if let Some(ms) = self.lease_ttl_ms {
                 write!(f, ";lease_ttl_ms={ms}")?;
             }
@@ -1278,9 +1317,90 @@ impl fmt::Display for Options {
                     write!(f, ";{name}={}", p.display())?;
                 }
             }
-            if self.run_lock {
-                f.write_str(";run_lock=true")?;
-            }
+        }
+        Ok(())
+    }
+}
+
+/// Where one of a generator's values came from: the code that made it, an environment
+/// variable (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`, `SNOWFLAKE_OPTIONS`), or the default.
+///
+/// ```
+/// use snowflake_core::Source;
+/// assert_eq!(Source::Environment("SNOWFLAKE_NODE").as_str(), "SNOWFLAKE_NODE");
+/// assert_eq!(Source::Default.to_string(), "default");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Nobody gave it: the default.
+    Default,
+    /// The code that made the generator gave it.
+    Code,
+    /// The environment variable named.
+    Environment(&'static str),
+}
+
+impl Source {
+    /// `default`, `code`, or the variable's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::Code => "code",
+            Source::Environment(variable) => variable,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a generator's layout, node values and each option came from (see
+/// `Config` in the `env` module, which records it, and `Generator::provenance`).
+/// `Display` writes `layout=SOURCE;node=SOURCE;OPTION=SOURCE;…` in the table's order.
+///
+/// ```
+/// use snowflake_core::{Provenance, Source};
+/// let p = Provenance::CODE;
+/// assert_eq!(p.option("max_wait_ms"), Some(Source::Code));
+/// assert_eq!(p.iter().next(), Some(("layout", Source::Code)));
+/// assert!(p.to_string().starts_with("layout=code;node=code;max_drift_ms=code;"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Provenance {
+    /// Where the layout came from.
+    pub layout: Source,
+    /// Where the node values came from.
+    pub node: Source,
+    /// Where each option came from, in the order of [`OPTIONS`].
+    pub options: [Source; OPTIONS.len()],
+}
+
+impl Provenance {
+    /// Everything from the code: what a generator made by `Generator::new` records (the code
+    /// handed over every value, defaults included).
+    pub const CODE: Provenance =
+        Provenance { layout: Source::Code, node: Source::Code, options: [Source::Code; OPTIONS.len()] };
+
+    /// Where option `name` (snake_case) came from; `None` for a name not in the table.
+    pub fn option(&self, name: &str) -> Option<Source> {
+        OPTIONS.iter().position(|o| o.name == name).map(|i| self.options[i])
+    }
+
+    /// `("layout", source)`, `("node", source)`, then each option's name and source.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Source)> + '_ {
+        [("layout", self.layout), ("node", self.node)]
+            .into_iter()
+            .chain(OPTIONS.iter().zip(self.options.iter()).map(|(o, s)| (o.name, *s)))
+    }
+}
+
+impl fmt::Display for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (name, source)) in self.iter().enumerate() {
+            write!(f, "{}{name}={source}", if i == 0 { "" } else { ";" })?;
         }
         Ok(())
     }

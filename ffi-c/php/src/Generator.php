@@ -25,19 +25,17 @@ use FFI;
  * - `sequence_start` (string, default zero): Where each tick's sequence starts: 0, or a hash of the tick below K so that id % N shards evenly at low traffic.
  * - `rollover` (string): A node field the generator bumps, instead of waiting, when the clock goes back by more than max_drift_ms.
  * - `isolated` (bool, default false): A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs.
- * - `process_only` (bool, default false): Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.
+ * - `process_only` (bool, default false): Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue.
  * - `shared` (string): A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state.
  * - `state_file` (string): A durable high-water mark: a restart after the clock stepped back never repeats an ID.
  * - `state_window_ms` (int, default 1000): How far ahead the state file (or a lease's mark) reserves time: one write per window.
- * - `lease` (string): Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).
+ * - `lease` (string): Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).
  * - `lease_field` (string): The node field a lease claims (default: `worker`, or the only node field).
- * - `lease_dir` (string): The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases).
  * - `lease_ttl_ms` (int, default 5000): How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
  * - `lease_password_file` (string): A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.
  * - `lease_tls_ca` (string): PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots).
  * - `lease_tls_cert` (string): A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too.
  * - `lease_tls_key` (string): The PEM private key of lease_tls_cert.
- * - `run_lock` (bool, default false): Take turns with the other processes of this host that have the same layout and node values.
  * </options>
  *
  * A generator must not cross `fork()` (pcntl_fork; a PHP-FPM master creating one before it
@@ -68,22 +66,39 @@ final class Generator
     private const KEEP_BUFFER = 65536;
 
     /**
-     * @param Layout|string $layout a Layout, a spec or a preset name
-     * @param array<string, int> $node node field values: every node field of the layout, or none for all zeros
-     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_dir?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null, run_lock?: bool|null} $options
+     * What the arguments leave unset comes from the environment: the layout from
+     * `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from `SNOWFLAKE_NODE` (else all
+     * zeros), each option not in `$options` from `SNOWFLAKE_OPTIONS`. So `new Generator()`
+     * takes everything from the deployment; a malformed variable throws, naming it, and
+     * `stats()->sources` says where each value came from.
+     *
+     * @param Layout|string|null $layout a Layout, a spec or a preset name (null: from the environment)
+     * @param array<string, int>|string|null $node node field values, `['datacenter' => 1, 'worker' => 3]` or the
+     *        text `'datacenter=1,worker=3'`: every node field of the layout (null, [] or '': from the
+     *        environment, else all zeros)
+     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type
      */
-    public function __construct(Layout|string $layout, array $node = [], array $options = [])
+    public function __construct(Layout|string|null $layout = null, array|string|null $node = null, array $options = [])
     {
-        $this->layout = Layout::of($layout);
+        $given = $layout === null ? null : Layout::of($layout);
         $ffi = $this->ffi = Library::ffi();
-        $nodeText = $this->layout->nodeSpec($node);
+        $nodeText = match (true) {
+            $node === null || $node === [] || $node === '' => null,
+            $given !== null => $given->nodeSpec($node),
+            // The layout comes from the environment: core checks the names and ranges (and
+            // reads the text form itself).
+            is_string($node) => $node,
+            default => Layout::nodeText($node),
+        };
         $opts = self::options($ffi, $options);
         try {
             $out = $ffi->new('SnowflakeGenerator *');
-            $st = $ffi->snowflake_generator_open($this->layout->handle, $nodeText, $opts, FFI::addr($out));
+            // The options object remembers which keys were given: core takes the others
+            // from SNOWFLAKE_OPTIONS, and a NULL layout or node from the environment too.
+            $st = $ffi->snowflake_generator_from_env($given?->handle, $nodeText, $opts, FFI::addr($out));
         } finally {
             $ffi->snowflake_options_free($opts);
         }
@@ -91,6 +106,7 @@ final class Generator
             throw SnowflakeException::fromStatus($st);
         }
         $this->handle = $out;
+        $this->layout = $given ?? new Layout($this->text('snowflake_generator_layout', 1024));
         // The out-parameter of every single-ID call, allocated once: no FFI::new per ID.
         $this->out = $ffi->new('uint64_t');
         $this->outPtr = FFI::addr($this->out);
@@ -264,7 +280,36 @@ final class Generator
             Id::fromU64($s->last_unix_ms),
             Id::fromU64($s->ms_left),
             $s->years_left,
+            $this->sources(),
         );
+    }
+
+    /**
+     * Where the layout, the node values and each option came from: `['layout' => 'code',
+     * 'node' => 'SNOWFLAKE_NODE', 'max_wait_ms' => 'SNOWFLAKE_OPTIONS', 'max_drift_ms' =>
+     * 'default', ...]` (every option of core's table, in its order).
+     *
+     * @return array<string, string>
+     */
+    public function sources(): array
+    {
+        $sources = [];
+        foreach (explode(';', $this->text('snowflake_generator_sources', 2048)) as $pair) {
+            [$name, $source] = explode('=', $pair, 2);
+            $sources[$name] = $source;
+        }
+        return $sources;
+    }
+
+    /** The text a `snowflake_generator_*(g, buf, len)` call writes. */
+    private function text(string $function, int $size): string
+    {
+        $buf = $this->ffi->new("char[$size]");
+        $st = $this->ffi->$function($this->handle, $buf, $size);
+        if ($st !== 0) {
+            throw SnowflakeException::fromStatus($st);
+        }
+        return FFI::string($buf);
     }
 
     /**

@@ -7,7 +7,9 @@
 #                 libsnowflake-linux-x64-gnu-V.tgz   @libsnowflake/linux-x64-gnu, the addon
 #   dist/php/     libsnowflake-snowflake-V.zip       the Composer package with the library
 #   dist/c/       libsnowflake-V-x86_64-linux-gnu.tar.gz   lib/ include/ bin/snowflake ...
-#                 libsnowflake_V_amd64.deb           the same under /usr
+#                 libsnowflake0.1_V_amd64.deb, libsnowflake-dev_V_amd64.deb,
+#                 libsnowflake-tools_V_amd64.deb     the same under /usr, split as Debian
+#                                                    splits a library (scripts/deb.sh)
 #
 # Every shipped binary is built for scripts/dist.env's target and glibc floor: zig (the
 # `ziglang` package) links against that glibc's symbol versions, so the packages load on
@@ -74,6 +76,17 @@ cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
   -p snowflake-ffi -p snowflake-cli -p snowflake-node
 OUT=$ROOT/target/$DIST_TARGET/dist
 
+# --- the minimal C library: no leases (no Redis client, no TLS) -----------------------------
+# A cargo run of its own, in a target directory of its own: snowflake-core with other
+# features, and an output of the same name.
+build_minimal() {
+  step "libsnowflake_minimal.a: no leases ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
+  CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
+    -p snowflake-ffi --no-default-features --features minimal
+  OUT_MINIMAL=$ROOT/target/dist-minimal/$DIST_TARGET/dist
+}
+build_minimal
+
 # --- Node: the napi-rs packages -------------------------------------------------------------
 step "node: libsnowflake and @libsnowflake/linux-x64-gnu (npm pack)"
 mkdir -p "$STAGE/node/main" "$STAGE/node/linux-x64-gnu"
@@ -118,54 +131,17 @@ NAME=libsnowflake-$VERSION-x86_64-linux-gnu
 step "c: $NAME.tar.gz"
 TREE=$STAGE/c/$NAME
 make -s -C ffi-c install-artifacts ARTIFACTS="$OUT" PREFIX="$TREE" RELOCATABLE=1
-# The archive carries Rust's standard library; its debug sections are most of its size and
+make -s -C ffi-c install-minimal-artifacts MINIMAL_ARTIFACTS="$OUT_MINIMAL" PREFIX="$TREE" RELOCATABLE=1
+# The archives carry Rust's standard library; its debug sections are most of their size and
 # no user of a release build needs them.
-strip --strip-debug "$TREE/lib/libsnowflake.a"
+strip --strip-debug "$TREE/lib/libsnowflake.a" "$TREE/lib/libsnowflake_minimal.a"
 install -D -m 755 "$OUT/snowflake" "$TREE/bin/snowflake"
-install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$TREE/share/doc/libsnowflake/"
+# API.md is the contract docs/c.md points to.
+install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE ffi-c/API.md -t "$TREE/share/doc/libsnowflake/"
 tar --sort=name --owner=0 --group=0 --numeric-owner -C "$STAGE/c" -czf "$DIST/c/$NAME.tar.gz" "$NAME"
 
-DEB=libsnowflake_${VERSION}_amd64.deb
-step "c: $DEB (dpkg-deb)"
-DEBROOT=$STAGE/deb
-make -s -C ffi-c install-artifacts ARTIFACTS="$OUT" PREFIX=/usr LIBDIR=lib/x86_64-linux-gnu DESTDIR="$DEBROOT"
-strip --strip-debug "$DEBROOT/usr/lib/x86_64-linux-gnu/libsnowflake.a"
-install -D -m 755 "$OUT/snowflake" "$DEBROOT/usr/bin/snowflake"
-install -D -m 644 LICENSE-MIT "$DEBROOT/usr/share/doc/libsnowflake/copyright"
-cat LICENSE-APACHE >>"$DEBROOT/usr/share/doc/libsnowflake/copyright"
-install -d "$DEBROOT/DEBIAN"
-SOVERSION=$MAJOR
-[ "$MAJOR" != 0 ] || SOVERSION=$MAJOR.$(echo "$VERSION" | cut -d. -f2)
-# What the binaries link: glibc's libraries (libc6), and libgcc_s for unwinding unless zig
-# linked its own unwinder in (it does today).
-DEPENDS="libc6 (>= $GLIBC_FLOOR)"
-if readelf -d "$OUT/libsnowflake.so" "$OUT/snowflake" | grep -q 'NEEDED.*libgcc_s'; then
-  DEPENDS="$DEPENDS, libgcc-s1 | libgcc1"
-fi
-cat >"$DEBROOT/DEBIAN/control" <<EOF
-Package: libsnowflake
-Version: $VERSION
-Architecture: amd64
-Maintainer: libsnowflake developers <libsnowflake@example.invalid>
-Installed-Size: $(du -sk --exclude=DEBIAN "$DEBROOT" | cut -f1)
-Depends: $DEPENDS
-Section: libs
-Priority: optional
-Homepage: https://example.invalid/libsnowflake
-Description: Snowflake-style 64-bit time-ordered unique IDs: C library and the snowflake command
- libsnowflake issues and decodes 64-bit, time-ordered, unique IDs (Twitter, Discord,
- Sonyflake and custom layouts), bit for bit the same as its C++, PHP, Python and Node
- bindings.
- .
- This package holds libsnowflake.so.$SOVERSION and libsnowflake.a, the headers snowflake.h,
- snowflake.hpp (C++17) and snowflake_php.h (PHP FFI), the pkg-config file snowflake.pc and
- the CMake package (find_package(snowflake)), and the snowflake command, which generates
- and decodes IDs from the shell.
-EOF
-echo "libsnowflake $SOVERSION libsnowflake (>= $VERSION)" >"$DEBROOT/DEBIAN/shlibs"
-echo "activate-noawait ldconfig" >"$DEBROOT/DEBIAN/triggers"
-(cd "$DEBROOT" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
-dpkg-deb --root-owner-group -Zxz --build "$DEBROOT" "$DIST/c/$DEB" >/dev/null
+step "c: the .debs, split as Debian splits a library (scripts/deb.sh)"
+bash scripts/deb.sh "$OUT" "$OUT_MINIMAL" "$DIST/c"
 
 step "done in $(($(date +%s) - started)) s"
 (cd "$DIST" && find . -type f -printf '%s\t%p\n' | sort -k2 | awk -F'\t' '{ printf "%8.1f KiB  %s\n", $1 / 1024, $2 }')

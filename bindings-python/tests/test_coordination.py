@@ -78,7 +78,8 @@ def test_shared_mismatch_and_bad_names(shared_name: str) -> None:
     assert isinstance(e.value, ValueError) and e.value.code == "ERR_SNOWFLAKE_SHARED_MISMATCH"
     assert "stop the others first" in str(e.value)
     del held, same
-    # Once nothing uses it, a new policy takes it over, above its IDs.
+    # Once nothing uses it, a new policy takes it over, above its IDs (those of worker=1: the
+    # guarantee is per identity, and worker=2's IDs of the same tick are larger).
     assert sf.Generator(LAYOUT, {"datacenter": 0, "worker": 1}, max_drift_ms=5).next_id() > max(worker1)
     for bad in ("a b", "", "x;y", ".hidden"):
         with pytest.raises(sf.ValueRangeError):

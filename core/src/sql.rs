@@ -370,10 +370,7 @@ DECLARE
   _slot bigint;
   _drift bigint;
   _limit bigint;
-  _floor bigint;
-  _raised boolean;
   _run bigint;
-  _why text;
   _target bigint;
   -- Calls are assigned (not PERFORMed): PL/pgSQL evaluates an assignment of one expression
   -- directly, without a query of its own, which halves the cost of an ID.
@@ -387,51 +384,47 @@ BEGIN
   END IF;
   _drift := _max_drift_ms / {tick};
   IF current_setting('{guc}', true) IS DISTINCT FROM 'checked' THEN
-    -- This session's first call: the floor of this server's run, unless the state was born in it.
+    -- This session's first call: the state above the floor of this server's run, unless it
+    -- was created in this run.
     _run := {run};
     IF obj_description('{state_lit}'::regclass, 'pg_class') IS DISTINCT FROM '{marker}{born}' || _run::text THEN
-      _floor := least(greatest((_run / 1000 + {margin_ms} - {epoch}) / {tick} + 1, 0) << {seq_bits}, {last_slot});
-    ELSE
-      _v := set_config('{guc}', 'checked', false);
+      BEGIN
+        _v := pg_advisory_lock({lock_key})::text;
+        _n := nextval('{state_lit}');
+        -- Gives the slot back, or makes the floor the next slot.
+        _v := setval('{state_lit}', greatest(_n, least(greatest((_run / 1000 + {margin_ms} - {epoch}) / {tick} + 1, 0) << {seq_bits}, {last_slot})), false);
+        _v := pg_advisory_unlock({lock_key})::text;
+      EXCEPTION WHEN OTHERS OR query_canceled THEN
+        _v := pg_advisory_unlock({lock_key})::text;
+        RAISE;
+      END;
     END IF;
+    _v := set_config('{guc}', 'checked', false);
   END IF;
   LOOP
     _slot := NULL;
-    _why := NULL;
     BEGIN
       _v := pg_advisory_lock({lock_key})::text;
-      _now := floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint;
-      _ms := coalesce(_at_ms, _now);
-      -- The furthest tick any call may take now: the clock + max_drift_ms + {slack_ms} ms.
-      _limit := (greatest(_now, {epoch}) + _max_drift_ms + {slack_ms} - {epoch}) / {tick};
-      IF _ms < {epoch} OR _ms > {last_ms} THEN
-        _why := 'range';
-      ELSIF (_ms - {epoch}) / {tick} > _limit THEN
-        _why := 'ahead';
+      IF _at_ms IS NULL THEN
+        _ms := floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint;
       ELSE
+        -- The caller's time: no slot further than the clock + max_drift_ms + {slack_ms} ms.
+        _ms := _at_ms;
+        _now := floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint;
+        _limit := (greatest(_now, {epoch}) + _max_drift_ms + {slack_ms} - {epoch}) / {tick};
+      END IF;
+      IF _ms >= {epoch} AND _ms <= {last_ms} AND (_limit IS NULL OR (_ms - {epoch}) / {tick} <= _limit) THEN
         _t := (_ms - {epoch}) / {tick};
         _n := nextval('{state_lit}');
-        _raised := _n < _floor;
-        IF _raised THEN
-          _n := _floor;
-        END IF;
         _l := _n >> {seq_bits};
         IF _t > _l THEN
           _slot := _t << {seq_bits};
           _v := setval('{state_lit}', _slot);
-        ELSIF _l - _t <= _drift AND _l <= _limit AND _n <> {last_slot} THEN
+        ELSIF _l - _t <= _drift AND _n <> {last_slot} AND (_limit IS NULL OR _l <= _limit) THEN
           _slot := _n;
-          IF _raised THEN
-            _v := setval('{state_lit}', _slot);
-          END IF;
         ELSE
-          -- Not issued: give the slot back (after a raise, the state is the floor).
+          -- Not issued: give the slot back.
           _v := setval('{state_lit}', _n, false);
-          _why := CASE WHEN _l - _t > _drift THEN 'behind' WHEN _n = {last_slot} THEN 'end' ELSE 'full' END;
-        END IF;
-        IF _floor IS NOT NULL THEN
-          _v := set_config('{guc}', 'checked', false);
-          _floor := NULL;
         END IF;
       END IF;
       _v := pg_advisory_unlock({lock_key})::text;
@@ -442,13 +435,16 @@ BEGIN
     IF _slot IS NOT NULL THEN
       RETURN ((_slot >> {seq_bits}) << {time_shift}) | _node_bits | ((_slot & {seq_max}) << {seq_shift});
     END IF;
-    IF _why = 'range' THEN
+    IF _ms < {epoch} OR _ms > {last_ms} THEN
       RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} time %s (Unix ms) is outside the layout''s range [{epoch}, {last_ms}]', _ms);
-    ELSIF _why = 'ahead' THEN
+    END IF;
+    IF (_ms - {epoch}) / {tick} > _limit THEN
       RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} time %s (Unix ms) is %s ms ahead of the server''s clock: {next_id_at} takes times at most max_drift_ms + {slack_ms} ms ahead (now up to %s), or the state would stay there and lock every session out until the clock caught up; replays and backfills need a prefix of their own', _ms, _ms - _now, {epoch} + (_limit + 1) * {tick} - 1);
-    ELSIF _why = 'end' THEN
+    END IF;
+    IF _l - _t <= _drift AND _n = {last_slot} THEN
       RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = '{e_time_range} time {past_ms} (Unix ms) is past the layout''s last instant {last_ms}';
-    ELSIF _why = 'full' THEN
+    END IF;
+    IF _l - _t <= _drift THEN
       RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_sequence_exhausted} retry_after_ms=%s: every sequence number up to max_drift_ms + {slack_ms} ms ahead of the server''s clock is taken; retry later', (_l - _limit) * {tick});
     END IF;
     _first_ms := coalesce(_first_ms, _ms);

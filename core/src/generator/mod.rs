@@ -27,7 +27,7 @@
 use crate::clock::{Clock, DefaultClock};
 use crate::error::{Error, Result};
 use crate::layout::{FieldKind, Layout, Node};
-use crate::options::{Options, Policy, SequenceStart};
+use crate::options::{Options, Policy, Provenance, SequenceStart};
 use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use word::Word;
@@ -388,6 +388,9 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// Whether the state outlives the call beyond this generator's caller (every generator
     /// but an isolated one): a caller's time far ahead of the clock is then refused.
     shared_state: bool,
+    /// Where the layout, node values and options came from (the code's, unless the
+    /// environment's configuration made the generator).
+    provenance: Provenance,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -604,6 +607,7 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             lease_field: None,
             shared_state: false,
+            provenance: Provenance::CODE,
         })
     }
 
@@ -622,6 +626,17 @@ impl<C: Clock> Generator<C> {
     /// The clock.
     pub const fn clock(&self) -> &C {
         &self.clock
+    }
+    /// Where the layout, node values and each option came from: the code, an environment
+    /// variable, or the default ([`Provenance::CODE`] for a generator made by `new`; the
+    /// environment's configuration records its own).
+    pub const fn provenance(&self) -> &Provenance {
+        &self.provenance
+    }
+    /// This generator, recording `provenance` as where its values came from.
+    pub fn with_provenance(mut self, provenance: Provenance) -> Self {
+        self.provenance = provenance;
+        self
     }
 
     #[inline]
@@ -1136,6 +1151,7 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             lease_field: self.lease_field,
             shared_state: self.shared_state,
+            provenance: self.provenance,
         }
     }
 }

@@ -39,6 +39,14 @@ final class Stats
         public readonly ?int $clockSkewMs = null,
         /** How many renewals found the clocks further apart than max_clock_skew_ms. */
         public readonly int $skewedRenewals = 0,
+        /**
+         * Where each value came from: `layout`, `node` and every option => `code`,
+         * `default`, or the environment variable (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`,
+         * `SNOWFLAKE_OPTIONS`).
+         *
+         * @var array<string, string>
+         */
+        public readonly array $sources = [],
     ) {
     }
 }

@@ -38,6 +38,7 @@ PY = str(ROOT / ".venv" / "bin" / "python")
 HERE = ROOT / "tests" / "fleet"
 FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 OPTIONS = "lease_ttl_ms=3000;max_wait_ms=3000"
+TTL_S = 3
 LAYOUT_FINGERPRINT_KEY = None  # filled from the first worker's layout (see slot_key)
 MINUTES = 240
 
@@ -153,8 +154,11 @@ def engine(kind: str, work: Path) -> None:
         victim = holders.pop(0)
         victim_value = victim.value()
         victim.kill()
+        # Its value stays held until the TTL (3 s) lapses unrenewed; values 5 to 7 are free all
+        # along, so a newcomer before then takes 5. After it, the lowest free is the victim's.
+        time.sleep(TTL_S + 1.5)
         newcomer = Holder("node", url, OPTIONS, dir, "node-newcomer")
-        check(f"{kind}: after SIGKILL, a Node newcomer takes the Python holder's value",
+        check(f"{kind}: after SIGKILL and the TTL, a Node newcomer takes the Python holder's value",
               newcomer.first.startswith("OPEN ") and newcomer.value() == victim_value,
               f"{newcomer.first}, the killed held {victim_value}")
         holders.append(newcomer)
@@ -166,7 +170,7 @@ def engine(kind: str, work: Path) -> None:
             s.command("await-ok")
         ok = all(h.wait_ids(len(h.ids()) + 1000, "IDs after the restart") for h in holders) and ok
         s.command("freeze", target)
-        time.sleep(4)  # past the 3 s TTL
+        time.sleep(TTL_S + 1)  # past the TTL
         s.command("thaw", target)
         ok = all(h.wait_ids(len(h.ids()) + 1000, "IDs after the stall") for h in holders) and ok
         if kind == "redis-cluster":

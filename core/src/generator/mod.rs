@@ -990,15 +990,18 @@ impl<C: Clock> Generator<C> {
     /// ([`Generator::isolated`], or the `isolated` option) with node values of their own.
     ///
     /// ```
-    /// use snowflake_core::{Error, Generator, Layout, ManualClock, Options};
+    /// use snowflake_core::{Clock, Error, Generator, Layout, ManualClock, Options, SystemClock};
     /// let layout = Layout::parse("twitter")?;
-    /// let clock = ManualClock::new(1_700_000_000_000);
-    /// let g = Generator::with_clock(&layout, Default::default(), Options::default(), &clock)?;
-    /// let id = g.next_id_at(1_700_000_000_500)?; // half a second ahead: taken
-    /// assert!(matches!(g.next_id_at(1_700_000_000_000), Err(Error::BehindState { .. })));
+    /// let node = layout.parse_node("datacenter=31,worker=7")?;
+    /// // An engine's own clock (a generator of it starts above what the host's record saw).
+    /// let now = SystemClock.now_ms() + 60_000;
+    /// let clock = ManualClock::new(now);
+    /// let g = Generator::with_clock(&layout, node, Options::default(), &clock)?;
+    /// let id = g.next_id_at(now + 500)?; // half a second ahead: taken
+    /// assert!(matches!(g.next_id_at(now), Err(Error::BehindState { .. })));
     /// assert!(matches!(g.next_id_at(3_471_292_800_000), Err(Error::AheadOfClock { .. }))); // 2080
-    /// let replay = Generator::isolated(&layout, Default::default(), Options::default(), &clock)?;
-    /// assert_eq!(replay.next_id_at(1_700_000_000_500)?, id); // its own state: the same ID
+    /// let replay = Generator::isolated(&layout, node, Options::default(), &clock)?;
+    /// assert_eq!(replay.next_id_at(now + 500)?, id); // its own state: the same ID
     /// # Ok::<(), snowflake_core::Error>(())
     /// ```
     #[inline]

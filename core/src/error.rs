@@ -902,9 +902,11 @@ impl fmt::Display for Error {
             ),
             Error::AheadOfClock { unix_ms, ahead_ms, max_unix_ms } => write!(
                 f,
-                "time {unix_ms} (Unix ms) is {} ahead of the clock: a generator whose state outlives the call (shared in this process, on this host, in a state file or under a lease) takes times at most max_drift_ms + {} ms ahead (now up to {max_unix_ms}), or its state would stay there and lock every caller of this identity out until the clock caught up; replays and backfills need a generator with `isolated` set to true and node values of their own",
+                "time {unix_ms} (Unix ms) is {} ahead of the clock: a generator whose state outlives the call (shared in this process, on this host, in a state file or under a lease) takes times at most {} ahead now (up to {max_unix_ms}: max_drift_ms + {} ms, or {} ms in the host's record), or its state would stay there and lock every caller of this identity out until the clock caught up; replays and backfills need a generator with `isolated` set to true and node values of their own",
                 Span(*ahead_ms),
-                crate::AHEAD_SLACK_MS
+                Span(max_unix_ms.saturating_sub(unix_ms.saturating_sub(*ahead_ms))),
+                crate::AHEAD_SLACK_MS,
+                crate::RECORD_AHEAD_MS
             ),
             Error::SequenceExhausted { retry_after_ms } => write!(
                 f,

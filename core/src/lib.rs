@@ -100,7 +100,9 @@ pub use env::{Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
-pub use generator::{Block, FillError, Generator, Pool, Stats, AHEAD_SLACK_MS, MAX_IDS_PER_CALL};
+pub use generator::{
+    Block, FillError, Generator, Pool, Stats, AHEAD_SLACK_MS, MAX_IDS_PER_CALL, RECORD_AHEAD_MS,
+};
 pub use layout::{
     years_of_ms, Field, FieldKind, Layout, LifetimeWarning, Node, Parts, LIFETIME_WARNING_YEARS, MAX_FIELDS,
     PRESETS,

@@ -465,6 +465,8 @@ impl Value<'_> {
         match self {
             Value::Unset => "nothing",
             Value::Int(_) => "an integer",
+            // JS's numbers are all floats: `1` is a number, not "a fractional number".
+            Value::Float(f) if *f % 1.0 == 0.0 => "a number",
             Value::Float(_) => "a fractional number",
             Value::Bool(_) => "a boolean",
             Value::Text(_) => "a string",

@@ -5,6 +5,7 @@
 
 use snowflake_core::{
     Clock, Error, ErrorKind, Generator, Layout, ManualClock, Options, SystemClock, AHEAD_SLACK_MS,
+    RECORD_AHEAD_MS,
 };
 
 /// 2080-01-01T00:00:00Z: within the twitter layout (it ends in 2080-09), far from now.
@@ -40,7 +41,7 @@ fn a_time_far_ahead_is_refused_on_every_state_that_outlives_the_call() {
         cases.push(("a state file", format!("process_only=true;state_file={}", path.display())));
     }
     if cfg!(feature = "lease-local") {
-        cases.push(("a local lease", format!("lease=local;lease_dir={}", dir.join("leases").display())));
+        cases.push(("a local lease", "lease=local".into()));
     }
     for (i, (what, options)) in cases.iter().enumerate() {
         let node = if options.starts_with("lease") {
@@ -63,11 +64,14 @@ fn a_time_far_ahead_is_refused_on_every_state_that_outlives_the_call() {
             let id = g.next_id().unwrap();
             let ms = layout.decode(id).unwrap().unix_ms;
             assert!(ms <= SystemClock.now_ms() + 1000, "{what}: issued at {ms}");
-            // A little ahead (a caller's clock that runs ahead of ours) is taken (the host's
-            // state keeps a tighter bound of its own: its validity window).
-            if !options.is_empty() {
-                g.next_id_at(SystemClock.now_ms() + AHEAD_SLACK_MS / 2).unwrap();
-            }
+            // Each of these states is the host's record, whose bound is the tighter one: a
+            // time a little ahead (a caller's clock ahead of ours) is taken, one past
+            // RECORD_AHEAD_MS is refused as a time too far ahead, saying so.
+            g.next_id_at(SystemClock.now_ms() + RECORD_AHEAD_MS / 5)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            let err = g.next_id_at(SystemClock.now_ms() + AHEAD_SLACK_MS / 2).unwrap_err();
+            assert!(matches!(err, Error::AheadOfClock { .. }), "{what}: {err:?}");
+            assert!(err.to_string().contains("ms in the host's record"), "{what}: {err}");
         }
         // A restart (a state file, a lease file) is not locked out either.
         let g =
@@ -83,9 +87,12 @@ fn a_time_far_ahead_is_refused_on_every_state_that_outlives_the_call() {
 #[test]
 fn the_bound_follows_max_drift_ms_and_spares_isolated_generators() {
     let layout = twitter();
-    let now = 1_700_000_000_000;
+    // A minute ahead of the real clock: an own-clock generator starts above what the host's
+    // record of its identity has seen (the real clock's time).
+    let now = SystemClock.now_ms() + 60_000;
     let clock = ManualClock::new(now);
-    let o = Options::parse("max_drift_ms=5000;process_only=true").unwrap();
+    // An own-clock generator's state is the process's (the host's record only guards it).
+    let o = Options::parse("max_drift_ms=5000").unwrap();
     let g = Generator::with_clock(&layout, node(&layout, 9), o, &clock).unwrap();
     let err = g.next_id_at(now + 5000 + AHEAD_SLACK_MS + 1).unwrap_err();
     assert_eq!(err, Error::AheadOfClock { unix_ms: now + 6001, ahead_ms: 6001, max_unix_ms: now + 6000 });
@@ -93,16 +100,14 @@ fn the_bound_follows_max_drift_ms_and_spares_isolated_generators() {
     g.next_id_at(now + 6000).unwrap();
 
     // A tick of one hour: only the clock's tick (slack and drift are less than a tick).
-    let hourly = Layout::parse("time:30,sequence:10;epoch=1600000000000;tick=3600s").unwrap();
-    let start = 1_600_000_000_000 + 100 * 3_600_000;
-    let clock = ManualClock::new(start + 60_000);
-    let g = Generator::with_clock(
-        &hourly,
-        Default::default(),
-        Options::parse("process_only=true").unwrap(),
-        &clock,
-    )
-    .unwrap();
+    let hourly = Layout::parse("time:30,worker:8,sequence:10;epoch=1600000000000;tick=3600s").unwrap();
+    // The real clock's hour (a generator of this clock's whose IDs are ahead of the real clock
+    // by more than a tick would wait for it when dropped), with a worker of this process's.
+    let real = SystemClock.now_ms();
+    let start = 1_600_000_000_000 + (real - 1_600_000_000_000) / 3_600_000 * 3_600_000;
+    let clock = ManualClock::new(real);
+    let worker = hourly.parse_node(&format!("worker={}", std::process::id() % 256)).unwrap();
+    let g = Generator::with_clock(&hourly, worker, Options::default(), &clock).unwrap();
     g.next_id_at(start + 3_599_999).unwrap();
     assert!(
         matches!(g.next_id_at(start + 3_600_000), Err(Error::AheadOfClock { max_unix_ms, .. }) if max_unix_ms == start + 3_599_999)
@@ -118,15 +123,9 @@ fn the_bound_follows_max_drift_ms_and_spares_isolated_generators() {
 #[test]
 fn a_time_behind_the_state_says_why_and_what_replays_need() {
     let layout = twitter();
-    let now = 1_700_000_000_000;
+    let now = SystemClock.now_ms() + 60_000;
     let clock = ManualClock::new(now);
-    let g = Generator::with_clock(
-        &layout,
-        node(&layout, 10),
-        Options::parse("process_only=true").unwrap(),
-        &clock,
-    )
-    .unwrap();
+    let g = Generator::with_clock(&layout, node(&layout, 10), Options::default(), &clock).unwrap();
     g.next_id_at(now).unwrap();
     let week_ago = now - 561_600_000; // 6.5 days
     let err = g.next_id_at(week_ago).unwrap_err();
@@ -136,8 +135,8 @@ fn a_time_behind_the_state_says_why_and_what_replays_need() {
     );
     let text = err.to_string();
     for says in [
-        "time 1699438400000 (Unix ms) is 6 days behind this identity's state",
-        "issued up to 1700000000000",
+        &format!("time {week_ago} (Unix ms) is 6 days behind this identity's state"),
+        &format!("issued up to {now}"),
         "could repeat one of them",
         "replays and backfills need a generator with `isolated` set to true and node values of their own",
     ] {

@@ -45,6 +45,13 @@ pub use pool::Pool;
 /// for decades). An isolated generator takes any time: its state is its caller's alone.
 pub const AHEAD_SLACK_MS: u64 = 1000;
 
+/// How far ahead of the clock a caller's time may be where the state is the host's record
+/// (every way of issuing but an isolated generator and Rust's own-clock ones): the record is
+/// checked at least this often, in clock readings, and a record made anew starts this far (plus
+/// the users' `max_drift_ms`) past what its removed copy's processes may issue, so a time
+/// further ahead is refused ([`Error::AheadOfClock`]).
+pub const RECORD_AHEAD_MS: u64 = 50;
+
 /// The most IDs one call of a front end's `next_ids` returns as one list or array (Python,
 /// Node, PHP): 2^28, 2 GiB of 64-bit IDs. A larger count is refused at once
 /// ([`Error::ValueRange`] naming `n`), before anything is allocated or issued, so that no
@@ -462,16 +469,18 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "std")]
         if let Some((bound, validity)) = &self.valid {
             if now_ms >= bound.load(Ordering::Acquire) {
-                validity.renew(self.clock.now_ms())?;
+                let fresh_ms = self.clock.now_ms();
+                validity.renew(fresh_ms)?;
                 let until = bound.load(Ordering::Acquire);
                 if now_ms >= until {
                     // Only a caller's reading (`next_id_at`) can be this far ahead of the
-                    // clock: no check covers it, so it is refused.
-                    return Err(Error::ValueRange {
-                        name: Name::snippet("unix_ms"),
-                        value: i128::from(now_ms),
-                        min: 0,
-                        max: until - 1,
+                    // clock: no check of the record covers it, so it is refused, as a time
+                    // too far ahead is on every state that outlives the call (the record's
+                    // bound is the tighter one: what a record made anew starts past).
+                    return Err(Error::AheadOfClock {
+                        unix_ms: now_ms,
+                        ahead_ms: now_ms.saturating_sub(fresh_ms),
+                        max_unix_ms: until - 1,
                     });
                 }
             }
@@ -990,15 +999,18 @@ impl<C: Clock> Generator<C> {
     /// ([`Generator::isolated`], or the `isolated` option) with node values of their own.
     ///
     /// ```
-    /// use snowflake_core::{Error, Generator, Layout, ManualClock, Options};
+    /// use snowflake_core::{Clock, Error, Generator, Layout, ManualClock, Options, SystemClock};
     /// let layout = Layout::parse("twitter")?;
-    /// let clock = ManualClock::new(1_700_000_000_000);
-    /// let g = Generator::with_clock(&layout, Default::default(), Options::default(), &clock)?;
-    /// let id = g.next_id_at(1_700_000_000_500)?; // half a second ahead: taken
-    /// assert!(matches!(g.next_id_at(1_700_000_000_000), Err(Error::BehindState { .. })));
+    /// let node = layout.parse_node("datacenter=31,worker=7")?;
+    /// // An engine's own clock (a generator of it starts above what the host's record saw).
+    /// let now = SystemClock.now_ms() + 60_000;
+    /// let clock = ManualClock::new(now);
+    /// let g = Generator::with_clock(&layout, node, Options::default(), &clock)?;
+    /// let id = g.next_id_at(now + 500)?; // half a second ahead: taken
+    /// assert!(matches!(g.next_id_at(now), Err(Error::BehindState { .. })));
     /// assert!(matches!(g.next_id_at(3_471_292_800_000), Err(Error::AheadOfClock { .. }))); // 2080
-    /// let replay = Generator::isolated(&layout, Default::default(), Options::default(), &clock)?;
-    /// assert_eq!(replay.next_id_at(1_700_000_000_500)?, id); // its own state: the same ID
+    /// let replay = Generator::isolated(&layout, node, Options::default(), &clock)?;
+    /// assert_eq!(replay.next_id_at(now + 500)?, id); // its own state: the same ID
     /// # Ok::<(), snowflake_core::Error>(())
     /// ```
     #[inline]

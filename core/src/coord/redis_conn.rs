@@ -34,7 +34,7 @@ enum Place {
 /// A connection to one server, or to a cluster.
 pub(crate) enum Conn {
     Single(redis::Connection),
-    Cluster(redis::cluster::ClusterConnection),
+    Cluster(Box<redis::cluster::ClusterConnection>),
 }
 
 impl Conn {
@@ -42,7 +42,7 @@ impl Conn {
     pub(crate) fn query(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<redis::Value> {
         match self {
             Conn::Single(c) => cmd.query(c),
-            Conn::Cluster(c) => cmd.query(c),
+            Conn::Cluster(c) => cmd.query(c.as_mut()),
         }
     }
 }
@@ -316,7 +316,10 @@ impl Target {
                     }
                 }
                 let client = builder.build().map_err(|e| describe(&e, &self.shown))?;
-                client.get_connection().map(Conn::Cluster).map_err(|e| describe(&e, &self.shown))
+                client
+                    .get_connection()
+                    .map(|c| Conn::Cluster(Box::new(c)))
+                    .map_err(|e| describe(&e, &self.shown))
             }
             Place::Sentinel { sentinels, master, node, tls } => {
                 let mut why = vec![];

@@ -744,7 +744,8 @@ const REDIS_SCHEMES: [&str; 7] = [
 /// assert_eq!(redact_url("postgres://app:S3CRET@db:5432/ids?sslmode=require"), "postgres://app:***@db:5432/ids?sslmode=require");
 /// assert_eq!(redact_url("postgresql://app:S3CRET@/ids?host=/run/postgresql"), "postgresql://app:***@/ids?host=/run/postgresql");
 /// assert_eq!(redact_url("mysql://app:S3C/RET@db/ids"), "mysql://***@db/ids");
-/// assert_eq!(redact_url("mysql://app@db/ids?password=S3CRET"), "mysql://app@db/ids?password=***");
+/// // A user name alone is masked too (a password written where the user goes stays hidden).
+/// assert_eq!(redact_url("mysql://app@db/ids?password=S3CRET"), "mysql://***@db/ids?password=***");
 /// ```
 #[cfg(feature = "std")]
 pub fn redact_url(url: &str) -> String {

@@ -888,7 +888,7 @@ impl Options {
             if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            self.set_text(key, value).map_err(|e| comma_hint(key, value).unwrap_or(e))?;
+            self.set_text(key, value)?;
         }
         Ok(())
     }
@@ -918,8 +918,20 @@ impl Options {
     }
 
     /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,
-    /// `=` and spaces: for C's one-at-a-time call and the CLI's flags).
+    /// `=` and spaces: for C's one-at-a-time call and the CLI's flags). A refused value that
+    /// holds another option after a `,` gets the hint that options are separated by `;`,
+    /// whichever way the text came (the CLI's `--options`, its flags, C, the environment).
+    ///
+    /// ```
+    /// use snowflake_core::Options;
+    /// let err = Options::default().set_text("max_wait_ms", "0,max_drift_ms=5").unwrap_err();
+    /// assert!(err.to_string().contains("separated by `;`"), "{err}");
+    /// ```
     pub fn set_text(&mut self, name: &str, text: &str) -> Result<()> {
+        self.set_text_alone(name, text).map_err(|e| comma_hint(name, text).unwrap_or(e))
+    }
+
+    fn set_text_alone(&mut self, name: &str, text: &str) -> Result<()> {
         let spec = Options::spec(name, Spelling::Snake)?;
         let value = match spec.ty {
             OptionType::Integer { min, max } => {

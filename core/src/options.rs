@@ -717,7 +717,14 @@ pub fn redact_url(url: &str) -> String {
                 })
             }),
         };
-        path_ok && query_ok && text[..end].split(',').all(is_host_port)
+        // A list of hosts only where the scheme takes one (Sentinel, a cluster): in a plain
+        // address `app:9,S3CRET` is a password's text, not two hosts.
+        let hosts_ok = if scheme.contains("+sentinel") || scheme.contains("+cluster") {
+            text[..end].split(',').all(is_host_port)
+        } else {
+            is_host_port(&text[..end])
+        };
+        path_ok && query_ok && hosts_ok
     };
     match rest.rfind('@') {
         // What follows the userinfo must be a host: else the `@` was a password's.

@@ -1077,6 +1077,21 @@ fn next_with_no_flags_takes_the_environment_and_config_says_where_each_value_cam
     assert!(json.contains(r#""max_wait_ms":{"value":"0","source":"SNOWFLAKE_OPTIONS"}"#), "{json}");
 }
 
+/// Issue 29: options written with `,` get the `;` hint from `--options` and a flag too (core's
+/// `set_text`), as C and SNOWFLAKE_OPTIONS get it; it said only "must be a non-negative integer".
+#[test]
+fn options_written_with_a_comma_get_the_semicolon_hint() {
+    for args in [
+        &["next", "--options", "max_wait_ms=0,max_drift_ms=5"][..],
+        &["next", "--max-wait-ms", "0,max_drift_ms=5"],
+    ] {
+        let out = snowflake(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("options are separated by `;`, not `,`"), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn a_malformed_variable_is_one_line_naming_it_and_exit_2() {
     for (name, value, message) in [

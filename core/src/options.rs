@@ -800,7 +800,14 @@ pub fn redact_url(url: &str) -> String {
                 })
             }),
         };
-        path_ok && query_ok && text[..end].split(',').all(is_host_port)
+        // A list of hosts only where the scheme takes one (Sentinel, a cluster): in a plain
+        // address `app:9,S3CRET` is a password's text, not two hosts.
+        let hosts_ok = if scheme.contains("+sentinel") || scheme.contains("+cluster") {
+            text[..end].split(',').all(is_host_port)
+        } else {
+            is_host_port(&text[..end])
+        };
+        path_ok && query_ok && hosts_ok
     };
     match rest.rfind('@') {
         // What follows the userinfo must be a host: else the `@` was a password's.
@@ -978,7 +985,7 @@ impl Options {
             if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            self.set_text(key, value).map_err(|e| comma_hint(key, value).unwrap_or(e))?;
+            self.set_text(key, value)?;
         }
         Ok(())
     }
@@ -1008,8 +1015,20 @@ impl Options {
     }
 
     /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,
-    /// `=` and spaces: for C's one-at-a-time call and the CLI's flags).
+    /// `=` and spaces: for C's one-at-a-time call and the CLI's flags). A refused value that
+    /// holds another option after a `,` gets the hint that options are separated by `;`,
+    /// whichever way the text came (the CLI's `--options`, its flags, C, the environment).
+    ///
+    /// ```
+    /// use snowflake_core::Options;
+    /// let err = Options::default().set_text("max_wait_ms", "0,max_drift_ms=5").unwrap_err();
+    /// assert!(err.to_string().contains("separated by `;`"), "{err}");
+    /// ```
     pub fn set_text(&mut self, name: &str, text: &str) -> Result<()> {
+        self.set_text_alone(name, text).map_err(|e| comma_hint(name, text).unwrap_or(e))
+    }
+
+    fn set_text_alone(&mut self, name: &str, text: &str) -> Result<()> {
         let spec = Options::spec(name, Spelling::Snake)?;
         let value = match spec.ty {
             OptionType::Integer { min, max } => {

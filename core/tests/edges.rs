@@ -161,3 +161,27 @@ fn a_time_behind_the_state_says_why_and_what_replays_need() {
     clock.set(now - 5000);
     assert!(matches!(g.next_id(), Err(Error::ClockBehind { behind_ms: 5000, .. })));
 }
+
+/// Item 8: a fresh host record on a layout of coarse ticks issues at once, within the current
+/// tick (it said "every sequence number of the current tick is taken; retry in 2668478 ms").
+#[test]
+fn a_fresh_record_of_coarse_ticks_issues_at_once() {
+    let epoch = 1_600_000_000_000;
+    for tick in ["60s", "3600s"] {
+        let layout =
+            Layout::parse(&format!("time:30,worker:10,sequence:12;epoch={epoch};tick={tick}")).unwrap();
+        let node = layout.parse_node(&format!("worker={}", std::process::id() % 1024)).unwrap();
+        let tick_of_clock = || (SystemClock.now_ms() - epoch) / layout.tick_ms();
+        let before = tick_of_clock();
+        let g = Generator::new(&layout, node, Options::parse("max_wait_ms=0").unwrap()).unwrap();
+        let ids: Vec<u64> =
+            (0..100).map(|_| g.next_id().unwrap_or_else(|e| panic!("tick={tick}: {e}"))).collect();
+        let after = tick_of_clock();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "tick={tick}");
+        let issued = layout.decode(ids[0]).unwrap().tick;
+        assert!(
+            (before..=after).contains(&issued),
+            "tick={tick}: issued at tick {issued}, the clock's {before}..={after}"
+        );
+    }
+}

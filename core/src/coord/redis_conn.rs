@@ -190,40 +190,14 @@ impl Target {
         if parts.next().is_some() {
             return Err(invalid(url, "has more than /MASTER/DB after the sentinels"));
         }
-        let decode = |s: &str| {
-            percent_decode(s)
-                .ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
-        };
-        let mut node = RedisConnectionInfo::default().set_db(db).set_skip_set_lib_name();
-        if let Some(c) = credentials {
-            let (user, pass) = c.split_once(':').map_or((c, None), |(u, p)| (u, Some(p)));
-            if !user.is_empty() {
-                node = node.set_username(decode(user)?);
-            }
-            if let Some(p) = pass {
-                if password.is_some() {
-                    return Err(invalid(
-                        url,
-                        "has a password, and lease_password_file gives one too: give one",
-                    ));
-                }
-                node = node.set_password(decode(p)?);
-            }
-        }
-        if let Some(p) = password {
-            node = node.set_password(p);
-        }
-        let mut sentinels = vec![];
-        for host in hosts.split(',').filter(|h| !h.is_empty()) {
-            let scheme = if tls { "rediss" } else { "redis" };
-            let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
-            let host = if has_port { host.to_string() } else { format!("{host}:26379") };
-            let info = format!("{scheme}://{host}")
-                .into_connection_info()
-                .map_err(|_| invalid(url, "has a sentinel address that is not host:port"))?;
-            let settings = info.redis_settings().clone().set_skip_set_lib_name();
-            sentinels.push(info.set_redis_settings(settings));
-        }
+        let node = node_info(url, credentials, password, db)?;
+        let sentinels = host_list(url, hosts, tls, 26379, "sentinel")?
+            .into_iter()
+            .map(|info| {
+                let settings = info.redis_settings().clone().set_skip_set_lib_name();
+                info.set_redis_settings(settings)
+            })
+            .collect::<Vec<_>>();
         if sentinels.is_empty() {
             return Err(invalid(url, "names no sentinel: redis+sentinel://host:port,host:port/MASTER[/db]"));
         }
@@ -243,39 +217,11 @@ impl Target {
             Some((c, h)) => (Some(c), h),
             None => (None, authority),
         };
-        let decode = |s: &str| {
-            percent_decode(s)
-                .ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
-        };
-        let mut node = RedisConnectionInfo::default().set_skip_set_lib_name();
-        if let Some(c) = credentials {
-            let (user, pass) = c.split_once(':').map_or((c, None), |(u, p)| (u, Some(p)));
-            if !user.is_empty() {
-                node = node.set_username(decode(user)?);
-            }
-            if let Some(p) = pass {
-                if password.is_some() {
-                    return Err(invalid(
-                        url,
-                        "has a password, and lease_password_file gives one too: give one",
-                    ));
-                }
-                node = node.set_password(decode(p)?);
-            }
-        }
-        if let Some(p) = password {
-            node = node.set_password(p);
-        }
-        let mut nodes = vec![];
-        for host in hosts.split(',').filter(|h| !h.is_empty()) {
-            let scheme = if tls { "rediss" } else { "redis" };
-            let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
-            let host = if has_port { host.to_string() } else { format!("{host}:6379") };
-            let info = format!("{scheme}://{host}").into_connection_info().map_err(|_| {
-                invalid(url, format_args!("has a node address `{host}` that is not host:port"))
-            })?;
-            nodes.push(info.set_redis_settings(node.clone()));
-        }
+        let node = node_info(url, credentials, password, 0)?;
+        let nodes = host_list(url, hosts, tls, 6379, "node")?
+            .into_iter()
+            .map(|info| info.set_redis_settings(node.clone()))
+            .collect::<Vec<_>>();
         if nodes.is_empty() {
             return Err(invalid(url, "names no node: redis+cluster://host:port,host:port"));
         }
@@ -468,4 +414,52 @@ pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
         || code == "LOADING"
         || code == "MASTERDOWN";
     Failure { message, reconnect }
+}
+
+/// The settings of the servers behind a Sentinel or cluster address: database `db`, the
+/// address's user and password (percent-decoded), or the password file's.
+fn node_info(
+    url: &str,
+    credentials: Option<&str>,
+    password: Option<String>,
+    db: i64,
+) -> Result<RedisConnectionInfo, Error> {
+    let decode = |s: &str| {
+        percent_decode(s)
+            .ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
+    };
+    let mut node = RedisConnectionInfo::default().set_db(db).set_skip_set_lib_name();
+    if let Some(c) = credentials {
+        let (user, pass) = c.split_once(':').map_or((c, None), |(u, p)| (u, Some(p)));
+        if !user.is_empty() {
+            node = node.set_username(decode(user)?);
+        }
+        if let Some(p) = pass {
+            if password.is_some() {
+                return Err(invalid(url, "has a password, and lease_password_file gives one too: give one"));
+            }
+            node = node.set_password(decode(p)?);
+        }
+    }
+    if let Some(p) = password {
+        node = node.set_password(p);
+    }
+    Ok(node)
+}
+
+/// The `host[:port],…` list of a Sentinel or cluster address (`what`: "sentinel" or "node"),
+/// `port` where a host names none.
+fn host_list(url: &str, hosts: &str, tls: bool, port: u16, what: &str) -> Result<Vec<ConnectionInfo>, Error> {
+    let scheme = if tls { "rediss" } else { "redis" };
+    hosts
+        .split(',')
+        .filter(|h| !h.is_empty())
+        .map(|host| {
+            let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
+            let host = if has_port { host.to_string() } else { format!("{host}:{port}") };
+            format!("{scheme}://{host}").into_connection_info().map_err(|_| {
+                invalid(url, format_args!("has a {what} address `{host}` that is not host:port"))
+            })
+        })
+        .collect()
 }

@@ -26,6 +26,14 @@ const FORMS: &[&str] = &[
     "redis://127.0.0.1:1/0?db=1&Auth_Token={p}",
     "redis://app:{p}",
     "redis://:{p}",
+    // The fleet's stores (issue 30).
+    "redis+cluster://app:{p}@127.0.0.1:1,127.0.0.1:2",
+    "rediss+cluster://:{p}@127.0.0.1:1",
+    "postgres://app:{p}@127.0.0.1:1/ids",
+    "postgresql://app:{p}@127.0.0.1:1/ids?sslmode=require",
+    "postgres://app@127.0.0.1:1/ids?password={p}",
+    "mysql://app:{p}@127.0.0.1:1/ids",
+    "mysql://app@127.0.0.1:1/ids?password={p}",
 ];
 
 /// A password: a random core that cannot occur in an address by chance (what the test looks

@@ -84,7 +84,7 @@ def test_shared_mismatch_and_bad_names(shared_name: str) -> None:
     for bad in ("a b", "", "x;y", ".hidden"):
         with pytest.raises(sf.ValueRangeError):
             sf.Generator(LAYOUT, shared=bad)
-    with pytest.raises(sf.ValueRangeError, match="a host lease .* needs lease=redis://"):
+    with pytest.raises(sf.ValueRangeError, match=r"a host lease .* needs a store across hosts \(lease=redis://"):
         sf.Generator(LAYOUT, shared=shared_name, lease="local")
     with pytest.raises(TypeError):
         sf.Generator(LAYOUT, shared=3)  # type: ignore[arg-type]

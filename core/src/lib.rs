@@ -94,6 +94,9 @@ pub use clock::{MonotonicClock, SystemClock};
 pub use coord::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };
+#[cfg(all(feature = "lease-remote", unix))]
+#[doc(hidden)]
+pub use coord::lease_renewal_times;
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 #[cfg(feature = "std")]
 pub use env::{Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV_NODE, ENV_OPTIONS};

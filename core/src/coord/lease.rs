@@ -711,6 +711,18 @@ impl Lease {
         }
     }
 
+    /// How long each of `n` renewals takes, one after the other (see
+    /// [`crate::coord::lease_renewal_times`]).
+    pub(crate) fn time_renewals(&self, n: usize) -> Vec<std::time::Duration> {
+        (0..n)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                self.renew();
+                start.elapsed()
+            })
+            .collect()
+    }
+
     /// A host lease: the validity of the last renewal of this process's claim, by any process
     /// of the host, adopted here (`valid_until_ms` raised to it). `None` for a lease of one
     /// process, or when the host's claim is another.

@@ -146,7 +146,9 @@ pub(crate) struct Identity {
 }
 
 impl Identity {
-    /// `<fingerprint>:<every node field=value>`, the leased field's `value` included.
+    /// `<fingerprint>:<every node field=value>`, the leased field's `value` included (a SQL
+    /// store's row name; Redis builds its keys from the parts).
+    #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
     pub(crate) fn name(&self, value: u64) -> String {
         format!("{:016x}:{}{value}{}", self.fingerprint, self.head, self.tail)
     }

@@ -72,7 +72,10 @@ fn main() {
     // is a commit, and its fsync is most of its time.
     let durable = ["--tcp", "--pg-config", "fsync=on", "--pg-config", "synchronous_commit=on"];
     let postgres = Servers::start("postgres", &durable);
-    let mariadb = Servers::start("mariadb", &["--password", "m4ria-pw", "--mysql-config", "innodb_flush_log_at_trx_commit=1"]);
+    let mariadb = Servers::start(
+        "mariadb",
+        &["--password", "m4ria-pw", "--mysql-config", "innodb_flush_log_at_trx_commit=1"],
+    );
     let ca = format!("lease_tls_ca={}", tls.str("/tls/ca_cert"));
     let stores = [
         ("Redis, TCP", redis.str("/redis/url").to_string(), String::new()),
@@ -94,7 +97,8 @@ fn main() {
                 t
             })
             .collect();
-        let renewals = lease_renewal_times(&layout, Default::default(), &options(url, extra), RENEWALS).unwrap();
+        let renewals =
+            lease_renewal_times(&layout, Default::default(), &options(url, extra), RENEWALS).unwrap();
         println!("  {name:<20} {:>11.1} {:>10.2} {:>10.2}", ms(empty), median(warm), median(renewals));
     }
     let alone = Generator::new(&layout, layout.parse_node("worker=7").unwrap(), Options::default()).unwrap();

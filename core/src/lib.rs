@@ -90,13 +90,13 @@ mod uuid;
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
+#[cfg(all(feature = "lease-remote", unix))]
+#[doc(hidden)]
+pub use coord::lease_renewal_times;
 #[cfg(all(feature = "std", unix))]
 pub use coord::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };
-#[cfg(all(feature = "lease-remote", unix))]
-#[doc(hidden)]
-pub use coord::lease_renewal_times;
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 #[cfg(feature = "std")]
 pub use env::{Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV_NODE, ENV_OPTIONS};

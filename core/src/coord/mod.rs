@@ -411,8 +411,12 @@ pub fn lease_renewal_times(
     options: &Options,
     n: usize,
 ) -> Result<Vec<std::time::Duration>> {
-    let Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) = &options.lease else {
-        return Err(bad("lease", "renewals are timed on a store across hosts (redis://, postgres://, mysql://)"));
+    let Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) = &options.lease
+    else {
+        return Err(bad(
+            "lease",
+            "renewals are timed on a store across hosts (redis://, postgres://, mysql://)",
+        ));
     };
     let field = leased_field(layout, &node, options)?;
     let clock = MonotonicClock::process();

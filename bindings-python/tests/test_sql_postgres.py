@@ -8,6 +8,12 @@ unprivileged user, ready when pg_isready says so, stopped and removed however th
 - 8 sessions of 10,000 IDs each at once: no repeat (a rolled-back transaction's IDs
   included), each session's IDs increasing, each decoding to its node values and a time
   within a minute of now through this binding and through the CLI;
+- the lock-free path against the jumps (issue 31): on a layout of 16 IDs a millisecond, 8
+  sessions mixing every function, borrowing or not, in transactions rolled back or cancelled,
+  while another session cancels them and leaves jumps half done: no repeat, each session's
+  IDs increasing;
+- P_next_ids: n IDs at once, increasing, after and before next_id's, its bad input refused;
+- a state made before the offset existed (an earlier version's) goes on above its last slot;
 - a table with ``id bigint DEFAULT snowflake_next_id(1, 1)`` fills correctly;
 - a clock behind the state is waited for, borrowed against or reported, never repeated.
 """
@@ -16,6 +22,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import re
 import shutil
 import subprocess
 import threading
@@ -240,6 +248,157 @@ def test_every_id_decodes_through_the_cli(concurrent_ids: Any) -> None:
         assert before * 1000 - 1 <= d["unix_ms"] <= after * 1000 + 1
 
 
+# --- the lock-free path against the jumps (issue 31) ---------------------------------------
+# 16 IDs a millisecond: a new tick, so a jump under the lock, every few calls, racing the
+# nextvals of the lock-free path in the other sessions.
+STORM = "time:41,worker:10,sequence:4;epoch=1288834974657;tick=1ms"
+STORM_SESSIONS, STORM_PER_SESSION = 8, 3000
+
+
+def lock_key(script: str) -> int:
+    """The prefix's advisory lock key, from the script's header."""
+    m = re.search(r"advisory lock \(key (-?[0-9]+)\)", script)
+    assert m, "the header names the lock key"
+    return int(m.group(1))
+
+
+def storm_session(pg: PG, k: int, out: list[int], errors: list[BaseException], start: threading.Barrier) -> None:
+    rnd = random.Random(k)
+    try:
+        with connect(pg) as conn:
+            conn.execute("SELECT set_config('application_name', 'storm', false)")
+            start.wait()
+            while len(out) < STORM_PER_SESSION:
+                drift = rnd.choice([0, 0, 3, 50])
+                n = rnd.randrange(1, 120)
+                statement, params = rnd.choice([
+                    ("SELECT storm_next_id(%s, max_drift_ms => %s, max_wait_ms => 60000)", [k, drift]),
+                    ("SELECT storm_next_id(%s, max_drift_ms => %s, max_wait_ms => 60000) FROM generate_series(1, %s) g ORDER BY g",
+                     [k, drift, n]),
+                    ("SELECT storm_next_ids(%s, %s, max_drift_ms => %s, max_wait_ms => 60000)", [k, n, drift]),
+                ])
+                got: list[int] = []
+                try:
+                    with conn.transaction(force_rollback=rnd.random() < 0.3):
+                        got = [r[0] for r in conn.execute(statement, params).fetchall()]
+                except psycopg.errors.QueryCanceled:
+                    continue  # by the other session: whatever it issued never reached us
+                out.extend(got)  # a rolled-back transaction's IDs count: a client may have used them
+    except BaseException as e:  # reported by the test
+        errors.append(e)
+
+
+def test_many_sessions_racing_the_jumps_never_repeat(pg: PG) -> None:
+    layout = sf.Layout(STORM)
+    script = layout.sql("postgres", prefix="storm")
+    with connect(pg) as conn:
+        conn.execute(script)
+    key = lock_key(script)
+    results: list[list[int]] = [[] for _ in range(STORM_SESSIONS)]
+    errors: list[BaseException] = []
+    start = threading.Barrier(STORM_SESSIONS + 1)
+    done = threading.Event()
+    interruptions = {"cancels": 0, "half_jumps": 0}
+
+    def interrupter() -> None:
+        """Cancels the others' statements, and leaves jumps half done as a cancelled one would:
+        under the lock, the offset made negative and a value taken, then the lock let go."""
+        rnd = random.Random(99)
+        try:
+            with connect(pg) as conn:
+                start.wait()
+                while not done.is_set():
+                    time.sleep(rnd.uniform(0.001, 0.02))
+                    if rnd.random() < 0.5:
+                        row = conn.execute(
+                            "SELECT count(pg_cancel_backend(pid)) FROM pg_stat_activity "
+                            "WHERE application_name = 'storm' AND state = 'active' AND pid <> pg_backend_pid()").fetchone()
+                        interruptions["cancels"] += row[0] if row else 0
+                    else:
+                        conn.execute("SELECT pg_advisory_lock(%s)", [key])
+                        conn.execute("SELECT setval('storm_offset', -1 - o) FROM (SELECT CASE WHEN e >= 0 THEN e ELSE -1 - e END o "
+                                     "FROM pg_sequence_last_value('storm_offset') e) q")
+                        conn.execute("SELECT nextval('storm_state')")
+                        conn.execute("SELECT pg_advisory_unlock(%s)", [key])
+                        interruptions["half_jumps"] += 1
+        except BaseException as e:  # reported by the test
+            errors.append(e)
+
+    threads = [threading.Thread(target=storm_session, args=(pg, k, results[k], errors, start))
+               for k in range(STORM_SESSIONS)]
+    other = threading.Thread(target=interrupter)
+    before = time.time()
+    for t in [*threads, other]:
+        t.start()
+    for t in threads:
+        t.join()
+    done.set()
+    other.join()
+    after = time.time()
+    assert not errors, errors
+    assert interruptions["cancels"] > 0 and interruptions["half_jumps"] > 0, interruptions
+    every = [i for r in results for i in r]
+    assert len(every) >= STORM_SESSIONS * STORM_PER_SESSION
+    assert len(set(every)) == len(every), f"{len(every) - len(set(every))} IDs were issued twice"
+    for k, r in enumerate(results):
+        assert all(a < b for a, b in zip(r, r[1:])), f"session {k}'s IDs decrease"
+        for i in r:
+            p = layout.decode(i)
+            assert p.fields == {"worker": k}
+            # Borrowing at most 50 ms ahead; the server's clock is this machine's.
+            assert before * 1000 - 1 <= p.unix_ms <= after * 1000 + 51
+
+
+def test_next_ids_gives_n_increasing_ids_in_line_with_next_id(pg: PG) -> None:
+    install(pg, sf.Layout("twitter"), "many")
+    layout = sf.Layout("twitter")
+    with connect(pg) as conn:
+        def ids(sql: str, *params: Any) -> list[int]:
+            return [r[0] for r in conn.execute(sql, list(params)).fetchall()]
+
+        one = ids("SELECT many_next_id(1, 2)")
+        block = ids("SELECT many_next_ids(1, 2, 10000)")  # more than a tick holds: several blocks
+        two = ids("SELECT many_next_id(1, 2)")
+        empty = ids("SELECT many_next_ids(1, 2, 0)")
+        every = one + block + two
+        assert len(block) == 10000 and empty == []
+        assert all(a < b for a, b in zip(every, every[1:]))
+        assert all(layout.decode(i).fields == {"datacenter": 1, "worker": 2} for i in every)
+        for sql, says in [
+            ("SELECT many_next_ids(1, 2, -1)", "n = -1 is out of range"),
+            ("SELECT many_next_ids(1, 2, NULL)", "n = NULL is out of range"),
+            ("SELECT many_next_ids(1, 2, 268435457)", "n = 268435457 is out of range"),
+            ("SELECT many_next_ids(1, 32, 5)", "worker = 32 is out of range"),
+            ("SELECT many_next_ids(1, 2, 5, max_drift_ms => 1001)", "max_drift_ms = 1001 is out of range"),
+            ("SELECT many_next_ids(1, 2, 5, max_wait_ms => -1)", "max_wait_ms = -1"),
+        ]:
+            with pytest.raises(psycopg.Error) as e:
+                ids(sql)
+            assert code_of(e.value) == "ERR_SNOWFLAKE_VALUE" and says in str(e.value), sql
+        after = ids("SELECT many_next_id(1, 2)")
+        assert after[0] > every[-1]
+
+
+def test_a_state_made_before_the_offset_goes_on_above_its_last_slot(pg: PG) -> None:
+    """An earlier version kept the slot itself in P_state, and had no P_offset: installing this
+    version over it takes an offset of 0, so the slots go on where they were."""
+    layout = sf.Layout("twitter")
+    install(pg, layout, "old")
+    with connect(pg) as conn:
+        server_ms = conn.execute("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint").fetchone()
+        assert server_ms is not None
+        # The earlier version's state: its last slot 300 ms ahead, given back (is_called false).
+        tick = (server_ms[0] + 300 - layout.epoch_ms) // layout.tick_ms
+        conn.execute("DROP SEQUENCE old_offset")
+        conn.execute("SELECT setval('old_state', %s, false)", [(tick << 12) | 7])
+    install(pg, layout, "old")
+    with connect(pg) as conn:
+        row = conn.execute("SELECT old_next_id(1, 2, max_drift_ms => 1000)").fetchone()
+        assert row is not None
+        p = layout.decode(row[0])
+        assert (p.tick, p.sequence) == (tick, 7)
+
+
 # --- a column default -----------------------------------------------------------------------
 def test_a_table_with_a_default_fills_correctly(pg: PG) -> None:
     install(pg, sf.Layout("twitter"), "snowflake")  # the default prefix
@@ -298,9 +457,16 @@ def test_a_clock_behind_is_waited_for_borrowed_against_or_reported(pg: PG) -> No
         assert "retry_after_ms=" in str(e.value)
         # Within max_drift_ms it borrows at once: the next slot of the state's tick.
         assert one("SELECT clk_next_id(1, 2, max_drift_ms => 1000, max_wait_ms => 0)") == ahead + 1
+        # So does P_next_ids: refused without waiting, borrowed against within max_drift_ms.
+        with pytest.raises(psycopg.Error) as e:
+            one("SELECT clk_next_ids(1, 2, 3, max_wait_ms => 0)")
+        assert code_of(e.value) == "ERR_SNOWFLAKE_CLOCK_BEHIND"
+        borrowed = [r[0] for r in conn.execute("SELECT clk_next_ids(1, 2, 3, max_drift_ms => 1000, max_wait_ms => 0)").fetchall()]
+        assert len(borrowed) == 3 and borrowed[0] > ahead + 1
+        assert all(layout.decode(i).unix_ms == layout.decode(ahead).unix_ms for i in borrowed)
         # Within max_wait_ms it waits for the clock, and issues after the state.
         waited = one("SELECT clk_next_id(1, 2, max_wait_ms => 5000)")
-        assert waited is not None and waited > ahead + 1
+        assert waited is not None and waited > borrowed[-1]
         assert layout.decode(waited).unix_ms >= layout.decode(ahead).unix_ms
         # Bad input changes nothing: the next ID follows the last.
         for sql, code in [

@@ -3,14 +3,17 @@
 //!
 //! The script installs, for a prefix `P` (default `snowflake`, optionally schema-qualified):
 //! - `P_next_id(<node values in layout order>, max_drift_ms => 0, max_wait_ms => 1000)`;
+//! - `P_next_ids(<node values>, n, max_drift_ms => 0, max_wait_ms => 1000)`: `n` IDs
+//!   (`SETOF bigint`), a tick's worth of slots at a time;
 //! - `P_next_id_at(<node values>, unix_ms, max_drift_ms => 0)`: the caller's clock, never
 //!   waits (the shared generator vectors run through it); a time behind the state by more
 //!   than `max_drift_ms`, or ahead of the server's clock by more than `max_drift_ms` + 1 s, is
 //!   refused: replays and backfills need a prefix of their own;
 //! - `P_min_id(timestamptz)`, `P_max_id(timestamptz)`: the bounds of a tick, for range queries;
 //! - `P_decode(bigint)`: `time`, `unix_ms`, `sequence` and each node field;
-//! - `P_state`, the sequence that holds the state, and `P_issue`, the one function that
-//!   changes it.
+//! - `P_state` and `P_offset`, the sequences that hold the state; `P_issue`, which issues
+//!   when `P_next_id`'s own common case does not apply, and `P_recover`, a session's first
+//!   check of the state after a crash or restart.
 //!
 //! # Exactness
 //!
@@ -23,18 +26,32 @@
 //!
 //! # Concurrency
 //!
-//! The state lives in a sequence because sequences are the one non-transactional store of
+//! The state lives in sequences because sequences are the one non-transactional store of
 //! PostgreSQL: a value taken is never given back by a rollback, so a rolled-back transaction's
 //! IDs are never handed out again while the server runs. A table row would be rolled back with
 //! its transaction (an ID a client already used could be issued again) and would lock every
 //! other session out until that transaction ends.
 //!
-//! Taking a slot is a read-modify-write (jump to a new tick, or take the next slot, or give
-//! it back), so it runs under a session-level advisory lock, taken and released inside
-//! `P_issue` (never held across a statement, let alone a transaction) and released by an
-//! exception handler if anything, a cancel included, interrupts it. The clock is read under
-//! the lock, so a session that waited for the lock never mistakes the others' progress for a
-//! clock that went back. Within a session, IDs of one set of node values increase.
+//! A slot is a value `v` of `P_state` plus the offset `o` held in `P_offset`. Within a tick,
+//! an ID is `nextval('P_state')` and three reads (issue 31: until then every ID took an
+//! advisory lock and an exception block, a quarter of `nextval()`'s rate from 8 sessions):
+//! - a session reads `o`, takes `v`, reads `o` again, and issues `v + o` only if both reads
+//!   gave the same `o`, not negative;
+//! - a jump to a new tick (the clock passed the state) runs under a session-level advisory
+//!   lock, taken and released inside the function (never held across a statement, let alone a
+//!   transaction) and released by an exception handler if anything, a cancel included,
+//!   interrupts it. It makes `o` negative (`-1 - o`), takes `v_j`, issues its slot `s` (or a
+//!   block of `P_next_ids` ending at `s`) and sets `o := s - v_j`;
+//! - so a value taken while a jump was under way is never issued (its session read a
+//!   negative or another `o`), and one taken outside is issued with the offset in force when
+//!   it was taken. `s` is at least `v_j + o` and above every slot issued before, so offsets
+//!   never shrink, the slots of successive values increase, and no two values share a slot:
+//!   sessions never repeat, whatever the clock does. The clock only decides when to jump.
+//!
+//! The clock is read under the lock for a jump, so a session that waited for the lock never
+//! mistakes the others' progress for a clock that went back. Within a session, IDs of one set
+//! of node values increase. A state made before `P_offset` existed held the slots themselves:
+//! the install script creates the offset at 0, which keeps them.
 //!
 //! One prefix has one state for all node values (as the slots of every node value are
 //! distinct, IDs stay unique): the IDs of a given set of node values are the same as core's
@@ -58,7 +75,9 @@
 //!   a crash recovery by the running postmaster, which resets the shared statistics
 //!   (`pg_stat_get_bgwriter_stat_reset_time()`);
 //! - so each session's first call raises the state past the tick of its run's start plus that
-//!   margin (2 s), unless the state was created in this run (its comment says in which), and
+//!   margin (2 s), unless the state was created in this run (its comment says in which): a
+//!   jump (`P_recover`) whatever `P_state` and `P_offset` came back as, a jump left halfway
+//!   (a negative offset) included, and
 //!   a session setting then spares the check for the session's life, which ends with the run.
 //!
 //! After a restart, IDs therefore start up to 2 s ahead of the clock: a call with
@@ -155,7 +174,7 @@ const RUN: &str = "(extract(epoch FROM greatest(pg_postmaster_start_time(), coal
 pub const DEFAULT_SQL_PREFIX: &str = "snowflake";
 
 /// Node field names that the functions' own parameters or columns use.
-const RESERVED: [&str; 3] = ["unix_ms", "max_drift_ms", "max_wait_ms"];
+const RESERVED: [&str; 4] = ["unix_ms", "n", "max_drift_ms", "max_wait_ms"];
 
 /// The longest object suffix (`_next_id_at`): PostgreSQL cuts names at 63 bytes.
 const LONGEST_SUFFIX: usize = "_next_id_at".len();
@@ -239,7 +258,7 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
     }
     let nodes: Vec<_> = layout.node_fields().map(|(_, f)| *f).collect();
     if let Some(f) = nodes.iter().find(|f| RESERVED.contains(&f.name())) {
-        return Err(bad(f.name(), "this node field name is a parameter of the SQL functions (unix_ms, max_drift_ms, max_wait_ms): rename the field"));
+        return Err(bad(f.name(), "this node field name is a parameter of the SQL functions (unix_ms, n, max_drift_ms, max_wait_ms): rename the field"));
     }
     debug_assert!(layout.fields().iter().filter(|f| f.kind() == FieldKind::Node).count() == nodes.len());
 
@@ -249,7 +268,9 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
     let seq_max = seq.max();
     let last_slot = (layout.max_tick() << seq_bits) | seq_max;
     let state = names.of("state");
+    let offset = names.of("offset");
     let issue = names.of("issue");
+    let recover = names.of("recover");
     let marker = format!("libsnowflake state of {layout}");
     let mut h = Fnv1a::new();
     let _ = write!(h, "libsnowflake advisory lock {prefix}");
@@ -258,15 +279,27 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
 
     let params: Vec<String> = nodes.iter().map(|f| format!("\"{}\" bigint", f.name())).collect();
     let quoted: Vec<String> = nodes.iter().map(|f| format!("\"{}\"", f.name())).collect();
+    // One IF on the common path (a PL/pgSQL statement costs about as much as a sequence
+    // read), then the one that names the value.
     let mut checks = String::new();
-    for f in &nodes {
-        let _ = write!(
-            checks,
-            "  IF \"{n}\" IS NULL OR \"{n}\" < 0 OR \"{n}\" > {max} THEN\n    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {n} = %s is out of range: the largest allowed is {max}', coalesce(\"{n}\"::text, 'NULL'));\n  END IF;\n",
-            n = f.name(),
-            max = f.max(),
-            e_value = ErrorKind::Value.code(),
-        );
+    if !nodes.is_empty() {
+        let any: Vec<String> = nodes
+            .iter()
+            .map(|f| {
+                format!("\"{n}\" IS NULL OR \"{n}\" < 0 OR \"{n}\" > {max}", n = f.name(), max = f.max())
+            })
+            .collect();
+        let _ = writeln!(checks, "  IF {} THEN", any.join(" OR "));
+        for f in &nodes {
+            let _ = write!(
+                checks,
+                "    IF \"{n}\" IS NULL OR \"{n}\" < 0 OR \"{n}\" > {max} THEN\n      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {n} = %s is out of range: the largest allowed is {max}', coalesce(\"{n}\"::text, 'NULL'));\n    END IF;\n",
+                n = f.name(),
+                max = f.max(),
+                e_value = ErrorKind::Value.code(),
+            );
+        }
+        let _ = writeln!(checks, "  END IF;");
     }
     let node_bits = if nodes.is_empty() {
         "0".to_string()
@@ -293,6 +326,12 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
     );
     let _ = writeln!(
         w,
+        "--   {}({}{comma}n, max_drift_ms => 0, max_wait_ms => 1000) RETURNS SETOF bigint: n IDs at once",
+        names.of("next_ids"),
+        quoted.join(", ")
+    );
+    let _ = writeln!(
+        w,
         "--   {}({}{comma}unix_ms, max_drift_ms => 0) RETURNS bigint: at the caller's clock, never waits",
         names.of("next_id_at"),
         quoted.join(", ")
@@ -312,21 +351,25 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
     let _ = writeln!(w, "--");
     let _ = writeln!(
         w,
-        "-- The state is the sequence {state} (the last issued tick * 2^{seq_bits} + sequence), shared by"
+        "-- The state is the sequences {state} and {offset}: a slot (tick * 2^{seq_bits} + sequence) is a"
     );
     let _ = writeln!(
         w,
-        "-- every session and node value of this prefix and changed only by {issue}, under a session"
+        "-- value of the first plus the second. They are shared by every session and node value of this"
     );
     let _ = writeln!(
         w,
-        "-- advisory lock (key {lock_key}) held for the few statements that take a slot. Run the script"
+        "-- prefix. Within a tick an ID takes a nextval, with no lock; a new tick moves the offset under a"
     );
     let _ = writeln!(
         w,
-        "-- again to replace the functions: the state is kept. Callers need EXECUTE on the functions"
+        "-- session advisory lock (key {lock_key}) held for a few statements. Run the script again to"
     );
-    let _ = writeln!(w, "-- and USAGE, UPDATE on the sequence.");
+    let _ = writeln!(
+        w,
+        "-- replace the functions: the state is kept. Callers need EXECUTE on the functions and USAGE,"
+    );
+    let _ = writeln!(w, "-- SELECT, UPDATE on the sequences.");
     let _ = write!(
         w,
         r#"
@@ -342,22 +385,75 @@ BEGIN
     CREATE SEQUENCE {state} AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
     -- Born in this server's run: until the server restarts, it has lost no write (see {issue}).
     EXECUTE format('COMMENT ON SEQUENCE {state} IS %L', '{marker}{born}' || {run}::text);
+    IF to_regclass('{offset_lit}') IS NOT NULL THEN
+      PERFORM setval('{offset_lit}', 0);
+    END IF;
+  END IF;
+  -- Made by this version: a state made before it held the slots themselves, which an offset
+  -- of 0 keeps.
+  IF to_regclass('{offset_lit}') IS NULL THEN
+    CREATE SEQUENCE {offset} AS bigint MINVALUE -9223372036854775808 START 0 CACHE 1 NO CYCLE;
+    PERFORM setval('{offset_lit}', 0);
+    COMMENT ON SEQUENCE {offset} IS 'libsnowflake: slot = value of {state_lit} + this offset; negative while a jump is under way';
   END IF;
 END
 $install$;
 
--- Takes one slot under the lock and returns the ID with the node bits given; waits for the
--- clock (outside the lock) at most _max_wait_ms when it is behind. _at_ms: the caller's clock
--- reading (never waits), or NULL for clock_timestamp().
+-- A slot is a value v of {state_lit} plus the offset o in {offset_lit}: nextval gives each
+-- session a value of its own, so within a tick an ID costs a nextval and three reads, with no
+-- lock and no other write. Only a jump to a new tick moves o, under the advisory lock: it
+-- first makes o negative (-1 - o), then takes v_j = nextval, issues its slot s (or a block
+-- ending at s) and sets o := s - v_j. A session issues v + o only if it read the same o, not
+-- negative, before and after its nextval: then no jump overlapped the nextval, and v + o is
+-- the slot of v. Offsets never shrink (s is at least v_j's slot under the old offset, and
+-- above every slot issued before), so the slots of successive values increase, and two values
+-- never share a slot. The clock decides when to jump, never which slot is free: a clock that
+-- goes back makes sessions wait (or borrow up to max_drift_ms), never repeat.
 --
--- After a crash the sequence comes back as of its last WAL record written to disk: the slots
--- taken after it (by transactions that rolled back, committed with synchronous_commit = off,
--- or were still open) are not in it. Every slot is at most {margin_ms} ms (max_drift_ms, at most
--- {max_drift_ms}, plus {slack_ms}) ahead of the server's clock when it is taken, and a crash
--- is followed by a new run (a start, or a reset of the shared statistics by crash recovery),
--- so each session's first call raises the state above the tick of this run's start plus
--- {margin_ms} ms, unless the state was created in this run. After that, a session setting
--- ({guc}) spares the check: a session does not outlive its server's run.
+-- After a crash the sequences come back as of their last WAL record written to disk: the
+-- values taken after it (by transactions that rolled back, committed with
+-- synchronous_commit = off, or were still open) are not in them. Every slot is at most
+-- {margin_ms} ms (max_drift_ms, at most {max_drift_ms}, plus {slack_ms}) ahead of the server's
+-- clock when it is taken, and a crash is followed by a new run (a start, or a reset of the
+-- shared statistics by crash recovery), so each session's first call moves the slots above
+-- the tick of this run's start plus {margin_ms} ms, unless the state was created in this run.
+-- After that, a session setting ({guc}) spares the check: a session does not outlive its
+-- server's run.
+CREATE OR REPLACE FUNCTION {recover}()
+RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  _run bigint := {run};
+  _e bigint;
+  _o bigint;
+  _v bigint;
+  _floor bigint;
+  _x text;
+BEGIN
+  IF obj_description('{state_lit}'::regclass, 'pg_class') IS DISTINCT FROM '{marker}{born}' || _run::text THEN
+    BEGIN
+      _x := pg_advisory_lock({lock_key})::text;
+      _e := pg_sequence_last_value('{offset_lit}');
+      _o := CASE WHEN _e >= 0 THEN _e ELSE -1 - _e END;
+      _floor := least(greatest((_run / 1000 + {margin_ms} - {epoch}) / {tick} + 1, 0) << {seq_bits}, {last_slot});
+      IF _e < 0 OR coalesce(pg_sequence_last_value('{state_lit}'), -1) + 1 + _o < _floor THEN
+        _x := setval('{offset_lit}', -1 - _o)::text;
+        _v := nextval('{state_lit}');
+        -- _v takes the slot before the floor (never issued), the next value the floor.
+        _x := setval('{offset_lit}', greatest(_v + _o, _floor - 1) - _v)::text;
+      END IF;
+      _x := pg_advisory_unlock({lock_key})::text;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+      _x := pg_advisory_unlock({lock_key})::text;
+      RAISE;
+    END;
+  END IF;
+  _x := set_config('{guc}', 'checked', false);
+END
+$fn$;
+
+-- Takes one slot and returns the ID with the node bits given; waits for the clock at most
+-- _max_wait_ms when it is behind. _at_ms: the caller's clock reading (never waits), or NULL
+-- for clock_timestamp(). {next_id} tries the common case itself first.
 CREATE OR REPLACE FUNCTION {issue}(_node_bits bigint, _at_ms bigint, _max_drift_ms bigint, _max_wait_ms bigint)
 RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
@@ -365,16 +461,18 @@ DECLARE
   _now bigint;
   _first_ms bigint;
   _t bigint;
+  _e bigint;
+  _o bigint;
+  _v bigint;
   _n bigint;
   _l bigint;
   _slot bigint;
   _drift bigint;
   _limit bigint;
-  _run bigint;
   _target bigint;
   -- Calls are assigned (not PERFORMed): PL/pgSQL evaluates an assignment of one expression
   -- directly, without a query of its own, which halves the cost of an ID.
-  _v text;
+  _x text;
 BEGIN
   IF _max_drift_ms IS NULL OR _max_drift_ms < 0 OR _max_drift_ms > {max_drift_ms} THEN
     RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_drift_ms = %s is out of range: from 0 to {max_drift_ms} (a cap, so that after a crash the server knows how far ahead of its clock IDs may have been issued)', coalesce(_max_drift_ms::text, 'NULL'));
@@ -384,64 +482,83 @@ BEGIN
   END IF;
   _drift := _max_drift_ms / {tick};
   IF current_setting('{guc}', true) IS DISTINCT FROM 'checked' THEN
-    -- This session's first call: the state above the floor of this server's run, unless it
-    -- was created in this run.
-    _run := {run};
-    IF obj_description('{state_lit}'::regclass, 'pg_class') IS DISTINCT FROM '{marker}{born}' || _run::text THEN
-      BEGIN
-        _v := pg_advisory_lock({lock_key})::text;
-        _n := nextval('{state_lit}');
-        -- Gives the slot back, or makes the floor the next slot.
-        _v := setval('{state_lit}', greatest(_n, least(greatest((_run / 1000 + {margin_ms} - {epoch}) / {tick} + 1, 0) << {seq_bits}, {last_slot})), false);
-        _v := pg_advisory_unlock({lock_key})::text;
-      EXCEPTION WHEN OTHERS OR query_canceled THEN
-        _v := pg_advisory_unlock({lock_key})::text;
-        RAISE;
-      END;
-    END IF;
-    _v := set_config('{guc}', 'checked', false);
+    PERFORM {recover}();
   END IF;
   LOOP
-    _slot := NULL;
-    BEGIN
-      _v := pg_advisory_lock({lock_key})::text;
-      IF _at_ms IS NULL THEN
-        _ms := floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint;
-      ELSE
-        -- The caller's time: no slot further than the clock + max_drift_ms + {slack_ms} ms.
-        _ms := _at_ms;
-        _now := floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint;
-        _limit := (greatest(_now, {epoch}) + _max_drift_ms + {slack_ms} - {epoch}) / {tick};
-      END IF;
-      IF _ms >= {epoch} AND _ms <= {last_ms} AND (_limit IS NULL OR (_ms - {epoch}) / {tick} <= _limit) THEN
-        _t := (_ms - {epoch}) / {tick};
-        _n := nextval('{state_lit}');
-        _l := _n >> {seq_bits};
-        IF _t > _l THEN
-          _slot := _t << {seq_bits};
-          _v := setval('{state_lit}', _slot);
-        ELSIF _l - _t <= _drift AND _n <> {last_slot} AND (_limit IS NULL OR _l <= _limit) THEN
-          _slot := _n;
-        ELSE
-          -- Not issued: give the slot back.
-          _v := setval('{state_lit}', _n, false);
-        END IF;
-      END IF;
-      _v := pg_advisory_unlock({lock_key})::text;
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-      _v := pg_advisory_unlock({lock_key})::text;
-      RAISE;
-    END;
-    IF _slot IS NOT NULL THEN
-      RETURN ((_slot >> {seq_bits}) << {time_shift}) | _node_bits | ((_slot & {seq_max}) << {seq_shift});
+    IF _at_ms IS NULL THEN
+      _ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+    ELSE
+      -- The caller's time: no slot further than the clock + max_drift_ms + {slack_ms} ms.
+      _ms := _at_ms;
+      _now := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+      _limit := (greatest(_now, {epoch}) + _max_drift_ms + {slack_ms} - {epoch}) / {tick};
     END IF;
     IF _ms < {epoch} OR _ms > {last_ms} THEN
       RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} time %s (Unix ms) is outside the layout''s range [{epoch}, {last_ms}]', _ms);
     END IF;
-    IF (_ms - {epoch}) / {tick} > _limit THEN
+    _t := (_ms - {epoch}) / {tick};
+    IF _t > _limit THEN
       RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} time %s (Unix ms) is %s ms ahead of the server''s clock: {next_id_at} takes times at most max_drift_ms + {slack_ms} ms ahead (now up to %s), or the state would stay there and lock every session out until the clock caught up; replays and backfills need a prefix of their own', _ms, _ms - _now, {epoch} + (_limit + 1) * {tick} - 1);
     END IF;
-    IF _l - _t <= _drift AND _n = {last_slot} THEN
+    -- The next slot, _n, if no other session takes one first.
+    _e := pg_sequence_last_value('{offset_lit}');
+    _n := coalesce(pg_sequence_last_value('{state_lit}'), -1) + 1 + greatest(_e, 0);
+    _l := _n >> {seq_bits};
+    IF _e >= 0 AND _l >= _t AND _l - _t <= _drift AND _n < {last_slot} AND (_limit IS NULL OR _l <= _limit) THEN
+      -- Within the tick (or borrowing): no lock.
+      _v := nextval('{state_lit}');
+      IF pg_sequence_last_value('{offset_lit}') = _e THEN
+        _slot := _v + _e;
+        _l := _slot >> {seq_bits};
+        -- Others may have taken the slots up to the tick's end meanwhile.
+        IF _l - _t <= _drift AND _slot < {last_slot} AND (_limit IS NULL OR _l <= _limit) THEN
+          RETURN (_l << {time_shift}) | _node_bits | ((_slot & {seq_max}) << {seq_shift});
+        END IF;
+      END IF;
+      -- A jump overlapped the nextval, or the slot is past what may be issued: _v is never
+      -- issued; again.
+      CONTINUE;
+    END IF;
+    IF _e < 0 OR _l < _t THEN
+      -- A new tick, or another session's jump under way: a jump, under the lock.
+      _slot := NULL;
+      BEGIN
+        _x := pg_advisory_lock({lock_key})::text;
+        IF _at_ms IS NULL THEN
+          -- Read under the lock, so a session that waited for it never takes the others'
+          -- progress for a clock that went back.
+          _ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+          _t := (_ms - {epoch}) / {tick};
+        END IF;
+        _e := pg_sequence_last_value('{offset_lit}');
+        _o := CASE WHEN _e >= 0 THEN _e ELSE -1 - _e END;
+        IF _ms <= {last_ms} AND (_e < 0 OR (coalesce(pg_sequence_last_value('{state_lit}'), -1) + 1 + _o) >> {seq_bits} < _t) THEN
+          -- Sessions that read the offset before this and take a value after it issue nothing.
+          _x := setval('{offset_lit}', -1 - _o)::text;
+          _v := nextval('{state_lit}');
+          _slot := greatest(_v + _o, _t << {seq_bits});
+          _l := _slot >> {seq_bits};
+          IF _l - _t <= _drift AND _slot < {last_slot} AND (_limit IS NULL OR _l <= _limit) THEN
+            _x := setval('{offset_lit}', _slot - _v)::text;
+          ELSE
+            -- Others ran ahead meanwhile: nothing issued, _v never will be.
+            _x := setval('{offset_lit}', _o)::text;
+            _slot := NULL;
+          END IF;
+        END IF;
+        _x := pg_advisory_unlock({lock_key})::text;
+      EXCEPTION WHEN OTHERS OR query_canceled THEN
+        _x := pg_advisory_unlock({lock_key})::text;
+        RAISE;
+      END;
+      IF _slot IS NOT NULL THEN
+        RETURN ((_slot >> {seq_bits}) << {time_shift}) | _node_bits | ((_slot & {seq_max}) << {seq_shift});
+      END IF;
+      CONTINUE;
+    END IF;
+    -- The next slot is ahead of the clock by more than max_drift_ms, the layout's last, or
+    -- past what next_id_at may take: nothing was taken.
+    IF _l - _t <= _drift AND _n >= {last_slot} THEN
       RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = '{e_time_range} time {past_ms} (Unix ms) is past the layout''s last instant {last_ms}';
     END IF;
     IF _l - _t <= _drift THEN
@@ -464,8 +581,107 @@ $fn$;
 
 CREATE OR REPLACE FUNCTION {next_id}({params}{comma}max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)
 RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
+DECLARE
+  _ms bigint;
+  _e bigint;
+  _n bigint;
 BEGIN
-{checks}  RETURN {issue}({node_bits}, NULL, max_drift_ms, max_wait_ms);
+{checks}  -- The common case, once this session has checked the state ({recover}): the next slot is
+  -- in the clock's tick (or within max_drift_ms ahead), and no jump overlaps the nextval that
+  -- takes it (see {issue}). Anything else, {issue} handles.
+  _ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+  _e := pg_sequence_last_value('{offset_lit}');
+  _n := coalesce(pg_sequence_last_value('{state_lit}'), -1) + 1 + _e;
+  IF _e >= 0 AND _ms >= {epoch} AND _ms <= {last_ms} AND max_drift_ms BETWEEN 0 AND {max_drift_ms} AND max_wait_ms >= 0
+     AND (_n >> {seq_bits}) BETWEEN (_ms - {epoch}) / {tick} AND (_ms - {epoch}) / {tick} + max_drift_ms / {tick}
+     AND _n < {last_slot} AND current_setting('{guc}', true) = 'checked' THEN
+    _n := nextval('{state_lit}') + _e;
+    IF pg_sequence_last_value('{offset_lit}') = _e AND (_n >> {seq_bits}) <= (_ms - {epoch}) / {tick} + max_drift_ms / {tick} AND _n < {last_slot} THEN
+      RETURN ((_n >> {seq_bits}) << {time_shift}) | {node_bits} | ((_n & {seq_max}) << {seq_shift});
+    END IF;
+  END IF;
+  RETURN {issue}({node_bits}, NULL, max_drift_ms, max_wait_ms);
+END
+$fn$;
+
+-- n IDs in one call, in blocks: each block is a jump (see {issue}) that takes up to the
+-- rest of the slots that may be issued now, so a block costs the same whatever its size.
+-- Waits for the clock at most max_wait_ms between blocks.
+CREATE OR REPLACE FUNCTION {next_ids}({params}{comma}n bigint, max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)
+RETURNS SETOF bigint LANGUAGE plpgsql VOLATILE ROWS 1000 AS $fn$
+DECLARE
+  _left bigint := n;
+  _ms bigint;
+  _first_ms bigint;
+  _t bigint;
+  _e bigint;
+  _o bigint;
+  _v bigint;
+  _first bigint;
+  _count bigint;
+  _target bigint;
+  _x text;
+BEGIN
+{checks}  IF n IS NULL OR n < 0 OR n > {max_ids} THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} n = %s is out of range: from 0 to {max_ids}', coalesce(n::text, 'NULL'));
+  END IF;
+  IF max_drift_ms IS NULL OR max_drift_ms < 0 OR max_drift_ms > {max_drift_ms} THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_drift_ms = %s is out of range: from 0 to {max_drift_ms} (a cap, so that after a crash the server knows how far ahead of its clock IDs may have been issued)', coalesce(max_drift_ms::text, 'NULL'));
+  END IF;
+  IF max_wait_ms IS NULL OR max_wait_ms < 0 THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_wait_ms = %s: must be a non-negative integer', coalesce(max_wait_ms::text, 'NULL'));
+  END IF;
+  IF current_setting('{guc}', true) IS DISTINCT FROM 'checked' THEN
+    PERFORM {recover}();
+  END IF;
+  WHILE _left > 0 LOOP
+    _count := 0;
+    BEGIN
+      _x := pg_advisory_lock({lock_key})::text;
+      _ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+      IF _ms >= {epoch} AND _ms <= {last_ms} THEN
+        _t := (_ms - {epoch}) / {tick};
+        _e := pg_sequence_last_value('{offset_lit}');
+        _o := CASE WHEN _e >= 0 THEN _e ELSE -1 - _e END;
+        _x := setval('{offset_lit}', -1 - _o)::text;
+        _v := nextval('{state_lit}');
+        _first := greatest(_v + _o, _t << {seq_bits});
+        -- Up to the last slot of the last tick within max_drift_ms, never the layout's last.
+        _count := greatest(least(_left, least((least(_t + max_drift_ms / {tick}, {max_tick}) << {seq_bits}) | {seq_max}, {last_slot} - 1) - _first + 1), 0);
+        IF _count > 0 THEN
+          -- _v takes the block's last slot.
+          _x := setval('{offset_lit}', _first + _count - 1 - _v)::text;
+        ELSE
+          -- Nothing issued, and _v never will be.
+          _x := setval('{offset_lit}', _o)::text;
+        END IF;
+      END IF;
+      _x := pg_advisory_unlock({lock_key})::text;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+      _x := pg_advisory_unlock({lock_key})::text;
+      RAISE;
+    END;
+    IF _count > 0 THEN
+      RETURN QUERY SELECT ((_s >> {seq_bits}) << {time_shift}) | {node_bits} | ((_s & {seq_max}) << {seq_shift}) FROM generate_series(_first, _first + _count - 1) _s;
+      _left := _left - _count;
+      _first_ms := NULL;
+    ELSIF _ms < {epoch} OR _ms > {last_ms} THEN
+      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} time %s (Unix ms) is outside the layout''s range [{epoch}, {last_ms}]', _ms);
+    ELSIF _first >= {last_slot} THEN
+      RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = '{e_time_range} time {past_ms} (Unix ms) is past the layout''s last instant {last_ms}';
+    ELSE
+      -- The state is ahead of the clock by more than max_drift_ms: wait for it.
+      _first_ms := coalesce(_first_ms, _ms);
+      _target := {epoch} + ((_first >> {seq_bits}) - max_drift_ms / {tick}) * {tick};
+      IF _target <= _first_ms + max_wait_ms THEN
+        PERFORM pg_sleep((_target - _ms) / 1000.0);
+      ELSIF (_first & {seq_max}) = 0 AND (_first >> {seq_bits}) - _t = max_drift_ms / {tick} + 1 THEN
+        RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_sequence_exhausted} retry_after_ms=%s: every sequence number of the current tick is taken; retry later (or raise max_wait_ms / max_drift_ms)', _target - _ms);
+      ELSE
+        RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_clock_behind} behind_ms=%s retry_after_ms=%s: the server clock is behind the last issued ID (it moved back, more IDs were borrowed ahead than max_drift_ms allows, or the server restarted less than {margin_ms} ms ago)', {epoch} + (_first >> {seq_bits}) * {tick} - _ms, _target - _ms);
+      END IF;
+    END IF;
+  END LOOP;
 END
 $fn$;
 
@@ -512,6 +728,7 @@ BEGIN
 $fn$;
 "#,
         state_lit = state.replace('\'', "''"),
+        offset_lit = offset.replace('\'', "''"),
         born = BORN,
         run = RUN,
         guc = guc,
@@ -536,6 +753,9 @@ $fn$;
         max_value = layout.max_value(),
         total_bits = layout.total_bits(),
         next_id = names.of("next_id"),
+        next_ids = names.of("next_ids"),
+        max_ids = crate::MAX_IDS_PER_CALL,
+        max_tick = layout.max_tick(),
         next_id_at = names.of("next_id_at"),
         min_id = names.of("min_id"),
         max_id = names.of("max_id"),
@@ -565,12 +785,15 @@ mod tests {
         assert!(text.starts_with("-- libsnowflake: IDs of the layout time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms\n"));
         assert!(text.contains("FUNCTION \"snowflake_next_id\"(\"datacenter\" bigint, \"worker\" bigint, max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)"));
         assert!(text.contains("FUNCTION \"snowflake_next_id_at\"(\"datacenter\" bigint, \"worker\" bigint, unix_ms bigint, max_drift_ms bigint DEFAULT 0)"));
+        assert!(text.contains("FUNCTION \"snowflake_next_ids\"(\"datacenter\" bigint, \"worker\" bigint, n bigint, max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)\nRETURNS SETOF bigint"));
+        assert!(text.contains("CREATE SEQUENCE \"snowflake_offset\" AS bigint MINVALUE -9223372036854775808"));
         assert!(text.contains("(\"datacenter\" << 17) | (\"worker\" << 12)"));
         assert!(text.contains("OUT \"sequence\" bigint, OUT \"datacenter\" bigint, OUT \"worker\" bigint)"));
         let text = pg("time:47,sequence:16;epoch=0;tick=1ms", "ids.sf").unwrap();
         assert!(text.contains("FUNCTION \"ids\".\"sf_next_id\"(max_drift_ms bigint DEFAULT 0"));
         assert!(text.contains("RETURN \"ids\".\"sf_issue\"(0, NULL, max_drift_ms, max_wait_ms);"));
         assert!(text.contains("nextval('\"ids\".\"sf_state\"')"));
+        assert!(text.contains("pg_sequence_last_value('\"ids\".\"sf_offset\"')"));
     }
 
     #[test]
@@ -579,6 +802,7 @@ mod tests {
             ("discord", "snowflake", "64-bit layout"),
             ("time:41,sequence:23;epoch=0;tick=1ms", "snowflake", "64-bit layout"),
             ("time:41,unix_ms:10,sequence:12;epoch=0", "snowflake", "parameter of the SQL functions"),
+            ("time:41,n:10,sequence:12;epoch=0", "snowflake", "parameter of the SQL functions"),
             ("time:54,sequence:1;epoch=0;tick=1s", "snowflake", "bigint milliseconds"),
             ("twitter", "Snowflake", "lowercase identifier"),
             ("twitter", "a.b.c", "lowercase identifier"),

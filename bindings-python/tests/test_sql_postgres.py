@@ -250,9 +250,13 @@ def test_every_id_decodes_through_the_cli(concurrent_ids: Any) -> None:
 
 # --- the lock-free path against the jumps (issue 31) ---------------------------------------
 # 16 IDs a millisecond: a new tick, so a jump under the lock, every few calls, racing the
-# nextvals of the lock-free path in the other sessions.
+# nextvals of the lock-free path in the other sessions. Every session has the same node values:
+# IDs of one identity are what must never repeat (other node values would hide a repeated
+# slot). Borrowing is at most 2 ms, so that the state stays near the clock and jumps keep
+# coming. Without the second read of the offset, or without the negative mark of a jump, this
+# test finds repeats (2 to 45 a run, 5 runs of 5, when the SQL was altered by hand).
 STORM = "time:41,worker:10,sequence:4;epoch=1288834974657;tick=1ms"
-STORM_SESSIONS, STORM_PER_SESSION = 8, 3000
+STORM_SESSIONS, STORM_PER_SESSION = 8, 4000
 
 
 def lock_key(script: str) -> int:
@@ -269,13 +273,13 @@ def storm_session(pg: PG, k: int, out: list[int], errors: list[BaseException], s
             conn.execute("SELECT set_config('application_name', 'storm', false)")
             start.wait()
             while len(out) < STORM_PER_SESSION:
-                drift = rnd.choice([0, 0, 3, 50])
-                n = rnd.randrange(1, 120)
+                drift = rnd.choice([0, 1, 2])
+                n = rnd.randrange(1, 200)
                 statement, params = rnd.choice([
-                    ("SELECT storm_next_id(%s, max_drift_ms => %s, max_wait_ms => 60000)", [k, drift]),
-                    ("SELECT storm_next_id(%s, max_drift_ms => %s, max_wait_ms => 60000) FROM generate_series(1, %s) g ORDER BY g",
-                     [k, drift, n]),
-                    ("SELECT storm_next_ids(%s, %s, max_drift_ms => %s, max_wait_ms => 60000)", [k, n, drift]),
+                    ("SELECT storm_next_id(7, max_drift_ms => %s, max_wait_ms => 60000)", [drift]),
+                    ("SELECT storm_next_id(7, max_drift_ms => %s, max_wait_ms => 60000) FROM generate_series(1, %s) g ORDER BY g",
+                     [drift, n]),
+                    ("SELECT storm_next_ids(7, %s, max_drift_ms => %s, max_wait_ms => 60000)", [n, drift]),
                 ])
                 got: list[int] = []
                 try:
@@ -344,7 +348,7 @@ def test_many_sessions_racing_the_jumps_never_repeat(pg: PG) -> None:
         assert all(a < b for a, b in zip(r, r[1:])), f"session {k}'s IDs decrease"
         for i in r:
             p = layout.decode(i)
-            assert p.fields == {"worker": k}
+            assert p.fields == {"worker": 7}
             # Borrowing at most 50 ms ahead; the server's clock is this machine's.
             assert before * 1000 - 1 <= p.unix_ms <= after * 1000 + 51
 

@@ -309,6 +309,21 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
         parts.join(" | ")
     };
     let comma = if nodes.is_empty() { "" } else { ", " };
+    // `(("a" >> 5) | ("b" >> 5)) = 0 AND `: every node value within its bits (false for a
+    // negative one, NULL for NULL), in few operators.
+    let nodes_valid = if nodes.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> =
+            nodes.iter().map(|f| format!("(\"{}\" >> {})", f.name(), f.bits())).collect();
+        format!("({}) = 0 AND ", parts.join(" | "))
+    };
+    // `next_id`'s common case stays this far from the layout's end (its last slot within
+    // max_drift_ms of the clock is then never the layout's last): milliseconds since the epoch.
+    let fast_d_max =
+        (i128::from(layout.max_tick()) - 1 - i128::from(SQL_MAX_DRIFT_MS / tick)) * i128::from(tick);
+    let fast_d_max = fast_d_max.max(-1);
+    let per_tick = |ms: &str| if tick == 1 { ms.to_string() } else { format!("{ms} / {tick}") };
 
     let mut s = String::new();
     let w = &mut s;
@@ -582,25 +597,28 @@ $fn$;
 CREATE OR REPLACE FUNCTION {next_id}({params}{comma}max_drift_ms bigint DEFAULT 0, max_wait_ms bigint DEFAULT 1000)
 RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
-  _ms bigint;
+  _d bigint;
   _e bigint;
+  _hi bigint;
   _n bigint;
 BEGIN
-{checks}  -- The common case, once this session has checked the state ({recover}): the next slot is
+  -- The common case, once this session has checked the state ({recover}): the next slot is
   -- in the clock's tick (or within max_drift_ms ahead), and no jump overlaps the nextval that
-  -- takes it (see {issue}). Anything else, {issue} handles.
-  _ms := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint;
+  -- takes it (see {issue}); not near the layout's end. Anything else, {issue} handles. Few and
+  -- small expressions: PL/pgSQL prepares each one again in every transaction, which costs
+  -- more than evaluating it.
+  _d := floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - {epoch};
   _e := pg_sequence_last_value('{offset_lit}');
-  _n := coalesce(pg_sequence_last_value('{state_lit}'), -1) + 1 + _e;
-  IF _e >= 0 AND _ms >= {epoch} AND _ms <= {last_ms} AND max_drift_ms BETWEEN 0 AND {max_drift_ms} AND max_wait_ms >= 0
-     AND (_n >> {seq_bits}) BETWEEN (_ms - {epoch}) / {tick} AND (_ms - {epoch}) / {tick} + max_drift_ms / {tick}
-     AND _n < {last_slot} AND current_setting('{guc}', true) = 'checked' THEN
-    _n := nextval('{state_lit}') + _e;
-    IF pg_sequence_last_value('{offset_lit}') = _e AND (_n >> {seq_bits}) <= (_ms - {epoch}) / {tick} + max_drift_ms / {tick} AND _n < {last_slot} THEN
-      RETURN ((_n >> {seq_bits}) << {time_shift}) | {node_bits} | ((_n & {seq_max}) << {seq_shift});
-    END IF;
+  -- The last slot that may be issued now.
+  _hi := CASE WHEN max_drift_ms BETWEEN 0 AND {max_drift_ms} THEN (({d_ticks} + {drift_ticks}) << {seq_bits}) | {seq_max} END;
+  _n := CASE WHEN _e >= 0 AND {nodes_valid}_d BETWEEN 0 AND {fast_d_max} AND max_wait_ms >= 0
+      AND coalesce(pg_sequence_last_value('{state_lit}'), -1) + 1 + _e BETWEEN {d_ticks} << {seq_bits} AND _hi
+      AND current_setting('{guc}', true) = 'checked'
+    THEN nextval('{state_lit}') + _e END;
+  IF pg_sequence_last_value('{offset_lit}') = _e AND _n <= _hi THEN
+    RETURN ((_n >> {seq_bits}) << {time_shift}) | {node_bits} | ((_n & {seq_max}) << {seq_shift});
   END IF;
-  RETURN {issue}({node_bits}, NULL, max_drift_ms, max_wait_ms);
+{checks}  RETURN {issue}({node_bits}, NULL, max_drift_ms, max_wait_ms);
 END
 $fn$;
 
@@ -754,6 +772,8 @@ $fn$;
         total_bits = layout.total_bits(),
         next_id = names.of("next_id"),
         next_ids = names.of("next_ids"),
+        d_ticks = per_tick("_d"),
+        drift_ticks = per_tick("max_drift_ms"),
         max_ids = crate::MAX_IDS_PER_CALL,
         max_tick = layout.max_tick(),
         next_id_at = names.of("next_id_at"),

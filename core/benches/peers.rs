@@ -7,13 +7,20 @@
 //!   thread ticks an atomic every millisecond);
 //! - snowflaked's `sync::Generator` (a mutex and `SystemTime` per ID).
 //!
+//! Then the same generators shared by 2, 4 and 8 threads (each thread issues its share of a
+//! batch; the time is the batch's wall time over its IDs: the aggregate cost of one ID). On a
+//! machine with fewer cores than threads, the threads also take turns on the cores: compare
+//! ours with ferroid's in the same row, not rows with each other.
+//!
 //! `cargo bench -p snowflake-core --bench peers`. Figures, not assertions: compare the lines
 //! of one run.
 
-use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::MonotonicClock as FerroidClock;
 use snowflake_core::{Generator, Layout, Options};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
 
 const WIDE: &str = "time:41,worker:1,sequence:22;epoch=1288834974657";
 
@@ -43,6 +50,39 @@ fn peers(c: &mut Criterion) {
         b.iter(|| black_box(snowflaked.generate::<u64>()))
     });
     group.finish();
+
+    let mut group = c.benchmark_group("peers/next_id shared by threads, aggregate per ID");
+    for threads in [2, 4, 8] {
+        group.bench_with_input(BenchmarkId::new("libsnowflake", threads), &threads, |b, &n| {
+            b.iter_custom(|iters| shared(n, iters, || black_box(ours.next_id().unwrap())))
+        });
+        group.bench_with_input(BenchmarkId::new("ferroid", threads), &threads, |b, &n| {
+            b.iter_custom(|iters| shared(n, iters, || black_box(ferroid.next_id(|_| std::hint::spin_loop()))))
+        });
+    }
+    group.finish();
+}
+
+/// `iters` calls of `issue` split between `threads` threads that start together: the wall
+/// time from the start to the last thread's end.
+fn shared<T>(threads: u64, iters: u64, issue: impl Fn() -> T + Sync) -> Duration {
+    let start = Barrier::new(threads as usize + 1);
+    let each = iters.div_ceil(threads);
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                start.wait();
+                for _ in 0..each {
+                    issue();
+                }
+            });
+        }
+        start.wait();
+        let t0 = Instant::now();
+        // The scope joins every thread before it returns.
+        t0
+    })
+    .elapsed()
 }
 
 criterion_group!(benches, peers);

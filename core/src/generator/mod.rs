@@ -32,6 +32,7 @@ use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use word::Word;
 
+mod count;
 mod pool;
 mod word;
 pub use pool::Pool;
@@ -197,14 +198,20 @@ pub(crate) struct LeaseStats {
     pub skewed_renewals: u64,
 }
 
+/// What [`Stats`] counts. `issued` changes with every ID and lives apart (see `count`); the
+/// others change only where a call waits or rolls over.
 #[derive(Default)]
 struct Counters {
-    issued: AtomicU64,
+    issued: count::Issued,
     waits: AtomicU64,
     waited_ms: AtomicU64,
     clock_behind: AtomicU64,
     rollovers: AtomicU64,
 }
+
+/// How many compare-and-swaps [`Generator::next_id_fast`] tries before it leaves a contended
+/// word to the general path.
+const FAST_TRIES: u32 = 8;
 
 /// What the one-ID fast path needs, copied out of the layout so that it reads one small
 /// struct.
@@ -767,7 +774,7 @@ impl<C: Clock> Generator<C> {
                     if self.heals && !self.mark.as_ref().is_some_and(|m| m.same_claim(generation)) {
                         continue; // the slots are dropped, never issued
                     }
-                    self.counters.issued.fetch_add(count, Ordering::Relaxed);
+                    self.counters.issued.add(count);
                     let first = self.layout.compose_raw(tick, self.node_bits | claimed_bits, seq)
                         | (roll << self.roll_shift);
                     Ok(Block { first, count, stride: self.stride })
@@ -963,24 +970,35 @@ impl<C: Clock> Generator<C> {
             return None;
         }
         let cell: &AtomicU64 = &self.cell;
-        let cur = cell.load(Ordering::Acquire);
-        // A fresh state, or one lost (see `with_validity`): the general path decides.
-        if cur == 0 {
-            return None;
+        let mut cur = cell.load(Ordering::Acquire);
+        // A compare-and-swap lost to another thread (or process) is tried again with the word
+        // it found, on the same reading: the other caller took a slot, which changes nothing
+        // the reading decided. Only a word that moved past the reading's tick (or a run of
+        // losses) goes to the general path, which judges it by its rules.
+        for _ in 0..FAST_TRIES {
+            // A fresh state, or one lost (see `with_validity`): the general path decides.
+            if cur == 0 {
+                return None;
+            }
+            let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
+            let (tick, seq, next) = if t > l {
+                // A new tick: its first sequence number (the capacity is at least 2).
+                (t, 0, (t << f.seq_bits) | 1)
+            } else if t == l {
+                // The next free slot of this tick; after its last one, the next tick's first.
+                (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
+            } else {
+                return None;
+            };
+            match cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    self.counters.issued.add(1);
+                    return Some((tick << f.time_shift) | self.node_bits | (seq << f.seq_shift));
+                }
+                Err(found) => cur = found,
+            }
         }
-        let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
-        let (tick, seq, next) = if t > l {
-            // A new tick: its first sequence number (the capacity is at least 2).
-            (t, 0, (t << f.seq_bits) | 1)
-        } else if t == l {
-            // The next free slot of this tick; after its last one, the next tick's first.
-            (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
-        } else {
-            return None;
-        };
-        cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed).ok()?;
-        self.counters.issued.fetch_add(1, Ordering::Relaxed);
-        Some((tick << f.time_shift) | self.node_bits | (seq << f.seq_shift))
+        None
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
@@ -1102,7 +1120,7 @@ impl<C: Clock> Generator<C> {
         #[cfg(not(feature = "std"))]
         let lease: Option<LeaseStats> = None;
         Stats {
-            issued: c.issued.load(Ordering::Relaxed),
+            issued: c.issued.total(),
             waits: c.waits.load(Ordering::Relaxed),
             waited_ms: c.waited_ms.load(Ordering::Relaxed),
             clock_behind: c.clock_behind.load(Ordering::Relaxed),

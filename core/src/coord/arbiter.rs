@@ -992,6 +992,12 @@ impl Record {
         self.text(LABEL_AT, LABEL_MAX)
     }
 
+    /// A host lease's claim epoch (see [`HostWords::host_epoch`]), for the fast path's check
+    /// that a process's claim is still its host's.
+    pub(crate) fn host_epoch_word(&self) -> &AtomicU64 {
+        self.map.word(HOST_EPOCH_AT)
+    }
+
     /// The state word.
     pub(crate) fn state(&self) -> &AtomicU64 {
         self.map.word(STATE_AT)

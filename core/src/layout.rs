@@ -476,8 +476,32 @@ impl Layout {
     /// ```
     pub fn fingerprint(&self) -> u64 {
         let mut h = Fnv1a::new();
-        let _ = fmt::write(&mut h, format_args!("{self}"));
+        let _ = self.write_canonical(&mut h);
         h.0
+    }
+
+    /// The canonical text (see `Display`) written piece by piece, without the formatting
+    /// machinery: `Display` and [`Layout::fingerprint`] both write through it, so the two
+    /// cannot differ, and a fingerprint (taken each time a generator is made) costs little.
+    fn write_canonical(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        for (i, field) in self.fields().iter().enumerate() {
+            if i > 0 {
+                out.write_str(",")?;
+            }
+            out.write_str(field.name.as_str())?;
+            out.write_str(":")?;
+            out.write_str(crate::text::decimal(u64::from(field.bits), &mut [0; 20]))?;
+        }
+        out.write_str(";epoch=")?;
+        out.write_str(crate::text::decimal(self.epoch_ms, &mut [0; 20]))?;
+        out.write_str(";tick=")?;
+        if self.tick_ms.is_multiple_of(1000) {
+            out.write_str(crate::text::decimal(self.tick_ms / 1000, &mut [0; 20]))?;
+            out.write_str("s")
+        } else {
+            out.write_str(crate::text::decimal(self.tick_ms, &mut [0; 20]))?;
+            out.write_str("ms")
+        }
     }
 
     /// Node values from `(name, value)` pairs; fields left out are 0 (a generator refuses a
@@ -778,18 +802,7 @@ impl fmt::Display for Layout {
     /// The canonical text: fields, integer epoch, tick always written (`Ns` when whole
     /// seconds, else `Nms`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, field) in self.fields().iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{}:{}", field.name, field.bits)?;
-        }
-        write!(f, ";epoch={}", self.epoch_ms)?;
-        if self.tick_ms.is_multiple_of(1000) {
-            write!(f, ";tick={}s", self.tick_ms / 1000)
-        } else {
-            write!(f, ";tick={}ms", self.tick_ms)
-        }
+        self.write_canonical(f)
     }
 }
 

@@ -231,7 +231,8 @@ fn key_of(layout: &Layout, node: &Node, zeroed: Option<usize>, host_lease: Optio
     let mut h = crate::hash::Fnv1a::new();
     let tag = host_lease.map_or(0, |f| 0x100 + f as u64);
     for w in [layout.fingerprint(), layout.node_bits(&node), tag] {
-        let _ = std::fmt::Write::write_fmt(&mut h, format_args!("{w:016x}"));
+        // `{w:016x}`, without the formatting machinery (a key is taken per generator made).
+        let _ = std::fmt::Write::write_str(&mut h, crate::text::hex16(w, &mut [0; 16]));
     }
     h.0
 }

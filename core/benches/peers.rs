@@ -12,10 +12,13 @@
 //! machine with fewer cores than threads, the threads also take turns on the cores: compare
 //! ours with ferroid's in the same row, not rows with each other.
 //!
-//! `cargo bench -p snowflake-core --bench peers`. Figures, not assertions: compare the lines
-//! of one run.
+//! Last, the one-thread and threads rows again with ours and ferroid's alternated round by
+//! round: the figures to compare on a shared machine.
+//!
+//! `cargo bench -p snowflake-core --bench peers` (`-- --warm-up-time 1 --measurement-time 3`
+//! for a shorter run). Figures, not assertions: compare the lines of one run.
 
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{black_box, criterion_group, BenchmarkId, Criterion};
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::MonotonicClock as FerroidClock;
 use snowflake_core::{Generator, Layout, Options};
@@ -85,5 +88,48 @@ fn shared<T>(threads: u64, iters: u64, issue: impl Fn() -> T + Sync) -> Duration
     .elapsed()
 }
 
+/// The same rows again, ours and ferroid's alternated round by round (15 rounds of 4M IDs),
+/// printed as the median of each round's ratio: on a machine shared with other work, load
+/// that comes and goes meets both sides of a round alike, which criterion's groups, measured
+/// one after the other, cannot promise.
+fn alternated() {
+    let layout = Layout::parse(WIDE).unwrap();
+    let ours = Generator::new(&layout, layout.parse_node("worker=1").unwrap(), Options::default()).unwrap();
+    let ferroid: AtomicSnowflakeGenerator<WideId, FerroidClock> =
+        AtomicSnowflakeGenerator::new(1, FerroidClock::with_epoch(ferroid::time::TWITTER_EPOCH));
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("alternated, median of 15 rounds (ns per ID, aggregate; ratio ours / ferroid):");
+    for threads in [1, 2, 4, 8] {
+        let (mut a, mut b, mut r) = (vec![], vec![], vec![]);
+        for _ in 0..15 {
+            let n = 4_000_000;
+            let x = shared(threads, n, || black_box(ours.next_id().unwrap())).as_nanos() as f64 / n as f64;
+            let y = shared(threads, n, || black_box(ferroid.next_id(|_| std::hint::spin_loop()))).as_nanos()
+                as f64
+                / n as f64;
+            a.push(x);
+            b.push(y);
+            r.push(x / y);
+        }
+        println!(
+            "  {threads} thread(s): libsnowflake {:.2} ns, ferroid {:.2} ns, ratio {:.2}",
+            median(a),
+            median(b),
+            median(r)
+        );
+    }
+}
+
 criterion_group!(benches, peers);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // `cargo bench` passes --bench; `cargo test --benches` does not, and wants no figures.
+    if std::env::args().any(|a| a == "--bench") {
+        alternated();
+    }
+}

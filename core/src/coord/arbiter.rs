@@ -216,8 +216,20 @@ pub fn shm_dir() -> Result<PathBuf, Error> {
         }
         return Ok(dir);
     }
+    // Looked for once: a generator made per request asks for the directory each time, and
+    // finds its record held in the process without a system call (see `Record::hold`).
+    // (An atomic, not a lock: a child of fork() never waits for a parent's thread.)
+    static DEV_SHM: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0); // 0: not looked yet
     let dev_shm = Path::new("/dev/shm");
-    if dev_shm.is_dir() {
+    let found = match DEV_SHM.load(Ordering::Relaxed) {
+        0 => {
+            let found = dev_shm.is_dir();
+            DEV_SHM.store(if found { 1 } else { 2 }, Ordering::Relaxed);
+            found
+        }
+        known => known == 1,
+    };
+    if found {
         return Ok(dev_shm.to_path_buf());
     }
     Ok(std::env::temp_dir())

@@ -7,7 +7,7 @@
  *
  * Targets (issue 3): nextId() <= 400 ns a call, nextIds(1000) <= 50 ns an ID; (issue 31) a
  * new Generator for an identity the process holds open, plus its first nextId(), <= 5 us.
- * Run it with a SNOWFLAKE_SHM_DIR of its own: the last row makes a record per call.
+ * The last row makes a record per call, in SNOWFLAKE_SHM_DIR or else a directory of its own.
  *
  * A layout caps how fast one node can issue: `twitter` has 4096 sequence numbers a
  * millisecond, so a loop that asks for more than 4096 IDs/ms (244 ns an ID) waits for the
@@ -23,6 +23,18 @@
 declare(strict_types=1);
 
 require dirname(__DIR__, 2) . '/ffi-c/php/autoload.php';
+
+// The records the last row makes (one per fresh identity) go to a directory of this run's
+// unless SNOWFLAKE_SHM_DIR names one: never the host's /dev/shm.
+if ((string) getenv('SNOWFLAKE_SHM_DIR') === '') {
+    $shm = sys_get_temp_dir() . '/snowflake-bench-' . getmypid();
+    mkdir($shm, 0700);
+    putenv("SNOWFLAKE_SHM_DIR=$shm");
+    register_shutdown_function(function () use ($shm) {
+        array_map('unlink', glob("$shm/*") ?: []);
+        rmdir($shm);
+    });
+}
 
 use Snowflake\Generator;
 use Snowflake\Id;

@@ -217,13 +217,30 @@ impl Layout {
     /// assert!(err.to_string().contains("T00:00:00Z` (today)"));
     /// ```
     pub fn parse(spec: &str) -> Result<Layout> {
+        // A front end that makes a generator per request hands the same spec each time: the
+        // last few layouts parsed are kept (parsing is a pure function of the text).
+        #[cfg(feature = "std")]
+        {
+            if let Some(layout) = memo::get(spec) {
+                return Ok(layout);
+            }
+            let layout = Layout::parse_text(spec)?;
+            memo::put(spec, &layout);
+            Ok(layout)
+        }
+        #[cfg(not(feature = "std"))]
+        Layout::parse_text(spec)
+    }
+
+    /// [`Layout::parse`], every time.
+    fn parse_text(spec: &str) -> Result<Layout> {
         let spec = spec.trim();
         if spec.is_empty() {
             return Err(LayoutError::Empty.into());
         }
         if !spec.contains(':') && !spec.contains(';') {
             return match PRESETS.iter().find(|(name, _)| *name == spec) {
-                Some((_, preset)) => Layout::parse(preset),
+                Some((_, preset)) => Layout::parse_text(preset),
                 None => Err(LayoutError::UnknownPreset { name: Name::snippet(spec) }.into()),
             };
         }
@@ -809,5 +826,59 @@ impl fmt::Display for Layout {
 impl fmt::Debug for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Layout(\"{self}\")")
+    }
+}
+
+/// The last layouts [`Layout::parse`] made, by their text.
+#[cfg(feature = "std")]
+mod memo {
+    use super::Layout;
+    use std::sync::Mutex;
+
+    /// How many are kept; a text longer than `LONGEST` is not.
+    const KEEP: usize = 8;
+    const LONGEST: usize = 256;
+
+    static LAST: Mutex<Vec<(std::boxed::Box<str>, Layout)>> = Mutex::new(Vec::new());
+
+    // `try_lock` in both: never a wait (a thread that parses meanwhile parses anew, and a
+    // child of fork() whose parent's thread held the lock is not stuck on it).
+    pub(super) fn get(spec: &str) -> Option<Layout> {
+        let last = LAST.try_lock().ok()?;
+        last.iter().find(|(text, _)| &**text == spec).map(|(_, layout)| *layout)
+    }
+
+    pub(super) fn put(spec: &str, layout: &Layout) {
+        if spec.len() > LONGEST {
+            return;
+        }
+        if let Ok(mut last) = LAST.try_lock() {
+            if last.len() >= KEEP {
+                last.remove(0);
+            }
+            last.push((spec.into(), *layout));
+        }
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod memo_tests {
+    use super::Layout;
+    use std::string::ToString;
+
+    #[test]
+    fn a_text_parsed_again_gives_its_layout_and_a_bad_one_is_refused_each_time() {
+        for _ in 0..3 {
+            let layout = Layout::parse("time:41,worker:2,sequence:21;epoch=7").unwrap();
+            assert_eq!(layout.to_string(), "time:41,worker:2,sequence:21;epoch=7;tick=1ms");
+            assert!(Layout::parse("time:41,sequence:99;epoch=7").is_err());
+        }
+        // More texts than are kept, twice over: each gives its own layout.
+        for _ in 0..2 {
+            for bits in 1..=11 {
+                let text = std::format!("time:41,worker:{bits},sequence:12;epoch=1");
+                assert_eq!(Layout::parse(&text).unwrap().to_string(), std::format!("{text};tick=1ms"));
+            }
+        }
     }
 }

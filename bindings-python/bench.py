@@ -139,7 +139,17 @@ def per_request(runs: int, n: int) -> None:
         Generator(LEASED, node=node).next_id()
 
     held_ns = statistics.median(ns_per_call(again, n) for _ in range(runs))
-    print(f"  Generator(...) + next_id(), identity held open:  {held_ns / 1000:6.2f} us [target <= 3 us]")
+    # The thread's CPU time too: on a machine shared with other work, the wall clock also
+    # counts the moments this process waited for a core.
+    cpu = []
+    for _ in range(runs):
+        t0 = time.thread_time_ns()
+        for _ in range(n):
+            again()
+        cpu.append((time.thread_time_ns() - t0) / n)
+    cpu_ns = statistics.median(cpu)
+    print(f"  Generator(...) + next_id(), identity held open:  {held_ns / 1000:6.2f} us "
+          f"(CPU time: {cpu_ns / 1000:.2f} us) [target <= 3 us]")
     # Each call a worker value never opened before in this run: a record file made on the host.
     fresh_layout = "time:41,worker:10,sequence:12;epoch=1288834974657"
     values = iter(range(1024))

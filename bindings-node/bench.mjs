@@ -1,9 +1,11 @@
 // `node bench.mjs [runs]`: what the Node binding costs and how close to a layout's capacity it
 // gets. Prints ns per nextId() on a layout whose capacity is not the limit, the share of
 // twitter's capacity (4,096 IDs/ms) that a tight nextId() loop and nextIds(1_000_000) reach
-// (checking that every ID is unique and increasing), and BigInt creation for comparison.
+// (checking that every ID is unique and increasing), and BigInt creation and
+// crypto.randomUUID() for comparison (issue 31: nextId() stays below randomUUID()).
 // Each figure is measured `runs` times (default 5): the best and the median are printed,
 // because a shared machine's other load only ever makes a run slower.
+import { randomUUID } from 'node:crypto';
 import { Generator } from './index.mjs';
 
 const RUNS = Number(process.argv[2] ?? 5);
@@ -41,6 +43,8 @@ const benches = [
   ['tryNextId() ns/call, capacity not the limit', 'low', () => nsPerCall(() => spacious.tryNextId(), 3_000_000)],
   ['nextIdString() ns/call', 'low', () => nsPerCall(() => spacious.nextIdString(), 1_000_000)],
   ['JS BigInt(i) creation ns/op, for comparison', 'low', () => nsPerCall(() => BigInt(++x), 3_000_000)],
+  // The peer of issue 31's target: nextId() must stay below it in the same run.
+  ['crypto.randomUUID() ns/call, for comparison', 'low', () => nsPerCall(() => randomUUID(), 3_000_000)],
   ['nextIds(1_000_000) ns/ID, capacity not the limit', 'low', () => {
     const t0 = now();
     spacious.nextIds(1_000_000);

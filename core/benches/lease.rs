@@ -6,6 +6,10 @@
 //! (both committing durably), each on this host. Prints figures; asserts nothing about speed.
 //!
 //!   cargo bench -p snowflake-core --bench lease --features lease-redis,lease-postgres,lease-mysql
+//!
+//! With `-- --next-id`, only `next_id` (one thread) on a plain generator, a local lease, a
+//! Redis lease and a host lease (`shared=` with the Redis lease), alternated in one run, in ns
+//! a call: issue 31's target is a lease within 1.2x of plain. Needs only redis-server.
 
 #[path = "../../tests/servers/servers.rs"]
 mod servers;
@@ -63,8 +67,61 @@ fn rate(g: &Generator, blocks: bool) -> f64 {
     n as f64 / start.elapsed().as_secs_f64()
 }
 
+/// The best of `rounds` rounds of `n` `next_id` calls, in ns a call.
+fn ns_per_id(g: &Generator, n: u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(g.next_id().unwrap());
+    }
+    start.elapsed().as_nanos() as f64 / n as f64
+}
+
+/// `next_id` on each leased generator beside a plain one, alternated round by round.
+fn next_id_rows(layout: &Layout) {
+    let redis = Servers::start("redis", &[]);
+    let url = redis.str("/redis/url").to_string();
+    let gens = [
+        (
+            "plain (worker=7)",
+            Generator::new(layout, layout.parse_node("worker=7").unwrap(), Options::default()),
+        ),
+        ("lease=local", Generator::new(layout, Default::default(), Options::parse("lease=local").unwrap())),
+        ("Redis lease", Ok(open(layout, &url, ""))),
+        ("host lease (shared=, Redis)", Ok(open(layout, &url, "shared=bench"))),
+    ];
+    let gens: Vec<(&str, Generator)> = gens.into_iter().map(|(n, g)| (n, g.unwrap())).collect();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); gens.len()];
+    for _ in 0..15 {
+        for (i, (_, g)) in gens.iter().enumerate() {
+            times[i].push(ns_per_id(g, 2_000_000));
+        }
+    }
+    let medians: Vec<f64> = times
+        .into_iter()
+        .map(|mut t| {
+            t.sort_by(f64::total_cmp);
+            t[t.len() / 2]
+        })
+        .collect();
+    println!("next_id, one thread, median of 15 rounds of 2M calls, alternated:");
+    for ((name, _), ns) in gens.iter().zip(&medians) {
+        println!("  {name:<28} {ns:>6.2} ns = {:.2}x plain", ns / medians[0]);
+    }
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // cargo test --benches asks for a list
+    }
     let layout = Layout::parse(LAYOUT).unwrap();
+    if std::env::args().any(|a| a == "--next-id") {
+        let shm = std::env::temp_dir().join(format!("bench-lease-{}", std::process::id()));
+        std::fs::create_dir_all(&shm).unwrap();
+        std::env::set_var("SNOWFLAKE_SHM_DIR", &shm);
+        next_id_rows(&layout);
+        let _ = std::fs::remove_dir_all(shm);
+        return;
+    }
     let redis = Servers::start("redis", &[]);
     let tls = Servers::start("redis", &["--tls"]);
     let cluster = Servers::start("redis-cluster", &["--primaries", "3", "--replicas", "1"]);

@@ -217,13 +217,30 @@ impl Layout {
     /// assert!(err.to_string().contains("T00:00:00Z` (today)"));
     /// ```
     pub fn parse(spec: &str) -> Result<Layout> {
+        // A front end that makes a generator per request hands the same spec each time: the
+        // last few layouts parsed are kept (parsing is a pure function of the text).
+        #[cfg(feature = "std")]
+        {
+            if let Some(layout) = memo::get(spec) {
+                return Ok(layout);
+            }
+            let layout = Layout::parse_text(spec)?;
+            memo::put(spec, &layout);
+            Ok(layout)
+        }
+        #[cfg(not(feature = "std"))]
+        Layout::parse_text(spec)
+    }
+
+    /// [`Layout::parse`], every time.
+    fn parse_text(spec: &str) -> Result<Layout> {
         let spec = spec.trim();
         if spec.is_empty() {
             return Err(LayoutError::Empty.into());
         }
         if !spec.contains(':') && !spec.contains(';') {
             return match PRESETS.iter().find(|(name, _)| *name == spec) {
-                Some((_, preset)) => Layout::parse(preset),
+                Some((_, preset)) => Layout::parse_text(preset),
                 None => Err(LayoutError::UnknownPreset { name: Name::snippet(spec) }.into()),
             };
         }
@@ -476,8 +493,32 @@ impl Layout {
     /// ```
     pub fn fingerprint(&self) -> u64 {
         let mut h = Fnv1a::new();
-        let _ = fmt::write(&mut h, format_args!("{self}"));
+        let _ = self.write_canonical(&mut h);
         h.0
+    }
+
+    /// The canonical text (see `Display`) written piece by piece, without the formatting
+    /// machinery: `Display` and [`Layout::fingerprint`] both write through it, so the two
+    /// cannot differ, and a fingerprint (taken each time a generator is made) costs little.
+    fn write_canonical(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        for (i, field) in self.fields().iter().enumerate() {
+            if i > 0 {
+                out.write_str(",")?;
+            }
+            out.write_str(field.name.as_str())?;
+            out.write_str(":")?;
+            out.write_str(crate::text::decimal(u64::from(field.bits), &mut [0; 20]))?;
+        }
+        out.write_str(";epoch=")?;
+        out.write_str(crate::text::decimal(self.epoch_ms, &mut [0; 20]))?;
+        out.write_str(";tick=")?;
+        if self.tick_ms.is_multiple_of(1000) {
+            out.write_str(crate::text::decimal(self.tick_ms / 1000, &mut [0; 20]))?;
+            out.write_str("s")
+        } else {
+            out.write_str(crate::text::decimal(self.tick_ms, &mut [0; 20]))?;
+            out.write_str("ms")
+        }
     }
 
     /// Node values from `(name, value)` pairs; fields left out are 0 (a generator refuses a
@@ -778,23 +819,66 @@ impl fmt::Display for Layout {
     /// The canonical text: fields, integer epoch, tick always written (`Ns` when whole
     /// seconds, else `Nms`).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, field) in self.fields().iter().enumerate() {
-            if i > 0 {
-                f.write_str(",")?;
-            }
-            write!(f, "{}:{}", field.name, field.bits)?;
-        }
-        write!(f, ";epoch={}", self.epoch_ms)?;
-        if self.tick_ms.is_multiple_of(1000) {
-            write!(f, ";tick={}s", self.tick_ms / 1000)
-        } else {
-            write!(f, ";tick={}ms", self.tick_ms)
-        }
+        self.write_canonical(f)
     }
 }
 
 impl fmt::Debug for Layout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Layout(\"{self}\")")
+    }
+}
+
+/// The last layouts [`Layout::parse`] made, by their text.
+#[cfg(feature = "std")]
+mod memo {
+    use super::Layout;
+    use std::sync::Mutex;
+
+    /// How many are kept; a text longer than `LONGEST` is not.
+    const KEEP: usize = 8;
+    const LONGEST: usize = 256;
+
+    static LAST: Mutex<Vec<(std::boxed::Box<str>, Layout)>> = Mutex::new(Vec::new());
+
+    // `try_lock` in both: never a wait (a thread that parses meanwhile parses anew, and a
+    // child of fork() whose parent's thread held the lock is not stuck on it).
+    pub(super) fn get(spec: &str) -> Option<Layout> {
+        let last = LAST.try_lock().ok()?;
+        last.iter().find(|(text, _)| &**text == spec).map(|(_, layout)| *layout)
+    }
+
+    pub(super) fn put(spec: &str, layout: &Layout) {
+        if spec.len() > LONGEST {
+            return;
+        }
+        if let Ok(mut last) = LAST.try_lock() {
+            if last.len() >= KEEP {
+                last.remove(0);
+            }
+            last.push((spec.into(), *layout));
+        }
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod memo_tests {
+    use super::Layout;
+    use std::string::ToString;
+
+    #[test]
+    fn a_text_parsed_again_gives_its_layout_and_a_bad_one_is_refused_each_time() {
+        for _ in 0..3 {
+            let layout = Layout::parse("time:41,worker:2,sequence:21;epoch=7").unwrap();
+            assert_eq!(layout.to_string(), "time:41,worker:2,sequence:21;epoch=7;tick=1ms");
+            assert!(Layout::parse("time:41,sequence:99;epoch=7").is_err());
+        }
+        // More texts than are kept, twice over: each gives its own layout.
+        for _ in 0..2 {
+            for bits in 1..=11 {
+                let text = std::format!("time:41,worker:{bits},sequence:12;epoch=1");
+                assert_eq!(Layout::parse(&text).unwrap().to_string(), std::format!("{text};tick=1ms"));
+            }
+        }
     }
 }

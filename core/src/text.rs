@@ -157,3 +157,75 @@ pub(crate) fn format_name(args: fmt::Arguments<'_>) -> Name {
     let _ = fmt::write(&mut buf, args);
     Name::snippet(core::str::from_utf8(&buf.bytes[..buf.len]).unwrap_or(""))
 }
+
+/// `v` in decimal, written at the end of `buf`: the digits, without the formatting machinery
+/// (for text that is hashed, such as a layout's fingerprint).
+pub(crate) fn decimal(mut v: u64, buf: &mut [u8; 20]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    // Only ASCII digits were written.
+    core::str::from_utf8(&buf[i..]).unwrap_or("")
+}
+
+/// `v` as 16 lowercase hexadecimal digits, zero-padded (as `{v:016x}` writes it).
+pub(crate) fn hex16(v: u64, buf: &mut [u8; 16]) -> &str {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = DIGITS[((v >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    core::str::from_utf8(buf).unwrap_or("")
+}
+
+#[cfg(test)]
+mod number_tests {
+    #[test]
+    fn decimal_and_hex16_write_what_the_formatter_writes() {
+        for v in [0, 1, 9, 10, 41, 1000, 1288834974657, u64::MAX - 1, u64::MAX] {
+            assert_eq!(super::decimal(v, &mut [0; 20]), alloc_free(v, false));
+            assert_eq!(super::hex16(v, &mut [0; 16]), alloc_free(v, true));
+        }
+    }
+
+    /// `{v}` or `{v:016x}`, written into a fixed buffer (the crate may be `no_std`).
+    fn alloc_free(v: u64, hex: bool) -> heapless_str::Buf {
+        let mut b = heapless_str::Buf::default();
+        let _ = if hex {
+            core::fmt::write(&mut b, format_args!("{v:016x}"))
+        } else {
+            core::fmt::write(&mut b, format_args!("{v}"))
+        };
+        b
+    }
+
+    mod heapless_str {
+        #[derive(Default)]
+        pub struct Buf {
+            bytes: [u8; 32],
+            len: usize,
+        }
+        impl core::fmt::Write for Buf {
+            fn write_str(&mut self, s: &str) -> core::fmt::Result {
+                self.bytes[self.len..self.len + s.len()].copy_from_slice(s.as_bytes());
+                self.len += s.len();
+                Ok(())
+            }
+        }
+        impl PartialEq<Buf> for &str {
+            fn eq(&self, other: &Buf) -> bool {
+                self.as_bytes() == &other.bytes[..other.len]
+            }
+        }
+        impl core::fmt::Debug for Buf {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(core::str::from_utf8(&self.bytes[..self.len]).unwrap_or("?"))
+            }
+        }
+    }
+}

@@ -716,3 +716,23 @@ fn unknown_keywords_are_type_errors_listing_the_options() {
     let err = GivenOptions::parse_with_keywords("", [("run_lock", Value::Bool(true))]).unwrap_err();
     assert!(err.to_string().contains("run_lock was retired"), "{err}");
 }
+
+/// Issue 31: generators made per request for an identity the process holds open share its
+/// record and state: each dropped in turn, the one kept goes on, and no ID repeats; each
+/// counts only what it issued.
+#[test]
+fn generators_of_one_identity_made_and_dropped_per_request_repeat_nothing() {
+    let layout = Layout::parse("time:41,worker:10,sequence:12;epoch=1288834974657").unwrap();
+    let node = layout.parse_node("worker=901").unwrap();
+    let held = Generator::new(&layout, node, Options::default()).unwrap();
+    let mut ids = vec![held.next_id().unwrap()];
+    for _ in 0..1000 {
+        let g = Generator::new(&layout, node, Options::default()).unwrap();
+        ids.push(g.next_id().unwrap());
+        assert_eq!(g.stats().issued, 1);
+        drop(g);
+        ids.push(held.next_id().unwrap());
+    }
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "increasing, so never repeated");
+    assert_eq!(held.stats().issued, 1001);
+}

@@ -829,6 +829,41 @@ fn a_frozen_redis_stops_holders_before_the_ttl_and_they_recover_by_themselves() 
     assert_unique(before.iter().chain(&during).chain(&after));
 }
 
+/// Issue 31: a held lease issues on the fast path (loads and compares, no call), and that
+/// path closes before the lease's validity ends (4/5 of the TTL after the last renewal sent),
+/// by a tenth of the TTL: room for the cheap clock reading's lag. Redis frozen: no renewal
+/// comes, and no ID from the fast path is from later than 7/10 of the TTL after the freeze.
+#[test]
+fn a_lease_issues_on_the_fast_path_until_before_its_validity_ends() {
+    let mut server = start_redis();
+    let ttl = 2000;
+    let g = open(server.port, ttl).unwrap();
+    next_id_patiently(&g); // a claim's first call takes the general path, which opens the fast one
+    assert!(g.next_id_fast().is_some(), "a held lease issues on the fast path: {:?}", g.stats());
+    server.servers.command("freeze");
+    let frozen_ms = now_ms(); // no earlier than the last renewal's send time
+    let mut last_fast = None;
+    while now_ms() < frozen_ms + ttl {
+        if let Some(id) = g.next_id_fast() {
+            last_fast = Some(id);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let last = issued_at(last_fast.expect("the fast path issued after the freeze, until it closed"));
+    // The clocks: the test's wall clock, the generator's monotonic one anchored to it at start.
+    assert!(
+        last < frozen_ms + ttl * 7 / 10 + 20,
+        "the fast path issued {} ms after the freeze (TTL {ttl} ms)",
+        last - frozen_ms
+    );
+    assert!(g.next_id_fast().is_none());
+    assert_eq!(g.next_id().unwrap_err().kind(), ErrorKind::Lease);
+    server.servers.command("thaw");
+    let (after, _) = issue_while(&g, |ids, _| ids.len() >= 100);
+    assert!(after.iter().all(|&id| id > last_fast.unwrap()));
+    assert!(g.next_id_fast().is_some(), "claimed again: the fast path opens again: {:?}", g.stats());
+}
+
 /// Issue 15, case 3: after Redis lost its data, the next holder's start must cover what a
 /// holder with larger settings may still issue. Holder A: TTL 60 s, window 30 s (lowered to
 /// LEASE_MAX_WINDOW_MS), issuing; FLUSHALL; holder B with a TTL of 100 ms claims A's value

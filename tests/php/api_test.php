@@ -354,3 +354,29 @@ test('Layout::plan() is core\'s planner', function () {
     assert_same('lease per host', $p['advice'], 'advice');
     assert_throws(ValueException::class, fn () => $twitter->plan(-1, 1, 1, 1));
 });
+
+test('a generator per request: its layout is made once per spec, and generators of one identity share its state', function () {
+    $spec = 'time:41,worker:10,sequence:12;epoch=1288834974657';
+    assert_true(Layout::of($spec) === Layout::of($spec), 'Layout::of() gives the layout made for the spec before');
+    $held = new Generator($spec, ['worker' => 777]);
+    $ids = [$held->nextId()];
+    for ($i = 0; $i < 200; $i++) {
+        $g = new Generator($spec, ['worker' => 777]); // a generator per request, the identity held open
+        assert_true($g->layout === $held->layout, 'the same layout object');
+        $ids[] = $g->nextId();
+        unset($g);
+        $ids[] = $held->nextId(); // the one kept open goes on after the others are freed
+    }
+    $sorted = $ids;
+    sort($sorted);
+    assert_same($sorted, $ids, 'increasing across generators of one identity');
+    assert_same(count($ids), count(array_unique($ids)), 'no ID twice');
+    // A bad spec is refused each time (nothing of it is kept).
+    foreach ([1, 2] as $_) {
+        try {
+            Layout::of('time:41,sequence:99');
+            throw new RuntimeException('no exception');
+        } catch (LayoutException) {
+        }
+    }
+});

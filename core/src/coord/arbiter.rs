@@ -216,8 +216,20 @@ pub fn shm_dir() -> Result<PathBuf, Error> {
         }
         return Ok(dir);
     }
+    // Looked for once: a generator made per request asks for the directory each time, and
+    // finds its record held in the process without a system call (see `Record::hold`).
+    // (An atomic, not a lock: a child of fork() never waits for a parent's thread.)
+    static DEV_SHM: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0); // 0: not looked yet
     let dev_shm = Path::new("/dev/shm");
-    if dev_shm.is_dir() {
+    let found = match DEV_SHM.load(Ordering::Relaxed) {
+        0 => {
+            let found = dev_shm.is_dir();
+            DEV_SHM.store(if found { 1 } else { 2 }, Ordering::Relaxed);
+            found
+        }
+        known => known == 1,
+    };
+    if found {
         return Ok(dev_shm.to_path_buf());
     }
     Ok(std::env::temp_dir())
@@ -231,7 +243,8 @@ fn key_of(layout: &Layout, node: &Node, zeroed: Option<usize>, host_lease: Optio
     let mut h = crate::hash::Fnv1a::new();
     let tag = host_lease.map_or(0, |f| 0x100 + f as u64);
     for w in [layout.fingerprint(), layout.node_bits(&node), tag] {
-        let _ = std::fmt::Write::write_fmt(&mut h, format_args!("{w:016x}"));
+        // `{w:016x}`, without the formatting machinery (a key is taken per generator made).
+        let _ = std::fmt::Write::write_str(&mut h, crate::text::hex16(w, &mut [0; 16]));
     }
     h.0
 }
@@ -990,6 +1003,12 @@ impl Record {
     /// The name last given to this state with `shared=` (empty when none).
     fn label(&self) -> String {
         self.text(LABEL_AT, LABEL_MAX)
+    }
+
+    /// A host lease's claim epoch (see [`HostWords::host_epoch`]), for the fast path's check
+    /// that a process's claim is still its host's.
+    pub(crate) fn host_epoch_word(&self) -> &AtomicU64 {
+        self.map.word(HOST_EPOCH_AT)
     }
 
     /// The state word.

@@ -64,7 +64,7 @@
 use super::arbiter::{HostWords, Mode, Record, Refused, Request};
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
-use crate::generator::{Cell, HighWater, LeaseStats, Word};
+use crate::generator::{Cell, FastMark, HighWater, LeaseStats, Word};
 use crate::layout::{Layout, Node};
 use crate::options::{Policy, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -285,6 +285,13 @@ pub(crate) struct Lease {
     reserved: AtomicU64,
     /// The generator may issue while its clock reads less than this.
     valid_until_ms: AtomicU64,
+    /// The generator's fast path may issue while its cheap reading is less than this (see
+    /// `reopen_fast`); 0 closes it, and calls take the general path, which checks afresh.
+    fast_until_ms: AtomicU64,
+    /// How far below `valid_until_ms` the fast path closes: room for the cheap reading's lag
+    /// behind the clock (a tick while the ticker keeps up; a tenth of the TTL covers a ticker
+    /// descheduled for that long).
+    fast_margin_ms: u64,
     retry_at_ms: AtomicU64,
     /// The claim's IDs start at this reading (see `started`).
     start_ms: AtomicU64,
@@ -379,6 +386,8 @@ impl Lease {
             value: AtomicU64::new(0),
             reserved: AtomicU64::new(0),
             valid_until_ms: AtomicU64::new(0),
+            fast_until_ms: AtomicU64::new(0),
+            fast_margin_ms: (ttl_ms / 10).max(1),
             retry_at_ms: AtomicU64::new(0),
             start_ms: AtomicU64::new(0),
             guard_until_ms: AtomicU64::new(0),
@@ -595,6 +604,7 @@ impl Lease {
             h.epoch.store(epoch, Ordering::Release);
             h.map.host_renewed(epoch, sent_at + self.ttl_ms / 5 * 4);
         }
+        self.reopen_fast();
         if inner.guard.as_ref().map(|(v, _)| *v) != Some(value) {
             // The value held before: its record keeps the end of everything issued so far.
             if let Some((_, old)) = inner.guard.take() {
@@ -622,6 +632,7 @@ impl Lease {
         match guard.renew(guard.clock().now_ms()) {
             Ok(()) => {
                 self.guard_until_ms.store(now_ms + super::arbiter::RECHECK_MS, Ordering::Release);
+                self.reopen_fast();
                 Ok(())
             }
             Err(e) => {
@@ -705,6 +716,7 @@ impl Lease {
         match inner.store.renew(value, &self.token, self.ttl_ms) {
             Ok(Some(store_ms)) => {
                 self.valid_until_ms.fetch_max(sent_at + self.ttl_ms / 5 * 4, Ordering::AcqRel);
+                self.reopen_fast();
                 if let Some(h) = &self.host {
                     h.map.host_renewed(h.epoch.load(Ordering::Acquire), sent_at + self.ttl_ms / 5 * 4);
                 }
@@ -746,6 +758,7 @@ impl Lease {
         if let Some(h) = &self.host {
             let until = h.map.host_valid(h.epoch.load(Ordering::Acquire))?;
             self.valid_until_ms.fetch_max(until, Ordering::AcqRel);
+            self.reopen_fast();
             return Some(until);
         }
         None
@@ -784,8 +797,24 @@ impl Lease {
         ))
     }
 
+    /// Sets what the generator's fast path may issue until (see [`HighWater::fast`]): the
+    /// validity less `fast_margin_ms`, and no later than the next check of the value's record
+    /// on this host; closed (0) while the claim's IDs have not started. Called with the
+    /// store's lock held (every write of the words it is made of is), after each change of
+    /// them, so that it never stays above what they allow.
+    fn reopen_fast(&self) {
+        let until = if self.clock.now_ms() < self.start_ms.load(Ordering::Acquire) {
+            0
+        } else {
+            let valid = self.valid_until_ms.load(Ordering::Acquire).saturating_sub(self.fast_margin_ms);
+            valid.min(self.guard_until_ms.load(Ordering::Acquire))
+        };
+        self.fast_until_ms.store(until, Ordering::Release);
+    }
+
     /// The value held is lost: stop issuing with it, count it once.
     fn lose(&self, inner: &mut Inner) {
+        self.fast_until_ms.store(0, Ordering::Release);
         self.valid_until_ms.store(0, Ordering::Release);
         if let Some(h) = inner.held.as_mut().filter(|h| !h.lost) {
             h.lost = true;
@@ -916,7 +945,14 @@ impl HighWater for Lease {
             self.check_guard(now_ms)?;
         }
         if now_ms < self.valid_until_ms.load(Ordering::Acquire) && self.host_claim_current() {
-            return self.started(now_ms);
+            self.started(now_ms)?;
+            // The fast path stays closed from a claim whose IDs had not started until a call
+            // finds them started (here, rarely: once a claim).
+            if self.fast_until_ms.load(Ordering::Acquire) == 0 {
+                let _inner = self.lock();
+                self.reopen_fast();
+            }
+            return Ok(());
         }
         self.heal()
     }
@@ -936,6 +972,14 @@ impl HighWater for Lease {
     #[inline]
     fn same_claim(&self, generation: u64) -> bool {
         self.generation.load(Ordering::SeqCst) == generation
+    }
+    fn fast(&self) -> Option<FastMark<'_>> {
+        Some(FastMark {
+            open_until: &self.fast_until_ms,
+            generation: &self.generation,
+            node_bits: &self.node_bits,
+            same: self.host.as_ref().map(|h| (&h.epoch, h.map.host_epoch_word())),
+        })
     }
     fn lease_stats(&self) -> Option<LeaseStats> {
         Some(LeaseStats {

@@ -32,6 +32,7 @@ use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use word::Word;
 
+mod count;
 mod pool;
 mod word;
 pub use pool::Pool;
@@ -197,14 +198,20 @@ pub(crate) struct LeaseStats {
     pub skewed_renewals: u64,
 }
 
+/// What [`Stats`] counts. `issued` changes with every ID and lives apart (see `count`); the
+/// others change only where a call waits or rolls over.
 #[derive(Default)]
 struct Counters {
-    issued: AtomicU64,
+    issued: count::Issued,
     waits: AtomicU64,
     waited_ms: AtomicU64,
     clock_behind: AtomicU64,
     rollovers: AtomicU64,
 }
+
+/// How many compare-and-swaps [`Generator::next_id_fast`] tries before it leaves a contended
+/// word to the general path.
+const FAST_TRIES: u32 = 8;
 
 /// What the one-ID fast path needs, copied out of the layout so that it reads one small
 /// struct.
@@ -322,7 +329,46 @@ pub(crate) trait HighWater: Send + Sync {
     fn lease_stats(&self) -> Option<LeaseStats> {
         None
     }
+    /// The words [`Generator::next_id_fast`] reads instead of calling [`HighWater::check`],
+    /// [`HighWater::claim`] and [`HighWater::same_claim`]; `None` keeps the fast path off.
+    fn fast(&self) -> Option<FastMark<'_>> {
+        None
+    }
 }
+
+/// What the one-ID fast path of a generator with a high-water mark reads (see
+/// [`HighWater::fast`]): loads and compares, no call.
+#[cfg(feature = "std")]
+pub(crate) struct FastMark<'a> {
+    /// The fast path issues only at (cheap) clock readings below this; 0 closes it. The mark
+    /// keeps it at or below what [`HighWater::check`] would accept, with room for a cheap
+    /// reading's lag, and lowers it before that stops being so.
+    pub open_until: &'a AtomicU64,
+    /// The claim's seqlock (odd while it changes) and the node bits it adds to every ID, as
+    /// [`HighWater::claim`] gives them.
+    pub generation: &'a AtomicU64,
+    pub node_bits: &'a AtomicU64,
+    /// Two words that must be equal for the claim to be current (a host lease's claim epoch:
+    /// this process's, and the host's), or none.
+    pub same: Option<(&'a AtomicU64, &'a AtomicU64)>,
+}
+
+/// [`FastMark`]'s words, kept by the generator beside the mark they point into.
+#[cfg(feature = "std")]
+#[derive(Clone, Copy)]
+struct MarkWords {
+    open_until: core::ptr::NonNull<AtomicU64>,
+    reserved: core::ptr::NonNull<AtomicU64>,
+    generation: core::ptr::NonNull<AtomicU64>,
+    node_bits: core::ptr::NonNull<AtomicU64>,
+    same: Option<(core::ptr::NonNull<AtomicU64>, core::ptr::NonNull<AtomicU64>)>,
+}
+
+// SAFETY: the words are atomics, in memory the generator's `mark` keeps alive (see `assemble`).
+#[cfg(feature = "std")]
+unsafe impl Send for MarkWords {}
+#[cfg(feature = "std")]
+unsafe impl Sync for MarkWords {}
 
 /// A bound on the clock readings a generator may issue at, kept by the coordination layer: a
 /// shared state checks every so often that its file is still the one at its path (see
@@ -388,6 +434,10 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// Whether `mark` heals (see [`HighWater::heals`]), asked once.
     #[cfg(feature = "std")]
     heals: bool,
+    /// The mark's words for the fast path (see [`HighWater::fast`]): they point into `mark`,
+    /// which lives as long as the generator.
+    #[cfg(feature = "std")]
+    fast_mark: Option<MarkWords>,
     /// The node field a lease claimed (its value is in `node`, or comes from the mark's
     /// claim when the mark heals).
     #[cfg(feature = "std")]
@@ -433,8 +483,18 @@ impl<C: Clock> Generator<C> {
         self.cell = cell;
         self.shared_state = true;
         self.heals = mark.as_ref().is_some_and(|m| m.heals());
-        // A high-water mark is checked on the general path: the fast one is off.
-        self.fast.on &= mark.is_none();
+        // A high-water mark is checked on the general path, unless it gives the fast path the
+        // words to check it with.
+        self.fast_mark = mark.as_ref().and_then(|m| {
+            m.fast().map(|f| MarkWords {
+                open_until: f.open_until.into(),
+                reserved: m.reserved().into(),
+                generation: f.generation.into(),
+                node_bits: f.node_bits.into(),
+                same: f.same.map(|(a, b)| (a.into(), b.into())),
+            })
+        });
+        self.fast.on &= mark.is_none() || self.fast_mark.is_some();
         self.mark = mark;
         #[cfg(unix)]
         {
@@ -614,6 +674,8 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             heals: false,
             #[cfg(feature = "std")]
+            fast_mark: None,
+            #[cfg(feature = "std")]
             lease_field: None,
             shared_state: false,
             provenance: Provenance::CODE,
@@ -767,7 +829,7 @@ impl<C: Clock> Generator<C> {
                     if self.heals && !self.mark.as_ref().is_some_and(|m| m.same_claim(generation)) {
                         continue; // the slots are dropped, never issued
                     }
-                    self.counters.issued.fetch_add(count, Ordering::Relaxed);
+                    self.counters.issued.add(count);
                     let first = self.layout.compose_raw(tick, self.node_bits | claimed_bits, seq)
                         | (roll << self.roll_shift);
                     Ok(Block { first, count, stride: self.stride })
@@ -926,9 +988,12 @@ impl<C: Clock> Generator<C> {
     /// state's tick with room left, or a later tick; one compare-and-swap. `None` sends the
     /// caller to [`Generator::next_id`] (or [`Generator::try_next_id`]), whose general path
     /// handles everything else (a full tick, a clock behind, a rollover field, a spread
-    /// start, a high-water mark, the layout's last tick, a lost compare-and-swap, a fork) by
-    /// the same rules. It never waits, fails or panics, so a front end may call it before
-    /// its error and panic boundary (the C library does).
+    /// start, a reservation to extend, a lease to check, renew or claim again, the layout's
+    /// last tick, a run of lost compare-and-swaps, a fork) by the same rules. A lease is
+    /// checked here with loads only: its validity (kept by the lease below what its renewals
+    /// allow, with room for the cheap reading's lag), its claim, and its reservation. It never
+    /// waits, fails or panics, so a front end may call it before its error and panic boundary
+    /// (the C library does).
     ///
     /// ```
     /// use snowflake_core::{Generator, Layout, Options};
@@ -941,7 +1006,8 @@ impl<C: Clock> Generator<C> {
     #[inline(always)]
     pub fn next_id_fast(&self) -> Option<u64> {
         let f = &self.fast;
-        // Off for a rollover field, a spread start or a high-water mark (see `assemble`).
+        // Off for a rollover field, a spread start or a high-water mark that offers no words
+        // for it (see `assemble`).
         if !f.on {
             return None;
         }
@@ -962,25 +1028,79 @@ impl<C: Clock> Generator<C> {
         if t >= self.max_tick {
             return None;
         }
-        let cell: &AtomicU64 = &self.cell;
-        let cur = cell.load(Ordering::Acquire);
-        // A fresh state, or one lost (see `with_validity`): the general path decides.
-        if cur == 0 {
-            return None;
-        }
-        let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
-        let (tick, seq, next) = if t > l {
-            // A new tick: its first sequence number (the capacity is at least 2).
-            (t, 0, (t << f.seq_bits) | 1)
-        } else if t == l {
-            // The next free slot of this tick; after its last one, the next tick's first.
-            (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
-        } else {
-            return None;
+        // With a mark (a lease): its claim, read as `take_block` reads it, once its validity
+        // and currency are checked with loads.
+        #[cfg(feature = "std")]
+        let (mark, claim_bits) = match &self.fast_mark {
+            None => (None, 0),
+            Some(m) => {
+                // SAFETY: see `MarkWords`: `self.mark` keeps the words alive.
+                let (open_until, generation) = unsafe { (m.open_until.as_ref(), m.generation.as_ref()) };
+                if now_ms >= open_until.load(Ordering::Acquire) {
+                    return None;
+                }
+                if let Some((a, b)) = m.same {
+                    // SAFETY: as above.
+                    if unsafe { a.as_ref().load(Ordering::Acquire) != b.as_ref().load(Ordering::Acquire) } {
+                        return None;
+                    }
+                }
+                let g = generation.load(Ordering::SeqCst);
+                if !g.is_multiple_of(2) {
+                    return None;
+                }
+                // SAFETY: as above.
+                (Some((m, g)), unsafe { m.node_bits.as_ref().load(Ordering::SeqCst) })
+            }
         };
-        cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Relaxed).ok()?;
-        self.counters.issued.fetch_add(1, Ordering::Relaxed);
-        Some((tick << f.time_shift) | self.node_bits | (seq << f.seq_shift))
+        #[cfg(not(feature = "std"))]
+        let claim_bits = 0;
+        let cell: &AtomicU64 = &self.cell;
+        let mut cur = cell.load(Ordering::Acquire);
+        // A compare-and-swap lost to another thread (or process) is tried again with the word
+        // it found, on the same reading: the other caller took a slot, which changes nothing
+        // the reading decided. Only a word that moved past the reading's tick (or a run of
+        // losses) goes to the general path, which judges it by its rules.
+        for _ in 0..FAST_TRIES {
+            // A fresh state, or one lost (see `with_validity`): the general path decides.
+            if cur == 0 {
+                return None;
+            }
+            let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
+            let (tick, seq, next) = if t > l {
+                // A new tick: its first sequence number (the capacity is at least 2).
+                (t, 0, (t << f.seq_bits) | 1)
+            } else if t == l {
+                // The next free slot of this tick; after its last one, the next tick's first.
+                (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
+            } else {
+                return None;
+            };
+            #[cfg(feature = "std")]
+            if let Some((m, _)) = mark {
+                // SAFETY: see `MarkWords`.
+                if tick >= unsafe { m.reserved.as_ref() }.load(Ordering::Acquire) {
+                    return None; // the general path extends the reservation
+                }
+            }
+            match cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => {
+                    // A claim that changed since it was read: the slot is dropped, never
+                    // issued (as `take_block` does).
+                    #[cfg(feature = "std")]
+                    if let Some((m, g)) = mark {
+                        // SAFETY: see `MarkWords`.
+                        if unsafe { m.generation.as_ref() }.load(Ordering::SeqCst) != g {
+                            return None;
+                        }
+                    }
+                    self.counters.issued.add(1);
+                    return Some((tick << f.time_shift) | self.node_bits | claim_bits | (seq << f.seq_shift));
+                }
+                Err(found) => cur = found,
+            }
+        }
+        None
     }
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
@@ -1102,7 +1222,7 @@ impl<C: Clock> Generator<C> {
         #[cfg(not(feature = "std"))]
         let lease: Option<LeaseStats> = None;
         Stats {
-            issued: c.issued.load(Ordering::Relaxed),
+            issued: c.issued.total(),
             waits: c.waits.load(Ordering::Relaxed),
             waited_ms: c.waited_ms.load(Ordering::Relaxed),
             clock_behind: c.clock_behind.load(Ordering::Relaxed),
@@ -1160,6 +1280,8 @@ impl<C: Clock> Generator<C> {
             fork_generation: self.fork_generation,
             #[cfg(feature = "std")]
             heals: self.heals,
+            #[cfg(feature = "std")]
+            fast_mark: self.fast_mark,
             #[cfg(feature = "std")]
             lease_field: self.lease_field,
             shared_state: self.shared_state,

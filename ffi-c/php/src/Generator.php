@@ -51,6 +51,8 @@ final class Generator
     private readonly FFI\CData $handle;
     private readonly FFI\CData $out;
     private readonly FFI\CData $outPtr;
+    private static ?FFI\CData $sharedOut = null;
+    private static ?FFI\CData $sharedOutPtr = null;
     private readonly bool $wide;
     private ?FFI\CData $buf = null;
     private ?FFI\CData $block = null;
@@ -94,23 +96,29 @@ final class Generator
             is_string($node) => $node,
             default => Layout::nodeText($node),
         };
-        $opts = self::options($ffi, $options);
+        // No options: NULL, which leaves every option to SNOWFLAKE_OPTIONS and the defaults as
+        // an empty options object does, without two more FFI calls per generator.
+        $opts = $options === [] ? null : self::options($ffi, $options);
         try {
             $out = $ffi->new('SnowflakeGenerator *');
             // The options object remembers which keys were given: core takes the others
             // from SNOWFLAKE_OPTIONS, and a NULL layout or node from the environment too.
             $st = $ffi->snowflake_generator_from_env($given?->handle, $nodeText, $opts, FFI::addr($out));
         } finally {
-            $ffi->snowflake_options_free($opts);
+            if ($opts !== null) {
+                $ffi->snowflake_options_free($opts);
+            }
         }
         if ($st !== 0) {
             throw SnowflakeException::fromStatus($st);
         }
         $this->handle = $out;
         $this->layout = $given ?? new Layout($this->text('snowflake_generator_layout', 1024));
-        // The out-parameter of every single-ID call, allocated once: no FFI::new per ID.
-        $this->out = $ffi->new('uint64_t');
-        $this->outPtr = FFI::addr($this->out);
+        // The out-parameter of every single-ID call, allocated once for the process (no
+        // FFI::new per ID, nor per generator): each call reads it right after writing it, and
+        // PHP runs one call at a time.
+        $this->out = self::$sharedOut ??= $ffi->new('uint64_t');
+        $this->outPtr = self::$sharedOutPtr ??= FFI::addr($this->out);
         $this->wide = $this->layout->totalBits > 63;
     }
 

@@ -117,10 +117,30 @@ final class Layout implements \Stringable
     {
     }
 
-    /** The same layout, or a new one from a spec. */
+    /**
+     * Layouts `of()` made from a spec, by spec, for as long as the process (or, under
+     * PHP-FPM, the request) lives: a layout never changes, and a generator made per call with
+     * the same spec need not build it again (building one is a dozen FFI calls). Bounded: a
+     * process that makes layouts of ever new specs starts the cache over.
+     *
+     * @var array<string, self>
+     */
+    private static array $made = [];
+
+    /** The same layout, or the layout of a spec (made once per spec, see `$made`). */
     public static function of(self|string $layout): self
     {
-        return $layout instanceof self ? $layout : new self($layout);
+        if ($layout instanceof self) {
+            return $layout;
+        }
+        if (isset(self::$made[$layout])) {
+            return self::$made[$layout];
+        }
+        $made = new self($layout);
+        if (count(self::$made) >= 64) {
+            self::$made = [];
+        }
+        return self::$made[$layout] = $made;
     }
 
     /** The canonical spec: parsing it gives this layout back. */

@@ -29,6 +29,32 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
+# --- the other platforms' toolchains (scripts/dist.sh's cross builds, tests/platforms) ----------
+# rustup's toolchain builds and tests this machine's own target; Debian's `rustc-web` (the same
+# release line, from bookworm-security) builds the others (docs/contributing.md explains the
+# route):
+# - aarch64 Linux: Debian's arm64 standard library (`libstd-rust-web-dev:arm64`, multiarch,
+#   beside the amd64 one) and gcc-aarch64-linux-gnu to link; the tests run the results under
+#   qemu-user (qemu-user-static) with the cross sysroot of libc6-arm64-cross;
+# - musl, Windows and macOS: no Debian package has their standard library, so cargo builds it
+#   from `rust-web-src` (-Zbuild-std); musl-tools (musl-gcc) and mingw-w64 link C for the
+#   tests, zig (below) links for macOS, and wine64 runs the Windows files.
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+  arm64_added=1
+fi
+CROSS_PACKAGES=(rustc-web cargo-web rust-web-src libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu
+  libc6-dev-arm64-cross qemu-user-static musl-tools gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix
+  binutils-mingw-w64-x86-64 wine64 llvm)
+missing=()
+for p in "${CROSS_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ] || [ -n "${arm64_added:-}" ]; then
+  $SUDO apt-get update -qq
+  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
 # --- Rust components ------------------------------------------------------------------------
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 

@@ -90,7 +90,7 @@ fn in_process_only(options: &Options) -> bool {
 /// Whether a generator with `options` uses the host's shared state of its identity: the
 /// default, unless it keeps a state of its own (`isolated`, `process_only`), holds a lease
 /// (a value of its own; with `shared=`, a host lease) or takes turns (`run_lock`).
-#[cfg(all(unix, feature = "shared"))]
+#[cfg(feature = "shared")]
 fn uses_host_state(options: &Options) -> bool {
     !options.isolated && !options.process_only && options.lease.is_none() && !options.run_lock
 }
@@ -123,6 +123,13 @@ impl Generator<DefaultClock> {
         if uses_host_state(&options) {
             return open_shared(layout, node, &options);
         }
+        // No host state on this system yet: a state of this process's own would let two
+        // processes of one identity repeat each other's IDs, so the default is refused, never
+        // quietly narrowed to the process.
+        #[cfg(all(not(unix), feature = "shared"))]
+        if uses_host_state(&options) {
+            return Err(bad("process_only", NO_HOST_STATE));
+        }
         if in_process_only(&options) {
             return Generator::with_clock(layout, node, options, DefaultClock::default());
         }
@@ -152,6 +159,12 @@ impl<C: Clock> Generator<C> {
         Ok(g.assemble(Cell::new(member, |m| &*m.state), None, false))
     }
 }
+
+/// Why a generator that would use the host's state is refused where there is none.
+#[cfg(all(not(unix), feature = "shared"))]
+const NO_HOST_STATE: &str = "this system has no host-wide state for libsnowflake yet, so the default generator, which shares its \
+     layout and node values with every process of the host, cannot be made here: set process_only=true when this is the only \
+     process that issues with these layout and node values (or isolated=true in tests)";
 
 #[cfg(not(unix))]
 fn open(_: &Layout, _: Node, _: &Options) -> Result<Generator> {

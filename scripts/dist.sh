@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
 # Builds the packages a release publishes (`make dist`), for users who have no Rust:
 #
-#   dist/python/  libsnowflake-V-cp39-abi3-manylinux_2_17_x86_64.manylinux2014_x86_64.whl
+#   dist/python/  libsnowflake-V-cp39-abi3-<platform tag>.whl, one per platform below
 #                 libsnowflake-V.tar.gz              the sdist, its crates vendored (offline)
-#   dist/node/    libsnowflake-V.tgz                 the main package (no install script)
-#                 libsnowflake-linux-x64-gnu-V.tgz   @libsnowflake/linux-x64-gnu, the addon
-#   dist/php/     libsnowflake-snowflake-V.zip       the Composer package with the library
-#   dist/c/       libsnowflake-V-x86_64-linux-gnu.tar.gz   lib/ include/ bin/snowflake ...
-#                 libsnowflake_V_amd64.deb           the same under /usr
+#   dist/node/    libsnowflake-V.tgz                 the main package (no install script), whose
+#                                                    optionalDependencies are the platform packages
+#                 libsnowflake-<napi platform>-V.tgz @libsnowflake/<napi platform>, the addon
+#   dist/php/     libsnowflake-snowflake-V.zip       the Composer package with every platform's library
+#   dist/c/       libsnowflake-V-<platform>.tar.gz   lib/ include/ bin/snowflake ... (.zip for Windows)
+#                 libsnowflake_V_amd64.deb, libsnowflake_V_arm64.deb   the same under /usr
 #
-# Every shipped binary is built for scripts/dist.env's target and glibc floor: zig (the
-# `ziglang` package) links against that glibc's symbol versions, so the packages load on
-# distributions much older than the build machine. Two cargo runs in all: maturin's for the
-# wheel (its own, since maturin drives the build of the extension it packs), and one
-# cargo-zigbuild run for the C library, the CLI and the Node addon, which share their
-# dependencies. Version: the Cargo workspace's, checked against every manifest that states it.
+# The platforms (docs/packages.md):
 #
-# Needs what scripts/install-deps.sh installs: .venv's maturin, ziglang and cargo-zigbuild;
-# npm; composer (with php8.2-zip); dpkg-deb and binutils' strip.
+#   x86_64-linux-gnu   manylinux_2_17_x86_64   linux-x64-gnu    glibc 2.17+    tarball, .deb
+#   aarch64-linux-gnu  manylinux_2_17_aarch64  linux-arm64-gnu  glibc 2.17+    tarball, .deb
+#   x86_64-linux-musl  musllinux_1_2_x86_64    linux-x64-musl   musl 1.2+      tarball (static CLI)
+#   x86_64-windows     win_amd64               win32-x64-gnu    Windows 10+    zip (DLL, import libraries, .exe)
+#   x86_64-darwin      macosx_10_12_x86_64     darwin-x64       macOS 10.12+   tarball (dylib, CLI)
+#   aarch64-darwin     macosx_11_0_arm64       darwin-arm64     macOS 11+      tarball (dylib, CLI)
+#
+# SNOWFLAKE_DIST_PLATFORMS (space separated) builds only some of the other platforms, for a
+# quicker turn while working on one; unset, every one of scripts/dist.env's DIST_PLATFORMS
+# (what CI and a release build).
+#
+# How each is built (docs/contributing.md, "Other platforms"):
+# - x86_64 glibc, this machine's target, with rustup's toolchain: zig (the `ziglang` package)
+#   links against scripts/dist.env's glibc floor, so the packages load on distributions much
+#   older than the build machine. Two cargo runs: maturin's for the wheel (maturin drives the
+#   build of the extension it packs), and one cargo-zigbuild run for the C library, the CLI
+#   and the Node addon, which share their dependencies.
+# - every other platform with Debian's `rustc-web` (rustup here has no other target), each in
+#   one cargo-zigbuild run that builds all four binaries at once (the C library, the CLI, the
+#   Node addon and the Python extension, which then share one build of their dependencies):
+#   aarch64 Linux with Debian's arm64 standard library, on stable Rust; musl, Windows and macOS
+#   in one run that builds the standard library from Debian's `rust-web-src` (-Zbuild-std,
+#   which needs RUSTC_BOOTSTRAP=1: see docs/contributing.md). Their wheels are the x86_64
+#   wheel's files (the same Python code, metadata and stubs) around that platform's extension,
+#   packed again with pypa's `wheel` under the platform's tag.
+# Version: the Cargo workspace's, checked against every manifest that states it.
+#
+# Needs what scripts/install-deps.sh installs: .venv's maturin, ziglang, cargo-zigbuild and
+# wheel; Debian's rustc-web, cargo-web, rust-web-src and libstd-rust-web-dev:arm64; npm;
+# composer (with php8.2-zip); dpkg-deb, binutils' strip, llvm (llvm-strip, llvm-dlltool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -25,10 +49,22 @@ export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
 
-for tool in maturin cargo-zigbuild npm composer dpkg-deb strip; do
+for tool in maturin cargo-zigbuild npm composer dpkg-deb strip llvm-strip llvm-dlltool llvm-readobj /usr/bin/cargo /usr/bin/rustc; do
   command -v "$tool" >/dev/null || { echo "dist.sh: $tool is missing: run scripts/install-deps.sh" >&2; exit 1; }
 done
-.venv/bin/python -m ziglang version >/dev/null 2>&1 || { echo "dist.sh: ziglang is missing from .venv: run scripts/install-deps.sh" >&2; exit 1; }
+for module in ziglang wheel; do
+  .venv/bin/python -m $module version >/dev/null 2>&1 || { echo "dist.sh: $module is missing from .venv: run scripts/install-deps.sh" >&2; exit 1; }
+done
+
+# --- the platforms (scripts/dist.env) -------------------------------------------------------
+OTHERS=$DIST_PLATFORMS
+for p in $OTHERS; do
+  [ -n "${WHEEL_TAGS[$p]:-}" ] || { echo "dist.sh: SNOWFLAKE_DIST_PLATFORMS: unknown platform $p (known: ${!WHEEL_TAGS[*]})" >&2; exit 1; }
+done
+PLATFORMS="x86_64-linux-gnu $OTHERS"
+# Where each platform's binaries land.
+out_dir() { echo "$ROOT/target/${RUST_TARGET[$1]}/dist"; }
+
 
 step() { printf '\n---- dist: %s ----\n' "$*"; }
 json_get() { node -p "const v = require(process.argv[1])$2; v === undefined ? '' : v" "$ROOT/$1"; }
@@ -37,7 +73,7 @@ json_get() { node -p "const v = require(process.argv[1])$2; v === undefined ? ''
 VERSION=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["workspace"]["package"]["version"])')
 MAJOR=${VERSION%%.*}
 for stated in "bindings-node/package.json:$(json_get bindings-node/package.json .version)" \
-  "bindings-node/npm/linux-x64-gnu/package.json:$(json_get bindings-node/npm/linux-x64-gnu/package.json .version)" \
+  $(for p in $PLATFORMS; do m=bindings-node/npm/${NAPI_NAME[$p]}/package.json; echo "$m:$(json_get "$m" .version)"; done) \
   "include/snowflake.h:$(sed -n 's/^#define SNOWFLAKE_VERSION "\(.*\)"/\1/p' include/snowflake.h)"; do
   if [ "${stated##*:}" != "$VERSION" ]; then
     echo "dist.sh: ${stated%%:*} says version ${stated##*:}, the Cargo workspace $VERSION: make them agree" >&2
@@ -45,10 +81,16 @@ for stated in "bindings-node/package.json:$(json_get bindings-node/package.json 
   fi
 done
 # The Node loader knows the floor its prebuilt addon needs, to say so when it cannot load.
-if ! grep -q "'linux-x64-gnu': { glibc: '$GLIBC_FLOOR' }" bindings-node/native.js; then
-  echo "dist.sh: bindings-node/native.js's PREBUILT does not say glibc $GLIBC_FLOOR (scripts/dist.env)" >&2
-  exit 1
-fi
+for napi in linux-x64-gnu linux-arm64-gnu; do
+  if ! grep -q "'$napi': { glibc: '$GLIBC_FLOOR' }" bindings-node/native.js; then
+    echo "dist.sh: bindings-node/native.js's PREBUILT does not say glibc $GLIBC_FLOOR (scripts/dist.env) for $napi" >&2
+    exit 1
+  fi
+done
+for p in $PLATFORMS; do
+  grep -q "'${NAPI_NAME[$p]}'" bindings-node/native.js ||
+    { echo "dist.sh: bindings-node/native.js's PREBUILT does not list ${NAPI_NAME[$p]}" >&2; exit 1; }
+done
 
 DIST=$ROOT/dist
 rm -rf "$DIST"
@@ -74,11 +116,77 @@ cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
   -p snowflake-ffi -p snowflake-cli -p snowflake-node
 OUT=$ROOT/target/$DIST_TARGET/dist
 
+# --- the other platforms: Debian's rustc-web, cargo-zigbuild --------------------------------
+# Debian's cargo and rustc (/usr/bin) come first on the PATH of these runs (cargo-zigbuild
+# runs `cargo`), the .venv's Python before them (for zig). The binaries share their
+# dependencies within each run: all four packages at once.
+cross() {
+  env PATH="$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc "$@"
+}
+PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
+if [[ " $OTHERS " == *" aarch64-linux-gnu "* ]]; then
+  step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
+  cross cargo zigbuild --profile dist --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
+fi
+BUILD_STD=()
+for p in $OTHERS; do
+  [ "$p" = aarch64-linux-gnu ] || BUILD_STD+=(--target "${RUST_TARGET[$p]}")
+done
+if [ ${#BUILD_STD[@]} -gt 0 ]; then
+  step "${BUILD_STD[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"
+  # RUSTC_BOOTSTRAP=1 for -Zbuild-std only: cargo builds these targets' standard library from
+  # source, there being no Debian package of it; the project's own crates use no unstable
+  # feature (rustup's stable toolchain builds them for this machine). macOS: the oldest
+  # systems Rust supports (10.12 on Intel, 11 on Apple silicon, which rustc raises it to).
+  # musl: the shared libraries link musl's libc.so (a cdylib needs -crt-static off); zig
+  # links the CLI statically all the same.
+  cross env RUSTC_BOOTSTRAP=1 MACOSX_DEPLOYMENT_TARGET=10.12 \
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
+    cargo zigbuild -Zbuild-std=std,panic_unwind --profile dist "${BUILD_STD[@]}" "${PACKAGES[@]}"
+fi
+
+# --- Python: each other platform's wheel, from the x86_64 wheel and the platform's extension -
+WHEEL=$(ls "$DIST"/python/libsnowflake-"$VERSION"-*manylinux*x86_64*.whl)
+for p in $OTHERS; do
+  tags=${WHEEL_TAGS[$p]}
+  step "python: abi3 wheel for ${tags// / and } (the x86_64 wheel around $p's extension, wheel pack)"
+  unpacked=$STAGE/wheel-$p
+  mkdir -p "$unpacked"
+  .venv/bin/python -m wheel unpack --dest "$unpacked" "$WHEEL" >/dev/null
+  tree=$(echo "$unpacked"/libsnowflake-"$VERSION")
+  rm "$tree"/libsnowflake/_native.abi3.so
+  case $p in
+    *-windows) install -m 755 "$(out_dir "$p")/libsnowflake_native.dll" "$tree/libsnowflake/_native.pyd" ;;
+    *-darwin) install -m 755 "$(out_dir "$p")/liblibsnowflake_native.dylib" "$tree/libsnowflake/_native.abi3.so" ;;
+    *) install -m 755 "$(out_dir "$p")/liblibsnowflake_native.so" "$tree/libsnowflake/_native.abi3.so" ;;
+  esac
+  # The WHEEL file's tags name the wheel that `wheel pack` writes (and RECORD is made anew).
+  wheel_file=$tree/libsnowflake-$VERSION.dist-info/WHEEL
+  grep -v '^Tag: ' "$wheel_file" >"$wheel_file.new"
+  for tag in $tags; do echo "Tag: cp39-abi3-$tag" >>"$wheel_file.new"; done
+  mv "$wheel_file.new" "$wheel_file"
+  .venv/bin/python -m wheel pack --dest-dir "$DIST/python" "$tree" >/dev/null
+done
+
 # --- Node: the napi-rs packages -------------------------------------------------------------
-step "node: libsnowflake and @libsnowflake/linux-x64-gnu (npm pack)"
-mkdir -p "$STAGE/node/main" "$STAGE/node/linux-x64-gnu"
-cp bindings-node/npm/linux-x64-gnu/package.json bindings-node/npm/linux-x64-gnu/README.md "$STAGE/node/linux-x64-gnu/"
-cp "$OUT/libsnowflake_node.so" "$STAGE/node/linux-x64-gnu/libsnowflake.linux-x64-gnu.node"
+# The addon's file on each platform: a shared library under the name Node loads it by.
+addon_of() {
+  case $1 in
+    *-windows) echo "$(out_dir "$1")/snowflake_node.dll" ;;
+    *-darwin) echo "$(out_dir "$1")/libsnowflake_node.dylib" ;;
+    *) echo "$(out_dir "$1")/libsnowflake_node.so" ;;
+  esac
+}
+NAPI_NAMES=$(for p in $PLATFORMS; do echo "${NAPI_NAME[$p]}"; done)
+step "node: libsnowflake and @libsnowflake/{$(echo $NAPI_NAMES | tr ' ' ,)} (npm pack)"
+mkdir -p "$STAGE/node/main"
+for p in $PLATFORMS; do
+  napi=${NAPI_NAME[$p]}
+  mkdir -p "$STAGE/node/$napi"
+  cp "bindings-node/npm/$napi/package.json" "bindings-node/npm/$napi/README.md" "$STAGE/node/$napi/"
+  cp "$(addon_of "$p")" "$STAGE/node/$napi/libsnowflake.$napi.node"
+  (cd "$STAGE/node/$napi" && npm pack --loglevel=error --pack-destination "$DIST/node" >/dev/null)
+done
 # The main package as `napi prepublish` publishes it: the committed package.json plus the
 # platform packages as optionalDependencies (the checkout itself lists none, so that working
 # on it never fetches a published addon).
@@ -87,20 +195,29 @@ for f in $(node -p "require('./bindings-node/package.json').files.join(' ')") pa
 done
 node -e '
   const fs = require("fs");
-  const [file, version] = process.argv.slice(1);
+  const [file, version, ...names] = process.argv.slice(1);
   const pkg = JSON.parse(fs.readFileSync(file, "utf8"));
-  pkg.optionalDependencies = { "@libsnowflake/linux-x64-gnu": version };
+  pkg.optionalDependencies = Object.fromEntries(names.map((n) => [`@libsnowflake/${n}`, version]));
   fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
-' "$STAGE/node/main/package.json" "$VERSION"
-(cd "$STAGE/node/linux-x64-gnu" && npm pack --loglevel=error --pack-destination "$DIST/node" >/dev/null)
+' "$STAGE/node/main/package.json" "$VERSION" $NAPI_NAMES
 (cd "$STAGE/node/main" && npm pack --loglevel=error --pack-destination "$DIST/node" >/dev/null)
 
 # --- PHP: the Composer package with the library ---------------------------------------------
-step "php: libsnowflake/snowflake with lib/x86_64-linux-gnu/libsnowflake.so (composer archive)"
+# The C library's file on each platform (Library::bundledLibraryFor() names the same ones).
+clib_name() {
+  case $1 in
+    *-windows) echo snowflake.dll ;;
+    *-darwin) echo libsnowflake.dylib ;;
+    *) echo libsnowflake.so ;;
+  esac
+}
+step "php: libsnowflake/snowflake with lib/{$(echo $PLATFORMS | tr ' ' ,)}/ (composer archive)"
 PHP_STAGE=$STAGE/php/snowflake
 mkdir -p "$STAGE/php"
 cp -r ffi-c/php "$PHP_STAGE"
-install -D -m 755 "$OUT/libsnowflake.so" "$PHP_STAGE/lib/x86_64-linux-gnu/libsnowflake.so"
+for p in $PLATFORMS; do
+  install -D -m 755 "$(out_dir "$p")/$(clib_name "$p")" "$PHP_STAGE/lib/$p/$(clib_name "$p")"
+done
 install -D -m 644 include/snowflake_php.h "$PHP_STAGE/include/snowflake_php.h"
 install -m 644 LICENSE-MIT LICENSE-APACHE "$PHP_STAGE/"
 # An artifact repository takes the version from composer.json (a VCS one from the tag).
@@ -113,39 +230,97 @@ php -r '
 COMPOSER_ALLOW_SUPERUSER=1 COMPOSER_HOME=$STAGE/composer-home composer archive --no-interaction --quiet \
   --working-dir="$PHP_STAGE" --format=zip --dir="$DIST/php" --file="libsnowflake-snowflake-$VERSION"
 
-# --- C and C++: the relocatable tarball and the .deb ---------------------------------------
-NAME=libsnowflake-$VERSION-x86_64-linux-gnu
-step "c: $NAME.tar.gz"
-TREE=$STAGE/c/$NAME
-make -s -C ffi-c install-artifacts ARTIFACTS="$OUT" PREFIX="$TREE" RELOCATABLE=1
-# The archive carries Rust's standard library; its debug sections are most of its size and
-# no user of a release build needs them.
-strip --strip-debug "$TREE/lib/libsnowflake.a"
-install -D -m 755 "$OUT/snowflake" "$TREE/bin/snowflake"
-install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$TREE/share/doc/libsnowflake/"
-tar --sort=name --owner=0 --group=0 --numeric-owner -C "$STAGE/c" -czf "$DIST/c/$NAME.tar.gz" "$NAME"
-
-DEB=libsnowflake_${VERSION}_amd64.deb
-step "c: $DEB (dpkg-deb)"
-DEBROOT=$STAGE/deb
-make -s -C ffi-c install-artifacts ARTIFACTS="$OUT" PREFIX=/usr LIBDIR=lib/x86_64-linux-gnu DESTDIR="$DEBROOT"
-strip --strip-debug "$DEBROOT/usr/lib/x86_64-linux-gnu/libsnowflake.a"
-install -D -m 755 "$OUT/snowflake" "$DEBROOT/usr/bin/snowflake"
-install -D -m 644 LICENSE-MIT "$DEBROOT/usr/share/doc/libsnowflake/copyright"
-cat LICENSE-APACHE >>"$DEBROOT/usr/share/doc/libsnowflake/copyright"
-install -d "$DEBROOT/DEBIAN"
+# --- C and C++: the relocatable tarballs (a zip for Windows) and the .debs ------------------
 SOVERSION=$MAJOR
 [ "$MAJOR" != 0 ] || SOVERSION=$MAJOR.$(echo "$VERSION" | cut -d. -f2)
-# What the binaries link: glibc's libraries (libc6), and libgcc_s for unwinding unless zig
-# linked its own unwinder in (it does today).
-DEPENDS="libc6 (>= $GLIBC_FLOOR)"
-if readelf -d "$OUT/libsnowflake.so" "$OUT/snowflake" | grep -q 'NEEDED.*libgcc_s'; then
-  DEPENDS="$DEPENDS, libgcc-s1 | libgcc1"
-fi
-cat >"$DEBROOT/DEBIAN/control" <<EOF
+# What a static link of libsnowflake.a needs beside it (rustc --print native-static-libs).
+declare -A LIBS_PRIVATE=([x86_64-linux-gnu]="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
+  [aarch64-linux-gnu]="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" [x86_64-linux-musl]="-lunwind -lc")
+pack_tree() { # <platform directory name under $STAGE/c> <archive>
+  case $2 in
+    *.zip) (cd "$STAGE/c" && find "$1" -print | sort | python3 -c '
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+    for name in sys.stdin.read().split("\n"):
+        if name:
+            z.write(name)
+' "$2") ;;
+    *) tar --sort=name --owner=0 --group=0 --numeric-owner -C "$STAGE/c" -czf "$2" "$1" ;;
+  esac
+}
+docs_into() { install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$1/share/doc/libsnowflake/"; }
+
+for p in $PLATFORMS; do
+  out=$(out_dir "$p")
+  NAME=libsnowflake-$VERSION-$p
+  TREE=$STAGE/c/$NAME
+  case $p in
+    *-linux-*)
+      step "c: $NAME.tar.gz"
+      make -s -C ffi-c install-artifacts ARTIFACTS="$out" PREFIX="$TREE" RELOCATABLE=1 LIBS_PRIVATE="${LIBS_PRIVATE[$p]}"
+      # The archive carries Rust's standard library; its debug sections are most of its size
+      # and no user of a release build needs them.
+      llvm-strip --strip-debug "$TREE/lib/libsnowflake.a"
+      install -D -m 755 "$out/snowflake" "$TREE/bin/snowflake"
+      docs_into "$TREE"
+      pack_tree "$NAME" "$DIST/c/$NAME.tar.gz"
+      ;;
+    *-darwin)
+      # The dylib under its versioned name, which is its install name (@rpath/..., set by
+      # ffi-c/build.rs), and the plain name a linker looks for; no static library.
+      step "c: $NAME.tar.gz"
+      install -D -m 755 "$out/libsnowflake.dylib" "$TREE/lib/libsnowflake.$SOVERSION.dylib"
+      ln -s "libsnowflake.$SOVERSION.dylib" "$TREE/lib/libsnowflake.dylib"
+      install -D -m 644 include/snowflake.h include/snowflake.hpp include/snowflake_php.h -t "$TREE/include/"
+      mkdir -p "$TREE/lib/pkgconfig"
+      sed -e 's|@PREFIX@|${pcfiledir}/../..|' -e 's|@LIBDIR@|lib|' -e 's|@INCLUDEDIR@|include|' -e "s|@VERSION@|$VERSION|" \
+        -e '/static_libs/d' -e '/^# Static linking/d' -e '/^Libs.private/d' ffi-c/install/snowflake.pc.in >"$TREE/lib/pkgconfig/snowflake.pc"
+      install -D -m 755 "$out/snowflake" "$TREE/bin/snowflake"
+      docs_into "$TREE"
+      pack_tree "$NAME" "$DIST/c/$NAME.tar.gz"
+      ;;
+    *-windows)
+      # The DLL and the CLI in bin/ (Windows finds a DLL beside the program); import libraries
+      # for MSVC (snowflake.lib, made from the DLL's exports by llvm-dlltool) and for
+      # mingw-w64 (libsnowflake.dll.a, as cargo wrote it).
+      step "c: $NAME.zip"
+      install -D -m 755 "$out/snowflake.dll" "$out/snowflake.exe" -t "$TREE/bin/"
+      install -D -m 644 include/snowflake.h include/snowflake.hpp include/snowflake_php.h -t "$TREE/include/"
+      mkdir -p "$TREE/lib"
+      install -m 644 "$out/snowflake.dll.a" "$TREE/lib/libsnowflake.dll.a"
+      { echo "LIBRARY snowflake.dll"; echo "EXPORTS"
+        llvm-readobj --coff-exports "$out/snowflake.dll" | sed -n 's/^ *Name: //p'; } >"$STAGE/snowflake.def"
+      llvm-dlltool -m i386:x86-64 -d "$STAGE/snowflake.def" -l "$TREE/lib/snowflake.lib"
+      docs_into "$TREE"
+      pack_tree "$NAME" "$DIST/c/$NAME.zip"
+      ;;
+  esac
+done
+
+# make_deb <platform> <Debian architecture>: the tarball's files under /usr.
+make_deb() {
+  local p=$1 arch=$2 out multiarch
+  out=$(out_dir "$p")
+  multiarch=${p%%-*}-linux-gnu
+  DEB=libsnowflake_${VERSION}_$arch.deb
+  step "c: $DEB (dpkg-deb)"
+  DEBROOT=$STAGE/deb-$arch
+  make -s -C ffi-c install-artifacts ARTIFACTS="$out" PREFIX=/usr LIBDIR=lib/$multiarch DESTDIR="$DEBROOT" LIBS_PRIVATE="${LIBS_PRIVATE[$p]}"
+  llvm-strip --strip-debug "$DEBROOT/usr/lib/$multiarch/libsnowflake.a"
+  install -D -m 755 "$out/snowflake" "$DEBROOT/usr/bin/snowflake"
+  install -D -m 644 LICENSE-MIT "$DEBROOT/usr/share/doc/libsnowflake/copyright"
+  cat LICENSE-APACHE >>"$DEBROOT/usr/share/doc/libsnowflake/copyright"
+  install -d "$DEBROOT/DEBIAN"
+  # What the binaries link: glibc's libraries (libc6), and libgcc_s for unwinding unless zig
+  # linked its own unwinder in (it does today).
+  DEPENDS="libc6 (>= $GLIBC_FLOOR)"
+  if readelf -d "$out/libsnowflake.so" "$out/snowflake" | grep -q 'NEEDED.*libgcc_s'; then
+    DEPENDS="$DEPENDS, libgcc-s1 | libgcc1"
+  fi
+  cat >"$DEBROOT/DEBIAN/control" <<EOF
 Package: libsnowflake
 Version: $VERSION
-Architecture: amd64
+Architecture: $arch
 Maintainer: libsnowflake developers <libsnowflake@example.invalid>
 Installed-Size: $(du -sk --exclude=DEBIAN "$DEBROOT" | cut -f1)
 Depends: $DEPENDS
@@ -162,10 +337,13 @@ Description: Snowflake-style 64-bit time-ordered unique IDs: C library and the s
  the CMake package (find_package(snowflake)), and the snowflake command, which generates
  and decodes IDs from the shell.
 EOF
-echo "libsnowflake $SOVERSION libsnowflake (>= $VERSION)" >"$DEBROOT/DEBIAN/shlibs"
-echo "activate-noawait ldconfig" >"$DEBROOT/DEBIAN/triggers"
-(cd "$DEBROOT" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
-dpkg-deb --root-owner-group -Zxz --build "$DEBROOT" "$DIST/c/$DEB" >/dev/null
+  echo "libsnowflake $SOVERSION libsnowflake (>= $VERSION)" >"$DEBROOT/DEBIAN/shlibs"
+  echo "activate-noawait ldconfig" >"$DEBROOT/DEBIAN/triggers"
+  (cd "$DEBROOT" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
+  dpkg-deb --root-owner-group -Zxz --build "$DEBROOT" "$DIST/c/$DEB" >/dev/null
+}
+make_deb x86_64-linux-gnu amd64
+[[ " $OTHERS " != *" aarch64-linux-gnu "* ]] || make_deb aarch64-linux-gnu arm64
 
 step "done in $(($(date +%s) - started)) s"
 (cd "$DIST" && find . -type f -printf '%s\t%p\n' | sort -k2 | awk -F'\t' '{ printf "%8.1f KiB  %s\n", $1 / 1024, $2 }')

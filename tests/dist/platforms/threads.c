@@ -1,4 +1,4 @@
-/* A C program of a user of another platform's package (tests/platforms/run.sh): built with
+/* A C program of a user of another platform's package (tests/dist/platforms.sh): built with
  * that platform's C compiler (aarch64-linux-gnu-gcc, musl-gcc, mingw-w64) against the
  * package's library, and run where this machine can run it (qemu-user, natively, Wine).
  *

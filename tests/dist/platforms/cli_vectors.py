@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Another platform's `snowflake` CLI decodes the shared vectors exactly (tests/platforms/run.sh).
+"""Another platform's `snowflake` CLI decodes the shared vectors exactly (tests/dist/platforms.sh).
 
     python3 cli_vectors.py <tests/vectors> <command...>
 

@@ -63,7 +63,8 @@ for p in $OTHERS; do
 done
 PLATFORMS="x86_64-linux-gnu $OTHERS"
 # Where each platform's binaries land.
-out_dir() { echo "$ROOT/target/${RUST_TARGET[$1]}/dist"; }
+TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+out_dir() { echo "$TARGET_DIR/${RUST_TARGET[$1]}/dist"; }
 
 
 step() { printf '\n---- dist: %s ----\n' "$*"; }
@@ -114,7 +115,7 @@ python3 scripts/vendor-sdist.py "$STAGE"/sdist/libsnowflake-"$VERSION".tar.gz "$
 step "libsnowflake.so/.a, the snowflake CLI, the Node addon ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
 cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
   -p snowflake-ffi -p snowflake-cli -p snowflake-node
-OUT=$ROOT/target/$DIST_TARGET/dist
+OUT=$(out_dir x86_64-linux-gnu)
 
 # --- the other platforms: Debian's rustc-web, cargo-zigbuild --------------------------------
 # Debian's cargo and rustc (/usr/bin) come first on the PATH of these runs (cargo-zigbuild

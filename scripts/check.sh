@@ -49,9 +49,14 @@ done
 cargo clippy -q -p snowflake-core --lib -- -D warnings
 python3 scripts/modcycles.py core/src
 
-step "Packages: scripts/dist.sh (glibc $(sed -n 's/^GLIBC_FLOOR=//p' scripts/dist.env), zig), installed without Rust (tests/dist)"
+# The slow step: every platform's packages, the cross builds among them (each builds its four
+# binaries in one cargo run; see scripts/dist.sh).
+step "Packages: scripts/dist.sh, every platform (x86_64 glibc $(sed -n 's/^GLIBC_FLOOR=//p' scripts/dist.env) with zig; aarch64, musl, Windows, macOS with Debian's rustc-web)"
 bash scripts/dist.sh
+step "Packages installed without Rust (tests/dist)"
 bash tests/dist/run.sh
+step "Other platforms' packages: under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)"
+bash tests/dist/platforms.sh
 
 step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
 bash tests/c/run.sh

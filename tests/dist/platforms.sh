@@ -164,7 +164,10 @@ npm_project() { # <directory> <platform tgz>
 # --- aarch64 Linux ---------------------------------------------------------------------------
 if has aarch64-linux-gnu; then
   section "aarch64 Linux (glibc $GLIBC_FLOOR), under qemu-user: $(basename "$(tarball aarch64-linux-gnu)")"
-  QEMU=(qemu-aarch64-static -L /usr/aarch64-linux-gnu)
+  # The arm64 C library is the multiarch libc6:arm64 (/lib/aarch64-linux-gnu): under
+  # qemu-user 7.2, `-L /usr/aarch64-linux-gnu` (the cross sysroot) leaves a program that
+  # started a thread hanging at exit.
+  QEMU=(qemu-aarch64-static)
   A64=$WORK/aarch64/libsnowflake-$VERSION-aarch64-linux-gnu
   check "the tarball unpacks: lib/libsnowflake.so.$VERSION (soname .so.$SOVERSION, AArch64), .a, include/, bin/snowflake (AArch64)" bash -c "
     mkdir -p '$(dirname "$A64")' && tar -xzf '$(tarball aarch64-linux-gnu)' -C '$(dirname "$A64")' &&

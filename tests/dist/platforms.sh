@@ -399,12 +399,12 @@ composer_carries_all() {
     exit($ok ? 0 : 1);
   ' "$dir" $(for p in x86_64-linux-gnu $DIST_PLATFORMS; do
     case $p in
-      x86_64-linux-gnu) echo "$p:Linux:x86_64:gnu:ELF 64-bit.*x86-64" ;;
-      aarch64-linux-gnu) echo "$p:Linux:aarch64:gnu:ELF 64-bit.*ARM aarch64" ;;
-      x86_64-linux-musl) echo "$p:Linux:x86_64:musl:ELF 64-bit.*x86-64" ;;
-      x86_64-windows) echo "$p:Windows:AMD64::PE32\+ executable \(DLL\).*x86-64" ;;
-      x86_64-darwin) echo "$p:Darwin:x86_64::Mach-O 64-bit.*x86_64" ;;
-      aarch64-darwin) echo "$p:Darwin:arm64::Mach-O 64-bit.*arm64" ;;
+      x86_64-linux-gnu) echo "$p:Linux:x86_64:gnu:ELF.64-bit.*x86-64" ;;
+      aarch64-linux-gnu) echo "$p:Linux:aarch64:gnu:ELF.64-bit.*ARM.aarch64" ;;
+      x86_64-linux-musl) echo "$p:Linux:x86_64:musl:ELF.64-bit.*x86-64" ;;
+      x86_64-windows) echo "$p:Windows:AMD64::PE32\+.executable.\(DLL\).*x86-64" ;;
+      x86_64-darwin) echo "$p:Darwin:x86_64::Mach-O.64-bit.*x86_64" ;;
+      aarch64-darwin) echo "$p:Darwin:arm64::Mach-O.64-bit.*arm64" ;;
     esac
   done)
 }
@@ -438,7 +438,7 @@ JS
       const native = require('libsnowflake/native.js');
       console.log(native.platformName());
       try { require('libsnowflake'); console.log('loaded'); } catch (e) { console.log('refused: ' + e.message.split('\n')[0]); }") | tee "$WORK/musl" &&
-    grep -qx 'linux-x64-musl' "$WORK/musl" && grep -q '^refused: .*linux-x64-musl.*libc.so' "$WORK/musl"
+    grep -qx 'linux-x64-musl' "$WORK/musl" && grep -q '^refused: .*libc\.so' "$WORK/musl"
 }
 check "the main package picks linux-x64-gnu on glibc, linux-x64-musl where ldd is musl's" loader_picks_libc
 check "on Windows it takes the mingw-w64 build (win32-x64-msvc -> win32-x64-gnu); every published platform is known" bash -c "

@@ -143,7 +143,7 @@ if [ ${#BUILD_STD[@]} -gt 0 ]; then
   # links the CLI statically all the same.
   cross env RUSTC_BOOTSTRAP=1 MACOSX_DEPLOYMENT_TARGET=10.12 \
     CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
-    cargo zigbuild -Zbuild-std=std,panic_unwind --profile dist "${BUILD_STD[@]}" "${PACKAGES[@]}"
+    cargo zigbuild -Zbuild-std --profile dist "${BUILD_STD[@]}" "${PACKAGES[@]}"
 fi
 
 # --- Python: each other platform's wheel, from the x86_64 wheel and the platform's extension -

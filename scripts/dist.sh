@@ -137,11 +137,10 @@ if [ ${#BUILD_STD[@]} -gt 0 ]; then
   step "${BUILD_STD[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"
   # RUSTC_BOOTSTRAP=1 for -Zbuild-std only: cargo builds these targets' standard library from
   # source, there being no Debian package of it; the project's own crates use no unstable
-  # feature (rustup's stable toolchain builds them for this machine). macOS: the oldest
-  # systems Rust supports (10.12 on Intel, 11 on Apple silicon, which rustc raises it to).
-  # musl: the shared libraries link musl's libc.so (a cdylib needs -crt-static off); zig
+  # feature (rustup's stable toolchain builds them for this machine). macOS: Rust's oldest
+  # systems (10.12 on Intel, 11 on Apple silicon), its targets' default. musl: the shared libraries link musl's libc.so (a cdylib needs -crt-static off); zig
   # links the CLI statically all the same.
-  cross env RUSTC_BOOTSTRAP=1 MACOSX_DEPLOYMENT_TARGET=10.12 \
+  cross env RUSTC_BOOTSTRAP=1 \
     CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
     cargo zigbuild -Zbuild-std --profile dist "${BUILD_STD[@]}" "${PACKAGES[@]}"
 fi

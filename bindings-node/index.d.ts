@@ -66,6 +66,7 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_LEASE'
   | 'ERR_SNOWFLAKE_STATE_FILE'
   | 'ERR_SNOWFLAKE_IO'
+  | 'ERR_SNOWFLAKE_BUSY'
 /** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
 export interface GeneratorOptions {
   /** A preset name, a spec, or a `Layout`. */
@@ -82,7 +83,7 @@ export interface GeneratorOptions {
   rollover?: string | null
   /** A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs. (default false) */
   isolated?: boolean | null
-  /** Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values. (default false) */
+  /** Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue. (default false) */
   processOnly?: boolean | null
   /** A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state. */
   shared?: string | null
@@ -90,12 +91,10 @@ export interface GeneratorOptions {
   stateFile?: string | null
   /** How far ahead the state file (or a lease's mark) reserves time: one write per window. (default 1000) */
   stateWindowMs?: number | bigint | null
-  /** Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel). */
+  /** Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel). */
   lease?: 'local' | `redis://${string}` | `rediss://${string}` | `unix://${string}` | `redis+sentinel://${string}` | `rediss+sentinel://${string}` | null
   /** The node field a lease claims (default: `worker`, or the only node field). */
   leaseField?: string | null
-  /** The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases). */
-  leaseDir?: string | null
   /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call. (default 5000) */
   leaseTtlMs?: number | bigint | null
   /** A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored. */
@@ -106,8 +105,6 @@ export interface GeneratorOptions {
   leaseTlsCert?: string | null
   /** The PEM private key of lease_tls_cert. */
   leaseTlsKey?: string | null
-  /** Take turns with the other processes of this host that have the same layout and node values. (default false) */
-  runLock?: boolean | null
 }
 /** The options of `encode` and `decodeStr`. */
 export interface EncodeOptions {

@@ -108,6 +108,12 @@ enum SnowflakeStatus
    * (`ERR_SNOWFLAKE_TYPE`; from `snowflake_options_set_*`).
    */
   SNOWFLAKE_STATUS_TYPE = 16,
+  /**
+   * Another process held a lock of the host's record, a state file or a host lease longer
+   * than `max_wait_ms` allows (a stopped process); the message names it
+   * (`ERR_SNOWFLAKE_BUSY`).
+   */
+  SNOWFLAKE_STATUS_BUSY = 17,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -364,11 +370,13 @@ SnowflakeStatus snowflake_decode_str(const char *text, const char *encoding, boo
  * is in `API.md` and in core's option table; a value that holds `;` goes through
  * `snowflake_options_set` and `snowflake_generator_open` instead.
  *
- * Without an option that reaches beyond the process (`shared`, `state_file`, `lease`,
- * `run_lock`), every generator of the process with the same layout and node values shares
- * one state (unless `isolated=true`), so making one per request cannot repeat an ID; after
- * `fork()` such a generator fails in the child with `SNOWFLAKE_STATUS_FORKED`: make a new one
- * there (with its own worker value).
+ * Every generator of the host with the same layout and node values shares one state (the
+ * host's record of them, in every process of the user), so making one per request, or one
+ * per process, cannot repeat an ID; another way of issuing with them (`process_only`, a
+ * lease, another user's process) is refused while one lives. `isolated=true` alone keeps a
+ * state of its own, for tests. A generator with `process_only=true` or a lease fails in a
+ * child of `fork()` with `SNOWFLAKE_STATUS_FORKED`: make a new one there (with its own
+ * worker value).
  *
  * # Safety
  * `layout` is a live handle; `node` and `options` are NULL or NUL-terminated; `out` is valid

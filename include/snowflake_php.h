@@ -21,6 +21,7 @@ enum SnowflakeStatus
   SNOWFLAKE_STATUS_STATE_FILE = 14,
   SNOWFLAKE_STATUS_IO = 15,
   SNOWFLAKE_STATUS_TYPE = 16,
+  SNOWFLAKE_STATUS_BUSY = 17,
 };
 typedef uint32_t SnowflakeStatus;
 

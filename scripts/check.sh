@@ -8,10 +8,10 @@ export PATH="$HOME/.cargo/bin:$PATH"
 # run's, never to /dev/shm or /tmp where other runs on the machine would meet them.
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-check.XXXXXX")
 trap 'rm -rf "$RUN_DIR"' EXIT
-export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm SNOWFLAKE_LEASE_DIR=$RUN_DIR/leases
-# Open to every user like /dev/shm (tests run some processes as nobody); files are 0600.
+export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm
+# Open to every user, sticky, like /dev/shm (tests run some processes as nobody).
 chmod 755 "$RUN_DIR"
-mkdir -m 1777 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR"
+mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
 
 # Each step's heading, after the time the step before it took and the time so far (CI time is
 # a budget). The last step's own summary stays the last line printed.
@@ -70,6 +70,10 @@ bash tests/php/run.sh
 
 step "Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM"
 bash tests/cross/run.sh
+
+step "The host's arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)"
+cargo build -q --release -p snowflake-ffi -p snowflake-cli
+python3 tests/arbiter/run.py
 
 step "README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout"
 python3 tests/readme/run.py

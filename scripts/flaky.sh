@@ -4,7 +4,7 @@
 # Prints each failure with the end of its log (proptest and hypothesis print their seeds
 # there), and a summary; exits non-zero if anything failed. Builds everything once, first.
 # SUITE names (default: all) pick some: core-redis core-processes core-threads cli servers c
-# php python node cross.
+# php python node cross arbiter.
 #
 # Run it before resolving an issue that adds such tests, and put the result in the closing
 # note ("flaky.sh 10: 0 failures"). tests/servers/README.md says how to write tests that pass it.
@@ -15,16 +15,16 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 N=${1:-10}
 shift || true
-ALL=(core-redis core-processes core-threads cli servers c php python node cross)
+ALL=(core-redis core-processes core-threads cli servers c php python node cross arbiter)
 SUITES=("${ALL[@]}")
 [ $# -eq 0 ] || SUITES=("$@")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-flaky.XXXXXX")
 # Shared states and leases of tests that name no directory of their own: this run's.
-export SNOWFLAKE_SHM_DIR=$WORK/shm SNOWFLAKE_LEASE_DIR=$WORK/leases
-# Open to every user like /dev/shm (tests run some processes as nobody); files are 0600.
+export SNOWFLAKE_SHM_DIR=$WORK/shm
+# Open to every user, sticky, like /dev/shm (tests run some processes as nobody).
 chmod 755 "$WORK"
-mkdir -m 1777 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR"
+mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
 LOAD=()
 stop_load() {
   local pid
@@ -52,7 +52,7 @@ quiet() { # <description> <command...>: a build step, its output shown when it f
 # --- build once -------------------------------------------------------------------------------
 echo "== build (once)"
 quiet "cargo: core and CLI tests" cargo test -p snowflake-core -p snowflake-cli --features snowflake-core/full --tests --no-run
-quiet "cargo: release library (C, PHP, cross)" cargo build --release -p snowflake-ffi
+quiet "cargo: release library and CLI (C, PHP, cross, arbiter)" cargo build --release -p snowflake-ffi -p snowflake-cli
 quiet "node: the addon" node bindings-node/scripts/build.js
 quiet "python: the wheel into .venv" .venv/bin/pip install -q --no-deps --force-reinstall ./bindings-python
 mkdir "$WORK/lib"
@@ -82,6 +82,7 @@ run_suite() { # <name>: the suite's command
       ;;
     node) (cd bindings-node && node --test __test__/processes.test.mjs __test__/workers.test.mjs __test__/generator.test.mjs) ;;
     cross) bash tests/cross/run.sh ;;
+    arbiter) python3 tests/arbiter/run.py ;;
     *)
       echo "no suite $1"
       return 2

@@ -68,9 +68,8 @@ test('the host state used with another policy is refused; a name is a label', ()
 });
 
 test('local leases give each generator its own worker value', () => {
-  const leaseDir = path.join(tmp, 'leases');
-  const a = new Generator({ layout: 'twitter', lease: 'local', leaseDir });
-  const b = new Generator({ layout: 'twitter', lease: 'local', leaseDir });
+  const a = new Generator({ layout: 'twitter', lease: 'local' });
+  const b = new Generator({ layout: 'twitter', lease: 'local' });
   assert.notEqual(a.node.worker, b.node.worker);
   assert.ok(a.nextId() !== b.nextId());
   throwsCode(() => new Generator({ layout: 'twitter', lease: 'zookeeper' }), 'ERR_SNOWFLAKE_VALUE');
@@ -163,7 +162,7 @@ test('mixing: shared= under two names for one identity, in one process and in tw
 });
 
 test('mixing: a local lease holding worker=v and a plain generator given worker=v is refused, naming the lease', () => {
-  const leased = new Generator({ layout: 'twitter', node: { datacenter: 3 }, lease: 'local', leaseDir: path.join(tmp, 'mix-leases') });
+  const leased = new Generator({ layout: 'twitter', node: { datacenter: 3 }, lease: 'local' });
   const v = leased.node.worker;
   const e = throwsCode(
     () => new Generator({ layout: 'twitter', node: { datacenter: 3, worker: v } }),

@@ -57,17 +57,23 @@ test('non-integer numbers are TypeErrors that name the field', () => {
   }
 });
 
-test('stateFile and leaseDir problems fail at open, naming the path', () => {
+test('stateFile problems fail at open, naming the path; the retired leaseDir and runLock say why', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'snowflake-strict-'));
   try {
     const missing = path.join(dir, 'no-such-dir', 'ids.state');
     let e = throwsCode(() => new Generator({ layout: 'twitter', node: FULL, stateFile: missing }), 'ERR_SNOWFLAKE_IO');
     assert.ok(e.message.includes(missing), e.message);
     assert.equal(existsSync(path.dirname(missing)), false, 'nothing was made');
-    const aFile = path.join(dir, 'a-file');
-    writeFileSync(aFile, '');
-    e = throwsCode(() => new Generator({ layout: 'twitter', node: { datacenter: 1 }, lease: 'local', leaseDir: aFile }), 'ERR_SNOWFLAKE_IO');
-    assert.ok(e.message.includes(aFile), e.message);
+    // Not a regular file: refused before a byte of it is read or written.
+    for (const [notAFile, what] of [['/dev/null', /character device/], [dir, /directory/]]) {
+      e = throwsCode(() => new Generator({ layout: 'twitter', node: FULL, stateFile: notAFile }), 'ERR_SNOWFLAKE_STATE_FILE');
+      assert.match(e.message, what);
+      assert.ok(e.message.includes(notAFile), e.message);
+    }
+    e = throwsCode(() => new Generator({ layout: 'twitter', node: { datacenter: 1 }, lease: 'local', leaseDir: dir }), 'ERR_SNOWFLAKE_VALUE', RangeError);
+    assert.match(e.message, /lease_dir was retired/);
+    e = throwsCode(() => new Generator({ layout: 'twitter', node: FULL, runLock: true }), 'ERR_SNOWFLAKE_VALUE', RangeError);
+    assert.match(e.message, /run_lock was retired/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

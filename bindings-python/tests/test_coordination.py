@@ -85,12 +85,14 @@ def test_shared_mismatch_and_bad_names(shared_name: str) -> None:
         sf.Generator(LAYOUT, shared=3)  # type: ignore[arg-type]
 
 
-def _lease_worker(lease_dir: str, n: int, out: Any) -> None:
-    gen = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local", lease_dir=lease_dir)
+def _lease_worker(shm_dir: str, n: int, out: Any) -> None:
+    os.environ["SNOWFLAKE_SHM_DIR"] = shm_dir
+    gen = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local")
     out.put((gen.node["worker"], gen.next_ids(n)))
 
 
-def test_lease_local_gives_each_process_its_own_worker(tmp_path: Path) -> None:
+def test_lease_local_gives_each_process_its_own_worker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
     ctx = mp.get_context("fork")
     out = ctx.Queue()
     procs = [ctx.Process(target=_lease_worker, args=(str(tmp_path), 20_000, out)) for _ in range(4)]
@@ -107,19 +109,20 @@ def test_lease_local_gives_each_process_its_own_worker(tmp_path: Path) -> None:
     assert len(set(everything)) == len(everything)
     assert all(0 <= w < 32 for w in workers)
     # Held at once, leases are distinct.
-    a = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local", lease_dir=tmp_path)
-    b = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local", lease_dir=tmp_path)
+    a = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local")
+    b = sf.Generator(LAYOUT, {"datacenter": 2}, lease="local")
     assert a.node["worker"] != b.node["worker"]
     with pytest.raises(sf.ValueRangeError):
-        sf.Generator(LAYOUT, {"datacenter": 0, "worker": 3}, lease="local", lease_dir=tmp_path)  # leased field set
+        sf.Generator(LAYOUT, {"datacenter": 0, "worker": 3}, lease="local")  # leased field set
 
 
-def test_lease_exhausted(tmp_path: Path) -> None:
+def test_lease_exhausted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
     layout = "time:41,worker:1,sequence:12;epoch=1288834974657"  # two worker values
-    held = [sf.Generator(layout, lease="local", lease_dir=tmp_path) for _ in range(2)]
+    held = [sf.Generator(layout, lease="local") for _ in range(2)]
     assert {g.node["worker"] for g in held} == {0, 1}
     with pytest.raises(sf.LeaseError) as e:
-        sf.Generator(layout, lease="local", lease_dir=tmp_path)
+        sf.Generator(layout, lease="local")
     assert e.value.code == "ERR_SNOWFLAKE_LEASE"
 
 
@@ -203,13 +206,13 @@ def test_one_state_file_is_one_state_across_processes(tmp_path: Path, shared_nam
     ids += joined["ids"] + mine.next_ids(20_000)
     assert len(set(ids)) == len(ids)
     del mine
-    # ...while one that keeps its state alone (process_only) is refused while another
-    # process uses the file...
+    # ...while one that issues alone (process_only) holds the identity's record: another
+    # process is refused meanwhile, by the host's arbiter, naming this one...
     alone = sf.Generator(LAYOUT, {"datacenter": 0, "worker": 21}, state_file=path, process_only=True)
     ids += alone.next_ids(20_000)
-    other = _other_process(state_file=path, process_only=True)
-    assert other.get("error") == "StateFileError", other
-    assert "in use by another process" in other["message"]
+    for other in (_other_process(state_file=path, process_only=True), _other_process(state_file=path)):
+        assert other.get("error") == "SharedMismatchError", other
+        assert f"process {os.getpid()} of " in other["message"] and "process_only" in other["message"], other
     del alone
     # ...and goes on above it once it is gone.
     after = _other_process(state_file=path)
@@ -295,7 +298,6 @@ def test_mixing_two_shared_names_in_one_process_and_in_two(shared_name: str, tmp
 
 def test_mixing_a_lease_and_a_plain_generator_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SNOWFLAKE_SHM_DIR", str(tmp_path))
-    monkeypatch.setenv("SNOWFLAKE_LEASE_DIR", str(tmp_path / "leases"))
     leased = sf.Generator(LAYOUT, {"datacenter": 3}, lease="local")
     v = leased.node["worker"]
     with pytest.raises(sf.SharedMismatchError, match="lease") as e:

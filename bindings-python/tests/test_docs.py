@@ -42,7 +42,7 @@ def test_example_runs(path: Path, i: int, code: str, tmp_path: Path) -> None:
     script = tmp_path / "example.py"
     script.write_text(code)
     # Shared states and leases of the examples go to the test's directory.
-    env = dict(os.environ, SNOWFLAKE_SHM_DIR=str(tmp_path), SNOWFLAKE_LEASE_DIR=str(tmp_path / "leases"))
+    env = dict(os.environ, SNOWFLAKE_SHM_DIR=str(tmp_path))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path,
                        timeout=120, env=env)
     assert r.returncode == 0, f"{path} example {i} failed:\n{code}\n{r.stdout}\n{r.stderr}"
@@ -105,8 +105,7 @@ def test_gunicorn_recipe(tmp_path: Path, recipe: str, preload: bool) -> None:
         cmd[1:1] = ["-c", "gunicorn.conf.py"]
     if preload:
         cmd.insert(1, "--preload")
-    env = dict(os.environ, PYTHONPATH=str(tmp_path), SNOWFLAKE_SHM_DIR=str(tmp_path),
-               SNOWFLAKE_LEASE_DIR=str(tmp_path / "leases"))
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), SNOWFLAKE_SHM_DIR=str(tmp_path))
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         # Ready when it answers (a deadline for a hang, far beyond a loaded machine's start-up).

@@ -56,7 +56,7 @@ def _booted(log: Path) -> set[str]:
 def _start(tmp: Path) -> tuple[subprocess.Popen[bytes], int, Path]:
     """gunicorn on a free port, its 4 workers booted. Tries three ports: another program of
     the machine may take the free port between our look and gunicorn's bind."""
-    env = dict(os.environ, SNOWFLAKE_SHM_DIR=str(tmp / "shm"), SNOWFLAKE_LEASE_DIR=str(tmp / "leases"))
+    env = dict(os.environ, SNOWFLAKE_SHM_DIR=str(tmp / "shm"))
     for attempt in range(3):
         port = _free_port()
         log = tmp / f"gunicorn-{attempt}.log"

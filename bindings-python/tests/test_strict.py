@@ -1,6 +1,6 @@
 """Issue 13's stricter input, from Python: a custom layout states its epoch, node values name
 every node field or none, bools and floats are not IDs or node values, a bad state_file or
-lease_dir fails when the generator is made (naming the path), and stats() say how long the
+the retired lease_dir fails when the generator is made (naming the path, or what replaced it), and stats() say how long the
 layout has left."""
 
 from __future__ import annotations
@@ -50,10 +50,10 @@ def test_fields_the_generator_sets_are_left_out(tmp_path: Path) -> None:
     assert sf.Generator(rolled, {"worker": 3}, rollover="clock", isolated=True).next_id_at(1_700_000_000_000) > 0
     with pytest.raises(sf.ValueRangeError, match="clock"):
         sf.Generator(rolled, {"worker": 3, "clock": 0}, rollover="clock", isolated=True)
-    leased = sf.Generator("twitter", {"datacenter": 2}, lease="local", lease_dir=tmp_path)
+    leased = sf.Generator("twitter", {"datacenter": 2}, lease="local")
     assert sf.Layout("twitter").decode(leased.next_id()).fields["datacenter"] == 2
     with pytest.raises(sf.ValueRangeError, match="worker"):
-        sf.Generator("twitter", {"datacenter": 2, "worker": 0}, lease="local", lease_dir=tmp_path)
+        sf.Generator("twitter", {"datacenter": 2, "worker": 0}, lease="local")
 
 
 @pytest.mark.parametrize("call", [
@@ -83,17 +83,25 @@ def test_a_node_value_of_the_wrong_type_names_its_field() -> None:
         sf.Generator("twitter", {"datacenter": 1.5, "worker": 1})
 
 
-def test_state_file_and_lease_dir_problems_fail_at_open_naming_the_path(tmp_path: Path) -> None:
+def test_state_file_problems_fail_at_open_naming_the_path(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-dir" / "ids.state"
     with pytest.raises(sf.SnowflakeError) as e:
         sf.Generator("twitter", FULL, state_file=missing)
-    assert str(missing) in str(e.value), str(e.value)
-    a_file = tmp_path / "a-file"
-    a_file.write_text("")
-    with pytest.raises(sf.SnowflakeError) as e:
-        sf.Generator("twitter", {"datacenter": 1}, lease="local", lease_dir=a_file)
-    assert str(a_file) in str(e.value), str(e.value)
+    assert str(missing.parent) in str(e.value), str(e.value)
     assert not missing.parent.exists(), "nothing was made"
+    # A path that is not a regular file is refused before a byte of it is read or written.
+    for not_a_file, what in [(Path("/dev/null"), "character device"), (tmp_path, "directory")]:
+        with pytest.raises(sf.StateFileError, match=what) as e:
+            sf.Generator("twitter", FULL, state_file=not_a_file)
+        assert str(not_a_file) in str(e.value), str(e.value)
+
+
+def test_retired_options_say_what_replaced_them(tmp_path: Path) -> None:
+    with pytest.raises(sf.ValueRangeError, match="lease_dir was retired") as e:
+        sf.Generator("twitter", {"datacenter": 1}, lease="local", lease_dir=tmp_path)  # type: ignore[call-arg]
+    with pytest.raises(sf.ValueRangeError, match="run_lock was retired"):
+        sf.Generator("twitter", FULL, run_lock=True)  # type: ignore[call-arg]
+    assert e.value.code == "ERR_SNOWFLAKE_VALUE"
 
 
 def test_stats_say_how_long_the_layout_has_left() -> None:

@@ -61,6 +61,12 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     let node = layout.parse_node(&args.node)?;
     let format = parse_format(&args.format)?;
     let options = parse_options(args)?;
+    // A hint for a person at a terminal (scripts that read stderr see nothing new).
+    if !options.isolated && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        if let Some(note) = snowflake_core::container_note(&layout, &node) {
+            eprintln!("snowflake: note: {note}");
+        }
+    }
     let generator = open_generator(&layout, node, options)?;
     let count = args.count;
 
@@ -70,7 +76,7 @@ pub fn next(args: &NextArgs) -> Result<(), Failure> {
     let (full_tx, full_rx) = mpsc::sync_channel::<Result<Vec<u64>, Error>>(2);
     let (empty_tx, empty_rx) = mpsc::channel::<Vec<u64>>();
     // The generator moves into the producer thread, and is dropped there when it has issued
-    // its last ID; with the run lock, the drop waits out the last tick (see `open_generator`).
+    // its last ID.
     std::thread::scope(|scope| {
         let producer = scope.spawn(move || {
             let mut left = count;

@@ -3,7 +3,7 @@
 //! doc as its help, so the CLI offers every option core has, checked by core alone.
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
-use snowflake_core::{OptionType, Spelling, OPTIONS};
+use snowflake_core::{OptionType, Spelling, OPTIONS, RETIRED};
 
 /// The option flags given, as `(option name, value text)` in the table's order.
 #[derive(Debug, Default)]
@@ -30,10 +30,16 @@ impl Args for OptionFlags {
                 .allow_hyphen_values(true)
                 .help_heading("Generator options (core's option table)");
             if spec.ty == OptionType::Bool {
-                // `--run-lock` alone means true.
+                // `--process-only` alone means true.
                 arg = arg.num_args(0..=1).default_missing_value("true");
             }
             cmd = cmd.arg(arg);
+        }
+        // A retired option's flag is refused by core with what replaced it, not by clap as
+        // an unknown argument.
+        for r in RETIRED {
+            cmd = cmd
+                .arg(Arg::new(r.name).long(flag(r.name)).hide(true).num_args(0..=1).action(ArgAction::Set));
         }
         cmd
     }
@@ -54,6 +60,11 @@ impl FromArgMatches for OptionFlags {
         for spec in OPTIONS {
             if let Some(value) = matches.get_one::<String>(spec.name) {
                 self.0.push((spec.name, value.clone()));
+            }
+        }
+        for r in RETIRED {
+            if matches.contains_id(r.name) && matches.value_source(r.name).is_some() {
+                self.0.push((r.name, String::new()));
             }
         }
         Ok(())

@@ -8,8 +8,8 @@ use std::process::{Command, Output, Stdio};
 const DISCORD_ID: &str = "175928847299117063";
 const DISCORD_JSON: &str = r#"{"id":"175928847299117063","unix_ms":1462015105796,"time":"2016-04-30T11:18:25.796Z","sequence":7,"fields":{"worker":1,"process":0}}"#;
 
-/// The built binary, with its run locks (in the temporary directory), shared states and
-/// leases in this worktree's target/tmp: never those of other runs on the machine. Each test
+/// The built binary, with the host's records (its shared states and local leases) in this
+/// worktree's target/tmp: never those of other runs on the machine. Each test
 /// (by its thread's name) gets a shared-state directory of its own: tests run at once, and
 /// runs with one layout and node values but other terms (max_drift_ms) refuse each other
 /// while both run, as they should.
@@ -19,7 +19,7 @@ fn snowflake_cmd() -> Command {
     let shm = dir.join(format!("shm-{test}"));
     std::fs::create_dir_all(&shm).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_snowflake"));
-    cmd.env("TMPDIR", &dir).env("SNOWFLAKE_SHM_DIR", &shm).env("SNOWFLAKE_LEASE_DIR", dir.join("leases"));
+    cmd.env("TMPDIR", &dir).env("SNOWFLAKE_SHM_DIR", &shm);
     cmd
 }
 
@@ -266,9 +266,9 @@ fn a_layout_without_time_is_refused() {
 }
 
 #[test]
-fn a_run_killed_while_it_holds_the_run_lock_leaves_the_next_run_nothing_to_repeat() {
-    // The killed run never writes where it stopped: the next holder starts past the clock
-    // (and waits for its own clock to get there), not from a fresh state.
+fn a_run_killed_midway_leaves_the_next_run_nothing_to_repeat() {
+    // The killed run's IDs are in the host's record of its identity, which the next run
+    // starts above, whatever instant the first died at.
     for round in 0..5 {
         let node = format!("datacenter=0,worker={}", 20 + round);
         let mut first = snowflake_cmd()
@@ -331,7 +331,11 @@ fn options_reach_cores_coordination_between_processes() {
     // passed its IDs.
     let shared = |args: &[&str]| run(args).wait_with_output().unwrap();
     let list = String::from_utf8(shared(&["shared", "list"]).stdout).unwrap();
-    assert!(list.contains("\tclitest\tunused\t"), "{list}");
+    assert!(
+        list.contains("\tuser root (uid 0)\tclitest\thost\tunused\t")
+            || list.contains("\tclitest\thost\tunused\t"),
+        "{list}"
+    );
     let show = String::from_utf8(shared(&["shared", "show", "clitest"]).stdout).unwrap();
     assert!(show.contains("node: datacenter=0,worker=0") && show.contains("in use: no"), "{show}");
     let mut removed = shared(&["shared", "remove", "clitest"]);
@@ -348,7 +352,7 @@ fn options_reach_cores_coordination_between_processes() {
     assert!(String::from_utf8(shared(&["shared", "list"]).stdout).unwrap().is_empty());
     let missing = shared(&["shared", "remove", "clitest"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("no shared state"));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("is named `clitest`"));
 
     // While a run uses the state, another with other terms is bad input, and removing it
     // is refused; a state no run uses is taken over.
@@ -364,7 +368,11 @@ fn options_reach_cores_coordination_between_processes() {
             let stderr = String::from_utf8(out.stderr).unwrap();
             assert!(stderr.contains("max_drift_ms=0, not 5"), "{stderr}");
             let busy = shared(&["shared", "remove", "clitest"]);
-            assert!(String::from_utf8_lossy(&busy.stderr).contains("a process uses"));
+            let busy = String::from_utf8_lossy(&busy.stderr);
+            assert!(
+                busy.contains(&format!("process {} of ", holder.id())) && busy.contains("stop the processes"),
+                "{busy}"
+            );
             refused = true;
             break;
         }
@@ -406,9 +414,7 @@ fn options_reach_cores_coordination_between_processes() {
     assert_eq!(std::fs::read(&odd).unwrap().len(), 48, "the state file at a path with `=`, `;` and a space");
 
     // A leased worker value.
-    let leases = dir.join("leases");
-    let options = format!("lease=local;lease_dir={}", leases.display());
-    let out = run(&["next", "-n", "3", "--node", "datacenter=2", "--options", &options])
+    let out = run(&["next", "-n", "3", "--node", "datacenter=2", "--options", "lease=local"])
         .wait_with_output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -418,6 +424,25 @@ fn options_reach_cores_coordination_between_processes() {
         assert_eq!(twitter.node_values(&parts.node).next(), Some(("datacenter", 2)));
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Issue 25: `--run-lock` (and `run_lock=`, `lease_dir=`) are retired: refused with what
+/// replaced them, exit 2, nothing issued; a boolean flag still takes no value after it.
+#[test]
+fn retired_options_are_refused_with_the_reason() {
+    for args in [
+        vec!["next", "--run-lock", "-n", "2"],
+        vec!["next", "--run-lock", "true", "-n", "2"],
+        vec!["next", "-n", "2", "--options", "run_lock=true"],
+        vec!["next", "-n", "2", "--options", "lease=local;lease_dir=/tmp"],
+        vec!["next", "-n", "2", "--lease-dir", "/tmp", "--lease", "local"],
+    ] {
+        let out = snowflake(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: issued IDs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("was retired") && err.contains("remove the option"), "{args:?}: {err}");
+    }
 }
 
 #[test]

@@ -335,6 +335,13 @@ pub enum Error {
     /// A file, lock, map or network operation failed.
     #[cfg(feature = "std")]
     Io(std::sync::Arc<IoError>),
+    /// Another process held a lock of the host's record, a state file or a host lease longer
+    /// than the call may wait (`max_wait_ms`): a stopped process, most likely.
+    #[cfg(feature = "std")]
+    Busy {
+        /// Which lock, on which file, and the process holding it where the kernel says.
+        detail: std::sync::Arc<str>,
+    },
 }
 
 /// A failure outside the library's own rules (a file, a lock, a map, a network): what was
@@ -409,6 +416,11 @@ impl Error {
         Error::SharedMismatch { what, detail: detail.to_string().into() }
     }
 
+    /// An [`Error::Busy`].
+    pub fn busy(detail: impl fmt::Display) -> Error {
+        Error::Busy { detail: detail.to_string().into() }
+    }
+
     /// An [`Error::StateFile`].
     pub fn state_file(path: &std::path::Path, detail: impl fmt::Display) -> Error {
         Error::StateFile { path: path.into(), detail: detail.to_string().into() }
@@ -474,6 +486,8 @@ pub enum ErrorKind {
     BufferTooSmall,
     /// (C) A bug inside the library was caught before it could unwind into the caller.
     Panic,
+    /// Another process held a lock too long (a stopped holder).
+    Busy,
 }
 
 /// One row of the error table: how every front end reports a kind of error.
@@ -579,6 +593,9 @@ pub const KINDS: &[KindInfo] = &[
     kind!(Type, "ERR_SNOWFLAKE_TYPE", 16, "TYPE", "a value of the wrong type",
         "SnowflakeTypeError", "TypeError", "TypeException", "\\TypeError", "TypeError", "ERR_INVALID_ARG_TYPE",
         "an option, node value or ID of the wrong type (a string for a number, a fraction, a boolean)"),
+    kind!(Busy, "ERR_SNOWFLAKE_BUSY", 17, "BUSY", "a lock was held by another process too long",
+        "BusyError", "", "BusyException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_BUSY",
+        "another process held a lock of the host's record, a state file or a host lease longer than max_wait_ms allows (a stopped process); the message names it; retry"),
 ];
 
 impl ErrorKind {
@@ -643,6 +660,8 @@ impl Error {
             Error::StateFile { .. } => ErrorKind::StateFile,
             #[cfg(feature = "std")]
             Error::Io(_) => ErrorKind::Io,
+            #[cfg(feature = "std")]
+            Error::Busy { .. } => ErrorKind::Busy,
         }
     }
 
@@ -742,13 +761,18 @@ impl fmt::Display for Error {
             #[cfg(feature = "std")]
             Error::SharedMismatch { what: "removed", detail } => write!(f, "the shared state was lost: {detail}"),
             #[cfg(feature = "std")]
-            Error::SharedMismatch { what, detail } => {
-                write!(f, "generators disagree on {what}: {detail}")
-            }
+            Error::SharedMismatch { what, detail } => match *what {
+                "max_drift_ms" | "sequence_start" | "state_file" | "lease" | "process_only" => {
+                    write!(f, "generators of one layout and node values disagree on {what}: {detail}")
+                }
+                _ => f.write_str(detail),
+            },
             #[cfg(feature = "std")]
             Error::StateFile { path, detail } => write!(f, "state file {}: {detail}", path.display()),
             #[cfg(feature = "std")]
             Error::Io(e) => e.fmt(f),
+            #[cfg(feature = "std")]
+            Error::Busy { detail } => f.write_str(detail),
         }
     }
 }

@@ -25,12 +25,12 @@
 //!
 //! | module | what it is | may use |
 //! |---|---|---|
-//! | `coord` | (`std`) what a generator's state is shared with: the in-process registry, and each behind its feature the shared mapping (`shared`), the state file (`state-file`), local and Redis leases (`lease-local`, `lease-redis`), the run lock | everything below |
+//! | `coord` | (`std`) what a generator's state is shared with: the in-process registry; the arbiter, the host's one record of each identity that every way of issuing meets (default, `shared=`, `process_only`, state files, leases, rollover); and behind their features the state file (`state-file`) and local and Redis leases (`lease-local`, `lease-redis`) as its clients | everything below |
 //! | `plan` | the capacity planner: does a layout fit a fleet's hosts, peak and years; a layout that does | `layout`, `time` |
 //! | `redis_script`, `sql`, `public` | code for other systems: (`redis-script`) the Lua script that issues a layout's IDs inside Redis; (`sql`) the PL/pgSQL that issues, bounds and decodes them inside PostgreSQL; (`public-ids`) `PublicIds`, IDs encrypted for the world to see | the ground floor |
 //! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
 //! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
-//! | `sys` | (`std`, unix) every `unsafe` system call: the monotonic clock, `flock`, `mmap`, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | nothing |
+//! | `sys` | (`std`) every `unsafe` system call, one file per OS family: the monotonic clock, the one function that opens every file, locks and what the kernel lists of them, mappings guarded against truncation, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | nothing |
 //! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
 //! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, the one error type and its table of kinds ([`KINDS`]), RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
 //!
@@ -85,10 +85,10 @@ pub mod time;
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
-#[cfg(all(feature = "std", unix, feature = "lease-local"))]
-pub use coord::default_lease_dir;
-#[cfg(all(feature = "std", unix, feature = "shared"))]
-pub use coord::{find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState};
+#[cfg(all(feature = "std", unix))]
+pub use coord::{
+    container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
+};
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 #[cfg(feature = "std")]
 pub use error::IoError;
@@ -101,8 +101,8 @@ pub use layout::{
 #[cfg(feature = "std")]
 pub use options::{redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 pub use options::{
-    valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, SequenceStart, Value, CONFLICTS,
-    NEEDS, OPTIONS, OPTION_NAMES,
+    valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, Retired, SequenceStart, Value,
+    CONFLICTS, NEEDS, OPTIONS, OPTION_NAMES, RETIRED,
 };
 #[cfg(feature = "public-ids")]
 pub use public::{PublicIds, PUBLIC_KEY_LEN};

@@ -15,7 +15,7 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::text::{format_name, Name, Spelling};
+use crate::text::{format_name, Name, Spelling, MAX_NAME_LEN};
 use core::fmt;
 
 /// What an option's value is.
@@ -113,7 +113,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Bool,
         default: "false",
         form: "true|false",
-        doc: "Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.",
+        doc: "Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue.",
         feature: None,
     },
     OptionSpec {
@@ -145,7 +145,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Text,
         default: "",
         form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS",
-        doc: "Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).",
+        doc: "Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).",
         feature: None,
     },
     OptionSpec {
@@ -155,14 +155,6 @@ pub const OPTIONS: &[OptionSpec] = &[
         form: "FIELD",
         doc: "The node field a lease claims (default: `worker`, or the only node field).",
         feature: None,
-    },
-    OptionSpec {
-        name: "lease_dir",
-        ty: OptionType::Path,
-        default: "",
-        form: "DIR",
-        doc: "The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases).",
-        feature: Some("lease-local"),
     },
     OptionSpec {
         name: "lease_ttl_ms",
@@ -204,14 +196,6 @@ pub const OPTIONS: &[OptionSpec] = &[
         doc: "The PEM private key of lease_tls_cert.",
         feature: Some("lease-redis"),
     },
-    OptionSpec {
-        name: "run_lock",
-        ty: OptionType::Bool,
-        default: "false",
-        form: "true|false",
-        doc: "Take turns with the other processes of this host that have the same layout and node values.",
-        feature: None,
-    },
 ];
 
 /// The names of [`OPTIONS`], in order.
@@ -243,16 +227,6 @@ pub const CONFLICTS: &[Conflict] = &[
         reason: "rollover cannot be combined with state_file or lease: the rollover counter is not handed over with a lease; choose rollover for steps back within a process, or a lease",
     },
     Conflict {
-        a: "run_lock",
-        b: "shared",
-        reason: "run_lock keeps processes with one identity apart and shared makes them share one state: choose one",
-    },
-    Conflict {
-        a: "run_lock",
-        b: "lease",
-        reason: "run_lock keeps processes with one identity apart and a lease gives each its own value: choose one",
-    },
-    Conflict {
         a: "isolated",
         b: "shared",
         reason: "an isolated generator has a state of its own: it cannot share one",
@@ -263,7 +237,6 @@ pub const CONFLICTS: &[Conflict] = &[
         b: "state_file",
         reason: "an isolated generator has a state of its own, for tests: it keeps no state file",
     },
-    Conflict { a: "isolated", b: "run_lock", reason: "an isolated generator has a state of its own: it takes no run lock" },
     Conflict {
         a: "isolated",
         b: "process_only",
@@ -281,17 +254,59 @@ pub const CONFLICTS: &[Conflict] = &[
     },
 ];
 
+/// An option that a release retired: giving it is an error that says what replaced it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Retired {
+    /// Its name (snake case).
+    pub name: &'static str,
+    /// Why, and what to do instead.
+    pub reason: &'static str,
+}
+
+/// The retired options: each is refused with its reason, in every spelling (`run_lock`,
+/// `runLock`, `--run-lock`), never silently ignored.
+pub const RETIRED: &[Retired] = &[
+    Retired {
+        name: "run_lock",
+        reason: "run_lock was retired: every generator of a layout and node values on a host now meets the host's one record of them, so processes with the same identity never repeat each other's IDs with nothing set; remove the option",
+    },
+    Retired {
+        name: "lease_dir",
+        reason: "lease_dir was retired: local leases are kept beside the host's other records (SNOWFLAKE_SHM_DIR, else /dev/shm), so that TMPDIR and PrivateTmp cannot split a host; remove the option",
+    },
+];
+
+/// The retired option `name` names, in any spelling.
+fn retired(name: &str) -> Option<&'static Retired> {
+    let name = name.trim_start_matches('-');
+    RETIRED.iter().find(|r| {
+        let mut snake = [0u8; MAX_NAME_LEN];
+        let mut n = 0;
+        for c in name.bytes() {
+            let (c, under) = match c {
+                b'-' => (b'_', false),
+                b'A'..=b'Z' => (c.to_ascii_lowercase(), true),
+                c => (c, false),
+            };
+            if under && n < MAX_NAME_LEN {
+                snake[n] = b'_';
+                n += 1;
+            }
+            if n < MAX_NAME_LEN {
+                snake[n] = c;
+                n += 1;
+            }
+        }
+        &snake[..n] == r.name.as_bytes()
+    })
+}
+
 /// Options that mean something only with another.
 pub const NEEDS: &[Conflict] = &[
     Conflict {
         a: "lease_field",
         b: "lease",
         reason: "lease_field names the field a lease claims: give lease too",
-    },
-    Conflict {
-        a: "lease_dir",
-        b: "lease",
-        reason: "lease_dir is where local leases live: give lease=local too",
     },
     Conflict {
         a: "lease_ttl_ms",
@@ -534,9 +549,6 @@ pub struct Options {
     /// The node field the lease claims (`lease_field=`).
     #[cfg(feature = "std")]
     pub lease_field: Option<Name>,
-    /// The lease directory (`lease_dir=`).
-    #[cfg(feature = "std")]
-    pub lease_dir: Option<std::path::PathBuf>,
     /// A Redis lease's time to live, in ms (`lease_ttl_ms=`).
     #[cfg(feature = "std")]
     pub lease_ttl_ms: Option<u64>,
@@ -552,10 +564,6 @@ pub struct Options {
     /// The client certificate's key (`lease_tls_key=`).
     #[cfg(feature = "std")]
     pub lease_tls_key: Option<std::path::PathBuf>,
-    /// Take turns with the other processes of this host that have the same layout and node
-    /// values (`run_lock=true`).
-    #[cfg(feature = "std")]
-    pub run_lock: bool,
 }
 
 impl Default for Options {
@@ -653,8 +661,6 @@ impl Options {
         #[cfg(feature = "std")]
         lease_field: None,
         #[cfg(feature = "std")]
-        lease_dir: None,
-        #[cfg(feature = "std")]
         lease_ttl_ms: None,
         #[cfg(feature = "std")]
         lease_password_file: None,
@@ -664,8 +670,6 @@ impl Options {
         lease_tls_cert: None,
         #[cfg(feature = "std")]
         lease_tls_key: None,
-        #[cfg(feature = "std")]
-        run_lock: false,
     };
 
     /// The bit of the rollover field's index in `layout`'s fields (0 without one): a field the
@@ -708,6 +712,9 @@ impl Options {
         let mut seen = [false; OPTIONS.len()];
         for pair in pairs {
             let (key, value) = pair?;
+            if let Some(r) = retired(key) {
+                return Err(bad(r.name, r.reason));
+            }
             let index = OPTIONS.iter().position(|s| s.name == key).ok_or(Error::UnknownOption {
                 name: Name::snippet(key),
                 spelling: Spelling::Snake,
@@ -766,6 +773,9 @@ impl Options {
     }
 
     fn spec(name: &str, spelling: Spelling) -> Result<&'static OptionSpec> {
+        if let Some(r) = retired(name) {
+            return Err(bad(r.name, r.reason));
+        }
         OPTIONS.iter().find(|o| o.spelled(spelling).as_str() == name).ok_or(Error::UnknownOption {
             name: Name::snippet(name),
             spelling,
@@ -837,8 +847,6 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_field" => self.lease_field = None,
             #[cfg(feature = "std")]
-            "lease_dir" => self.lease_dir = None,
-            #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms = None,
             #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file = None,
@@ -848,8 +856,6 @@ impl Options {
             "lease_tls_cert" => self.lease_tls_cert = None,
             #[cfg(feature = "std")]
             "lease_tls_key" => self.lease_tls_key = None,
-            #[cfg(feature = "std")]
-            "run_lock" => self.run_lock = false,
             _ => {}
         }
     }
@@ -871,8 +877,6 @@ impl Options {
         match name {
             "isolated" => self.isolated = b,
             "process_only" => self.process_only = b,
-            #[cfg(feature = "std")]
-            "run_lock" => self.run_lock = b,
             _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
         }
         Ok(())
@@ -942,7 +946,6 @@ impl Options {
     fn set_path(&mut self, name: &str, path: &std::path::Path) -> Result<()> {
         match name {
             "state_file" => self.state_file = Some(path.into()),
-            "lease_dir" => self.lease_dir = Some(path.into()),
             "lease_password_file" => self.lease_password_file = Some(path.into()),
             "lease_tls_ca" => self.lease_tls_ca = Some(path.into()),
             "lease_tls_cert" => self.lease_tls_cert = Some(path.into()),
@@ -967,8 +970,6 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_field" => self.lease_field.is_some(),
             #[cfg(feature = "std")]
-            "lease_dir" => self.lease_dir.is_some(),
-            #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms.is_some(),
             #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file.is_some(),
@@ -978,8 +979,6 @@ impl Options {
             "lease_tls_cert" => self.lease_tls_cert.is_some(),
             #[cfg(feature = "std")]
             "lease_tls_key" => self.lease_tls_key.is_some(),
-            #[cfg(feature = "std")]
-            "run_lock" => self.run_lock,
             _ => false,
         }
     }
@@ -1002,10 +1001,6 @@ impl Options {
                 "state_window_ms",
                 "state_window_ms is how far a state file or a lease reserves: give state_file or lease too",
             ));
-        }
-        #[cfg(feature = "std")]
-        if self.lease_dir.is_some() && matches!(self.lease, Some(LeaseKind::Redis(_))) {
-            return Err(bad("lease_dir", "lease_dir is where local leases live; a Redis lease has none"));
         }
         #[cfg(feature = "std")]
         if self.shared.is_some() && self.lease == Some(LeaseKind::Local) {
@@ -1117,9 +1112,6 @@ impl fmt::Display for Options {
             if let Some(field) = &self.lease_field {
                 write!(f, ";lease_field={field}")?;
             }
-            if let Some(p) = &self.lease_dir {
-                write!(f, ";lease_dir={}", p.display())?;
-            }
             if let Some(ms) = self.lease_ttl_ms {
                 write!(f, ";lease_ttl_ms={ms}")?;
             }
@@ -1132,9 +1124,6 @@ impl fmt::Display for Options {
                 if let Some(p) = path {
                     write!(f, ";{name}={}", p.display())?;
                 }
-            }
-            if self.run_lock {
-                f.write_str(";run_lock=true")?;
             }
         }
         Ok(())

@@ -57,11 +57,15 @@ pub enum SnowflakeStatus {
     /// A value of the wrong type: a string for a number, a fraction for a whole number
     /// (`ERR_SNOWFLAKE_TYPE`; from `snowflake_options_set_*`).
     Type = 16,
+    /// Another process held a lock of the host's record, a state file or a host lease longer
+    /// than `max_wait_ms` allows (a stopped process); the message names it
+    /// (`ERR_SNOWFLAKE_BUSY`).
+    Busy = 17,
 }
 
 impl SnowflakeStatus {
     /// Every status, for turning a raw `u32` from C back into one without undefined behaviour.
-    const ALL: [SnowflakeStatus; 17] = [
+    const ALL: [SnowflakeStatus; 18] = [
         SnowflakeStatus::Ok,
         SnowflakeStatus::NullArgument,
         SnowflakeStatus::InvalidUtf8,
@@ -79,6 +83,7 @@ impl SnowflakeStatus {
         SnowflakeStatus::StateFile,
         SnowflakeStatus::Io,
         SnowflakeStatus::Type,
+        SnowflakeStatus::Busy,
     ];
 
     /// The status of a raw value, if it is one.

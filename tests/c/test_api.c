@@ -118,9 +118,10 @@ static void test_statuses(void) {
       "ERR_SNOWFLAKE_VALUE", "ERR_SNOWFLAKE_INVALID_ID", "ERR_SNOWFLAKE_TIME_RANGE",
       "ERR_SNOWFLAKE_CLOCK_BEHIND", "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED", "ERR_SNOWFLAKE_FORKED",
       "ERR_SNOWFLAKE_BUFFER_TOO_SMALL", "ERR_SNOWFLAKE_PANIC", "ERR_SNOWFLAKE_SHARED_MISMATCH",
-      "ERR_SNOWFLAKE_LEASE", "ERR_SNOWFLAKE_STATE_FILE", "ERR_SNOWFLAKE_IO"};
+      "ERR_SNOWFLAKE_LEASE", "ERR_SNOWFLAKE_STATE_FILE", "ERR_SNOWFLAKE_IO", "ERR_SNOWFLAKE_TYPE",
+      "ERR_SNOWFLAKE_BUSY"};
   uint32_t s;
-  for (s = 0; s <= SNOWFLAKE_STATUS_IO; s++) {
+  for (s = 0; s <= SNOWFLAKE_STATUS_BUSY; s++) {
     CHECK(strcmp(snowflake_status_code(s), codes[s]) == 0, "status %u: %s", (unsigned)s,
           snowflake_status_code(s));
     CHECK(strlen(snowflake_status_str(s)) > 0, "status %u has no text", (unsigned)s);
@@ -869,7 +870,7 @@ static void test_coordination(void) {
   CHECK_STATUS(snowflake_generator_new(twitter, NULL, "shared=../etc", &other), SNOWFLAKE_STATUS_VALUE);
 
   /* lease=local: each generator claims its own worker value. */
-  snprintf(opts, sizeof opts, "lease=local;lease_dir=%s/leases", dir);
+  snprintf(opts, sizeof opts, "lease=local");
   if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", opts, &a), SNOWFLAKE_STATUS_OK) ==
           0 &&
       CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", opts, &b), SNOWFLAKE_STATUS_OK) ==
@@ -955,8 +956,6 @@ static void test_mixing(void) {
   FILE *f;
 
   if (!shm_dir_of_own(dir)) return;
-  snprintf(path, sizeof path, "%s/leases", dir);
-  setenv("SNOWFLAKE_LEASE_DIR", path, 1);
   if (CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK)) return;
   snprintf(one, sizeof one, "shared=c-mix-%ld-one", (long)getpid());
   snprintf(two, sizeof two, "shared=c-mix-%ld-two", (long)getpid());
@@ -1048,7 +1047,6 @@ static void test_mixing(void) {
 
   snowflake_layout_free(twitter);
   unsetenv("SNOWFLAKE_SHM_DIR");
-  unsetenv("SNOWFLAKE_LEASE_DIR");
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0, "removing %s", dir);
 }
@@ -1355,8 +1353,9 @@ static void test_public_errors(void) {
 }
 
 /* Issue 13: a custom spec states its epoch, node values name every node field or none, a bad
- * state_file or lease_dir fails when the generator is made (naming the path), and the stats
- * say how long the layout has left. */
+ * state_file fails when the generator is made (naming the path), and the stats say how long
+ * the layout has left. Issue 25: a state file that is no regular file (a device, a directory)
+ * is refused, and the retired lease_dir and run_lock say what replaced them. */
 static void test_strict_input(void) {
   SnowflakeLayout *twitter = NULL, *untouched = (SnowflakeLayout *)&twitter;
   SnowflakeGenerator *g = NULL, *other = NULL;
@@ -1399,12 +1398,21 @@ static void test_strict_input(void) {
   snprintf(opts, sizeof opts, "state_file=%s", path);
   CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1,worker=3", opts, &other), SNOWFLAKE_STATUS_IO);
   CHECK_DETAIL(path);
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1,worker=3", "state_file=/dev/null", &other),
+               SNOWFLAKE_STATUS_STATE_FILE);
+  CHECK_DETAIL("a character device");
+  snprintf(opts, sizeof opts, "state_file=%s", dir);
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1,worker=3", opts, &other), SNOWFLAKE_STATUS_STATE_FILE);
+  CHECK_DETAIL("a directory");
   snprintf(path, sizeof path, "%s/a-file", dir);
   f = fopen(path, "wb");
   if (f) fclose(f);
   snprintf(opts, sizeof opts, "lease=local;lease_dir=%s", path);
-  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", opts, &other), SNOWFLAKE_STATUS_IO);
-  CHECK_DETAIL(path);
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1", opts, &other), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("lease_dir was retired");
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=1,worker=3", "run_lock=true", &other),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("run_lock was retired");
   CHECK(other == NULL, "generator_new wrote its output on failure");
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   CHECK(system(cmd) == 0, "%s", cmd);

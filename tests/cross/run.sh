@@ -8,8 +8,8 @@
 #      and the 8 drew at the same time (tests/cross/check_ids.py).
 #      A creator SIGKILLed at any instant of setting a state up leaves a file the next opener
 #      uses (tests/cross/draw.c killopen).
-#      The state is named by the identity (libsnowflake-<16 hex digits>.shm), the name is a
-#      label on it.
+#      The state is the host's record of the identity (libsnowflake-<16 hex digits>-<uid>.shm,
+#      readable by every user, written by its owner), the name is a label on it.
 #   2. That name with another layout or node is simply another state: it opens, in each of the
 #      four languages, and issues its own node's IDs. Another max_drift_ms while a process
 #      uses the state is a SHARED_MISMATCH error that names it. Then the state still issues.
@@ -193,14 +193,15 @@ done <"$WORK/check.log"
 [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || not_ok "check_ids.py exited $status"
 echo "     wall clock: $((8 * PER_PROCESS)) IDs in $((done_ms - go_ms)) ms from go to the last exit (writing the files included)"
 
-# one_state <dir> <owner>: the directory holds one state, named by the identity, 0600, owner's.
+# one_state <dir> <owner>: the directory holds one record, named by the identity and its
+# owner's uid, 0644 (every user reads it to meet it; only its owner writes it), owner's.
 one_state() {
   local files=("$1"/libsnowflake-*.shm)
   ls -l "$1"
-  [ "${#files[@]}" = 1 ] && [[ $(basename "${files[0]}") =~ ^libsnowflake-[0-9a-f]{16}\.shm$ ]] &&
-    [ "$(stat -c '%a %U' "${files[0]}")" = "600 $2" ]
+  [ "${#files[@]}" = 1 ] && [[ $(basename "${files[0]}") =~ ^libsnowflake-[0-9a-f]{16}-$(id -u "$2")\.shm$ ]] &&
+    [ "$(stat -c '%a %U' "${files[0]}")" = "644 $2" ]
 }
-check "one state in $SNOWFLAKE_SHM_DIR, named by the identity (libsnowflake-<16 hex digits>.shm), mode 600" \
+check "one record in $SNOWFLAKE_SHM_DIR, named by the identity and the user (libsnowflake-<16 hex digits>-<uid>.shm), mode 644" \
   one_state "$SNOWFLAKE_SHM_DIR" "$(id -un)"
 
 # A process killed at any instant leaves the state consistent (issue 6): 500 fresh names,
@@ -245,7 +246,7 @@ mismatch_lines() { # <language>: its three cases
   # twitter, datacenter=3, worker=8
   id=$(sed -n 's/^node OPENED \([0-9]*\)$/\1/p' <<<"$out")
   [ -n "$id" ] && [ $(((id >> 17) & 31)) = 3 ] && [ $(((id >> 12) & 31)) = 8 ] || return 1
-  grep -E "^policy ERR_SNOWFLAKE_SHARED_MISMATCH .*max_drift_ms: .* uses .*/libsnowflake-[0-9a-f]{16}\.shm .*max_drift_ms=0, not 5" <<<"$out" >/dev/null
+  grep -E "^policy ERR_SNOWFLAKE_SHARED_MISMATCH .*max_drift_ms: process [0-9]+ of user .* uses .*/libsnowflake-[0-9a-f]{16}-[0-9]+\.shm.*max_drift_ms=0, not 5" <<<"$out" >/dev/null
 }
 for lang in py node php c; do
   check "$lang: shared=$NAME with another layout / node opens another state; another max_drift_ms while in use is ERR_SNOWFLAKE_SHARED_MISMATCH naming it" mismatch_lines $lang
@@ -388,7 +389,7 @@ PY
   done <"$WORK/check.log"
   [ "$status" -eq 0 ] || [ "$failed" -gt 0 ] || not_ok "the FPM check exited $status"
   FPM_OWNER=$(if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi)
-  check "FPM: one state in $FPM_DIR/shm, named by the identity, the workers' own, mode 600" \
+  check "FPM: one record in $FPM_DIR/shm, named by the identity, the workers' own, mode 644" \
     one_state "$FPM_DIR/shm" "$FPM_OWNER"
 
   # --- the fleet: plain generators (no coordination option), every kind of process at once -

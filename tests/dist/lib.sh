@@ -47,14 +47,27 @@ says() {
 now_ms() { date +%s%3N; }
 section() { printf -- '-- %s\n' "$*"; }
 
-# The PATH of every user-side command: without ~/.cargo/bin and without any directory that
-# holds cargo or rustc.
+# The PATH of every user-side command: without ~/.cargo/bin, and with any other directory
+# that holds a Rust tool (Debian's cargo-web and rustc-web put theirs in /usr/bin, beside
+# node and php) replaced by a directory of links to everything else in it.
 NORUST_PATH=$(
   IFS=:
   keep=()
+  n=0
   for dir in $PATH; do
     [ "$dir" = "$HOME/.cargo/bin" ] && continue
-    { [ -x "$dir/cargo" ] || [ -x "$dir/rustc" ]; } && continue
+    if [ -x "$dir/cargo" ] || [ -x "$dir/rustc" ]; then
+      n=$((n + 1))
+      shim=$WORK/norust-bin-$n
+      mkdir -p "$shim"
+      for f in "$dir"/*; do
+        case ${f##*/} in
+          cargo | cargo-* | rustc | rustc-* | rustdoc | rustup | rust-gdb* | rust-lldb | rustfmt | clippy-driver) ;;
+          *) ln -s "$f" "$shim/" 2>/dev/null ;;
+        esac
+      done
+      dir=$shim
+    fi
     keep+=("$dir")
   done
   echo "${keep[*]}"

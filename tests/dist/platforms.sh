@@ -53,8 +53,8 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-export SNOWFLAKE_SHM_DIR=$WORK/shm SNOWFLAKE_LEASE_DIR=$WORK/leases TMPDIR=$WORK/tmp
-mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR" "$TMPDIR"
+export SNOWFLAKE_SHM_DIR=$WORK/shm TMPDIR=$WORK/tmp
+mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$TMPDIR"
 unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
 # shellcheck source=tests/dist/lib.sh
 . tests/dist/lib.sh

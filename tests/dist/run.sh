@@ -62,8 +62,8 @@ trap 'exit 130' INT TERM
 
 # Isolation from other test runs on this machine: shared states, leases and the CLI's run
 # locks (in $TMPDIR) all go to this run's directory.
-export SNOWFLAKE_SHM_DIR=$WORK/shm SNOWFLAKE_LEASE_DIR=$WORK/leases TMPDIR=$WORK/tmp
-mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$SNOWFLAKE_LEASE_DIR" "$TMPDIR"
+export SNOWFLAKE_SHM_DIR=$WORK/shm TMPDIR=$WORK/tmp
+mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$TMPDIR"
 unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
 
 # check, program, says, section, no_rust: tests/dist/lib.sh (shared with tests/dist/platforms.sh).
@@ -288,7 +288,6 @@ pm.max_children = 2
 catch_workers_output = yes
 clear_env = yes
 env[SNOWFLAKE_SHM_DIR] = $FPM_DIR/shm
-env[SNOWFLAKE_LEASE_DIR] = $FPM_DIR/shm
 EOF
   # Not through no_rust: a function sent to the background is a subshell, and $! would be
   # that subshell's, not php-fpm's, which then outlived the test.

@@ -191,7 +191,8 @@ test('every exception class, with status, code and detail', function () {
         4 => ValueException::class, 5 => InvalidIdException::class, 6 => TimeRangeException::class,
         7 => ClockBehindException::class, 8 => SequenceExhaustedException::class, 9 => ForkedException::class,
         10 => InternalException::class, 11 => InternalException::class, 12 => Snowflake\SharedMismatchException::class,
-        13 => Snowflake\LeaseException::class, 14 => Snowflake\StateFileException::class, 15 => Snowflake\IoException::class];
+        13 => Snowflake\LeaseException::class, 14 => Snowflake\StateFileException::class, 15 => Snowflake\IoException::class,
+        16 => Snowflake\TypeException::class, 17 => Snowflake\BusyException::class];
     foreach ($expected as $status => $class) {
         $e = SnowflakeException::fromStatus($status);
         assert_same($class, get_class($e), "status $status");

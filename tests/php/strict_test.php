@@ -2,7 +2,7 @@
 
 // Issue 13's stricter input, from PHP: a custom layout states its epoch, node values name
 // every node field or none, bools, floats and strings are not node values (nor bools and
-// floats IDs), a bad state_file or lease_dir fails when the generator is made (naming the
+// floats IDs), a bad state_file fails when the generator is made (naming the
 // path), and stats() say how long the layout has left.
 
 declare(strict_types=1);
@@ -58,7 +58,7 @@ test('strict: bools, floats and strings are TypeExceptions naming the field', fu
     }
 });
 
-test('strict: state_file and lease_dir problems fail at open, naming the path', function () {
+test('strict: state_file problems fail at open, naming the path; the retired lease_dir and run_lock say why', function () {
     $dir = sys_get_temp_dir() . '/snowflake-php-strict-' . getmypid();
     @mkdir($dir, 0700, true);
     try {
@@ -66,10 +66,16 @@ test('strict: state_file and lease_dir problems fail at open, naming the path', 
         $e = assert_throws(SnowflakeException::class, fn () => new Generator('twitter', STRICT_FULL, ['state_file' => $missing]), 'missing directory');
         assert_true(str_contains($e->getMessage(), $missing), $e->getMessage());
         assert_true(!file_exists("$dir/no-such-dir"), 'nothing was made');
+        foreach (['/dev/null' => 'a character device', $dir => 'a directory'] as $notAFile => $what) {
+            $e = assert_throws(Snowflake\StateFileException::class, fn () => new Generator('twitter', STRICT_FULL, ['state_file' => $notAFile]), "state_file=$notAFile");
+            assert_true(str_contains($e->getMessage(), $what) && str_contains($e->getMessage(), $notAFile), $e->getMessage());
+        }
         $file = "$dir/a-file";
         file_put_contents($file, '');
-        $e = assert_throws(IoException::class, fn () => new Generator('twitter', ['datacenter' => 1], ['lease' => 'local', 'lease_dir' => $file]), 'lease_dir a file');
-        assert_true(str_contains($e->getMessage(), $file), $e->getMessage());
+        $e = assert_throws(Snowflake\ValueException::class, fn () => new Generator('twitter', ['datacenter' => 1], ['lease' => 'local', 'lease_dir' => $file]), 'lease_dir');
+        assert_true(str_contains($e->getMessage(), 'lease_dir was retired'), $e->getMessage());
+        $e = assert_throws(Snowflake\ValueException::class, fn () => new Generator('twitter', STRICT_FULL, ['run_lock' => true]), 'run_lock');
+        assert_true(str_contains($e->getMessage(), 'run_lock was retired'), $e->getMessage());
     } finally {
         @unlink("$dir/a-file");
         @rmdir($dir);

@@ -41,7 +41,7 @@ unchanged: pip through PIP_NO_INDEX and PIP_FIND_LINKS=dist/python; npm through 
 served by this test (npm_config_registry) that holds dist/node's two packages and nothing
 else; Composer with Packagist turned off in the session's COMPOSER_HOME (the README's
 Composer steps name their own repository). Each session has its own HOME, TMPDIR,
-SNOWFLAKE_SHM_DIR and SNOWFLAKE_LEASE_DIR, and no SNOWFLAKE_LIB, PKG_CONFIG_PATH or
+SNOWFLAKE_SHM_DIR, and no SNOWFLAKE_LIB, PKG_CONFIG_PATH or
 LD_LIBRARY_PATH from outside.
 
 Also checked: the README is under 500 lines; its and docs/'s relative links lead to files that
@@ -270,7 +270,6 @@ def session_env(home: Path, registry: str) -> dict[str, str]:
         RUSTUP_HOME=os.environ.get("RUSTUP_HOME", str(real_home / ".rustup")),
         TMPDIR=str(home / "tmp"),
         SNOWFLAKE_SHM_DIR=str(home / "shm"),
-        SNOWFLAKE_LEASE_DIR=str(home / "leases"),
         PIP_NO_INDEX="1",
         PIP_FIND_LINKS=str(DIST / "python"),
         PIP_DISABLE_PIP_VERSION_CHECK="1",

@@ -22,6 +22,7 @@ __all__ = [
     "LeaseError",
     "StateFileError",
     "SnowflakeOSError",
+    "BusyError",
     "SnowflakeTypeError",
 ]
 
@@ -112,6 +113,14 @@ class StateFileError(SnowflakeError):
     """A state file (``state_file=``) is corrupt, or belongs to another layout or node."""
 
     code = "ERR_SNOWFLAKE_STATE_FILE"
+
+
+class BusyError(SnowflakeError):
+    """Another process held a lock of the host's record of these layout and node values, of a
+    state file or of a host lease longer than ``max_wait_ms`` allows (a stopped process,
+    most likely): the message names it. Nothing was issued; retry."""
+
+    code = "ERR_SNOWFLAKE_BUSY"
 
 
 class SnowflakeOSError(SnowflakeError, OSError):

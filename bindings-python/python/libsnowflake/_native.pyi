@@ -172,13 +172,11 @@ class Generator:
         state_window_ms: Optional[int] = None,
         lease: Optional[str] = None,
         lease_field: Optional[str] = None,
-        lease_dir: Union[str, "os.PathLike[str]", None] = None,
         lease_ttl_ms: Optional[int] = None,
         lease_password_file: Union[str, "os.PathLike[str]", None] = None,
         lease_tls_ca: Union[str, "os.PathLike[str]", None] = None,
         lease_tls_cert: Union[str, "os.PathLike[str]", None] = None,
         lease_tls_key: Union[str, "os.PathLike[str]", None] = None,
-        run_lock: Optional[bool] = None,
         # </options>
     ) -> "Generator": ...
     def next_id(self) -> int: ...

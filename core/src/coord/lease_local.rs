@@ -1,75 +1,87 @@
-//! Worker-id leases on one host: each process claims a distinct value of a node field (the
-//! worker id) by locking a file in a directory; the kernel releases the lock when the process
-//! dies, however it dies.
+//! Worker-id leases on one host (`lease=local`): each process claims a distinct value of a
+//! node field (the worker id) by holding the host's record of the identity with that value
+//! alone (see `arbiter`, [`Mode::LocalLease`]). The kernel releases the hold when the process
+//! dies, however it dies; the record's state word is the value's high-water mark, so the next
+//! holder starts above whatever the last one issued, even if it died a microsecond ago.
 //!
-//! Directory: `lease_dir=`, else `$SNOWFLAKE_LEASE_DIR`, else `<tmp>/libsnowflake-leases`; in it
-//! one subdirectory per layout (its fingerprint in hex), and in that one file per identity
-//! held: `<v1>-<v2>-….lease`, the values of every node field in the layout's order, the
-//! leased one included. A lease is the lock on the file of the whole identity it hands out,
-//! not on a value of one field: processes that lease different fields of one layout (one
-//! `lease_field=worker` with `datacenter=1`, another `lease_field=datacenter` with
-//! `worker=0`) can never hold the same identity. A holder keeps a reservation of time in its
-//! lease file (the same record as a state file, written in place every `lease_window` of
-//! ticks), so the next holder of an identity never issues at or below what the previous
-//! holder could have issued, even if it died a microsecond ago, whichever field it leased.
+//! A lease is the record of the whole identity it hands out, not of a value of one field:
+//! processes that lease different fields of one layout, or that were given the value by hand,
+//! or that hold it as a Redis lease's, all meet on the same record, and only one of them
+//! issues with it. Records live beside the host's other records (`SNOWFLAKE_SHM_DIR`, else
+//! `/dev/shm`), so `TMPDIR`, systemd's `PrivateTmp` and temporary-file cleaners do not split a
+//! host's leases.
 
-use super::io_err;
-use super::mark::Durable;
+use super::arbiter::{Mode, Record, Refused, Request};
+use crate::clock::Clock;
 use crate::error::Error;
+use crate::generator::Word;
 use crate::layout::{Layout, Node};
-use crate::sys::{ForkGate, HeldLock, InChild};
-use std::fs::DirBuilder;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
+use crate::options::Policy;
+use std::sync::Arc;
 
-/// The default lease directory.
-pub fn default_lease_dir() -> PathBuf {
-    std::env::var_os("SNOWFLAKE_LEASE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("libsnowflake-leases"))
-}
-
-/// A claimed value: its field, the value, and the reservation kept in its file.
+/// A claimed value: its field, the value, and the record held.
 pub(crate) struct LocalLease {
-    pub field: usize,
     pub value: u64,
-    pub durable: Durable,
+    pub record: Arc<Record>,
 }
 
-/// Claims the first free value of `field` (index into `layout.fields()`).
+/// How many more free values a claim looks at when the first one's IDs are ahead of the clock
+/// (a Redis lease of it, say, started ahead of the clock and just let it go).
+const LOOK_FURTHER: usize = 16;
+
+/// Claims the lowest value of `field` (index into `layout.fields()`) whose record no process
+/// uses, for `node`'s other values; preferring, among the first few free ones, one whose
+/// last IDs the clock has passed (so that the first call need not wait, or fail).
 pub(crate) fn claim(
-    dir: &Path,
     layout: &Layout,
     node: &Node,
     field: usize,
-    window_ticks: u64,
+    policy: &Policy,
+    word: Word,
 ) -> Result<LocalLease, Error> {
-    let sub = dir.join(format!("{:016x}", layout.fingerprint()));
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&sub)
-        .map_err(|e| io_err("creating the lease directory", &sub, e))?;
     let max = layout.fields()[field].max();
+    let mut last_taken = None;
+    let mut best: Option<(u64, LocalLease)> = None;
+    let mut looked = 0;
     for value in 0..=max {
         let identity = node.with(field, value);
-        let name: Vec<String> = layout.node_values(&identity).map(|(_, v)| v.to_string()).collect();
-        let path = sub.join(format!("{}.lease", name.join("-")));
-        // The file is opened and locked inside the fork gate: a child never inherits the
-        // descriptor between the two, and with it the lock.
-        let _gate = ForkGate::enter();
-        let file =
-            crate::sys::open_private(&path, 0).map_err(|e| io_err("opening the lease file", &path, e))?;
-        let lock = match HeldLock::try_take(file, true, InChild::Dropped)
-            .map_err(|e| io_err("locking the lease file", &path, e))?
-        {
-            Some(lock) => lock,
-            None => continue,
+        let req = Request {
+            layout,
+            node: &identity,
+            rollover: None,
+            policy,
+            state_file: None,
+            host_lease: None,
+            mode: Mode::LocalLease,
+            label: None,
+            floor: 0,
+            reserved: u64::MAX,
+            word,
+            ahead_ms: policy.max_drift_ms,
         };
-        let node_bits = layout.node_bits(&identity);
-        let durable =
-            Durable::held(lock, &path, layout.fingerprint(), node_bits, window_ticks, layout.max_tick())?;
-        return Ok(LocalLease { field, value, durable });
+        match Record::hold(&req) {
+            Ok(record) => {
+                let clock = record.clock();
+                let start_ms = layout.unix_ms_of(record.issued_end(word).min(layout.max_tick()));
+                let wait_ms = start_ms.saturating_sub(clock.now_ms().saturating_add(policy.max_drift_ms));
+                let lease = LocalLease { value, record };
+                if wait_ms <= policy.max_wait_ms.min(50) {
+                    return Ok(lease);
+                }
+                if best.as_ref().is_none_or(|(w, _)| wait_ms < *w) {
+                    best = Some((wait_ms, lease)); // the one held before is let go
+                }
+                looked += 1;
+                if looked > LOOK_FURTHER {
+                    break;
+                }
+            }
+            Err(Refused::Taken(e)) => last_taken = Some(e),
+            Err(Refused::Failed(e)) => return Err(e),
+        }
+    }
+    if let Some((_, lease)) = best {
+        return Ok(lease);
     }
     let others: Vec<String> = layout
         .node_values(node)
@@ -77,10 +89,10 @@ pub(crate) fn claim(
         .map(|(name, v)| format!("{name}={v}"))
         .collect();
     Err(Error::lease_unavailable(format_args!(
-        "all {} values of `{}`{} are held by live processes (lease files in {})",
+        "all {} values of `{}`{} are used by live processes of this host{}",
         max + 1,
         layout.fields()[field].name(),
         if others.is_empty() { String::new() } else { format!(" with {}", others.join(",")) },
-        sub.display()
+        last_taken.map_or(String::new(), |e| format!(" (the last: {e})"))
     )))
 }

@@ -47,14 +47,13 @@
 //!   end of its last adopted validity, before the TTL ends, and the next call claims again
 //!   under the lock: the first process to do so claims, the others join that claim.
 
+use super::arbiter::{HostWords, Mode, Record, Refused, Request};
 use super::redis_conn::{describe, Failure, Settings, Target};
-#[cfg(feature = "shared")]
-use super::shared::{HostWords, Mapping};
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
 use crate::generator::{Cell, HighWater, LeaseStats, Word};
 use crate::layout::{Layout, Node};
-use crate::options::{LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
+use crate::options::{Policy, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -84,6 +83,9 @@ local cur = tonumber(redis.call('GET', KEYS[2]) or '0') \
 if tonumber(ARGV[2]) > cur then redis.call('SET', KEYS[2], ARGV[2]) end return 1";
 const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
 redis.call('SET', KEYS[2], ARGV[2]) redis.call('DEL', KEYS[1]) return 1";
+/// Gives back a value just claimed that this host cannot use (another process of it uses the
+/// identity): the key only, its mark as it was.
+const UNCLAIM: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1";
 
 /// Values scanned by one claim script: a wide field is scanned in several calls, so that no
 /// call holds Redis for long.
@@ -91,49 +93,55 @@ const SCAN: u64 = 4096;
 
 /// The shared part of a host lease (see the module docs).
 pub(crate) struct Host {
-    #[cfg(feature = "shared")]
-    pub map: Arc<Mapping>,
+    pub map: Arc<Record>,
     /// `<file>.lease`, locked shared while this process uses the lease.
     pub users: Option<crate::sys::HeldLock>,
-    pub users_path: std::path::PathBuf,
     /// The epoch of this process's claim.
     pub epoch: AtomicU64,
+    /// How long a wait for the host's locks may last.
+    pub max_wait_ms: u64,
 }
 
-#[cfg(feature = "shared")]
 impl Host {
-    /// Joins the host lease of `map`: locks `<file>.lease` shared (waiting while a last
-    /// process releases the lease).
-    pub(crate) fn join(map: Arc<Mapping>) -> Result<Host, Error> {
-        use crate::sys::{open_private, HeldLock, InChild};
-        let users_path = std::path::PathBuf::from(format!("{}.lease", map.path().display()));
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    /// Joins the host lease of `map`: locks `<file>.lease` shared (waiting, at most
+    /// `max_wait_ms` and a second, while a last process releases the lease).
+    pub(crate) fn join(map: Arc<Record>, max_wait_ms: u64) -> Result<Host, Error> {
+        use crate::sys::{HeldLock, InChild};
+        let wait = max_wait_ms.max(super::arbiter::OPEN_GRACE_MS);
+        let deadline = std::time::Instant::now() + Duration::from_millis(wait);
         loop {
-            let file = open_private(&users_path, 0).map_err(|e| super::io_err("opening", &users_path, e))?;
+            let file = map.companion_file(".lease")?;
             match HeldLock::try_take(file, false, InChild::Dropped) {
                 Ok(Some(users)) => {
-                    return Ok(Host { map, users: Some(users), users_path, epoch: AtomicU64::new(0) });
+                    return Ok(Host { map, users: Some(users), epoch: AtomicU64::new(0), max_wait_ms });
                 }
                 Ok(None) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(2))
                 }
                 Ok(None) => {
-                    return Err(Error::lease_unavailable(format_args!(
-                        "{} stayed locked for 10 s: a process of this host is releasing the lease",
-                        users_path.display()
-                    )))
+                    return Err(super::arbiter::busy(
+                        &map.path().with_extension("host.lease"),
+                        "the host lease's lock (a last process releasing the lease)",
+                        None,
+                    ))
                 }
-                Err(e) => return Err(super::io_err("locking", &users_path, e)),
+                Err(e) => return Err(super::io_err("locking", map.path(), e)),
             }
         }
+    }
+
+    /// The host's lock, waited for at most `max_wait_ms` (and a second).
+    fn lock(&self) -> Result<crate::sys::Flock<'_>, Error> {
+        let wait = self.max_wait_ms.max(super::arbiter::OPEN_GRACE_MS);
+        self.map.host_lock(std::time::Instant::now() + Duration::from_millis(wait))
     }
 
     /// Whether this process is the host lease's last user: it unlocks `<file>.lease`, then
     /// locks it exclusively (held while the caller releases the lease).
     fn last_user(&mut self) -> Option<crate::sys::HeldLock> {
-        use crate::sys::{open_private, HeldLock, InChild};
+        use crate::sys::{HeldLock, InChild};
         drop(self.users.take());
-        let file = open_private(&self.users_path, 0).ok()?;
+        let file = self.map.companion_file(".lease").ok()?;
         HeldLock::try_take(file, true, InChild::Dropped).ok().flatten()
     }
 }
@@ -159,6 +167,9 @@ struct Held {
 struct Inner {
     conn: Option<redis::Connection>,
     held: Option<Held>,
+    /// The host's record of the identity with the value held (see `arbiter`): while this
+    /// process holds the value, no other way of issuing with it on this host can start.
+    guard: Option<(u64, Arc<Record>)>,
     /// The last failed claim, repeated until `retry_at_ms` (no Redis call per ID).
     last_error: Option<Error>,
 }
@@ -167,6 +178,8 @@ struct Inner {
 pub(crate) struct RedisLease {
     target: Target,
     layout: Layout,
+    /// The node values (the leased field's at 0) and the policy, for the value's record.
+    node: Node,
     field: usize,
     /// The key around the leased value: `libsnowflake:<fp>:a=1,worker=` and `,b=2`.
     head: String,
@@ -190,6 +203,9 @@ pub(crate) struct RedisLease {
     retry_at_ms: AtomicU64,
     /// The claim's IDs start at this reading (see `started`).
     start_ms: AtomicU64,
+    /// Until when (a clock reading) the last check found the value's record on this host whole
+    /// at its name (see `arbiter`'s validity): past it, the next call checks again.
+    guard_until_ms: AtomicU64,
     claims: AtomicU64,
     losses: AtomicU64,
     inner: Mutex<Inner>,
@@ -264,11 +280,11 @@ impl RedisLease {
         let lease = Arc::new(RedisLease {
             target,
             layout: *layout,
+            node: node.with(field, 0),
             field,
             head,
             tail,
             token: match &host {
-                #[cfg(feature = "shared")]
                 Some(h) => h.map.host_token(),
                 _ => format!(
                     "{}-{}-{:x}",
@@ -290,9 +306,10 @@ impl RedisLease {
             valid_until_ms: AtomicU64::new(0),
             retry_at_ms: AtomicU64::new(0),
             start_ms: AtomicU64::new(0),
+            guard_until_ms: AtomicU64::new(0),
             claims: AtomicU64::new(0),
             losses: AtomicU64::new(0),
-            inner: Mutex::new(Inner { conn: None, held: None, last_error: None }),
+            inner: Mutex::new(Inner { conn: None, held: None, guard: None, last_error: None }),
             state,
             word,
             host,
@@ -366,48 +383,90 @@ impl RedisLease {
     fn claim(&self, inner: &mut Inner, prefer: Option<u64>) -> Result<u64, Error> {
         // A host lease claims under the host's lock, preferring the host's value: a process
         // that finds it still the host's joins that claim.
-        #[cfg(feature = "shared")]
-        let _host_lock = self.host.as_ref().map(|h| h.map.host_lock()).transpose()?;
-        #[cfg(feature = "shared")]
+        let _host_lock = self.host.as_ref().map(|h| h.lock()).transpose()?;
         let prefer = self.host.as_ref().and_then(|h| h.map.host_value()).or(prefer);
         let f = &self.layout.fields()[self.field];
         let count = f.max().saturating_add(1).min(1 << 53);
         let unavailable = |m: &str| Error::lease_unavailable(m);
         let mut from: u64 = 0;
-        let (sent_at, value, ours, stored) = loop {
-            let sent_at = self.clock.now_ms();
-            let to = from.saturating_add(SCAN).min(count);
-            let args = [
-                self.head.clone(),
-                self.tail.clone(),
-                from.to_string(),
-                to.to_string(),
-                self.token.clone(),
-                self.ttl_ms.to_string(),
-                prefer.filter(|_| from == 0).map_or("-1".to_string(), |v| v.to_string()),
-            ];
-            let reply =
-                self.with_conn(inner, |c| eval(c, CLAIM, &[], &args)).map_err(|e| unavailable(&e.message))?;
-            if let redis::Value::Array(items) = &reply {
-                let value = items.first().and_then(int).and_then(|v| u64::try_from(v).ok());
-                let ours = items.get(1).and_then(int) == Some(1);
-                let stored = items.get(2).and_then(int).and_then(|v| u64::try_from(v).ok());
-                if let Some(value) = value {
-                    break (sent_at, value, ours, stored);
+        let mut prefer = prefer;
+        let mut taken_here: Option<Error> = None;
+        let (sent_at, value, ours, stored, guard) = 'claim: loop {
+            let (sent_at, value, ours, stored) = loop {
+                let sent_at = self.clock.now_ms();
+                let to = from.saturating_add(SCAN).min(count);
+                let args = [
+                    self.head.clone(),
+                    self.tail.clone(),
+                    from.to_string(),
+                    to.to_string(),
+                    self.token.clone(),
+                    self.ttl_ms.to_string(),
+                    prefer.map_or("-1".to_string(), |v| v.to_string()),
+                ];
+                let reply = self
+                    .with_conn(inner, |c| eval(c, CLAIM, &[], &args))
+                    .map_err(|e| unavailable(&e.message))?;
+                if let redis::Value::Array(items) = &reply {
+                    let value = items.first().and_then(int).and_then(|v| u64::try_from(v).ok());
+                    let ours = items.get(1).and_then(int) == Some(1);
+                    let stored = items.get(2).and_then(int).and_then(|v| u64::try_from(v).ok());
+                    if let Some(value) = value {
+                        break (sent_at, value, ours, stored);
+                    }
                 }
-            }
-            from = to;
-            if from >= count {
-                return Err(Error::lease_retry(
-                    format_args!(
-                        "all {count} values of `{}` are leased in Redis at {} (keys {}*{}); this generator claims again on its next call",
-                        f.name(),
-                        self.target.shown,
-                        self.head,
-                        self.tail
-                    ),
-                    self.ttl_ms,
-                ));
+                prefer = None;
+                from = to;
+                if from >= count {
+                    let here = taken_here.as_ref().map_or(String::new(), |e| {
+                        format!("; the last value free in Redis is used on this host another way ({e})")
+                    });
+                    return Err(Error::lease_retry(
+                        format_args!(
+                            "all {count} values of `{}` are leased in Redis at {} (keys {}*{}){here}; this generator claims again on its next call",
+                            f.name(),
+                            self.target.shown,
+                            self.head,
+                            self.tail
+                        ),
+                        self.ttl_ms,
+                    ));
+                }
+            };
+            // The host's record of the identity with this value: held before the value is
+            // used, so that no other way of issuing with it on this host runs meanwhile.
+            match self.guard(inner, value) {
+                Ok(guard) => break 'claim (sent_at, value, ours, stored, guard),
+                Err(refused) => {
+                    if !ours {
+                        let key = format!("{}{value}{}", self.head, self.tail);
+                        let _ = self.with_conn(inner, |c| {
+                            eval(c, UNCLAIM, &[&key], std::slice::from_ref(&self.token))
+                        });
+                    }
+                    match refused {
+                        Refused::Taken(e) => {
+                            taken_here = Some(e);
+                            if prefer == Some(value) {
+                                prefer = None;
+                            } else {
+                                from = value + 1;
+                                prefer = None;
+                            }
+                            if from >= count {
+                                return Err(Error::lease_retry(
+                                    format_args!(
+                                        "no value of `{}` free in Redis can be used on this host: {}",
+                                        f.name(),
+                                        taken_here.expect("set above")
+                                    ),
+                                    self.ttl_ms,
+                                ));
+                            }
+                        }
+                        Refused::Failed(e) => return Err(e),
+                    }
+                }
             }
         };
         let key = format!("{}{value}{}", self.head, self.tail);
@@ -435,6 +494,9 @@ impl RedisLease {
                 (floor - now_tick).saturating_mul(self.layout.tick_ms())
             )));
         }
+        // Above whatever the value's record says was issued on this host (by any way of
+        // issuing, any user).
+        let floor = floor.max(guard.issued_end(self.word).min(end));
         // A host's state may start ahead of the clock (another process's fresh claim): this
         // process too waits for it, as the one that raised it does.
         let floor = match self.host {
@@ -450,16 +512,76 @@ impl RedisLease {
         self.start_ms.store(self.layout.unix_ms_of(floor), Ordering::Release);
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.valid_until_ms.store(sent_at + self.ttl_ms / 5 * 4, Ordering::Release);
-        #[cfg(feature = "shared")]
         if let Some(h) = &self.host {
             let epoch = h.map.host_claimed(value, ours);
             h.epoch.store(epoch, Ordering::Release);
             h.map.host_renewed(epoch, sent_at + self.ttl_ms / 5 * 4);
         }
+        if inner.guard.as_ref().map(|(v, _)| *v) != Some(value) {
+            // The value held before: its record keeps the end of everything issued so far.
+            if let Some((_, old)) = inner.guard.take() {
+                if let Some(end) = self.word.issued_end(self.state.load(Ordering::Acquire)) {
+                    old.settle(self.word, end);
+                }
+            }
+            inner.guard = Some((value, guard));
+        }
         self.claims.fetch_add(1, Ordering::Relaxed);
         inner.held = Some(Held { value, key, hwm, lost: false });
         inner.last_error = None;
         Ok(floor)
+    }
+
+    /// Checks that the value's record on this host is still whole at its name (a record
+    /// removed by a cleaner, or truncated, could be made anew by a process that would then
+    /// issue with the value beside this one): if not, the lease is given up here and claimed
+    /// again (with a new record) by the next call.
+    fn check_guard(&self, now_ms: u64) -> Result<(), Error> {
+        use crate::generator::Validity;
+        let mut inner = self.lock();
+        let Some((_, guard)) = inner.guard.as_ref() else { return Ok(()) };
+        match guard.renew(guard.clock().now_ms()) {
+            Ok(()) => {
+                self.guard_until_ms.store(now_ms + super::arbiter::RECHECK_MS, Ordering::Release);
+                Ok(())
+            }
+            Err(e) => {
+                inner.guard = None;
+                self.lose(&mut inner);
+                Err(e)
+            }
+        }
+    }
+
+    /// Holds the host's record of the identity with `value` (the one held already, or a new
+    /// hold): alone for a lease of one process, with the host's other processes for a host
+    /// lease.
+    fn guard(&self, inner: &Inner, value: u64) -> Result<Arc<Record>, Refused> {
+        if let Some((v, g)) = &inner.guard {
+            if *v == value {
+                return Ok(g.clone());
+            }
+        }
+        let node = self.node.with(self.field, value);
+        // Redis leases of a value share its record whatever their own policies (they share no
+        // state); the lease term keeps every other way of issuing out.
+        let policy =
+            Policy { max_drift_ms: 0, max_wait_ms: 0, sequence_start: Default::default(), rollover: None };
+        let req = Request {
+            layout: &self.layout,
+            node: &node,
+            rollover: None,
+            policy: &policy,
+            state_file: None,
+            host_lease: Some(self.field),
+            mode: Mode::LeaseGuard,
+            label: None,
+            floor: 0,
+            reserved: u64::MAX,
+            word: self.word,
+            ahead_ms: LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS,
+        };
+        Record::hold(&req)
     }
 
     fn start_renewing(lease: &Arc<RedisLease>) -> std::io::Result<()> {
@@ -506,7 +628,6 @@ impl RedisLease {
         match self.with_conn(&mut inner, |c| eval(c, RENEW, &[&key], &args)) {
             Ok(redis::Value::Int(1)) => {
                 self.valid_until_ms.fetch_max(sent_at + self.ttl_ms / 5 * 4, Ordering::AcqRel);
-                #[cfg(feature = "shared")]
                 if let Some(h) = &self.host {
                     h.map.host_renewed(h.epoch.load(Ordering::Acquire), sent_at + self.ttl_ms / 5 * 4);
                 }
@@ -525,7 +646,6 @@ impl RedisLease {
     /// of the host, adopted here (`valid_until_ms` raised to it). `None` for a lease of one
     /// process, or when the host's claim is another.
     fn adopt_host_renewal(&self) -> Option<u64> {
-        #[cfg(feature = "shared")]
         if let Some(h) = &self.host {
             let until = h.map.host_valid(h.epoch.load(Ordering::Acquire))?;
             self.valid_until_ms.fetch_max(until, Ordering::AcqRel);
@@ -538,7 +658,6 @@ impl RedisLease {
     /// when another process of the host claimed anew, this one joins that claim (in `heal`).
     #[inline]
     fn host_claim_current(&self) -> bool {
-        #[cfg(feature = "shared")]
         if let Some(h) = &self.host {
             return h.epoch.load(Ordering::Acquire) == h.map.host_epoch();
         }
@@ -635,10 +754,9 @@ impl RedisLease {
         };
         let (key, hwm) = (held.key.clone(), held.hwm.clone());
         // A host lease reserves for the host: one process stores, the others adopt.
-        #[cfg(feature = "shared")]
         let host = match &self.host {
             Some(h) => {
-                let lock = h.map.host_lock()?;
+                let lock = h.lock()?;
                 let epoch = h.epoch.load(Ordering::Acquire);
                 if let Some(end) = h.map.host_reserved(epoch).filter(|&end| end > tick) {
                     self.reserved.fetch_max(end, Ordering::AcqRel);
@@ -652,8 +770,10 @@ impl RedisLease {
         let args = [self.token.clone(), new_end.to_string()];
         match self.with_conn(&mut inner, |c| eval(c, EXTEND, &[&key, &hwm], &args)) {
             Ok(redis::Value::Int(1)) => {
+                if let Some((_, g)) = &inner.guard {
+                    g.guard_reserve(new_end);
+                }
                 self.reserved.fetch_max(new_end, Ordering::AcqRel);
-                #[cfg(feature = "shared")]
                 if let Some((h, _lock, epoch)) = host {
                     h.map.host_reserve(epoch, new_end);
                 }
@@ -661,7 +781,6 @@ impl RedisLease {
             }
             Ok(_) => {
                 // Taken or deleted: claim again now, as the next call would.
-                #[cfg(feature = "shared")]
                 drop(host);
                 self.lose(&mut inner);
                 drop(inner);
@@ -698,6 +817,9 @@ impl HighWater for RedisLease {
     }
     #[inline]
     fn check(&self, now_ms: u64) -> Result<(), Error> {
+        if now_ms >= self.guard_until_ms.load(Ordering::Acquire) {
+            self.check_guard(now_ms)?;
+        }
         if now_ms < self.valid_until_ms.load(Ordering::Acquire) && self.host_claim_current() {
             return self.started(now_ms);
         }
@@ -739,27 +861,32 @@ impl Drop for RedisLease {
             return;
         }
         self.stop_renewing();
-        #[cfg(feature = "shared")]
         if let Some(mut host) = self.host.take() {
             // Only the host's last process releases (see the module docs).
             let Some(_last) = host.last_user() else { return };
-            let _lock = host.map.host_lock();
+            let _lock = host.lock();
             let Some(value) = host.map.host_value() else { return };
             let key = format!("{}{value}{}", self.head, self.tail);
             let hwm = format!("{key}:hwm");
             // Every ID of the host came from the state word: its end is exact.
             let Some(end) = self.word.issued_end(self.state.load(Ordering::Acquire)) else { return };
             let mut inner = self.lock();
+            if let Some((_, guard)) = inner.guard.take() {
+                guard.settle(self.word, end);
+            }
             let args = [self.token.clone(), end.to_string()];
             let _ = self.with_conn(&mut inner, |c| eval(c, RELEASE, &[&key, &hwm], &args));
             return;
         }
         let mut inner = self.lock();
-        let Some(held) = inner.held.take().filter(|h| !h.lost) else { return };
         // A lease never has a rollover field (refused at open), so the end is known.
         let reserved = self.reserved.load(Ordering::Acquire);
         let end =
             self.word.issued_end(self.state.load(Ordering::Acquire)).map_or(reserved, |e| e.min(reserved));
+        if let Some((_, guard)) = inner.guard.take() {
+            guard.settle(self.word, end);
+        }
+        let Some(held) = inner.held.take().filter(|h| !h.lost) else { return };
         let args = [self.token.clone(), end.to_string()];
         let _ = self.with_conn(&mut inner, |c| eval(c, RELEASE, &[&held.key, &held.hwm], &args));
     }

@@ -1,21 +1,15 @@
 //! Coordination: what a generator's state is shared with, layered above the generator (which
 //! knows only a state cell and an optional high-water mark, see `crate::generator`).
 //!
-//! - In this process: [`registry`] gives every generator with the same layout and node values
-//!   one state, so "a new generator per request" cannot repeat an ID.
-//!
-//! Beyond one process (DESIGN §5), each behind a cargo feature:
-//!
-//! - `shared=<name>` (`shared`): every process of the host that opens the name draws from one
-//!   state in shared memory (see [`crate::shm_dir`]). No repeat, and IDs increase across
-//!   processes.
-//! - `state_file=<path>` (`state-file`): a durable high-water mark; a restart after the clock
-//!   stepped back never repeats an ID.
-//! - `lease=local` (`lease-local`): each process claims a distinct value of the worker field
-//!   (`lease_field=`) with file locks in a directory (`lease_dir=`); `lease=redis://…`
-//!   (`lease-redis`) does the same across hosts with keys in Redis (`lease_ttl_ms=`), and
-//!   claims again when its lease lapsed.
-//! - `run_lock=true`: processes with the same identity take turns (see `run_lock`).
+//! - In this process: [`registry`] refuses two generators of one identity (layout and node
+//!   values) that would issue from two states, and keeps the state of generators with a
+//!   clock of the caller's.
+//! - On the host: [`arbiter`] keeps one record of each identity, which every way of issuing
+//!   meets before it issues (the default, `shared=`, `process_only`, `state_file`, each lease
+//!   under the value it holds, `rollover`): across processes and users it refuses exactly
+//!   what the registry refuses in one process. `isolated` alone stays outside.
+//! - Beyond the host: a state file (`state-file`) keeps a durable high-water mark; Redis
+//!   leases (`lease-redis`) hand out worker values to a fleet.
 //!
 //! Every option comes from [`crate::Options`], whose table checks names, types and ranges;
 //! this module only wires the backends.
@@ -28,24 +22,22 @@ use crate::options::{LeaseKind, Options};
 use crate::text::Name;
 use std::path::Path;
 
+#[cfg(unix)]
+mod arbiter;
 #[cfg(all(unix, feature = "lease-local"))]
 mod lease_local;
 #[cfg(all(unix, feature = "lease-redis"))]
 mod lease_redis;
-#[cfg(all(unix, any(feature = "state-file", feature = "lease-local")))]
+#[cfg(all(unix, feature = "state-file"))]
 mod mark;
 #[cfg(all(unix, feature = "lease-redis"))]
 mod redis_conn;
 mod registry;
-#[cfg(unix)]
-mod run_lock;
-#[cfg(all(unix, feature = "shared"))]
-mod shared;
 
-#[cfg(all(unix, feature = "lease-local"))]
-pub use lease_local::default_lease_dir;
-#[cfg(all(unix, feature = "shared"))]
-pub use shared::{find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState};
+#[cfg(unix)]
+pub use arbiter::{
+    container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
+};
 
 fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
@@ -82,28 +74,15 @@ fn lease_field(layout: &Layout, options: &Options) -> Result<usize> {
     Ok(pick)
 }
 
-/// Whether `options` ask for nothing beyond this process.
-fn in_process_only(options: &Options) -> bool {
-    options.shared.is_none() && options.state_file.is_none() && options.lease.is_none() && !options.run_lock
-}
-
-/// Whether a generator with `options` uses the host's shared state of its identity: the
-/// default, unless it keeps a state of its own (`isolated`, `process_only`), holds a lease
-/// (a value of its own; with `shared=`, a host lease) or takes turns (`run_lock`).
-#[cfg(feature = "shared")]
-fn uses_host_state(options: &Options) -> bool {
-    !options.isolated && !options.process_only && options.lease.is_none() && !options.run_lock
-}
-
 impl Generator<DefaultClock> {
     /// A generator on the process's monotonic clock, working with other generators as
     /// `options` say:
     ///
-    /// - by default, every generator of this process with the same layout and node values
-    ///   shares one state, so making "a new generator per request" cannot repeat an ID
-    ///   (`isolated` gives it a state of its own, for tests);
-    /// - `shared`, `state_file`, `lease` and `run_lock` reach beyond the process (see the
-    ///   option table, [`crate::OPTIONS`]).
+    /// - by default, every generator of this host with the same layout and node values (in
+    ///   this process and in every other process of this user) shares one state, and another
+    ///   way of issuing with them, or another user's process, is refused while it lives;
+    /// - `process_only`, `state_file`, `lease` and `rollover` choose another way (see the
+    ///   option table, [`crate::OPTIONS`]); `isolated` gives a state of its own, for tests.
     ///
     /// ```
     /// use snowflake_core::{Generator, Layout, Options};
@@ -119,35 +98,30 @@ impl Generator<DefaultClock> {
             None => 0,
         };
         layout.check_node_named(&node, leased | options.rollover_bit(layout))?;
-        #[cfg(all(unix, feature = "shared"))]
-        if uses_host_state(&options) {
-            return open_shared(layout, node, &options);
-        }
-        // No host state on this system yet: a state of this process's own would let two
-        // processes of one identity repeat each other's IDs, so the default is refused, never
-        // quietly narrowed to the process.
-        #[cfg(all(not(unix), feature = "shared"))]
-        if uses_host_state(&options) {
-            return Err(bad("process_only", NO_HOST_STATE));
-        }
-        if in_process_only(&options) {
-            return Generator::with_clock(layout, node, options, DefaultClock::default());
+        if options.isolated {
+            return Generator::build(layout, node, options.policy(), DefaultClock::default());
         }
         open(layout, node, &options)
     }
 }
 
 impl<C: Clock> Generator<C> {
-    /// A generator of this process reading `clock` (the state is shared with every generator
-    /// of this process with the same layout and node values, unless `options.isolated`).
-    /// Options that reach beyond the process (`shared`, `state_file`, `lease`, `run_lock`) need
-    /// the process's clock: use [`Generator::new`].
+    /// A generator of this process reading `clock`, a clock of the caller's: its state is
+    /// this process's (shared with every generator of this process with the same layout and
+    /// node values and a clock of the caller's), and while it lives no other process of the
+    /// host may issue with its layout and node values (it holds their record alone), unless
+    /// `options.isolated`. Options that reach beyond the process (`shared`, `state_file`,
+    /// `lease`, `process_only`) need the process's clock: use [`Generator::new`].
     pub fn with_clock(layout: &Layout, node: Node, options: Options, clock: C) -> Result<Self> {
         options.check_combinations()?;
-        if !in_process_only(&options) {
+        let beyond = options.shared.is_some()
+            || options.state_file.is_some()
+            || options.lease.is_some()
+            || options.process_only;
+        if beyond {
             return Err(bad(
                 "clock",
-                "a generator with its own clock works within this process only: shared, state_file, lease and run_lock need Generator::new",
+                "a generator with its own clock keeps its state in this process: shared, state_file, lease and process_only need Generator::new",
             ));
         }
         layout.check_node_named(&node, options.rollover_bit(layout))?;
@@ -155,37 +129,63 @@ impl<C: Clock> Generator<C> {
         if options.isolated {
             return Ok(g);
         }
-        let member = registry::state_for(layout, &node, rollover_index(layout, &options), &options.policy())?;
-        Ok(g.assemble(Cell::new(member, |m| &*m.state), None, false))
+        let rollover = rollover_index(layout, &options);
+        let member = registry::state_for(layout, &node, rollover, &options.policy())?;
+        #[cfg(unix)]
+        let guard = {
+            let policy = options.policy();
+            let req = arbiter::Request {
+                layout,
+                node: &rollover.map_or(node, |r| node.with(r, 0)),
+                rollover,
+                policy: &policy,
+                state_file: None,
+                host_lease: None,
+                mode: arbiter::Mode::Guard,
+                label: None,
+                floor: 0,
+                reserved: u64::MAX,
+                word: g.word_format(),
+                // A clock of the caller's may be anywhere: as far as a beacon tells.
+                ahead_ms: u64::MAX,
+            };
+            let record = arbiter::Record::hold(&req).map_err(arbiter::Refused::error)?;
+            g.word_format().raise_to(&member.state, record.issued_end(g.word_format()));
+            Some(arbiter::Settle { record, state: member.state.clone(), word: g.word_format() })
+        };
+        #[cfg(not(unix))]
+        let guard: Option<()> = None;
+        Ok(g.assemble(Cell::new(std::sync::Arc::new((member, guard)), |(m, _)| &*m.state), None, false))
     }
 }
 
-/// Why a generator that would use the host's state is refused where there is none.
-#[cfg(all(not(unix), feature = "shared"))]
-const NO_HOST_STATE: &str = "this system has no host-wide state for libsnowflake yet, so the default generator, which shares its \
-     layout and node values with every process of the host, cannot be made here: set process_only=true when this is the only \
-     process that issues with these layout and node values (or isolated=true in tests)";
-
 #[cfg(not(unix))]
 fn open(_: &Layout, _: Node, _: &Options) -> Result<Generator> {
-    Err(bad("shared", "shared state, state files, leases and the run lock need a Unix system"))
+    Err(bad(
+        "shared",
+        "this system has no host record of identities yet: only isolated generators (for tests) work here",
+    ))
 }
 
 #[cfg(unix)]
 fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
-    if let Some(kind) = &options.lease {
-        #[cfg(all(feature = "shared", feature = "lease-redis"))]
-        if let (Some(name), LeaseKind::Redis(url)) = (&options.shared, kind) {
-            return open_host_lease(layout, node, options, name, url);
-        }
-        return open_leased(layout, node, options, kind);
+    match &options.lease {
+        #[cfg(feature = "lease-local")]
+        Some(LeaseKind::Local) => open_local_lease(layout, node, options),
+        #[cfg(feature = "lease-redis")]
+        Some(LeaseKind::Redis(url)) => match &options.shared {
+            Some(name) => open_host_lease(layout, node, options, name, url),
+            None => open_redis_lease(layout, node, options, url),
+        },
+        // The option table refuses a lease whose feature is missing.
+        #[allow(unreachable_patterns)]
+        Some(_) => Err(bad("lease", "this build of snowflake-core has no backend for this lease")),
+        None => open_record(layout, node, options),
     }
-    open_in_process(layout, node, options)
 }
 
 /// How many ticks a window of `ms` covers (at least one).
 #[cfg(unix)]
-#[allow(dead_code)]
 fn window_ticks(layout: &Layout, ms: u64) -> u64 {
     (ms / layout.tick_ms()).max(1)
 }
@@ -201,6 +201,116 @@ fn leased_field(layout: &Layout, node: &Node, options: &Options) -> Result<usize
         ));
     }
     Ok(field)
+}
+
+/// Waits for a fresh record's first tick when it is near (rather than fail the first
+/// calls); for a drift of up to 100 ms, until the clock reaches it, so that the first calls
+/// have their whole drift to borrow. A far one (a removed copy's holders borrowed far ahead,
+/// or a coarse tick) is left to the calls, whose `max_wait_ms` bounds it.
+#[cfg(unix)]
+fn wait_ready(layout: &Layout, record: &arbiter::Record, max_drift_ms: u64) {
+    let clock = record.clock();
+    let ready_ms = record.ready_ms().saturating_add(max_drift_ms.min(100));
+    let now_ms = clock.now_ms();
+    let carry = (2 * layout.tick_ms()).min(2000);
+    if ready_ms > now_ms && ready_ms - now_ms <= arbiter::RECHECK_MS + carry + 200 {
+        clock.wait_until_ms(ready_ms);
+    }
+}
+
+/// The default, `shared=`, `process_only`, a state file and `rollover`: the host's record of
+/// the identity, whose state word every generator of it issues from.
+#[cfg(unix)]
+fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
+    use std::sync::Arc;
+    let policy = options.policy();
+    let g = Generator::build(layout, node, policy, MonotonicClock::process())?;
+    let rollover = rollover_index(layout, options);
+    let identity = rollover.map_or(node, |r| node.with(r, 0));
+    // Without the `shared` feature, a default generator holds its identity alone (safe,
+    // without sharing its state).
+    let alone = options.process_only || !cfg!(feature = "shared");
+    // A state file: what it says, read before the record is held (its floor, and the
+    // reservation of a record set up now).
+    #[cfg(feature = "state-file")]
+    let state_file = match options.state_file.as_deref() {
+        Some(path) => {
+            let location = mark::Location::of(path)?;
+            let floor = location.floor((layout.fingerprint(), layout.node_bits(&identity)))?;
+            Some((location, floor))
+        }
+        None => None,
+    };
+    #[cfg(not(feature = "state-file"))]
+    let state_file: Option<((), u64)> = None;
+    #[cfg(feature = "state-file")]
+    let canonical = state_file.as_ref().map(|(l, _)| l.path.clone());
+    #[cfg(not(feature = "state-file"))]
+    let canonical: Option<std::path::PathBuf> = None;
+    let floor = state_file.as_ref().map_or(0, |(_, f)| *f);
+    let held = registry::hold(
+        layout,
+        &node,
+        rollover,
+        if alone { registry::Use::Process } else { registry::Use::Host },
+    )?;
+    let req = arbiter::Request {
+        layout,
+        node: &identity,
+        rollover,
+        policy: &policy,
+        state_file: canonical.as_deref(),
+        host_lease: None,
+        mode: if alone { arbiter::Mode::Alone } else { arbiter::Mode::Host },
+        label: options.shared.as_deref(),
+        floor,
+        reserved: if state_file.is_some() { floor } else { u64::MAX },
+        word: g.word_format(),
+        ahead_ms: policy.max_drift_ms,
+    };
+    let record = arbiter::Record::hold(&req).map_err(arbiter::Refused::error)?;
+    wait_ready(layout, &record, policy.max_drift_ms);
+    #[allow(unused_mut)]
+    let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
+    #[cfg(feature = "state-file")]
+    if let Some((location, _)) = state_file {
+        let (fingerprint, node_bits) = (layout.fingerprint(), layout.node_bits(&identity));
+        let window = window_ticks(layout, options.state_window_ms.unwrap_or(1000));
+        let durable = mark::Durable::attach(
+            &record,
+            location,
+            (fingerprint, node_bits),
+            window,
+            layout.max_tick(),
+            policy.max_wait_ms,
+            g.word_format(),
+        );
+        mark = Some(Arc::new(mark::FileMark(durable)));
+    }
+    let mut g = g.with_clock_of(record.clock()).with_validity(record.clone());
+    if rollover.is_some() {
+        g = g.with_high(Cell::new(record.clone(), |r| r.high()));
+    }
+    let cell = Cell::new(Arc::new((record, held)), |(r, _)| r.state());
+    Ok(g.assemble(cell, mark, !alone))
+}
+
+/// `lease=local`: the lowest value of the leased field whose record this process can hold
+/// alone, and that record's state word.
+#[cfg(all(unix, feature = "lease-local"))]
+fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
+    use std::sync::Arc;
+    let field = leased_field(layout, &node, options)?;
+    let policy = options.policy();
+    let g = Generator::build(layout, node, policy, MonotonicClock::process())?;
+    let lease = lease_local::claim(layout, &node, field, &policy, g.word_format())?;
+    let claimed = node.with(field, lease.value);
+    let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value })?;
+    let record = lease.record;
+    wait_ready(layout, &record, policy.max_drift_ms);
+    let g = g.leased(claimed, field, false).with_clock_of(record.clock()).with_validity(record.clone());
+    let cell = Cell::new(Arc::new((record, held)), |(r, _)| r.state());
+    Ok(g.assemble(cell, None, false))
 }
 
 /// A Redis lease's settings from `options`.
@@ -220,168 +330,36 @@ fn redis_config<'a>(options: &'a Options, url: &'a str) -> lease_redis::Config<'
     }
 }
 
-#[cfg(unix)]
-fn open_leased(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind) -> Result<Generator> {
-    // Checked in every build (the option's error), used only by the lease features' arms: a
-    // build with neither (the default `std`) compiles without a warning for the user.
-    #[cfg_attr(not(any(feature = "lease-local", feature = "lease-redis")), allow(unused_variables))]
+/// A Redis lease of one process: a state of its own, raised to each claim's floor, with a
+/// guard on the record of the value it holds.
+#[cfg(all(unix, feature = "lease-redis"))]
+fn open_redis_lease(layout: &Layout, node: Node, options: &Options, url: &str) -> Result<Generator> {
     let field = leased_field(layout, &node, options)?;
-    // Check everything else before claiming anything.
-    Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
-    match kind {
-        #[cfg(feature = "lease-local")]
-        LeaseKind::Local => {
-            use std::sync::Arc;
-            let dir = options.lease_dir.clone().unwrap_or_else(default_lease_dir);
-            // Lease files reserve in short windows: a lease changes hands when a process
-            // dies, and the next holder waits out at most the rest of it.
-            let window = window_ticks(layout, options.state_window_ms.unwrap_or(50));
-            let lease = lease_local::claim(&dir, layout, &node, field, window)?;
-            let node = node.with(lease.field, lease.value);
-            let held =
-                registry::hold(layout, &node, None, registry::Use::Lease { field, value: lease.value })?;
-            let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?.leased(
-                node,
-                lease.field,
-                false,
-            );
-            let state = Arc::new(std::sync::atomic::AtomicU64::new(0));
-            let durable = mark::Use::own(lease.durable);
-            g.word_format().raise_to(&state, durable.floor);
-            durable.attach(Some(state.clone()), g.word_format());
-            let mark = Arc::new(mark::FileMark { durable, mapped: None });
-            Ok(g.assemble(Cell::new(Arc::new((state, held)), |(w, _)| &**w), Some(mark), false))
-        }
-        #[cfg(feature = "lease-redis")]
-        LeaseKind::Redis(url) => {
-            let clock = MonotonicClock::process();
-            let g = Generator::build(layout, node, options.policy(), clock)?;
-            let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-            // Claims, and waits until the claim may issue (see lease_redis: at most
-            // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty Redis).
-            let lease = lease_redis::RedisLease::open(
-                &redis_config(options, url),
-                layout,
-                &node,
-                field,
-                Cell::new(state.clone(), |w| w),
-                g.word_format(),
-                clock,
-                None,
-            )?;
-            let claimed = node.with(field, lease.value());
-            let held =
-                registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
-            let cell = Cell::new(std::sync::Arc::new((state, held)), |(w, _)| &**w);
-            Ok(g.leased(claimed, field, true).assemble(cell, Some(lease), false))
-        }
-        // The option table refuses a lease whose feature is missing.
-        #[allow(unreachable_patterns)]
-        _ => Err(bad("lease", "this build of snowflake-core has no backend for this lease")),
-    }
-}
-
-/// What a state file records of a generator: the layout's fingerprint, the node bits (the
-/// rollover field's aside), the window in ticks, the layout's last tick.
-#[cfg(all(unix, feature = "state-file"))]
-fn state_file_terms(layout: &Layout, node: &Node, options: &Options) -> (u64, u64, u64, u64) {
-    let state_node = match rollover_index(layout, options) {
-        Some(r) => node.with(r, 0),
-        None => *node,
-    };
-    (
-        layout.fingerprint(),
-        layout.node_bits(&state_node),
-        window_ticks(layout, options.state_window_ms.unwrap_or(1000)),
-        layout.max_tick(),
-    )
-}
-
-/// The host's shared state of the generator's identity (see `shared`), with a state file's
-/// guard when `options` name one.
-#[cfg(all(unix, feature = "shared"))]
-fn open_shared(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
-    use std::sync::Arc;
-    let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
-    // A state set up now starts above the state file's record, with the file's reservation:
-    // written before the file is marked set up, under its lock, so no process ever issues
-    // from it unguarded; one joining later changes nothing. Every process of the shared
-    // state holds the file's `.users` lock shared, so that no process keeping a state of its
-    // own can use the file meanwhile; the state is known by the file's canonical path.
-    #[cfg(feature = "state-file")]
-    let durable = match options.state_file.as_deref() {
-        Some(path) => {
-            let (fingerprint, node_bits, window, max_tick) = state_file_terms(layout, &node, options);
-            let location = mark::Location::of(path)?;
-            Some(mark::Durable::state_file(
-                location,
-                fingerprint,
-                node_bits,
-                window,
-                max_tick,
-                mark::Sharing::Shared,
-            )?)
-        }
-        None => None,
-    };
-    #[cfg(feature = "state-file")]
-    let (initial_state, initial_reserved, state_file) = durable
-        .as_ref()
-        .map_or((0, u64::MAX, None), |d| (g.word_format().floor(d.floor, 0), d.floor, Some(d.path())));
-    #[cfg(not(feature = "state-file"))]
-    let (initial_state, initial_reserved, state_file) = (0, u64::MAX, None);
-    let identity = shared::Identity {
+    let policy = options.policy();
+    let clock = MonotonicClock::process();
+    let g = Generator::build(layout, node, policy, clock)?;
+    let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    // Claims, and waits until the claim may issue (see lease_redis: at most
+    // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty Redis).
+    let lease = lease_redis::RedisLease::open(
+        &redis_config(options, url),
         layout,
-        node: &node,
-        policy: &options.policy(),
-        rollover: rollover_index(layout, options),
-        state_file,
-        word: g.word_format(),
-        initial_state,
-        initial_reserved,
-        host_lease: None,
-        label: options.shared.as_deref(),
-    };
-    let held = registry::hold(layout, &node, identity.rollover, registry::Use::Host)?;
-    let (map, clock) = join_shared(layout, &identity)?;
-    let g = g.with_clock_of(clock).with_validity(map.clone());
-    #[allow(unused_mut)]
-    let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
-    #[cfg(feature = "state-file")]
-    if let Some(durable) = durable {
-        mark = Some(Arc::new(mark::FileMark { durable: mark::Use::own(durable), mapped: Some(map.clone()) }));
-    }
-    Ok(g.assemble(Cell::new(Arc::new((map, held)), |(m, _)| m.state()), mark, true))
-}
-
-/// Opens the host's shared state of `identity`, and the clock its processes share.
-#[cfg(all(unix, feature = "shared"))]
-fn join_shared(
-    layout: &Layout,
-    identity: &shared::Identity<'_>,
-) -> Result<(std::sync::Arc<shared::Mapping>, MonotonicClock)> {
-    let map = std::sync::Arc::new(shared::Mapping::open(identity)?);
-    let clock = MonotonicClock::with_offset_ns(map.anchor_ns());
-    // The first check that the file is at its path, from a reading taken before it.
-    crate::generator::Validity::renew(&*map, clock.now_ms())?;
-    // A fresh state starts a little ahead of the clock (see `shared`): wait for it here,
-    // rather than fail the first calls; and, for a drift of up to 100 ms, until the clock
-    // reaches its first tick, so that the first calls have their whole drift to borrow.
-    let drift = identity.policy.max_drift_ms.min(100);
-    let ready_ms = map.ready_ms().saturating_add(drift);
-    let now_ms = clock.now_ms();
-    // A layout of coarse ticks (a second and more) may start a whole tick ahead: that wait is
-    // left to the calls, whose max_wait_ms bounds it (then an error that says when to retry).
-    let carry = (2 * layout.tick_ms()).min(2000);
-    if ready_ms > now_ms && ready_ms - now_ms <= shared::RECHECK_MS + carry + 100 + drift {
-        clock.wait_until_ms(ready_ms);
-    }
-    Ok((map, clock))
+        &node,
+        field,
+        Cell::new(state.clone(), |w| w),
+        g.word_format(),
+        clock,
+        None,
+    )?;
+    let claimed = node.with(field, lease.value());
+    let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
+    let cell = Cell::new(std::sync::Arc::new((state, held)), |(w, _)| &**w);
+    Ok(g.leased(claimed, field, true).assemble(cell, Some(lease), false))
 }
 
 /// A host lease (`lease=redis://…` with `shared=`): the host's processes share one state and
-/// one leased value (see `lease_redis`).
-#[cfg(all(unix, feature = "shared", feature = "lease-redis"))]
+/// one leased value (see `lease_redis`), each holding the value's record with the others.
+#[cfg(all(unix, feature = "lease-redis"))]
 fn open_host_lease(
     layout: &Layout,
     node: Node,
@@ -390,68 +368,39 @@ fn open_host_lease(
     url: &str,
 ) -> Result<Generator> {
     let field = leased_field(layout, &node, options)?;
-    let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
-    let identity = shared::Identity {
+    let policy = options.policy();
+    let g = Generator::build(layout, node, policy, MonotonicClock::process())?;
+    let req = arbiter::Request {
         layout,
         node: &node,
-        policy: &options.policy(),
         rollover: None,
+        policy: &policy,
         state_file: None,
-        word: g.word_format(),
-        initial_state: 0,
-        initial_reserved: u64::MAX,
         host_lease: Some(field),
+        mode: arbiter::Mode::HostLease,
         label: Some(name),
+        floor: 0,
+        reserved: u64::MAX,
+        word: g.word_format(),
+        ahead_ms: policy.max_drift_ms.max(crate::LEASE_MAX_WINDOW_MS + crate::LEASE_MAX_DRIFT_MS),
     };
-    let (map, clock) = join_shared(layout, &identity)?;
-    let host = lease_redis::Host::join(map.clone())?;
+    let record = arbiter::Record::hold(&req).map_err(arbiter::Refused::error)?;
+    wait_ready(layout, &record, policy.max_drift_ms);
+    let clock = record.clock();
+    let host = lease_redis::Host::join(record.clone(), policy.max_wait_ms)?;
     let lease = lease_redis::RedisLease::open(
         &redis_config(options, url),
         layout,
         &node,
         field,
-        Cell::new(map.clone(), |m| m.state()),
+        Cell::new(record.clone(), |r| r.state()),
         g.word_format(),
         clock,
         Some(host),
     )?;
     let claimed = node.with(field, lease.value());
     let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
-    let g = g.with_clock_of(clock).with_validity(map.clone());
-    let cell = Cell::new(std::sync::Arc::new((map, held)), |(m, _)| m.state());
+    let g = g.with_clock_of(clock).with_validity(record.clone());
+    let cell = Cell::new(std::sync::Arc::new((record, held)), |(r, _)| r.state());
     Ok(g.leased(claimed, field, true).assemble(cell, Some(lease), false))
-}
-
-/// The process's registry state for this identity, guarded by a state file (one reservation
-/// per file in this process) and/or the run lock.
-#[cfg(unix)]
-fn open_in_process(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
-    use std::sync::Arc;
-    let g = Generator::build(layout, node, options.policy(), MonotonicClock::process())?;
-    let member = registry::state_for(layout, &node, rollover_index(layout, options), &options.policy())?;
-    let state = member.state.clone();
-    // The lock first: a state file is read only once the previous holder has closed it.
-    let lock = match options.run_lock {
-        true => Some(run_lock::RunLock::hold(
-            layout,
-            &node,
-            state.clone(),
-            g.word_format(),
-            options.max_drift_ms,
-        )?),
-        false => None,
-    };
-    #[allow(unused_mut)]
-    let mut mark: Option<Arc<dyn crate::generator::HighWater>> = None;
-    #[cfg(feature = "state-file")]
-    if let Some(path) = options.state_file.as_deref() {
-        let (fingerprint, node_bits, window, max_tick) = state_file_terms(layout, &node, options);
-        let durable = mark::open_in_process(path, fingerprint, node_bits, window, max_tick)?;
-        g.word_format().raise_to(&state, durable.floor);
-        durable.attach(Some(state.clone()), g.word_format());
-        mark = Some(Arc::new(mark::FileMark { durable, mapped: None }));
-    }
-    // The generator keeps its registry membership (its terms) and the run lock alive.
-    let cell = Cell::new(Arc::new((member, lock)), |(m, _)| &*m.state);
-    Ok(g.assemble(cell, mark, false))
 }

@@ -129,7 +129,7 @@ pub(crate) fn state_for(
 /// ways in one process would issue the same IDs from two states, so it is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Use {
-    /// The process's own state (`process_only`, a clock of its own, `run_lock`).
+    /// The process's own use (`process_only`, a clock of its own).
     Process,
     /// The host's shared state of the identity (the default).
     Host,
@@ -179,8 +179,8 @@ pub(crate) fn hold(layout: &Layout, node: &Node, rollover: Option<usize>, how: U
                 "this lease claimed {}={value}, which another generator of this process was given with the same layout and other node values: give that generator other node values, or a lease too",
                 field(f)
             ),
-            (Use::Process, _) => "another generator of this process with the same layout and node values has process_only=true (or its own clock, or run_lock), so its state is this process's alone, and this one would use the host's: give both process_only=true, or neither".to_string(),
-            (Use::Host, _) => "another generator of this process with the same layout and node values uses the host's shared state, and this one would keep a state of its own (process_only=true, its own clock, or run_lock): give both the same coordination, or other node values".to_string(),
+            (Use::Process, _) => "another generator of this process with the same layout and node values has process_only=true (or its own clock), so it issues alone, and this one would share the host's state: give both process_only=true, or neither".to_string(),
+            (Use::Host, _) => "another generator of this process with the same layout and node values uses the host's shared state, and this one would issue alone (process_only=true, or its own clock): give both the same coordination, or other node values".to_string(),
         };
         let what = match (other.how, how) {
             (Use::Lease { .. }, _) | (_, Use::Lease { .. }) => "lease",

@@ -327,6 +327,10 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// through the cell (no virtual call).
     #[cfg(feature = "std")]
     valid: Option<(Cell, std::sync::Arc<dyn Validity>)>,
+    /// Where a rollover generator records the highest tick it leaves behind when it bumps its
+    /// counter (the host's record: the next holder of the identity starts above it).
+    #[cfg(feature = "std")]
+    high: Option<Cell>,
     cell: Cell,
     clock: C,
     layout: Layout,
@@ -401,7 +405,17 @@ impl<C: Clock> Generator<C> {
         self
     }
 
-    /// This generator, issuing only at clock readings that `validity` allows.
+    /// This generator, recording in `high` the highest tick it leaves behind when it bumps its
+    /// rollover counter.
+    #[cfg(feature = "std")]
+    pub(crate) fn with_high(mut self, high: Cell) -> Self {
+        self.high = Some(high);
+        self
+    }
+
+    /// This generator, issuing only at clock readings that `validity` allows. Its state word
+    /// lives in memory that another process may lose (a file removed, truncated): a word of 0
+    /// there is never a state to issue from, and a wait first checks again.
     #[cfg(feature = "std")]
     pub(crate) fn with_validity<V: Validity + 'static>(mut self, validity: std::sync::Arc<V>) -> Self {
         let bound = Cell::new(validity.clone(), |v| v.valid_until());
@@ -507,6 +521,8 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             valid: None,
             #[cfg(feature = "std")]
+            high: None,
+            #[cfg(feature = "std")]
             cell: Cell::own(),
             #[cfg(not(feature = "std"))]
             cell: AtomicU64::new(0),
@@ -575,6 +591,12 @@ impl<C: Clock> Generator<C> {
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
         loop {
+            // A mapped state that reads 0 was lost (its file truncated and grown again): the
+            // check before a wait says so.
+            #[cfg(feature = "std")]
+            if cur == 0 && self.valid.is_some() {
+                return Err(Blocked::Wait { until_tick: u64::MAX, logical_tick: u64::MAX, exhausted: false });
+            }
             let (l, r, s) = self.word.unpack(cur);
             let (tick, roll, seq) = if t > l {
                 (t, r, self.start(t))
@@ -601,6 +623,11 @@ impl<C: Clock> Generator<C> {
                             t = fresh;
                             continue;
                         }
+                    }
+                    // Recorded before the bump: the state's tick is about to go below it.
+                    #[cfg(feature = "std")]
+                    if let Some(high) = &self.high {
+                        high.fetch_max(l.saturating_add(1), Ordering::AcqRel);
                     }
                     (t, r + 1, self.start(t))
                 } else {
@@ -737,6 +764,18 @@ impl<C: Clock> Generator<C> {
                 #[cfg(feature = "std")]
                 Err(Blocked::Extend { .. }) => unreachable!("take_block extends the mark"),
                 Err(Blocked::Wait { until_tick, logical_tick, exhausted }) => {
+                    // A state that may have been lost (removed, truncated: it then reads far
+                    // ahead, or 0) is checked before anything is judged from it.
+                    #[cfg(feature = "std")]
+                    if let Some((_, validity)) = &self.valid {
+                        validity.renew(self.clock.now_ms())?;
+                        if until_tick == u64::MAX {
+                            return Err(Error::shared_mismatch(
+                                "removed",
+                                "the host's record of this layout and node values reads as empty: it was truncated or overwritten while in use; this generator stops issuing (a new one joins the record anew)",
+                            ));
+                        }
+                    }
                     if live {
                         // Before judging, read the clock again, and again while it moves (the
                         // loop repeats only when time has passed, or once to confirm).
@@ -838,6 +877,10 @@ impl<C: Clock> Generator<C> {
         }
         let cell: &AtomicU64 = &self.cell;
         let cur = cell.load(Ordering::Acquire);
+        // A fresh state, or one lost (see `with_validity`): the general path decides.
+        if cur == 0 {
+            return None;
+        }
         let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
         let (tick, seq, next) = if t > l {
             // A new tick: its first sequence number (the capacity is at least 2).
@@ -976,6 +1019,8 @@ impl<C: Clock> Generator<C> {
             mark: self.mark,
             #[cfg(feature = "std")]
             valid: self.valid,
+            #[cfg(feature = "std")]
+            high: self.high,
             cell: self.cell,
             clock: wrap(self.clock),
             layout: self.layout,

@@ -25,19 +25,17 @@ use FFI;
  * - `sequence_start` (string, default zero): Where each tick's sequence starts: 0, or a hash of the tick below K so that id % N shards evenly at low traffic.
  * - `rollover` (string): A node field the generator bumps, instead of waiting, when the clock goes back by more than max_drift_ms.
  * - `isolated` (bool, default false): A state of its own, for tests and replays only: two isolated generators with the same node values can repeat IDs.
- * - `process_only` (bool, default false): Share the state only within this process, not with the host's other processes: two processes with the same layout and node values can then repeat IDs. For a host without shared memory whose processes each have their own node values.
+ * - `process_only` (bool, default false): Issue alone: this process holds the host's record of its layout and node values, and any other process with them (any language, any user) is refused while it lives; a copy in a child of fork() refuses to issue.
  * - `shared` (string): A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state.
  * - `state_file` (string): A durable high-water mark: a restart after the clock stepped back never repeats an ID.
  * - `state_window_ms` (int, default 1000): How far ahead the state file (or a lease's mark) reserves time: one write per window.
- * - `lease` (string): Claim a free value of the worker field for this process: file locks on this host, or keys in Redis (TLS, unix socket, Sentinel).
+ * - `lease` (string): Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).
  * - `lease_field` (string): The node field a lease claims (default: `worker`, or the only node field).
- * - `lease_dir` (string): The directory of local leases (default: $SNOWFLAKE_LEASE_DIR, else <tmp>/libsnowflake-leases).
  * - `lease_ttl_ms` (int, default 5000): How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
  * - `lease_password_file` (string): A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.
  * - `lease_tls_ca` (string): PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots).
  * - `lease_tls_cert` (string): A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too.
  * - `lease_tls_key` (string): The PEM private key of lease_tls_cert.
- * - `run_lock` (bool, default false): Take turns with the other processes of this host that have the same layout and node values.
  * </options>
  *
  * A generator must not cross `fork()` (pcntl_fork; a PHP-FPM master creating one before it
@@ -64,7 +62,7 @@ final class Generator
     /**
      * @param Layout|string $layout a Layout, a spec or a preset name
      * @param array<string, int> $node node field values: every node field of the layout, or none for all zeros
-     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_dir?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null, run_lock?: bool|null} $options
+     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type

@@ -33,6 +33,7 @@ class SnowflakeException extends \RuntimeException
     public const STATUS_STATE_FILE = 14;
     public const STATUS_IO = 15;
     public const STATUS_TYPE = 16;
+    public const STATUS_BUSY = 17;
 
     /** The subclass for each status; the rest are SnowflakeException itself. */
     private const CLASSES = [
@@ -52,6 +53,7 @@ class SnowflakeException extends \RuntimeException
         self::STATUS_STATE_FILE => StateFileException::class,
         self::STATUS_IO => IoException::class,
         self::STATUS_TYPE => TypeException::class,
+        self::STATUS_BUSY => BusyException::class,
     ];
 
     /** The stable codes of the PHP-side checks, which mirror the library's. */

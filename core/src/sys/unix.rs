@@ -1,0 +1,1026 @@
+//! Every system call that needs `unsafe`, behind safe functions: the monotonic clock, file
+//! locks, shared mappings, the user id, and the fork hooks. Nothing else in the crate calls
+//! `libc` with `unsafe`, so this file is where to look for what the library asks of the OS.
+//!
+//! # fork()
+//!
+//! A child of `fork()` gets a copy of the parent's memory, generators included, and only the
+//! thread that forked. [`fork_generation`] counts the forks this process's ancestry has made
+//! since the library was loaded: a child handler registered with `pthread_atfork` bumps it,
+//! so anything that must not be used across a fork records the generation it was made in and
+//! compares (one relaxed load). Modules that need to act around a fork (mark what the child
+//! inherited, drop a cache) register their own handlers with [`at_fork`].
+//!
+//! Locks are the other hazard: a lock that another thread of the parent held at the instant
+//! of the fork stays held in the child forever, as its holder does not exist there. So every
+//! critical section that a child may need too (the in-process registries, opening, extending
+//! and closing state files and leases) runs inside the [`ForkGate`]: `fork()` closes the gate
+//! and waits until no thread is inside, so a child never inherits one of those locks held,
+//! nor a `flock` taken for a moment. The locks a process holds for its whole use of a file
+//! ([`HeldLock`]: a state file kept alone, a lease, the run lock) are not the child's either:
+//! the child's copies of their descriptors are pointed elsewhere, so a child that outlives
+//! its parent does not keep the parent's lock.
+
+use std::cell::Cell;
+use std::fs::File;
+use std::io;
+use std::marker::PhantomData;
+use std::os::unix::io::{AsRawFd, RawFd};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
+
+/// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the host, never going
+/// back.
+#[inline]
+pub(crate) fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux and the BSDs.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The effective user id.
+pub(crate) fn euid() -> u32 {
+    // SAFETY: no arguments; cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opening files: the one way every file the library creates or reads is opened.
+
+/// Why a file or directory was refused (an I/O failure aside): each says what was found, so
+/// that the caller's error names it.
+#[derive(Debug)]
+pub(crate) enum Refusal {
+    /// The system call failed.
+    Io(io::Error),
+    /// Not a regular file (a directory, a device, a FIFO, a socket): `what` names it.
+    NotRegular(&'static str),
+    /// Another user's file where this user's was expected.
+    Owner { uid: u32 },
+    /// A file that others may write (`mode`), or a directory that others may write without
+    /// the sticky bit.
+    Writable { mode: u32 },
+    /// A file with other names (hard links) than the one opened.
+    Links(u64),
+    /// A directory that belongs to another user (neither this one nor root).
+    DirOwner { uid: u32, mode: u32 },
+    /// A directory that others may write, without the sticky bit (anyone could swap its
+    /// files).
+    DirWritable { mode: u32 },
+}
+
+impl From<io::Error> for Refusal {
+    fn from(e: io::Error) -> Refusal {
+        Refusal::Io(e)
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Io(e) => write!(f, "{e}"),
+            Refusal::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
+            Refusal::Owner { uid } => write!(f, "it belongs to {}, not to this user ({})", user_name(*uid), user_name(euid())),
+            Refusal::Writable { mode } => write!(f, "others may write it (mode {:o})", mode & 0o7777),
+            Refusal::Links(n) => write!(f, "it has {n} names (hard links): another may change it through one of them"),
+            Refusal::DirWritable { mode } => write!(
+                f,
+                "the directory may be written by others and is not sticky (mode {:o}): any user could replace the files in it; make it this user's alone, or sticky (chmod +t) like /tmp and /dev/shm",
+                mode & 0o7777
+            ),
+            Refusal::DirOwner { uid, mode } => write!(
+                f,
+                "the directory belongs to {} (mode {:o}): files of this user's must be in a directory of its own, of root's, or a sticky one like /tmp",
+                user_name(*uid),
+                mode & 0o7777
+            ),
+        }
+    }
+}
+
+/// What a file is, from `fstat`.
+fn kind_of(meta: &std::fs::Metadata) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// A directory the library keeps files in, open (so that the names it opens are looked up in
+/// this directory, whatever happens to its path meanwhile), and checked: it belongs to this
+/// user or to root, and others may not write it unless it is sticky (like `/tmp` and
+/// `/dev/shm`, where only a file's owner may rename or remove it).
+pub(crate) struct Dir {
+    file: File,
+    path: std::path::PathBuf,
+    dev: u64,
+}
+
+impl Dir {
+    /// Opens the directory at `path`.
+    pub(crate) fn open(path: &std::path::Path) -> Result<Dir, Refusal> {
+        use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+        let file = File::options().read(true).custom_flags(libc::O_DIRECTORY | libc::O_CLOEXEC).open(path)?;
+        let meta = file.metadata()?;
+        let (uid, mode) = (meta.uid(), meta.mode());
+        if uid != euid() && uid != 0 {
+            return Err(Refusal::DirOwner { uid, mode });
+        }
+        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            return Err(Refusal::DirWritable { mode });
+        }
+        Ok(Dir { file, path: path.to_path_buf(), dev: meta.dev() })
+    }
+
+    /// Its path, as it was opened.
+    pub(crate) fn path(&self) -> &std::path::Path {
+        &self.path
+    }
+
+    /// Its file system's device.
+    pub(crate) fn dev(&self) -> u64 {
+        self.dev
+    }
+
+    /// The names in it.
+    pub(crate) fn names(&self) -> io::Result<Vec<std::ffi::OsString>> {
+        // `read_dir` by path would follow a path that changed since; the open directory's own
+        // entries are read through /proc/self/fd where there is one.
+        let by_fd = std::path::PathBuf::from(format!("/proc/self/fd/{}", self.file.as_raw_fd()));
+        let listed = if by_fd.exists() { std::fs::read_dir(&by_fd) } else { std::fs::read_dir(&self.path) }?;
+        Ok(listed.filter_map(|e| e.ok().map(|e| e.file_name())).collect())
+    }
+}
+
+/// How [`open_in`] opens a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Access {
+    /// This user's own file, read and written, created with `mode` when missing (`None`:
+    /// never created): it must belong to this user, have one name, and others may not write
+    /// it.
+    Own(Option<u32>),
+    /// A new file that did not exist (`O_EXCL`), with `mode`: temporaries.
+    New(u32),
+    /// Another user's (or any) file, read only, never created: the caller checks its owner.
+    Read,
+}
+
+/// Opens `name` in `dir`: the one function through which the library opens the files it
+/// creates or reads (host records, state files, their temporaries and locks). No symbolic
+/// link is followed (`O_NOFOLLOW`), nothing blocks on a FIFO (`O_NONBLOCK` while opening),
+/// descriptors close on `exec`, and anything but a regular file is refused before a byte of
+/// it is read or written. Returns the file and what `fstat` said of it.
+pub(crate) fn open_in(
+    dir: &Dir,
+    name: &std::ffi::OsStr,
+    access: Access,
+) -> Result<(File, std::fs::Metadata), Refusal> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::io::FromRawFd;
+    if name.is_empty() || name.as_bytes().contains(&b'/') || name == "." || name == ".." {
+        return Err(Refusal::Io(io::Error::new(io::ErrorKind::InvalidInput, "not a file name")));
+    }
+    let cname = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a file name with a NUL byte"))?;
+    let base = libc::O_CLOEXEC | libc::O_NOFOLLOW | libc::O_NONBLOCK;
+    let (flags, mode) = match access {
+        Access::Own(Some(mode)) => (base | libc::O_RDWR | libc::O_CREAT, mode),
+        Access::Own(None) => (base | libc::O_RDWR, 0),
+        Access::New(mode) => (base | libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, mode),
+        Access::Read => (base | libc::O_RDONLY, 0),
+    };
+    let fd = loop {
+        // SAFETY: a valid directory descriptor and a NUL-terminated name.
+        let fd = unsafe { libc::openat(dir.file.as_raw_fd(), cname.as_ptr(), flags, mode as libc::c_uint) };
+        if fd >= 0 {
+            break fd;
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            // What stands at the name, when that is why: a symbolic link (which O_NOFOLLOW
+            // refuses, and which the kernel's protected_symlinks may refuse first with
+            // EACCES), a directory, another user's file in a sticky directory.
+            if matches!(e.raw_os_error(), Some(libc::ELOOP | libc::EACCES | libc::EISDIR | libc::EPERM)) {
+                // SAFETY: a zeroed `stat` is a valid out-value.
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                // SAFETY: a valid directory descriptor, a NUL-terminated name, an out-pointer.
+                let found = unsafe {
+                    libc::fstatat(dir.file.as_raw_fd(), cname.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW)
+                } == 0;
+                if found {
+                    match st.st_mode & libc::S_IFMT {
+                        libc::S_IFLNK => return Err(Refusal::NotRegular("a symbolic link")),
+                        libc::S_IFDIR => return Err(Refusal::NotRegular("a directory")),
+                        libc::S_IFREG if st.st_uid != euid() => {
+                            return Err(Refusal::Owner { uid: st.st_uid })
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            return Err(Refusal::Io(e));
+        }
+    };
+    // SAFETY: a descriptor just opened, owned by nobody else.
+    let file = unsafe { File::from_raw_fd(fd) };
+    let meta = file.metadata()?;
+    if let Some(what) = kind_of(&meta) {
+        return Err(Refusal::NotRegular(what));
+    }
+    // Blocking again: the file is regular.
+    // SAFETY: a valid descriptor; F_SETFL with the flags read just before.
+    unsafe {
+        let fl = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, fl & !libc::O_NONBLOCK);
+    }
+    if access != Access::Read {
+        if meta.uid() != euid() {
+            return Err(Refusal::Owner { uid: meta.uid() });
+        }
+        if meta.nlink() > 1 {
+            return Err(Refusal::Links(meta.nlink()));
+        }
+        if meta.mode() & 0o022 != 0 {
+            return Err(Refusal::Writable { mode: meta.mode() });
+        }
+    }
+    Ok((file, meta))
+}
+
+/// Reads at most `max` bytes from the start of `file` (a record is small: never more).
+pub(crate) fn read_bounded(file: &File, max: usize) -> io::Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let mut buf = vec![0u8; max];
+    let mut n = 0;
+    while n < max {
+        match file.read_at(&mut buf[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    Ok(buf)
+}
+
+/// Removes `name` from `dir`.
+pub(crate) fn remove_in(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let cname = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a file name with a NUL byte"))?;
+    // SAFETY: a valid directory descriptor and a NUL-terminated name.
+    if unsafe { libc::unlinkat(dir.file.as_raw_fd(), cname.as_ptr(), 0) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Renames `from` to `to`, both in `dir` (atomically replacing `to`).
+pub(crate) fn rename_in(dir: &Dir, from: &std::ffi::OsStr, to: &std::ffi::OsStr) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |n: &std::ffi::OsStr| {
+        std::ffi::CString::new(n.as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a file name with a NUL byte"))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    let fd = dir.file.as_raw_fd();
+    // SAFETY: valid directory descriptors and NUL-terminated names.
+    if unsafe { libc::renameat(fd, from.as_ptr(), fd, to.as_ptr()) } == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Makes `dir`'s entries durable (after a rename in it).
+pub(crate) fn sync_dir(dir: &Dir) -> io::Result<()> {
+    dir.file.sync_all()
+}
+
+/// Whether `name` in `dir` is still the file `(dev, ino)`, as `fstatat` without following a
+/// link says: `Ok(None)` when the name is gone.
+pub(crate) fn id_in(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<Option<(u64, u64)>> {
+    use std::os::unix::ffi::OsStrExt;
+    let cname = std::ffi::CString::new(name.as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a file name with a NUL byte"))?;
+    // SAFETY: a zeroed `stat` is a valid out-value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid directory descriptor, a NUL-terminated name and a valid out-pointer.
+    let r =
+        unsafe { libc::fstatat(dir.file.as_raw_fd(), cname.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+    if r == 0 {
+        return Ok(Some((st.st_dev as u64, st.st_ino as u64)));
+    }
+    let e = io::Error::last_os_error();
+    if e.kind() == io::ErrorKind::NotFound {
+        return Ok(None);
+    }
+    Err(e)
+}
+
+/// The name of user `uid` (`uid 1234` when the user database does not know it).
+pub(crate) fn user_name(uid: u32) -> String {
+    let mut buf = vec![0 as libc::c_char; 4096];
+    // SAFETY: a zeroed `passwd` is a valid out-value.
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut out: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: valid out-pointers and a buffer of the length given.
+    let r = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
+    if r == 0 && !out.is_null() && !pw.pw_name.is_null() {
+        // SAFETY: getpwuid_r wrote a NUL-terminated name into `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) }.to_string_lossy().into_owned();
+        return format!("user {name} (uid {uid})");
+    }
+    format!("uid {uid}")
+}
+
+/// `/proc/uptime`'s boot time in nanoseconds (CLOCK_BOOTTIME as the kernel keeps it, read as
+/// a file: a library that fakes the process's clocks does not move it), if there is one.
+pub(crate) fn uptime_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/uptime").ok()?;
+    let first = text.split_whitespace().next()?;
+    let (s, frac) = first.split_once('.').unwrap_or((first, "0"));
+    let s: u64 = s.parse().ok()?;
+    let mut frac_ns: u64 = 0;
+    for (i, c) in frac.chars().take(9).enumerate() {
+        frac_ns += u64::from(c.to_digit(10)?) * 10u64.pow(8 - i as u32);
+    }
+    Some(s * 1_000_000_000 + frac_ns)
+}
+
+/// The process id.
+pub(crate) fn pid() -> u32 {
+    std::process::id()
+}
+
+/// Whether process `pid` exists (signal 0; a process of another user counts too).
+pub(crate) fn process_exists(pid: u32) -> bool {
+    // SAFETY: signal 0 checks only.
+    let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// What this process's container looks like from inside: `Some(what)` when it runs in one
+/// (Docker's `/.dockerenv`, Podman's `/run/.containerenv`, a container cgroup).
+pub(crate) fn container() -> Option<&'static str> {
+    if std::path::Path::new("/.dockerenv").exists() {
+        return Some("a Docker container");
+    }
+    if std::path::Path::new("/run/.containerenv").exists() {
+        return Some("a Podman container");
+    }
+    let cgroup = std::fs::read_to_string("/proc/1/cgroup").unwrap_or_default();
+    ["docker", "kubepods", "containerd", "libpod", "lxc"]
+        .iter()
+        .any(|k| cgroup.contains(k))
+        .then_some("a container")
+}
+
+/// An exclusive `flock(2)` on an open file, released when dropped (or when every descriptor
+/// of the open file is closed, e.g. when the process dies). Taken for a moment, inside the
+/// [`ForkGate`]; see [`HeldLock`] for a lock held as long as a file is used.
+pub(crate) struct Flock<'a>(&'a File);
+
+impl<'a> Flock<'a> {
+    /// Takes the lock, waiting until `deadline` at most (`None`: one try). `Ok(None)` when
+    /// another open file still holds it then: the caller names the holder ([`flock_holder`])
+    /// in its error. A stopped holder (SIGSTOP, `docker pause`) never makes a caller wait
+    /// longer than it allows.
+    pub(crate) fn within(
+        file: &'a File,
+        deadline: Option<std::time::Instant>,
+    ) -> io::Result<Option<Flock<'a>>> {
+        let mut pause = std::time::Duration::from_micros(20);
+        loop {
+            // SAFETY: a valid descriptor, borrowed for as long as the lock is held.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+                return Ok(Some(Flock(file)));
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) => {}
+                _ => return Err(e),
+            }
+            let now = std::time::Instant::now();
+            match deadline {
+                Some(d) if now < d => std::thread::sleep(pause.min(d - now)),
+                _ => return Ok(None),
+            }
+            pause = (pause * 2).min(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Flock<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a valid descriptor.
+        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// A lock that the kernel lists in `/proc/locks`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct LockLine {
+    /// `flock(2)` (`FLOCK`), an open-file-description lock (`OFDLCK`), or a POSIX one.
+    pub kind: String,
+    pub write: bool,
+    /// The process that took it; -1 (or 0, in another pid namespace) where the kernel does
+    /// not say (open-file-description locks).
+    pub pid: i64,
+    pub dev: (u32, u32),
+    pub ino: u64,
+    pub start: u64,
+    /// Inclusive; `None` for a lock to the end of the file.
+    pub end: Option<u64>,
+}
+
+/// The major and minor numbers of a device id.
+pub(crate) fn dev_parts(dev: u64) -> (u32, u32) {
+    (libc::major(dev as libc::dev_t) as u32, libc::minor(dev as libc::dev_t) as u32)
+}
+
+/// Every lock of the host, as `/proc/locks` lists them (`Err` where there is no such file).
+pub(crate) fn system_locks() -> io::Result<Vec<LockLine>> {
+    let text = std::fs::read_to_string("/proc/locks")?;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        // "1: OFDLCK ADVISORY  READ -1 00:1b:49 4096 4096"; a blocked waiter's line has "->".
+        let mut f = line.split_whitespace().skip(1);
+        let (Some(kind), Some(_), Some(rw), Some(pid), Some(dev), Some(start), Some(end)) =
+            (f.next(), f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            continue;
+        };
+        if kind == "->" {
+            continue;
+        }
+        let mut d = dev.split(':');
+        let (Some(major), Some(minor), Some(ino)) = (d.next(), d.next(), d.next()) else { continue };
+        let (Ok(major), Ok(minor), Ok(ino), Ok(pid), Ok(start)) = (
+            u32::from_str_radix(major, 16),
+            u32::from_str_radix(minor, 16),
+            ino.parse::<u64>(),
+            pid.parse::<i64>(),
+            start.parse::<u64>(),
+        ) else {
+            continue;
+        };
+        out.push(LockLine {
+            kind: kind.to_string(),
+            write: rw == "WRITE",
+            pid,
+            dev: (major, minor),
+            ino,
+            start,
+            end: end.parse().ok(),
+        });
+    }
+    Ok(out)
+}
+
+/// The process that holds a `flock(2)` on `file`, where the kernel says.
+pub(crate) fn flock_holder(file: &File) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file.metadata().ok()?;
+    let (dev, ino) = (dev_parts(meta.dev()), meta.ino());
+    let me = i64::from(pid());
+    system_locks()
+        .ok()?
+        .into_iter()
+        .find(|l| l.kind == "FLOCK" && l.dev == dev && l.ino == ino && l.pid > 0 && l.pid != me)
+        .map(|l| l.pid as u32)
+}
+
+/// Byte-range locks that belong to an open file description, not to a process (Linux's
+/// `F_OFD_SETLK`): a lock lives as long as some descriptor of that description is open, so a
+/// child of `fork()` that inherits it counts with its parent, and a process that dies,
+/// however it dies, lets go. Independent of `flock(2)`, so a file can be both set up under a
+/// [`Flock`] and used. Locks past the end of a file are allowed, so ranges far beyond it
+/// carry information: the kernel lists every one in `/proc/locks`.
+pub(crate) mod ofd {
+    use std::fs::File;
+    use std::io;
+
+    #[cfg(target_os = "linux")]
+    fn fcntl(file: &File, command: i32, kind: i32, at: u64, len: u64) -> io::Result<libc::flock> {
+        use std::os::unix::io::AsRawFd;
+        // SAFETY: a zeroed `flock` is a valid value; the fields that matter are set below.
+        let mut l: libc::flock = unsafe { std::mem::zeroed() };
+        l.l_type = kind as libc::c_short;
+        l.l_whence = libc::SEEK_SET as libc::c_short;
+        l.l_start = at as libc::off_t;
+        l.l_len = len as libc::off_t;
+        loop {
+            // SAFETY: a valid descriptor and a valid `flock` (l_pid 0, as OFD locks need).
+            if unsafe { libc::fcntl(file.as_raw_fd(), command, &mut l) } == 0 {
+                return Ok(l);
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+
+    /// Takes a read (`write == false`) or write lock on `len` bytes at `at` without waiting:
+    /// `Ok(false)` when another open file holds a conflicting one.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn lock(file: &File, at: u64, len: u64, write: bool) -> io::Result<bool> {
+        let kind = if write { libc::F_WRLCK } else { libc::F_RDLCK };
+        match fcntl(file, libc::F_OFD_SETLK, kind, at, len) {
+            Ok(_) => Ok(true),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::EACCES)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether another open file (of this process or another) holds a lock on `len` bytes at
+    /// `at` that a lock of this kind (`write`) would conflict with. A file open for reading
+    /// only can ask.
+    #[cfg(target_os = "linux")]
+    pub(crate) fn held(file: &File, at: u64, len: u64, write: bool) -> io::Result<bool> {
+        let kind = if write { libc::F_WRLCK } else { libc::F_RDLCK };
+        Ok(fcntl(file, libc::F_OFD_GETLK, kind, at, len)?.l_type != libc::F_UNLCK as libc::c_short)
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn unsupported() -> io::Error {
+        io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this system has no open-file-description locks, which the host's record of identities needs",
+        )
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn lock(_: &File, _: u64, _: u64, _: bool) -> io::Result<bool> {
+        Err(unsupported())
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(crate) fn held(_: &File, _: u64, _: u64, _: bool) -> io::Result<bool> {
+        Err(unsupported())
+    }
+}
+
+/// A shared, writable mapping of the first `len` bytes of a file. Words in it are only
+/// accessed as atomics, or as bytes written under the file's lock.
+///
+/// A mapping is guarded against its file being truncated (by `truncate(1)`, a careless script,
+/// anything of the user's): touching a page past the end of a file raises `SIGBUS`, which
+/// would kill the process. The library's `SIGBUS` handler (installed with the first mapping,
+/// chained to whatever handler was there) replaces a truncated mapping with memory whose every
+/// byte is `0xff` and records it ([`Map::truncated`]): the state word then reads as far ahead
+/// of any clock, so a generator issues nothing from it and its next check finds the file
+/// truncated. A `SIGBUS` anywhere else goes to the previous handler, or kills as before.
+pub(crate) struct Map {
+    ptr: *mut u8,
+    len: usize,
+    /// The guard's slot (see [`GUARDED`]), if one was free.
+    slot: Option<usize>,
+}
+
+// SAFETY: the mapping is only accessed through atomics, or through bytes that are written
+// under the file's lock and read after it (see `coord::arbiter`).
+unsafe impl Send for Map {}
+unsafe impl Sync for Map {}
+
+/// How many mappings the `SIGBUS` guard watches at once (a process maps one page per
+/// identity it issues with; past this many, more are mapped unguarded).
+const GUARDED: usize = 512;
+
+#[allow(clippy::declare_interior_mutable_const)]
+const ZERO: AtomicUsize = AtomicUsize::new(0);
+#[allow(clippy::declare_interior_mutable_const)]
+const NO: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The guarded mappings' starts (0: a free slot) and lengths, read by the signal handler
+/// without a lock.
+static GUARD_START: [AtomicUsize; GUARDED] = [ZERO; GUARDED];
+static GUARD_LEN: [AtomicUsize; GUARDED] = [ZERO; GUARDED];
+/// Whether the handler replaced the slot's mapping.
+static GUARD_HIT: [std::sync::atomic::AtomicBool; GUARDED] = [NO; GUARDED];
+/// The handler that was installed before ours (written once, before ours is installed).
+static PREVIOUS: std::sync::OnceLock<libc::sigaction> = std::sync::OnceLock::new();
+static SIGBUS_GUARD: Once = Once::new();
+
+extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo for a handler installed with SA_SIGINFO.
+    let addr = if info.is_null() { 0 } else { (unsafe { (*info).si_addr() }) as usize };
+    for i in 0..GUARDED {
+        let start = GUARD_START[i].load(Ordering::Acquire);
+        let len = GUARD_LEN[i].load(Ordering::Acquire);
+        if start != 0 && addr >= start && addr < start + len {
+            // SAFETY: replaces our own mapping, in place, with anonymous memory of its length
+            // (mmap and a byte fill are async-signal-safe).
+            let p = unsafe {
+                libc::mmap(
+                    start as *mut libc::c_void,
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_FIXED | libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if p != libc::MAP_FAILED {
+                // SAFETY: the memory just mapped, of `len` bytes.
+                unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0xff, len) };
+                GUARD_HIT[i].store(true, Ordering::Release);
+                return;
+            }
+        }
+    }
+    // Not ours: whatever was there before us.
+    let Some(prev) = PREVIOUS.get() else { return };
+    let handler = prev.sa_sigaction;
+    if handler == libc::SIG_DFL || handler == libc::SIG_IGN {
+        // The default action: restore it, and the faulting access repeats and ends the
+        // process as it would have without us.
+        // SAFETY: a zeroed sigaction is SIG_DFL with an empty mask.
+        let mut dfl: libc::sigaction = unsafe { std::mem::zeroed() };
+        dfl.sa_sigaction = libc::SIG_DFL;
+        // SAFETY: valid sigaction values.
+        unsafe { libc::sigaction(sig, &dfl, std::ptr::null_mut()) };
+        return;
+    }
+    if prev.sa_flags & libc::SA_SIGINFO != 0 {
+        // SAFETY: the previous handler was installed with SA_SIGINFO: this is its signature.
+        let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+            unsafe { std::mem::transmute(handler) };
+        f(sig, info, ctx);
+    } else {
+        // SAFETY: a plain handler's signature.
+        let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
+        f(sig);
+    }
+}
+
+fn install_sigbus_guard() {
+    SIGBUS_GUARD.call_once(|| {
+        // SAFETY: zeroed sigactions are valid values; the ones passed are complete.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(libc::SIGBUS, std::ptr::null(), &mut old) != 0 {
+                return;
+            }
+            let _ = PREVIOUS.set(old);
+            let mut new: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = on_sigbus as *const () as usize;
+            new.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_RESTART;
+            libc::sigemptyset(&mut new.sa_mask);
+            libc::sigaction(libc::SIGBUS, &new, std::ptr::null_mut());
+        }
+    });
+}
+
+impl Map {
+    /// Maps `len` bytes of `file` (which must be at least that long), shared and writable,
+    /// guarded against truncation.
+    pub(crate) fn shared(file: &File, len: usize) -> io::Result<Map> {
+        install_sigbus_guard();
+        // SAFETY: a fresh shared mapping of an open file; the kernel checks the rest.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let mut slot = None;
+        for i in 0..GUARDED {
+            if GUARD_START[i].load(Ordering::Acquire) == 0 {
+                GUARD_LEN[i].store(len, Ordering::Release);
+                GUARD_HIT[i].store(false, Ordering::Release);
+                if GUARD_START[i]
+                    .compare_exchange(0, ptr as usize, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    slot = Some(i);
+                    break;
+                }
+            }
+        }
+        Ok(Map { ptr: ptr.cast(), len, slot })
+    }
+
+    /// Whether the file was truncated under the mapping, which the `SIGBUS` guard then
+    /// replaced (see the type's docs).
+    pub(crate) fn truncated(&self) -> bool {
+        self.slot.is_some_and(|i| GUARD_HIT[i].load(Ordering::Acquire))
+    }
+
+    /// The 8-byte word at `at` (8-aligned, inside the mapping), as an atomic.
+    pub(crate) fn word(&self, at: usize) -> &AtomicU64 {
+        assert!(at.is_multiple_of(8) && at + 8 <= self.len, "word {at} outside the mapping");
+        // SAFETY: aligned (the mapping is page-aligned), inside the mapping, which outlives
+        // the borrow; every access to it is atomic.
+        unsafe { &*(self.ptr.add(at) as *const AtomicU64) }
+    }
+
+    /// The bytes `at..at + n`.
+    pub(crate) fn bytes(&self, at: usize, n: usize) -> &[u8] {
+        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
+        // SAFETY: inside the mapping; header bytes are written only under the file lock,
+        // by `set_bytes`, and never while a borrow of them is alive in this process.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), n) }
+    }
+
+    /// Writes `src` at `at`, zero-filling up to `n` bytes (under the file's lock).
+    pub(crate) fn set_bytes(&self, at: usize, n: usize, src: &[u8]) {
+        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
+        let len = src.len().min(n);
+        // SAFETY: inside the mapping; see `bytes`.
+        unsafe {
+            std::ptr::write_bytes(self.ptr.add(at), 0, n);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), len);
+        }
+    }
+}
+
+impl Drop for Map {
+    fn drop(&mut self) {
+        if let Some(i) = self.slot {
+            GUARD_START[i].store(0, Ordering::Release);
+        }
+        // SAFETY: the mapping made in `shared`, unmapped once.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+static FORK_HOOKS: Once = Once::new();
+
+/// Registers `pthread_atfork` handlers: `prepare` runs in the forking thread before the fork,
+/// `parent` and `child` after it in each process. Each must be async-signal-safe in spirit:
+/// no allocation, no lock that another thread may hold; a child handler must not enter the
+/// [`ForkGate`] (it opens only after the handlers). Call it inside the gate, so that no fork
+/// can come between a `Once` and its registration.
+pub(crate) fn at_fork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) {
+    // SAFETY: the handlers are `extern "C"` functions that live as long as the process.
+    unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+}
+
+/// Installs this module's fork handlers: the fork generation and the gate. Done when the
+/// library is loaded (see `INSTALL_AT_LOAD`), before any thread of ours exists, and again
+/// (a no-op) on first use where the loader did not run it.
+fn install_fork_hooks() {
+    FORK_HOOKS.call_once(|| at_fork(gate_prepare, gate_parent, gate_child));
+}
+
+/// Runs [`install_fork_hooks`] when the library is loaded (ELF `.init_array`), so that no fork
+/// can find the `Once` above half-run.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+#[used]
+#[link_section = ".init_array"]
+static INSTALL_AT_LOAD: extern "C" fn() = {
+    extern "C" fn install_at_load() {
+        install_fork_hooks();
+    }
+    install_at_load
+};
+
+/// How many times this process's ancestry has forked since the library was loaded (0 in the
+/// first process); installs the hook on first use.
+pub(crate) fn fork_generation() -> u64 {
+    install_fork_hooks();
+    current_fork_generation()
+}
+
+/// [`fork_generation`] without the installation check, for hot paths of objects that
+/// installed it when they were made.
+#[inline]
+pub(crate) fn current_fork_generation() -> u64 {
+    FORK_GENERATION.load(Ordering::Relaxed)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fork gate.
+
+/// How many forks are under way (their `prepare` ran, their `parent` not yet).
+static GATE_CLOSERS: AtomicUsize = AtomicUsize::new(0);
+/// How many threads are inside the gate.
+static GATE_INSIDE: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// How deep this thread is inside the gate (nested entries count once in `GATE_INSIDE`).
+    static GATE_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A critical section that a child of `fork()` must never find half-done: `fork()` waits at
+/// the gate until no thread is inside, and no thread enters while a fork is under way. Every
+/// lock that a child may take (the registries' mutexes, a reservation's locks, a `flock` on a
+/// state file) is taken only inside the gate, so none is ever inherited held.
+///
+/// Entering is two atomic operations; a thread already inside enters again at once (nested
+/// sections never wait for a fork that waits for them). What runs inside must never wait for
+/// another thread that could be outside the gate (the clock's waits, a lock held by a caller,
+/// the Python GIL): a fork would wait for it, and it for the fork. Blocking on another
+/// process's `flock` for the moment of a write is fine; waiting a whole run for one is not
+/// (the run lock polls, outside the gate).
+pub(crate) struct ForkGate(PhantomData<*const ()>);
+
+fn backoff(round: &mut u32) {
+    *round += 1;
+    match *round {
+        0..=64 => std::hint::spin_loop(),
+        65..=128 => std::thread::yield_now(),
+        _ => std::thread::sleep(std::time::Duration::from_micros(50)),
+    }
+}
+
+impl ForkGate {
+    /// Enters the gate, waiting while a fork is under way.
+    pub(crate) fn enter() -> ForkGate {
+        install_fork_hooks();
+        let depth = GATE_DEPTH.with(Cell::get);
+        if depth == 0 {
+            let mut round = 0;
+            loop {
+                // Sequentially consistent, with `gate_prepare`: either this thread sees the
+                // fork coming and steps back, or the fork sees this thread inside and waits.
+                if GATE_CLOSERS.load(Ordering::SeqCst) == 0 {
+                    GATE_INSIDE.fetch_add(1, Ordering::SeqCst);
+                    if GATE_CLOSERS.load(Ordering::SeqCst) == 0 {
+                        break;
+                    }
+                    GATE_INSIDE.fetch_sub(1, Ordering::SeqCst);
+                }
+                backoff(&mut round);
+            }
+        }
+        GATE_DEPTH.with(|d| d.set(depth + 1));
+        ForkGate(PhantomData)
+    }
+}
+
+impl Drop for ForkGate {
+    fn drop(&mut self) {
+        let depth = GATE_DEPTH.with(|d| {
+            let left = d.get() - 1;
+            d.set(left);
+            left
+        });
+        if depth == 0 {
+            GATE_INSIDE.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Closes the gate and waits until no other thread is inside.
+extern "C" fn gate_prepare() {
+    GATE_CLOSERS.fetch_add(1, Ordering::SeqCst);
+    let own = usize::from(GATE_DEPTH.with(Cell::get) > 0);
+    let mut round = 0;
+    while GATE_INSIDE.load(Ordering::SeqCst) > own {
+        backoff(&mut round);
+    }
+}
+
+extern "C" fn gate_parent() {
+    GATE_CLOSERS.fetch_sub(1, Ordering::SeqCst);
+}
+
+extern "C" fn gate_child() {
+    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+    detach_held_locks();
+    // The only thread of the child is the one that forked.
+    GATE_INSIDE.store(usize::from(GATE_DEPTH.with(Cell::get) > 0), Ordering::SeqCst);
+    GATE_CLOSERS.store(0, Ordering::SeqCst);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Locks held for as long as a file is used.
+
+/// The descriptors of this process's [`HeldLock`]s that a child must not keep (touched only
+/// inside the gate, so never locked at a fork).
+static DETACHED_IN_CHILD: Mutex<Vec<RawFd>> = Mutex::new(Vec::new());
+
+/// Whether a child of `fork()` keeps a [`HeldLock`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InChild {
+    /// The child's copy of the descriptor is pointed at a pipe: the lock is the parent's
+    /// alone, released when the parent releases it or dies, whatever its children do. For
+    /// locks that only guard what a child cannot use (a state kept by one process, a lease,
+    /// the run lock: a child refuses to issue from them).
+    Dropped,
+    /// The child keeps the descriptor, and with it the lock, for as long as it lives: for a
+    /// shared lock that guards what the child goes on using (a shared state's state file).
+    /// Never released with `LOCK_UN`, which would release it for the children too.
+    Kept,
+}
+
+/// A `flock(2)` held on a file for as long as this value lives: exclusive or shared, taken
+/// without waiting, released when dropped (by the process that took it) or when the process
+/// dies, however it dies.
+pub(crate) struct HeldLock {
+    file: File,
+    in_child: InChild,
+    fork_generation: u64,
+}
+
+impl HeldLock {
+    /// Locks `file` (exclusively, or shared) without waiting: `Ok(None)` when another open
+    /// file holds a conflicting lock.
+    pub(crate) fn try_take(file: File, exclusive: bool, in_child: InChild) -> io::Result<Option<HeldLock>> {
+        let _gate = ForkGate::enter();
+        let how = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH } | libc::LOCK_NB;
+        loop {
+            // SAFETY: a valid descriptor, owned by `file`.
+            if unsafe { libc::flock(file.as_raw_fd(), how) } == 0 {
+                break;
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Ok(None);
+            }
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        if in_child == InChild::Dropped {
+            DETACHED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).push(file.as_raw_fd());
+        }
+        Ok(Some(HeldLock { file, in_child, fork_generation: fork_generation() }))
+    }
+}
+
+impl Drop for HeldLock {
+    fn drop(&mut self) {
+        // In a child the descriptor is a copy (pointed at a pipe, or kept on purpose): closing
+        // it, which dropping `file` does, is all there is to do.
+        if self.fork_generation != current_fork_generation() || self.in_child == InChild::Kept {
+            return;
+        }
+        let _gate = ForkGate::enter();
+        let fd = self.file.as_raw_fd();
+        DETACHED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).retain(|&held| held != fd);
+        // SAFETY: a valid descriptor. Explicitly, rather than by closing: a child forked
+        // before this value was registered would otherwise keep the lock.
+        unsafe { libc::flock(fd, libc::LOCK_UN) };
+    }
+}
+
+/// Makes `file`'s locks this process's alone: a child of `fork()` gets its descriptor pointed
+/// at a pipe instead (see [`detach_held_locks`]), so the child never keeps them after the
+/// parent lets go or dies. Call inside the [`ForkGate`]; undo with [`keep_in_child`] before
+/// the file is closed.
+pub(crate) fn drop_in_child(file: &File) {
+    let _gate = ForkGate::enter();
+    DETACHED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).push(file.as_raw_fd());
+}
+
+/// Undoes [`drop_in_child`] (the file is about to be closed).
+pub(crate) fn keep_in_child(file: &File) {
+    let _gate = ForkGate::enter();
+    let fd = file.as_raw_fd();
+    DETACHED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).retain(|&held| held != fd);
+}
+
+/// In a child of `fork()`: points the child's copies of the parent's held-lock descriptors
+/// at a pipe (which `dup2` does atomically), so the child holds none of the parent's locks;
+/// the parent's own values close the pipe's descriptors when they are dropped.
+fn detach_held_locks() {
+    let Ok(mut fds) = DETACHED_IN_CHILD.try_lock() else { return };
+    if fds.is_empty() {
+        return;
+    }
+    let mut pipe = [-1; 2];
+    // SAFETY: `pipe` is a valid out-array of two descriptors.
+    if unsafe { libc::pipe(pipe.as_mut_ptr()) } != 0 {
+        return;
+    }
+    for &fd in fds.iter() {
+        // SAFETY: `fd` is open (registered and not yet unregistered, both inside the gate)
+        // and `pipe[0]` is ours.
+        unsafe { libc::dup2(pipe[0], fd) };
+    }
+    // SAFETY: the pipe's own descriptors, closed once.
+    unsafe {
+        libc::close(pipe[0]);
+        libc::close(pipe[1]);
+    }
+    fds.clear();
+}

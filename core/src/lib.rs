@@ -77,7 +77,7 @@ mod public;
 mod redis_script;
 #[cfg(feature = "sql")]
 mod sql;
-#[cfg(all(feature = "std", unix))]
+#[cfg(feature = "std")]
 mod sys;
 mod text;
 pub mod time;
@@ -85,7 +85,7 @@ pub mod time;
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
-#[cfg(all(feature = "std", unix))]
+#[cfg(feature = "std")]
 pub use coord::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };

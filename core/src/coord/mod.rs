@@ -22,19 +22,17 @@ use crate::options::{LeaseKind, Options};
 use crate::text::Name;
 use std::path::Path;
 
-#[cfg(unix)]
 mod arbiter;
-#[cfg(all(unix, feature = "lease-local"))]
+#[cfg(feature = "lease-local")]
 mod lease_local;
-#[cfg(all(unix, feature = "lease-redis"))]
+#[cfg(feature = "lease-redis")]
 mod lease_redis;
-#[cfg(all(unix, feature = "state-file"))]
+#[cfg(feature = "state-file")]
 mod mark;
-#[cfg(all(unix, feature = "lease-redis"))]
+#[cfg(feature = "lease-redis")]
 mod redis_conn;
 mod registry;
 
-#[cfg(unix)]
 pub use arbiter::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };
@@ -131,7 +129,6 @@ impl<C: Clock> Generator<C> {
         }
         let rollover = rollover_index(layout, &options);
         let member = registry::state_for(layout, &node, rollover, &options.policy())?;
-        #[cfg(unix)]
         let guard = {
             let policy = options.policy();
             let req = arbiter::Request {
@@ -153,21 +150,10 @@ impl<C: Clock> Generator<C> {
             g.word_format().raise_to(&member.state, record.issued_end(g.word_format()));
             Some(arbiter::Settle { record, state: member.state.clone(), word: g.word_format() })
         };
-        #[cfg(not(unix))]
-        let guard: Option<()> = None;
         Ok(g.assemble(Cell::new(std::sync::Arc::new((member, guard)), |(m, _)| &*m.state), None, false))
     }
 }
 
-#[cfg(not(unix))]
-fn open(_: &Layout, _: Node, _: &Options) -> Result<Generator> {
-    Err(bad(
-        "shared",
-        "this system has no host record of identities yet: only isolated generators (for tests) work here",
-    ))
-}
-
-#[cfg(unix)]
 fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     match &options.lease {
         #[cfg(feature = "lease-local")]
@@ -185,13 +171,11 @@ fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
 }
 
 /// How many ticks a window of `ms` covers (at least one).
-#[cfg(unix)]
 fn window_ticks(layout: &Layout, ms: u64) -> u64 {
     (ms / layout.tick_ms()).max(1)
 }
 
 /// The field a lease claims, which `node` must leave at 0.
-#[cfg(unix)]
 fn leased_field(layout: &Layout, node: &Node, options: &Options) -> Result<usize> {
     let field = lease_field(layout, options)?;
     if node.get(field) != 0 {
@@ -207,7 +191,6 @@ fn leased_field(layout: &Layout, node: &Node, options: &Options) -> Result<usize
 /// calls); for a drift of up to 100 ms, until the clock reaches it, so that the first calls
 /// have their whole drift to borrow. A far one (a removed copy's holders borrowed far ahead,
 /// or a coarse tick) is left to the calls, whose `max_wait_ms` bounds it.
-#[cfg(unix)]
 fn wait_ready(layout: &Layout, record: &arbiter::Record, max_drift_ms: u64) {
     let clock = record.clock();
     let ready_ms = record.ready_ms().saturating_add(max_drift_ms.min(100));
@@ -220,7 +203,6 @@ fn wait_ready(layout: &Layout, record: &arbiter::Record, max_drift_ms: u64) {
 
 /// The default, `shared=`, `process_only`, a state file and `rollover`: the host's record of
 /// the identity, whose state word every generator of it issues from.
-#[cfg(unix)]
 fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     use std::sync::Arc;
     let policy = options.policy();
@@ -297,7 +279,7 @@ fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generat
 
 /// `lease=local`: the lowest value of the leased field whose record this process can hold
 /// alone, and that record's state word.
-#[cfg(all(unix, feature = "lease-local"))]
+#[cfg(feature = "lease-local")]
 fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     use std::sync::Arc;
     let field = leased_field(layout, &node, options)?;
@@ -314,7 +296,7 @@ fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Ge
 }
 
 /// A Redis lease's settings from `options`.
-#[cfg(all(unix, feature = "lease-redis"))]
+#[cfg(feature = "lease-redis")]
 fn redis_config<'a>(options: &'a Options, url: &'a str) -> lease_redis::Config<'a> {
     lease_redis::Config {
         settings: redis_conn::Settings {
@@ -332,7 +314,7 @@ fn redis_config<'a>(options: &'a Options, url: &'a str) -> lease_redis::Config<'
 
 /// A Redis lease of one process: a state of its own, raised to each claim's floor, with a
 /// guard on the record of the value it holds.
-#[cfg(all(unix, feature = "lease-redis"))]
+#[cfg(feature = "lease-redis")]
 fn open_redis_lease(layout: &Layout, node: Node, options: &Options, url: &str) -> Result<Generator> {
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
@@ -359,7 +341,7 @@ fn open_redis_lease(layout: &Layout, node: Node, options: &Options, url: &str) -
 
 /// A host lease (`lease=redis://…` with `shared=`): the host's processes share one state and
 /// one leased value (see `lease_redis`), each holding the value's record with the others.
-#[cfg(all(unix, feature = "lease-redis"))]
+#[cfg(feature = "lease-redis")]
 fn open_host_lease(
     layout: &Layout,
     node: Node,

@@ -14,9 +14,9 @@
 //!   two hazards that Linux's beacons and `SIGBUS` guard cover cannot happen here, and
 //!   there is nothing to look for ([`locks::Beacons::Unneeded`]). A state file is opened
 //!   with `FILE_SHARE_DELETE`, as it is replaced by a rename (`MoveFileExW`, written through).
-//! - **The user**: the token's default owner SID (what owns the files a process creates:
-//!   the user, or the Administrators group for an elevated administrator), as a 32-bit id
-//!   made from its text, in record names. Access is the directory's ACL: the default,
+//! - **The user**: the token's user SID, as a 32-bit id made from its text, in record names;
+//!   the files a process creates are made its user's (an elevated administrator's would be
+//!   the Administrators group's by default). Access is the directory's ACL: the default,
 //!   `%ProgramData%\libsnowflake`, lets every user create files and read others', and write
 //!   only their own (as a sticky `/tmp` does). A file made private (mode 0600 on Unix: state
 //!   files, a host lease's token) gets an ACL that grants its owner alone. The checks of
@@ -50,8 +50,8 @@ use windows_sys::Win32::Security::Authorization::{
 };
 use windows_sys::Win32::Security::Cryptography::{BCryptGenRandom, BCRYPT_USE_SYSTEM_PREFERRED_RNG};
 use windows_sys::Win32::Security::{
-    GetTokenInformation, LookupAccountSidW, TokenOwner, OWNER_SECURITY_INFORMATION, PSID,
-    SECURITY_ATTRIBUTES, TOKEN_OWNER, TOKEN_QUERY,
+    GetTokenInformation, LookupAccountSidW, TokenUser, OWNER_SECURITY_INFORMATION, PSID,
+    SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, DeleteFileW, FileDispositionInfo, GetFileAttributesW, GetFileInformationByHandle,
@@ -126,15 +126,15 @@ fn sid_text(sid: PSID) -> Option<String> {
     Some(s)
 }
 
-/// This process's token's default owner: the SID text and the name of its account.
-struct TokenUser {
+/// This process's token's user: the SID text and the name of its account.
+struct Account {
     sid: String,
     name: Option<String>,
 }
 
-fn token_owner() -> &'static Option<TokenUser> {
-    static OWNER: OnceLock<Option<TokenUser>> = OnceLock::new();
-    OWNER.get_or_init(|| {
+fn token_user() -> &'static Option<Account> {
+    static USER: OnceLock<Option<Account>> = OnceLock::new();
+    USER.get_or_init(|| {
         let mut token: HANDLE = std::ptr::null_mut();
         // SAFETY: the pseudo-handle of this process and an out-pointer.
         if unsafe { OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &mut token) } == 0 {
@@ -142,18 +142,18 @@ fn token_owner() -> &'static Option<TokenUser> {
         }
         let mut len = 0u32;
         // SAFETY: asks for the size only.
-        unsafe { GetTokenInformation(token, TokenOwner, std::ptr::null_mut(), 0, &mut len) };
+        unsafe { GetTokenInformation(token, TokenUser, std::ptr::null_mut(), 0, &mut len) };
         let mut buf = vec![0u64; (len as usize).div_ceil(8).max(1)];
         // SAFETY: a buffer of at least `len` bytes, 8-aligned.
         let ok =
-            unsafe { GetTokenInformation(token, TokenOwner, buf.as_mut_ptr().cast(), len, &mut len) } != 0;
+            unsafe { GetTokenInformation(token, TokenUser, buf.as_mut_ptr().cast(), len, &mut len) } != 0;
         // SAFETY: the token opened above.
         unsafe { CloseHandle(token) };
         if !ok {
             return None;
         }
-        // SAFETY: GetTokenInformation(TokenOwner) wrote a TOKEN_OWNER at the buffer's start.
-        let sid = unsafe { (*buf.as_ptr().cast::<TOKEN_OWNER>()).Owner };
+        // SAFETY: GetTokenInformation(TokenUser) wrote a TOKEN_USER at the buffer's start.
+        let sid = unsafe { (*buf.as_ptr().cast::<TOKEN_USER>()).User.Sid };
         let text = sid_text(sid)?;
         let (mut name, mut domain) = ([0u16; 256], [0u16; 256]);
         let (mut name_len, mut domain_len, mut kind) = (256u32, 256u32, 0);
@@ -178,13 +178,13 @@ fn token_owner() -> &'static Option<TokenUser> {
                 format!("{d}\\{n}")
             }
         });
-        Some(TokenUser { sid: text, name })
+        Some(Account { sid: text, name })
     })
 }
 
-/// This user's id: a 32-bit id of the token's default owner SID (see the module docs).
+/// This user's id: a 32-bit id of the token's user SID (see the module docs).
 pub(crate) fn euid() -> u32 {
-    token_owner().as_ref().map_or(0, |o| id_of_sid_text(&o.sid))
+    token_user().as_ref().map_or(0, |o| id_of_sid_text(&o.sid))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -383,17 +383,21 @@ pub(crate) enum Access {
     Read,
 }
 
-/// The security attributes of a file created private (a Unix mode without group or others'
-/// bits): an ACL that grants its owner alone, protected from the directory's.
-struct Private {
+/// The security attributes of a file this process creates: its owner is this process's user
+/// (not the token's default owner, which is the Administrators group for an elevated
+/// administrator), so that the id in a record's name is its file's owner's; and a file
+/// created private (a Unix mode without group or others' bits) gets an ACL that grants its
+/// owner alone, protected from the directory's (others inherit the directory's).
+struct Creator {
     sd: *mut std::ffi::c_void,
     attributes: SECURITY_ATTRIBUTES,
 }
 
-impl Private {
-    fn new() -> Option<Private> {
-        let owner = token_owner().as_ref()?;
-        let sddl = wide(OsStr::new(&format!("D:P(A;;FA;;;{})", owner.sid)));
+impl Creator {
+    fn new(private: bool) -> Option<Creator> {
+        let user = token_user().as_ref()?;
+        let dacl = if private { format!("D:P(A;;FA;;;{})", user.sid) } else { String::new() };
+        let sddl = wide(OsStr::new(&format!("O:{}{dacl}", user.sid)));
         let mut sd: *mut std::ffi::c_void = std::ptr::null_mut();
         // SAFETY: a NUL-terminated SDDL string and an out-pointer (LocalAlloc'd).
         let ok = unsafe {
@@ -404,7 +408,7 @@ impl Private {
                 std::ptr::null_mut(),
             )
         } != 0;
-        ok.then_some(Private {
+        ok.then_some(Creator {
             sd,
             attributes: SECURITY_ATTRIBUTES {
                 nLength: std::mem::size_of::<SECURITY_ATTRIBUTES>() as u32,
@@ -415,7 +419,7 @@ impl Private {
     }
 }
 
-impl Drop for Private {
+impl Drop for Creator {
     fn drop(&mut self) {
         // SAFETY: allocated by ConvertStringSecurityDescriptorToSecurityDescriptorW.
         unsafe { LocalFree(self.sd) };
@@ -445,7 +449,10 @@ pub(crate) fn open_in(dir: &Dir, name: &OsStr, access: Access) -> Result<(File, 
         }
         Access::Read => (GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, OPEN_EXISTING, 0),
     };
-    let private = if mode != 0 && mode & 0o077 == 0 { Private::new() } else { None };
+    let creator = match access {
+        Access::Own(Some(_)) | Access::New(_) => Creator::new(mode & 0o077 == 0),
+        _ => None,
+    };
     let started = Instant::now();
     let file = loop {
         match create(
@@ -454,7 +461,7 @@ pub(crate) fn open_in(dir: &Dir, name: &OsStr, access: Access) -> Result<(File, 
             share,
             disposition,
             FILE_ATTRIBUTE_NORMAL | FILE_FLAG_OPEN_REPARSE_POINT,
-            private.as_ref().map(|p| &p.attributes),
+            creator.as_ref().map(|c| &c.attributes),
         ) {
             Ok(file) => break file,
             Err(e) => {
@@ -616,8 +623,8 @@ pub(crate) fn id_in(dir: &Dir, name: &OsStr) -> io::Result<Option<FileId>> {
 
 /// The name of user `uid`: this user's account, or its id for another's.
 pub(crate) fn user_name(uid: u32) -> String {
-    match token_owner() {
-        Some(TokenUser { name: Some(name), .. }) if uid == euid() => format!("user {name} (id {uid})"),
+    match token_user() {
+        Some(Account { name: Some(name), .. }) if uid == euid() => format!("user {name} (id {uid})"),
         _ => format!("the user of id {uid}"),
     }
 }

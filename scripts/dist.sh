@@ -62,9 +62,19 @@ for p in $OTHERS; do
   [ -n "${WHEEL_TAGS[$p]:-}" ] || { echo "dist.sh: SNOWFLAKE_DIST_PLATFORMS: unknown platform $p (known: ${!WHEEL_TAGS[*]})" >&2; exit 1; }
 done
 PLATFORMS="x86_64-linux-gnu $OTHERS"
-# Where each platform's binaries land.
+# Where each platform's binaries land: x86_64 glibc's with the dist profile (LTO), the
+# others' with dist-cross (no LTO, parallel code generation: their builds are most of
+# dist.sh's time), macOS's with dist-macos (dist-cross with LTO, which keeps its dylibs'
+# symbols to the entry points: see Cargo.toml).
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
-out_dir() { echo "$TARGET_DIR/${RUST_TARGET[$1]}/dist"; }
+profile_of() {
+  case $1 in
+    x86_64-linux-gnu) echo dist ;;
+    *-darwin) echo dist-macos ;;
+    *) echo dist-cross ;;
+  esac
+}
+out_dir() { echo "$TARGET_DIR/${RUST_TARGET[$1]}/$(profile_of "$1")"; }
 
 
 step() { printf '\n---- dist: %s ----\n' "$*"; }
@@ -120,30 +130,54 @@ OUT=$(out_dir x86_64-linux-gnu)
 # --- the other platforms: Debian's rustc-web, cargo-zigbuild --------------------------------
 # Debian's cargo and rustc (/usr/bin) come first on the PATH of these runs (cargo-zigbuild
 # runs `cargo`), the .venv's Python before them (for zig). The binaries share their
-# dependencies within each run: all four packages at once.
+# dependencies within each run: all four packages at once. What the toolchain route lacks,
+# made once in $XTOOLS:
+# - Windows: Debian's rustc links x86_64-pc-windows-gnu programs with -lssp_nonshared -lssp
+#   (Debian's mingw-w64 builds C with the stack protector); zig's mingw-w64 has neither, and
+#   nothing linked here calls them: empty archives stand in for both.
+# - Windows' Node addon: napi-build (windows-gnu) wants LIBNODE_PATH to hold a libnode.dll
+#   and links -lnode, but napi-sys finds every Node-API function in the host process at run
+#   time on Windows, so nothing is imported: an empty archive is the import library
+#   (libnode.dll.a, which the linker takes), and the libnode.dll beside it is for that check.
+# - macOS: rustc strips Mach-O files with `rust-objcopy`, which rustup ships and Debian does
+#   not: LLVM's llvm-objcopy is the same program. Security and CoreFoundation, which the
+#   redis crate's TLS calls, are link-time stubs (scripts/macos-frameworks/README.md).
+XTOOLS=$TARGET_DIR/cross-tools
+mkdir -p "$XTOOLS/no-ssp" "$XTOOLS/libnode" "$XTOOLS/bin"
+for a in no-ssp/libssp.a no-ssp/libssp_nonshared.a libnode/libnode.dll.a libnode/libnode.dll; do
+  [ -f "$XTOOLS/$a" ] || ar rc "$XTOOLS/$a"
+done
+ln -sf "$(command -v llvm-objcopy)" "$XTOOLS/bin/rust-objcopy"
 cross() {
-  env PATH="$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc "$@"
+  env PATH="$XTOOLS/bin:$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+    LIBNODE_PATH="$XTOOLS/libnode" \
+    CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
+    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-L native=$XTOOLS/no-ssp" \
+    CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
+    CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
+    "$@"
 }
 PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
 if [[ " $OTHERS " == *" aarch64-linux-gnu "* ]]; then
   step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
-  cross cargo zigbuild --profile dist --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
+  cross cargo zigbuild --profile dist-cross --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
 fi
-BUILD_STD=()
-for p in $OTHERS; do
-  [ "$p" = aarch64-linux-gnu ] || BUILD_STD+=(--target "${RUST_TARGET[$p]}")
-done
-if [ ${#BUILD_STD[@]} -gt 0 ]; then
-  step "${BUILD_STD[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"
-  # RUSTC_BOOTSTRAP=1 for -Zbuild-std only: cargo builds these targets' standard library from
-  # source, there being no Debian package of it; the project's own crates use no unstable
-  # feature (rustup's stable toolchain builds them for this machine). macOS: Rust's oldest
-  # systems (10.12 on Intel, 11 on Apple silicon), its targets' default. musl: the shared libraries link musl's libc.so (a cdylib needs -crt-static off); zig
-  # links the CLI statically all the same.
-  cross env RUSTC_BOOTSTRAP=1 \
-    CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
-    cargo zigbuild -Zbuild-std --profile dist "${BUILD_STD[@]}" "${PACKAGES[@]}"
-fi
+# The platforms whose standard library cargo builds from Debian's rust-web-src (-Zbuild-std,
+# which needs RUSTC_BOOTSTRAP=1: see docs/contributing.md; the project's own crates use no
+# unstable feature, and rustup's stable toolchain builds them for this machine). One run per
+# profile, each building every target's std once. musl: the shared libraries link musl's
+# libc.so (a cdylib needs -crt-static off); zig links the CLI statically all the same. macOS:
+# Rust's oldest systems (10.12 on Intel, 11 on Apple silicon), its targets' default.
+build_std() { # <profile> <platform...>
+  local profile=$1 targets=() p
+  shift
+  for p in "$@"; do [[ " $OTHERS " == *" $p "* ]] && targets+=(--target "${RUST_TARGET[$p]}"); done
+  [ ${#targets[@]} -gt 0 ] || return 0
+  step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig, profile $profile)"
+  cross env RUSTC_BOOTSTRAP=1 cargo zigbuild -Zbuild-std --profile "$profile" "${targets[@]}" "${PACKAGES[@]}"
+}
+build_std dist-cross x86_64-linux-musl x86_64-windows
+build_std dist-macos x86_64-darwin aarch64-darwin
 
 # --- Python: each other platform's wheel, from the x86_64 wheel and the platform's extension -
 WHEEL=$(ls "$DIST"/python/libsnowflake-"$VERSION"-*manylinux*x86_64*.whl)

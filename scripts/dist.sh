@@ -77,7 +77,14 @@ profile_of() {
 out_dir() { echo "$TARGET_DIR/${RUST_TARGET[$1]}/$(profile_of "$1")"; }
 
 
-step() { printf '\n---- dist: %s ----\n' "$*"; }
+# Each step's heading says how long the step before it took (the cross builds are CI's budget).
+step_started=$(date +%s)
+step() {
+  local now
+  now=$(date +%s)
+  printf '\n---- dist: %s (the step before: %d s) ----\n' "$*" $((now - step_started))
+  step_started=$now
+}
 json_get() { node -p "const v = require(process.argv[1])$2; v === undefined ? '' : v" "$ROOT/$1"; }
 
 # --- one version -------------------------------------------------------------------------

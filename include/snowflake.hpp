@@ -195,6 +195,19 @@ class Layout {
     detail::check(snowflake_layout_max_id(get(), unix_ms, &id));
     return id;
   }
+  /// The UUIDv7 view of `id` ("0181ab11-8149-75e8-8000-000000000000"): lossless, sorted as
+  /// the IDs are, its timestamp the ID's Unix-ms time.
+  [[nodiscard]] std::string to_uuid(std::uint64_t id) const {
+    char buf[SNOWFLAKE_UUID_TEXT_SIZE];
+    detail::check(snowflake_layout_to_uuid(get(), id, buf, sizeof buf));
+    return buf;
+  }
+  /// The ID whose UUIDv7 view is `uuid`; throws for a UUID no ID of the layout maps to.
+  [[nodiscard]] std::uint64_t from_uuid(const std::string& uuid) const {
+    std::uint64_t id = 0;
+    detail::check(snowflake_layout_from_uuid(get(), uuid.c_str(), &id));
+    return id;
+  }
 
   /// The C handle, for calling the C API directly.
   [[nodiscard]] const SnowflakeLayout* get() const noexcept { return handle_.get(); }
@@ -224,6 +237,22 @@ class Generator {
     SnowflakeGenerator* raw = nullptr;
     detail::check(snowflake_generator_new(layout.get(), node.c_str(), options.c_str(), &raw));
     handle_.reset(raw);
+  }
+
+  /// A generator configured by the environment: SNOWFLAKE_LAYOUT, SNOWFLAKE_NODE and
+  /// SNOWFLAKE_OPTIONS, then the defaults (docs/environment.md); throws, naming the variable,
+  /// when one is malformed.
+  [[nodiscard]] static Generator from_env() {
+    SnowflakeGenerator* raw = nullptr;
+    detail::check(snowflake_generator_from_env(nullptr, nullptr, nullptr, &raw));
+    return Generator(raw);
+  }
+  /// Where the layout, node values and each option came from:
+  /// "layout=SNOWFLAKE_LAYOUT;node=SNOWFLAKE_NODE;max_drift_ms=default;...".
+  [[nodiscard]] std::string sources() const {
+    char buf[2048];  // always enough (documented in snowflake.h)
+    detail::check(snowflake_generator_sources(get(), buf, sizeof buf));
+    return buf;
   }
 
   /// The next ID; waits for the clock up to max_wait_ms, then throws.
@@ -269,6 +298,7 @@ class Generator {
   [[nodiscard]] const SnowflakeGenerator* get() const noexcept { return handle_.get(); }
 
  private:
+  explicit Generator(SnowflakeGenerator* raw) { handle_.reset(raw); }
   std::unique_ptr<SnowflakeGenerator, detail::GeneratorDeleter> handle_;
 };
 

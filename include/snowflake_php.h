@@ -96,6 +96,12 @@ SnowflakeStatus snowflake_generator_new(const struct SnowflakeLayout *layout, co
 
 SnowflakeStatus snowflake_generator_open(const struct SnowflakeLayout *layout, const char *node, const struct SnowflakeOptions *options, struct SnowflakeGenerator **out);
 
+SnowflakeStatus snowflake_generator_from_env(const struct SnowflakeLayout *layout, const char *node, const struct SnowflakeOptions *options, struct SnowflakeGenerator **out);
+
+SnowflakeStatus snowflake_generator_sources(const struct SnowflakeGenerator *g, char *buf, size_t len);
+
+SnowflakeStatus snowflake_generator_layout(const struct SnowflakeGenerator *g, char *buf, size_t len);
+
 void snowflake_generator_free(struct SnowflakeGenerator *g);
 
 SnowflakeStatus snowflake_next_id(const struct SnowflakeGenerator *g, uint64_t *out);
@@ -134,11 +140,17 @@ SnowflakeStatus snowflake_layout_info(const struct SnowflakeLayout *layout, uint
 
 SnowflakeStatus snowflake_layout_decode(const struct SnowflakeLayout *layout, uint64_t id, struct SnowflakeParts *out);
 
+SnowflakeStatus snowflake_layout_field_value(const struct SnowflakeLayout *layout, const struct SnowflakeParts *parts, const char *name, uint64_t *out);
+
 SnowflakeStatus snowflake_layout_compose(const struct SnowflakeLayout *layout, uint64_t unix_ms, const char *node, uint64_t sequence, uint64_t *out);
 
 SnowflakeStatus snowflake_layout_min_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
 
 SnowflakeStatus snowflake_layout_max_id(const struct SnowflakeLayout *layout, uint64_t unix_ms, uint64_t *out);
+
+SnowflakeStatus snowflake_layout_to_uuid(const struct SnowflakeLayout *layout, uint64_t id, char *buf, size_t len);
+
+SnowflakeStatus snowflake_layout_from_uuid(const struct SnowflakeLayout *layout, const char *uuid, uint64_t *out);
 
 SnowflakeStatus snowflake_options_new(const char *text, struct SnowflakeOptions **out);
 

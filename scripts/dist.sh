@@ -8,7 +8,9 @@
 #                 libsnowflake-<napi platform>-V.tgz @libsnowflake/<napi platform>, the addon
 #   dist/php/     libsnowflake-snowflake-V.zip       the Composer package with every platform's library
 #   dist/c/       libsnowflake-V-<platform>.tar.gz   lib/ include/ bin/snowflake ... (.zip for Windows)
-#                 libsnowflake_V_amd64.deb, libsnowflake_V_arm64.deb   the same under /usr
+#                 libsnowflake0.1_V_<arch>.deb, libsnowflake-dev_V_<arch>.deb,
+#                 libsnowflake-tools_V_<arch>.deb    the same under /usr, split as Debian splits a
+#                                                    library (scripts/deb.sh), amd64 and arm64
 #
 # The platforms (docs/packages.md):
 #
@@ -62,6 +64,7 @@ for p in $OTHERS; do
   [ -n "${WHEEL_TAGS[$p]:-}" ] || { echo "dist.sh: SNOWFLAKE_DIST_PLATFORMS: unknown platform $p (known: ${!WHEEL_TAGS[*]})" >&2; exit 1; }
 done
 PLATFORMS="x86_64-linux-gnu $OTHERS"
+has() { [[ " $OTHERS " == *" $1 "* ]]; }
 # Where each platform's binaries land: x86_64 glibc's with the dist profile (LTO), the
 # others' with dist-cross (no LTO, parallel code generation: their builds are most of
 # dist.sh's time), macOS's with dist-macos (dist-cross with LTO, which keeps its dylibs'
@@ -169,7 +172,7 @@ cross() {
     "$@"
 }
 PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
-if [[ " $OTHERS " == *" aarch64-linux-gnu "* ]]; then
+if has aarch64-linux-gnu; then
   step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
   cross cargo zigbuild --profile dist-cross --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
 fi
@@ -212,6 +215,22 @@ for p in $OTHERS; do
   mv "$wheel_file.new" "$wheel_file"
   .venv/bin/python -m wheel pack --dest-dir "$DIST/python" "$tree" >/dev/null
 done
+
+# --- the minimal C library: no leases (no Redis client, no TLS) -----------------------------
+# A cargo run of its own, in a target directory of its own: snowflake-core with other
+# features, and an output of the same name.
+# x86_64 with rustup's toolchain, aarch64 with Debian's (the .debs of both carry it).
+declare -A OUT_MINIMAL
+step "libsnowflake_minimal.a: no leases ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
+CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
+  -p snowflake-ffi --no-default-features --features minimal
+OUT_MINIMAL[x86_64-linux-gnu]=$ROOT/target/dist-minimal/$DIST_TARGET/dist
+if has aarch64-linux-gnu; then
+  step "libsnowflake_minimal.a: no leases (aarch64, glibc $GLIBC_FLOOR, Debian's rustc, zig)"
+  cross env CARGO_TARGET_DIR="$ROOT/target/dist-minimal" cargo zigbuild --profile dist-cross \
+    --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" -p snowflake-ffi --no-default-features --features minimal
+  OUT_MINIMAL[aarch64-linux-gnu]=$ROOT/target/dist-minimal/aarch64-unknown-linux-gnu/dist-cross
+fi
 
 # --- Node: the napi-rs packages -------------------------------------------------------------
 # The addon's file on each platform: a shared library under the name Node loads it by.
@@ -293,7 +312,8 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
     *) tar --sort=name --owner=0 --group=0 --numeric-owner -C "$STAGE/c" -czf "$2" "$1" ;;
   esac
 }
-docs_into() { install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE -t "$1/share/doc/libsnowflake/"; }
+# API.md is the contract docs/c.md points to.
+docs_into() { install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE ffi-c/API.md -t "$1/share/doc/libsnowflake/"; }
 
 for p in $PLATFORMS; do
   out=$(out_dir "$p")
@@ -303,9 +323,12 @@ for p in $PLATFORMS; do
     *-linux-*)
       step "c: $NAME.tar.gz"
       make -s -C ffi-c install-artifacts ARTIFACTS="$out" PREFIX="$TREE" RELOCATABLE=1 LIBS_PRIVATE="${LIBS_PRIVATE[$p]}"
-      # The archive carries Rust's standard library; its debug sections are most of its size
-      # and no user of a release build needs them.
-      llvm-strip --strip-debug "$TREE/lib/libsnowflake.a"
+      # The minimal static library where the .debs carry it (glibc: x86_64 and aarch64).
+      [ -z "${OUT_MINIMAL[$p]:-}" ] ||
+        make -s -C ffi-c install-minimal-artifacts MINIMAL_ARTIFACTS="${OUT_MINIMAL[$p]}" PREFIX="$TREE" RELOCATABLE=1 LIBS_PRIVATE="${LIBS_PRIVATE[$p]}"
+      # The archives carry Rust's standard library; their debug sections are most of their
+      # size and no user of a release build needs them.
+      llvm-strip --strip-debug "$TREE"/lib/libsnowflake*.a
       install -D -m 755 "$out/snowflake" "$TREE/bin/snowflake"
       docs_into "$TREE"
       pack_tree "$NAME" "$DIST/c/$NAME.tar.gz"
@@ -343,53 +366,9 @@ for p in $PLATFORMS; do
   esac
 done
 
-# make_deb <platform> <Debian architecture>: the tarball's files under /usr.
-make_deb() {
-  local p=$1 arch=$2 out multiarch
-  out=$(out_dir "$p")
-  multiarch=${p%%-*}-linux-gnu
-  DEB=libsnowflake_${VERSION}_$arch.deb
-  step "c: $DEB (dpkg-deb)"
-  DEBROOT=$STAGE/deb-$arch
-  make -s -C ffi-c install-artifacts ARTIFACTS="$out" PREFIX=/usr LIBDIR=lib/$multiarch DESTDIR="$DEBROOT" LIBS_PRIVATE="${LIBS_PRIVATE[$p]}"
-  llvm-strip --strip-debug "$DEBROOT/usr/lib/$multiarch/libsnowflake.a"
-  install -D -m 755 "$out/snowflake" "$DEBROOT/usr/bin/snowflake"
-  install -D -m 644 LICENSE-MIT "$DEBROOT/usr/share/doc/libsnowflake/copyright"
-  cat LICENSE-APACHE >>"$DEBROOT/usr/share/doc/libsnowflake/copyright"
-  install -d "$DEBROOT/DEBIAN"
-  # What the binaries link: glibc's libraries (libc6), and libgcc_s for unwinding unless zig
-  # linked its own unwinder in (it does today).
-  DEPENDS="libc6 (>= $GLIBC_FLOOR)"
-  if readelf -d "$out/libsnowflake.so" "$out/snowflake" | grep -q 'NEEDED.*libgcc_s'; then
-    DEPENDS="$DEPENDS, libgcc-s1 | libgcc1"
-  fi
-  cat >"$DEBROOT/DEBIAN/control" <<EOF
-Package: libsnowflake
-Version: $VERSION
-Architecture: $arch
-Maintainer: libsnowflake developers <libsnowflake@example.invalid>
-Installed-Size: $(du -sk --exclude=DEBIAN "$DEBROOT" | cut -f1)
-Depends: $DEPENDS
-Section: libs
-Priority: optional
-Homepage: https://example.invalid/libsnowflake
-Description: Snowflake-style 64-bit time-ordered unique IDs: C library and the snowflake command
- libsnowflake issues and decodes 64-bit, time-ordered, unique IDs (Twitter, Discord,
- Sonyflake and custom layouts), bit for bit the same as its C++, PHP, Python and Node
- bindings.
- .
- This package holds libsnowflake.so.$SOVERSION and libsnowflake.a, the headers snowflake.h,
- snowflake.hpp (C++17) and snowflake_php.h (PHP FFI), the pkg-config file snowflake.pc and
- the CMake package (find_package(snowflake)), and the snowflake command, which generates
- and decodes IDs from the shell.
-EOF
-  echo "libsnowflake $SOVERSION libsnowflake (>= $VERSION)" >"$DEBROOT/DEBIAN/shlibs"
-  echo "activate-noawait ldconfig" >"$DEBROOT/DEBIAN/triggers"
-  (cd "$DEBROOT" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
-  dpkg-deb --root-owner-group -Zxz --build "$DEBROOT" "$DIST/c/$DEB" >/dev/null
-}
-make_deb x86_64-linux-gnu amd64
-[[ " $OTHERS " != *" aarch64-linux-gnu "* ]] || make_deb aarch64-linux-gnu arm64
+step "c: the .debs, split as Debian splits a library (scripts/deb.sh): amd64$(has aarch64-linux-gnu && echo ' and arm64')"
+bash scripts/deb.sh "$OUT" "${OUT_MINIMAL[x86_64-linux-gnu]}" "$DIST/c" amd64
+! has aarch64-linux-gnu || bash scripts/deb.sh "$(out_dir aarch64-linux-gnu)" "${OUT_MINIMAL[aarch64-linux-gnu]}" "$DIST/c" arm64
 
 step "done in $(($(date +%s) - started)) s"
 (cd "$DIST" && find . -type f -printf '%s\t%p\n' | sort -k2 | awk -F'\t' '{ printf "%8.1f KiB  %s\n", $1 / 1024, $2 }')

@@ -11,9 +11,13 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # The servers the tests start themselves (tests/servers/serve.py): redis-server and
 # redis-sentinel, PostgreSQL, php8.2-fpm with cgi-fcgi (libfcgi-bin), openssl for certificates.
 # composer and php8.2-zip: scripts/dist.sh packs the Composer package, tests/dist installs it;
-# binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check.
+# binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check; lintian checks
+# the .debs (tests/dist).
+# The PHP adapters' tests (tests/php/orm): Eloquent and Doctrine as Debian packages them, with
+# PDO for SQLite and PostgreSQL.
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
-  cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils)
+  cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
+  php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -72,6 +76,9 @@ fi
 # psycopg: the PostgreSQL tests and benchmark of `snowflake sql` (bindings-python/tests, tests/sql).
 .venv/bin/pip install -q "maturin>=1.5,<2" "pytest>=8" "hypothesis>=6" "mypy>=1.10" "gunicorn>=21" "redis>=5" "uuid-utils>=0.9" \
   "psycopg[binary]>=3.1"
+# The Python adapters' tests (bindings-python/tests/test_adapters.py, tests/python-orm): the
+# frameworks themselves, against SQLite and a PostgreSQL of the test's own.
+.venv/bin/pip install -q "pydantic>=2.5,<3" "sqlalchemy>=2.0,<3" "django>=4.2,<7"
 # scripts/dist.sh links the prebuilt packages against an old glibc with zig: both come as
 # prebuilt wheels (no compile), pinned to the versions the packages were last built with.
 .venv/bin/pip install -q "ziglang==0.17.1" "cargo-zigbuild==0.24.0"

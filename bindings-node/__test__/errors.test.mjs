@@ -22,7 +22,10 @@ test('ERR_SNOWFLAKE_VALUE: node values, options, encodings', () => {
   assert.equal(e.field, 'shard');
   e = throwsCode(() => new Generator({ layout: 'twitter', maxWait: 0 }), 'ERR_SNOWFLAKE_VALUE');
   assert.equal(e.option, 'maxWait', 'a misspelt option is an error, not silently ignored');
-  throwsCode(() => new Generator({}), 'ERR_SNOWFLAKE_VALUE');
+  // No layout: the environment's, else twitter (docs/environment.md).
+  assert.equal(new Generator({ isolated: true }).layout.toString(), twitter.toString());
+  // The layout given twice (first and in the options): neither silently wins.
+  throwsCode(() => new Generator('twitter', { layout: 'discord' }), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => new Generator({ layout: 'twitter', sequenceStart: 'spread:0' }), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => new Generator({ layout: 'twitter', rollover: 'sequence' }), 'ERR_SNOWFLAKE_VALUE');
   throwsCode(() => encode(1n, 'base64'), 'ERR_SNOWFLAKE_VALUE');
@@ -42,7 +45,7 @@ test('a negative node value names its field and the allowed range (number and bi
     const e = throwsCode(() => new Generator({ layout: 'twitter', node: { worker } }), 'ERR_SNOWFLAKE_VALUE', RangeError);
     assert.equal(e.field, 'worker');
     assert.equal(e.value, -1);
-    assert.match(e.message, /^worker = -1 is out of range: the smallest allowed is 0/);
+    assert.match(e.message, /^new Generator\(options\.node\): worker = -1 is out of range: the smallest allowed is 0/);
   }
 });
 
@@ -136,14 +139,18 @@ test('wrong JS types are TypeErrors with ERR_INVALID_ARG_TYPE', () => {
   const cases = [
     () => new Layout(42),
     () => new Layout(),
-    () => twitter.decode('123'),
+    () => twitter.decode({ id: '123' }),
+    () => twitter.decode(['123']),
     () => twitter.decode(2 ** 53), // not a safe integer: could already be rounded
     () => twitter.decode(1.5),
     () => twitter.minId('2024-01-01'),
     () => twitter.minId(1.5),
     () => twitter.compose(NOW, { datacenter: 0, worker: '3' }),
     () => twitter.compose(NOW, [1]),
-    () => new Generator('twitter'),
+    () => new Generator(42),
+    () => new Generator({ layout: 'twitter' }, {}),
+    () => new Generator('twitter', 'datacenter=1,worker=2'),
+    () => new Generator('twitter', { node: 3 }),
     () => new Generator({ layout: 42 }),
     () => new Generator({ layout: 'twitter', maxWaitMs: '10' }),
     () => new Generator({ layout: 'twitter', isolated: 'yes' }),
@@ -152,12 +159,20 @@ test('wrong JS types are TypeErrors with ERR_INVALID_ARG_TYPE', () => {
     () => g.nextIds(-1),
     () => g.nextIdAt('now'),
     () => g.reserve(2.5),
-    () => encode('1', 'hex'),
+    () => encode({}, 'hex'),
     () => encode(1n, 16),
     () => decodeStr(1, 'hex'),
     () => encode(1n, 'hex', { reverse: 1 }),
   ];
-  for (const c of cases) throwsCode(c, 'ERR_INVALID_ARG_TYPE', TypeError);
+  for (const c of cases) {
+    const e = throwsCode(c, 'ERR_INVALID_ARG_TYPE', TypeError);
+    // Each names the call and the parameter (issue 29), e.g. `layout.decode(id): …`.
+    assert.match(e.message, /^(new )?\w+(\.\w+)?\([\w.,… ]*\): \S/, `${c}: ${e.message}`);
+  }
+  assert.match(throwsCode(() => twitter.decode({}), 'ERR_INVALID_ARG_TYPE', TypeError).message, /^layout\.decode\(id\): /);
+  assert.match(throwsCode(() => g.nextIdAt('now'), 'ERR_INVALID_ARG_TYPE', TypeError).message, /^generator\.nextIdAt\(t\): /);
+  const node = throwsCode(() => new Generator('twitter', { node: 3 }), 'ERR_INVALID_ARG_TYPE', TypeError);
+  assert.match(node.message, /^new Generator\(layout, options\.node\): node values are a plain object \(.*\) or a string/);
 });
 
 test('a safe-integer number is accepted where an ID is expected', () => {

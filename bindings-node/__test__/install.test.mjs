@@ -82,7 +82,10 @@ test('npm pack of the checkout: no install script, no addon; without the platfor
   const packDir = tempDir('libsnowflake-pack-');
   const [info] = JSON.parse(run('npm', ['pack', '--json', '--loglevel=error', '--pack-destination', packDir], pkgDir));
   const files = info.files.map((f) => f.path).sort();
-  assert.deepEqual(files, ['README.md', 'index.d.ts', 'index.js', 'index.mjs', 'native.js', 'package.json']);
+  assert.deepEqual(files, [
+    'README.md', 'adapters-common.js', 'drizzle.d.ts', 'drizzle.js', 'drizzle.mjs', 'index.d.ts', 'index.js', 'index.mjs',
+    'json.d.ts', 'json.js', 'json.mjs', 'native.js', 'package.json', 'typeorm.d.ts', 'typeorm.js', 'typeorm.mjs',
+  ]);
   const tarballs = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
   assert.equal(tarballs.length, 1);
 

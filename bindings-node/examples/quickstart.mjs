@@ -1,7 +1,7 @@
 // Quick start (ES module). Run: node examples/quickstart.mjs
 import { Generator, Layout } from 'libsnowflake';
 
-const ids = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 } });
+const ids = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 } }); // all in one object
 
 // nextIdString() is the decimal form, ready for JSON.
 console.log(JSON.stringify({ id: ids.nextIdString() }));

@@ -1,7 +1,7 @@
 // Quick start (TypeScript). Type-checked against index.d.ts by the tests.
 import { Generator, Layout, type Parts, type SnowflakeError } from 'libsnowflake'
 
-const ids = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 }, maxWaitMs: 50 })
+const ids = new Generator('twitter', { node: { datacenter: 1, worker: 3 }, maxWaitMs: 50 })
 
 const id: bigint = ids.nextId()
 console.log(JSON.stringify({ id: id.toString() }))

@@ -45,10 +45,10 @@ function generatorOptions() {
   const lines = [
     "/** The options of `new Generator(...)`: `layout`, `node`, and core's option table. */",
     'export interface GeneratorOptions {',
-    '  /** A preset name, a spec, or a `Layout`. */',
-    '  layout: string | Layout',
-    "  /** This node's field values, e.g. `{ datacenter: 1, worker: 3 }`. */",
-    '  node?: Record<string, number | bigint>',
+    "  /** A preset name, a spec, or a `Layout` (default: $SNOWFLAKE_LAYOUT, else twitter); or give it as the first argument. */",
+    '  layout?: string | Layout',
+    "  /** This node's field values: `{ datacenter: 1, worker: 3 }`, or the text `'datacenter=1,worker=3'` (default: $SNOWFLAKE_NODE, else all zeros). */",
+    '  node?: Record<string, number | bigint> | string',
   ];
   for (const o of tables().options) {
     const dflt = o.default ? ` (default ${o.default})` : '';

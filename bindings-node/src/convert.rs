@@ -1,11 +1,12 @@
 //! JS values in and out. IDs are `bigint` in and out (a `number` is taken only when it is a
 //! safe integer, so nothing is ever rounded at 2^53); times are a number of Unix ms or a
-//! `Date`; anything of another type is a `TypeError`. Each argument type checks its value
-//! itself, because napi-rs's own conversions throw plain `Error`s with napi status codes.
+//! `Date`; anything of another type is a `TypeError` that names the call and the parameter.
+//! Each argument type checks its value itself ([`FromArg`]), because napi-rs's own conversions
+//! throw plain `Error`s with napi status codes and know no parameter names.
 
-use crate::error::{range_error, type_error};
-use napi::bindgen_prelude::{FromNapiValue, TypeName};
-use napi::{sys, Env, JsObject, JsUnknown, NapiValue, ValueType};
+use crate::error::{core_error_at, range_error, type_error};
+use napi::bindgen_prelude::FromNapiValue;
+use napi::{sys, Env, JsObject, JsUnknown, NapiValue};
 use snowflake_core::ErrorKind;
 
 /// `Number.MAX_SAFE_INTEGER`.
@@ -104,26 +105,38 @@ pub fn u64_to_js(env: &Env, v: u64) -> napi::Result<JsUnknown> {
     }
 }
 
-macro_rules! arg_type {
-    ($name:ident, $ts:literal) => {
-        impl TypeName for $name {
-            fn type_name() -> &'static str {
-                $ts
-            }
-            fn value_type() -> ValueType {
-                ValueType::Unknown
-            }
-        }
-    };
+/// An argument read from JS, checked against what it must be. `at` names the call and the
+/// parameter (`layout.decode(id)`, `new Generator(options.node)`): every message of a value of
+/// the wrong type starts with it, so a caller knows which argument of which call was wrong.
+pub trait FromArg: Sized {
+    /// Reads `v`, a live value of `env`, as `Self`.
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self>;
 }
 
-/// An ID: a bigint from 0 to 2^64 - 1, or a non-negative safe-integer number.
-pub struct Id(pub u64);
-arg_type!(Id, "bigint | number");
+/// The handle of an argument.
+pub fn raw(v: &JsUnknown) -> sys::napi_value {
+    // SAFETY: an argument's handle stays valid for the call that received it, which is the
+    // only place it is used.
+    unsafe { napi::NapiRaw::raw(v) }
+}
 
-impl FromNapiValue for Id {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-        const EXPECTED: &str = "an ID must be a bigint (or a number that is a safe integer)";
+/// Reads argument `v` (which napi-rs hands over untyped) as `T`.
+pub fn arg<T: FromArg>(env: &Env, v: JsUnknown, at: &str) -> napi::Result<T> {
+    T::from_arg(env.raw(), raw(&v), at)
+}
+
+/// Reads an optional argument: `undefined` (or `null`, or left out) is `None`.
+pub fn opt_arg<T: FromArg>(env: &Env, v: Option<JsUnknown>, at: &str) -> napi::Result<Option<T>> {
+    v.map(|v| arg(env, v, at)).transpose()
+}
+
+/// An ID: a bigint from 0 to 2^64 - 1, a decimal string (as JSON, `pg`'s `BIGINT` and
+/// `nextIdString()` give it), or a non-negative safe-integer number.
+pub struct Id(pub u64);
+
+impl FromArg for Id {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
+        const EXPECTED: &str = "an ID must be a bigint, a decimal string, or a number that is a safe integer";
         match type_of(env, v)? {
             sys::ValueType::napi_bigint => {
                 let (mut out, mut lossless) = (0u64, false);
@@ -137,35 +150,47 @@ impl FromNapiValue for Id {
                     Err(range_error(
                         env,
                         ErrorKind::InvalidId.code(),
-                        "an ID is a bigint from 0n to 2n ** 64n - 1n",
+                        &format!("{at}: an ID is a bigint from 0n to 2n ** 64n - 1n"),
                     ))
                 }
+            }
+            sys::ValueType::napi_string => {
+                // SAFETY: `v` is a string.
+                let text = unsafe { String::from_napi_value(env, v) }?;
+                // Core's strict decimal reading: digits only, no sign, space or wrap.
+                snowflake_core::decode_str(&text, snowflake_core::Encoding::Decimal, false)
+                    .map(Id)
+                    .map_err(|e| core_error_at(env, at, e.into()))
             }
             sys::ValueType::napi_number => {
                 let f = number(env, v)?;
                 if !is_safe_integer(f) {
                     Err(type_error(
                         env,
-                        "a number is taken as an ID only when Number.isSafeInteger(id); pass a bigint",
+                        at,
+                        "a number is taken as an ID only when Number.isSafeInteger(id); pass a bigint or a decimal string",
                         v,
                     ))
                 } else if f < 0.0 {
-                    Err(range_error(env, ErrorKind::InvalidId.code(), "an ID is never negative"))
+                    Err(range_error(
+                        env,
+                        ErrorKind::InvalidId.code(),
+                        &format!("{at}: an ID is never negative"),
+                    ))
                 } else {
                     Ok(Id(f as u64))
                 }
             }
-            _ => Err(type_error(env, EXPECTED, v)),
+            _ => Err(type_error(env, at, EXPECTED, v)),
         }
     }
 }
 
 /// An instant: a non-negative integer number of Unix milliseconds, or a `Date`.
 pub struct UnixMs(pub u64);
-arg_type!(UnixMs, "number | Date");
 
-impl FromNapiValue for UnixMs {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+impl FromArg for UnixMs {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
         const EXPECTED: &str = "a time must be a number of Unix milliseconds (an integer) or a Date";
         let f = match type_of(env, v)? {
             sys::ValueType::napi_number => number(env, v)?,
@@ -174,26 +199,30 @@ impl FromNapiValue for UnixMs {
                 // SAFETY: valid env and value.
                 napi::check_status!(unsafe { sys::napi_is_date(env, v, &mut is_date) })?;
                 if !is_date {
-                    return Err(type_error(env, EXPECTED, v));
+                    return Err(type_error(env, at, EXPECTED, v));
                 }
                 let mut f = 0.0;
                 // SAFETY: `v` is a Date.
                 napi::check_status!(unsafe { sys::napi_get_date_value(env, v, &mut f) })?;
                 if f.is_nan() {
-                    return Err(range_error(env, ErrorKind::TimeRange.code(), "the Date is invalid"));
+                    return Err(range_error(
+                        env,
+                        ErrorKind::TimeRange.code(),
+                        &format!("{at}: the Date is invalid"),
+                    ));
                 }
                 f
             }
-            _ => return Err(type_error(env, EXPECTED, v)),
+            _ => return Err(type_error(env, at, EXPECTED, v)),
         };
         if !is_safe_integer(f) {
-            return Err(type_error(env, EXPECTED, v));
+            return Err(type_error(env, at, EXPECTED, v));
         }
         if f < 0.0 {
             return Err(range_error(
                 env,
                 ErrorKind::TimeRange.code(),
-                &format!("time {f} (Unix ms) is before 1970"),
+                &format!("{at}: time {f} (Unix ms) is before 1970"),
             ));
         }
         Ok(UnixMs(f as u64))
@@ -202,17 +231,16 @@ impl FromNapiValue for UnixMs {
 
 /// A count: a non-negative safe-integer number.
 pub struct Count(pub u64);
-arg_type!(Count, "number");
 
-impl FromNapiValue for Count {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+impl FromArg for Count {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
         const EXPECTED: &str = "a count must be a non-negative integer number";
         if type_of(env, v)? != sys::ValueType::napi_number {
-            return Err(type_error(env, EXPECTED, v));
+            return Err(type_error(env, at, EXPECTED, v));
         }
         let f = number(env, v)?;
         if !is_safe_integer(f) || f < 0.0 {
-            return Err(type_error(env, EXPECTED, v));
+            return Err(type_error(env, at, EXPECTED, v));
         }
         Ok(Count(f as u64))
     }
@@ -220,16 +248,23 @@ impl FromNapiValue for Count {
 
 /// A string.
 pub struct Str(pub String);
-arg_type!(Str, "string");
 
-impl FromNapiValue for Str {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+impl FromArg for Str {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
         if type_of(env, v)? != sys::ValueType::napi_string {
-            return Err(type_error(env, "expected a string", v));
+            return Err(type_error(env, at, "expected a string", v));
         }
         // SAFETY: `v` is a string.
         Ok(Str(unsafe { String::from_napi_value(env, v) }?))
     }
+}
+
+/// Whether `v` is a plain object: an object, not null, not an array.
+pub fn is_plain_object(env: sys::napi_env, v: sys::napi_value) -> napi::Result<bool> {
+    let mut is_array = false;
+    // SAFETY: valid env and value.
+    napi::check_status!(unsafe { sys::napi_is_array(env, v, &mut is_array) })?;
+    Ok(type_of(env, v)? == sys::ValueType::napi_object && !is_array)
 }
 
 /// A plain object (not null, not an array), read property by property.
@@ -237,15 +272,11 @@ pub struct Object {
     pub env: sys::napi_env,
     pub obj: JsObject,
 }
-arg_type!(Object, "object");
 
-impl FromNapiValue for Object {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-        let mut is_array = false;
-        // SAFETY: valid env and value.
-        napi::check_status!(unsafe { sys::napi_is_array(env, v, &mut is_array) })?;
-        if type_of(env, v)? != sys::ValueType::napi_object || is_array {
-            return Err(type_error(env, "expected a plain object", v));
+impl FromArg for Object {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
+        if !is_plain_object(env, v)? {
+            return Err(type_error(env, at, "expected a plain object", v));
         }
         // SAFETY: `v` is an object.
         Ok(Object { env, obj: unsafe { JsObject::from_raw_unchecked(env, v) } })
@@ -288,11 +319,11 @@ impl Object {
         Ok(if type_of(self.env, raw)? == sys::ValueType::napi_undefined { None } else { Some(raw) })
     }
 
-    /// Reads `key` as `T` (which checks its type), or `None` when it is `undefined`.
-    pub fn get_as<T: FromNapiValue>(&self, key: &str) -> napi::Result<Option<T>> {
+    /// Reads `key` as `T` (which checks its type), or `None` when it is `undefined`; `at`
+    /// names the property in messages (`encode(options.reverse)`).
+    pub fn get_as<T: FromArg>(&self, key: &str, at: &str) -> napi::Result<Option<T>> {
         match self.get(key)? {
-            // SAFETY: `v` is a live value of this call's env.
-            Some(v) => unsafe { T::from_napi_value(self.env, v) }.map(Some),
+            Some(v) => T::from_arg(self.env, v, at).map(Some),
             None => Ok(None),
         }
     }
@@ -300,24 +331,22 @@ impl Object {
 
 /// A boolean.
 pub struct Bool(pub bool);
-arg_type!(Bool, "boolean");
 
-impl FromNapiValue for Bool {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+impl FromArg for Bool {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
         if type_of(env, v)? != sys::ValueType::napi_boolean {
-            return Err(type_error(env, "expected a boolean", v));
+            return Err(type_error(env, at, "expected a boolean", v));
         }
         // SAFETY: `v` is a boolean.
         Ok(Bool(unsafe { bool::from_napi_value(env, v) }?))
     }
 }
 
-/// A node value (or other non-negative integer): a safe-integer number or a bigint.
+/// A non-negative integer (a sequence number): a safe-integer number or a bigint.
 pub struct Uint(pub u64);
-arg_type!(Uint, "number | bigint");
 
-impl FromNapiValue for Uint {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+impl FromArg for Uint {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
         const EXPECTED: &str = "expected a non-negative integer (a safe-integer number or a bigint)";
         match type_of(env, v)? {
             sys::ValueType::napi_bigint => {
@@ -329,20 +358,28 @@ impl FromNapiValue for Uint {
                 if lossless {
                     Ok(Uint(out))
                 } else {
-                    Err(range_error(env, ErrorKind::Value.code(), "the value must be from 0 to 2^64 - 1"))
+                    Err(range_error(
+                        env,
+                        ErrorKind::Value.code(),
+                        &format!("{at}: the value must be from 0 to 2^64 - 1"),
+                    ))
                 }
             }
             sys::ValueType::napi_number => {
                 let f = number(env, v)?;
                 if !is_safe_integer(f) {
-                    Err(type_error(env, EXPECTED, v))
+                    Err(type_error(env, at, EXPECTED, v))
                 } else if f < 0.0 {
-                    Err(range_error(env, ErrorKind::Value.code(), &format!("the value {f} is negative")))
+                    Err(range_error(
+                        env,
+                        ErrorKind::Value.code(),
+                        &format!("{at}: the value {f} is negative"),
+                    ))
                 } else {
                     Ok(Uint(f as u64))
                 }
             }
-            _ => Err(type_error(env, EXPECTED, v)),
+            _ => Err(type_error(env, at, EXPECTED, v)),
         }
     }
 }

@@ -109,13 +109,21 @@ impl Details {
 /// The JS error for a core error: the constructor and `code` of its kind in core's table,
 /// and its data as properties.
 pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
+    shaped(env, e, None)
+}
+
+fn shaped(env: sys::napi_env, e: Error, at: Option<&str>) -> napi::Error {
     let info = e.kind().info();
     let class = match info.node_class {
         "TypeError" => Class::TypeError,
         "RangeError" => Class::RangeError,
         _ => Class::Error,
     };
-    make(env, class, info.node_code, &e.to_string(), |d| match &e {
+    let message = match at {
+        Some(at) => format!("{at}: {e}"),
+        None => e.to_string(),
+    };
+    make(env, class, info.node_code, &message, |d| match &e {
         Error::UnknownField { name } | Error::NotANodeField { name } => d.str("field", name.as_str()),
         Error::ValueRange { name, value, min, max } => {
             d.str("field", name.as_str());
@@ -181,10 +189,16 @@ pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
     })
 }
 
-/// A `TypeError` (`ERR_INVALID_ARG_TYPE`) saying what was expected and what came.
-pub fn type_error(env: sys::napi_env, expected: &str, got: sys::napi_value) -> napi::Error {
+/// A `TypeError` (`ERR_INVALID_ARG_TYPE`) naming the call and parameter (`at`), saying what
+/// was expected and what came: `layout.decode(id): an ID must be …; got an object`.
+pub fn type_error(env: sys::napi_env, at: &str, expected: &str, got: sys::napi_value) -> napi::Error {
     let got = crate::convert::describe(env, got);
-    make(env, Class::TypeError, ERR_INVALID_ARG_TYPE, &format!("{expected}; got {got}"), |_| {})
+    make(env, Class::TypeError, ERR_INVALID_ARG_TYPE, &format!("{at}: {expected}; got {got}"), |_| {})
+}
+
+/// [`core_error`] for an argument: the message starts with the call and parameter (`at`).
+pub fn core_error_at(env: sys::napi_env, at: &str, e: Error) -> napi::Error {
+    shaped(env, e, Some(at))
 }
 
 /// A `RangeError` with one of the core's codes, for values that JS can express and core's

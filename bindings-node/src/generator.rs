@@ -3,13 +3,15 @@
 //! `worker_threads` too, which share the process and so this library's statics), and
 //! forwards each call. `nextIdAsync` waits for the clock on libuv's thread pool.
 
-use crate::convert::{Count, Object, Str, UnixMs};
-use crate::error::{core_error, type_error, OrThrow};
+use crate::convert::{arg, is_plain_object, raw, type_of, Count, Object, Str, UnixMs};
+use crate::error::{core_error, core_error_at, type_error, OrThrow};
 use crate::layout::{node_from, JsLayout};
 use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
-use napi::{sys, Env, JsObject, NapiValue, Task};
+use napi::{sys, Env, JsObject, JsUnknown, NapiValue, Task};
 use napi_derive::napi;
-use snowflake_core::{encode, Encoding, Error, Generator, Layout, Name, Options, Spelling};
+use snowflake_core::{
+    encode, Encoding, Environment, Error, Generator, GivenOptions, Layout, Name, Spelling, OPTIONS,
+};
 use std::sync::Arc;
 
 /// A block of IDs taken at once: `first + BigInt(i) * stride` for `i < count`.
@@ -50,24 +52,35 @@ pub struct Stats {
     pub ms_left: f64,
     /// `msLeft` in years of 365.2425 days.
     pub years_left: f64,
+    /// Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
+    /// `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
+    /// `'SNOWFLAKE_OPTIONS'`).
+    pub sources: std::collections::HashMap<String, String>,
 }
 
-fn layout_option(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Layout> {
+/// A layout given as a preset name, a spec or a `Layout`, or `None` when `value` is none of
+/// them (`at` names the argument in the errors of a bad spec).
+fn layout_of(env: sys::napi_env, value: sys::napi_value, at: &str) -> napi::Result<Option<Layout>> {
     // SAFETY: `env` and `value` are live for this call.
     let napi_env = unsafe { Env::from_raw(env) };
-    if crate::convert::type_of(env, value)? == sys::ValueType::napi_string {
+    if type_of(env, value)? == sys::ValueType::napi_string {
         // SAFETY: `value` is a string.
         let spec = unsafe { String::from_napi_value(env, value) }?;
-        return Layout::parse(&spec).or_throw(&napi_env);
+        return Layout::parse(&spec).map(Some).map_err(|e| core_error_at(env, at, e));
     }
     // SAFETY: as above; `instance_of` checks the class before the unwrap.
     let unknown = unsafe { napi::JsUnknown::from_raw_unchecked(env, value) };
     if JsLayout::instance_of(napi_env, &unknown).unwrap_or(false) {
         // SAFETY: `value` is an instance of the Layout class.
         let layout: &JsLayout = unsafe { <&JsLayout>::from_napi_value(env, value) }?;
-        return Ok(layout.into());
+        return Ok(Some(layout.into()));
     }
-    Err(type_error(env, "`layout` must be a preset name, a spec string or a Layout", value))
+    Ok(None)
+}
+
+fn layout_option(env: sys::napi_env, value: sys::napi_value, at: &str) -> napi::Result<Layout> {
+    layout_of(env, value, at)?
+        .ok_or_else(|| type_error(env, at, "a layout is a preset name, a spec string or a Layout", value))
 }
 
 fn bad_option(env: &Env, name: &str, reason: &'static str) -> napi::Error {
@@ -82,35 +95,116 @@ pub struct JsGenerator {
 
 #[napi]
 impl JsGenerator {
-    /// Builds a generator; throws `ERR_SNOWFLAKE_VALUE` for an unknown option, node field or
-    /// out-of-range value, and a `TypeError` for a value of the wrong type.
-    #[napi(constructor, ts_args_type = "options: GeneratorOptions")]
-    pub fn new(env: Env, options: Object) -> napi::Result<Self> {
-        let layout = match options.get("layout")? {
-            Some(v) => layout_option(env.raw(), v)?,
-            None => {
+    /// Builds a generator: `new Generator('twitter', { node: 'datacenter=1,worker=3' })`, or
+    /// `new Generator({ layout, node, ...options })`; the layout is a preset name, a spec or a
+    /// `Layout`, the node values an object or the text form. Throws `ERR_SNOWFLAKE_VALUE` for
+    /// an unknown option, node field or out-of-range value, and a `TypeError` naming the
+    /// argument for a value of the wrong type.
+    ///
+    /// What the arguments leave out (or `new Generator()` altogether) comes from the
+    /// environment: the layout from `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from
+    /// `SNOWFLAKE_NODE` (else all zeros), each option the code does not give from
+    /// `SNOWFLAKE_OPTIONS`; core resolves it, and a malformed variable throws naming it.
+    /// `stats().sources` says where each value came from.
+    #[napi(
+        constructor,
+        ts_args_type = "layout?: string | Layout | GeneratorOptions | null, options?: Omit<GeneratorOptions, 'layout'>"
+    )]
+    pub fn new(env: Env, first: Option<JsUnknown>, second: Option<JsUnknown>) -> napi::Result<Self> {
+        // The first argument is the layout, or the options object (which may name the layout).
+        let (layout, options, at) = match first {
+            None => (None, second, "new Generator(layout, options)"),
+            Some(v) => match layout_of(env.raw(), raw(&v), "new Generator(layout)")? {
+                Some(layout) => (Some(layout), second, "new Generator(layout, options)"),
+                None if is_plain_object(env.raw(), raw(&v))? => {
+                    if let Some(extra) = second {
+                        return Err(type_error(
+                            env.raw(),
+                            "new Generator(options, …)",
+                            "the options come last: new Generator(layout, options) or new Generator(options)",
+                            raw(&extra),
+                        ));
+                    }
+                    (None, Some(v), "new Generator(options)")
+                }
+                None => {
+                    return Err(type_error(
+                        env.raw(),
+                        "new Generator(layout)",
+                        "the first argument is a layout (a preset name, a spec string or a Layout) or the options object",
+                        raw(&v),
+                    ))
+                }
+            },
+        };
+        if let Some(o) = &options {
+            if !is_plain_object(env.raw(), raw(o))? {
+                return Err(type_error(
+                    env.raw(),
+                    at,
+                    "the options are an object, e.g. { node: 'datacenter=1,worker=3', maxWaitMs: 0 }",
+                    raw(o),
+                ));
+            }
+        }
+        let options: Option<Object> = options.map(|o| arg(&env, o, at)).transpose()?;
+        let field = |name: &str| format!("{}.{name})", at.trim_end_matches(')'));
+        let layout = match (layout, options.as_ref().map(|o| o.get("layout")).transpose()?.flatten()) {
+            (Some(_), Some(_)) => {
                 return Err(bad_option(
                     &env,
                     "layout",
-                    "the layout is required (a preset name such as 'twitter', or a spec)",
+                    "the layout is given twice: as the first argument and as options.layout",
                 ))
             }
+            (Some(layout), None) => Some(layout),
+            (None, Some(v)) => Some(layout_option(env.raw(), v, &field("layout"))?),
+            (None, None) => None,
         };
-        let node = node_from(&layout, &env, options.get_as::<Object>("node")?)?;
+        // What the arguments leave out comes from the environment, then the defaults: core
+        // resolves it.
+        let environment = Environment::read().or_throw(&env)?;
+        let (layout, layout_source) = environment.layout(layout).or_throw(&env)?;
+        let node = match options.as_ref().map(|o| o.get("node")).transpose()?.flatten() {
+            // SAFETY: `v` is a live value of this call's env.
+            Some(v) => Some(node_from(
+                &layout,
+                &env,
+                Some(unsafe { JsUnknown::from_raw_unchecked(env.raw(), v) }),
+                &field("node"),
+            )?),
+            None => None,
+        };
         // Every other key goes to core as it is (camelCase): core's option table checks names,
-        // types and ranges, with the messages of every other front end.
-        let mut o = Options::default();
-        for key in options.keys()? {
+        // types and ranges, with the messages of every other front end. A key given here wins
+        // over SNOWFLAKE_OPTIONS.
+        let mut o = GivenOptions::new();
+        for key in options.as_ref().map(Object::keys).transpose()?.unwrap_or_default() {
             if key == "layout" || key == "node" {
                 continue;
             }
-            let Some(v) = options.get(&key)? else { continue };
+            let Some(v) = options.as_ref().and_then(|o| o.get(&key).transpose()).transpose()? else {
+                continue;
+            };
             let mut text = None;
             let value = crate::convert::value_of(env.raw(), v, &mut text)?;
-            o.set_spelled(&key, Spelling::Camel, value).or_throw(&env)?;
+            o.set_spelled(&key, Spelling::Camel, value).map_err(|e| core_error_at(env.raw(), at, e))?;
         }
-        let inner = Generator::new(&layout, node, o).or_throw(&env)?;
+        let inner =
+            environment.config(layout, layout_source, node, o).and_then(|c| c.open()).or_throw(&env)?;
         Ok(JsGenerator { inner: Arc::new(inner) })
+    }
+
+    /// The next ID as a `number`, for layouts of at most 53 bits (such as `js53`), whose IDs
+    /// are all exact JavaScript numbers (`Number.isSafeInteger`). Throws `ERR_SNOWFLAKE_VALUE`
+    /// on a wider layout, whatever the ID: use `nextId()` (a bigint) there.
+    #[napi]
+    pub fn next_id_number(&self, env: Env) -> napi::Result<f64> {
+        let bits = self.inner.layout().total_bits();
+        if bits > 53 {
+            return Err(core_error(env.raw(), Error::UnsafeNumber { total_bits: bits }));
+        }
+        Ok(self.inner.next_id().or_throw(&env)? as f64)
     }
 
     /// The next ID. Blocks for the clock at most `maxWaitMs` (when the tick is full or the
@@ -131,7 +225,8 @@ impl JsGenerator {
     /// `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
     /// into the returned array's memory.
     #[napi(ts_args_type = "n: number", ts_return_type = "BigUint64Array")]
-    pub fn next_ids(&self, env: Env, n: Count) -> napi::Result<napi::JsTypedArray> {
+    pub fn next_ids(&self, env: Env, n: JsUnknown) -> napi::Result<napi::JsTypedArray> {
+        let n: Count = arg(&env, n, "generator.nextIds(n)")?;
         // A typed array holds at most 2^32 - 1 elements; past that, or when the memory cannot
         // be had, throw instead of letting the allocator abort the process.
         const MAX: u64 = u32::MAX as u64;
@@ -146,7 +241,8 @@ impl JsGenerator {
 
     /// The next ID at the caller's clock reading `t` (deterministic; never waits).
     #[napi(ts_args_type = "t: number | Date")]
-    pub fn next_id_at(&self, env: Env, t: UnixMs) -> napi::Result<u64> {
+    pub fn next_id_at(&self, env: Env, t: JsUnknown) -> napi::Result<u64> {
+        let t: UnixMs = arg(&env, t, "generator.nextIdAt(t)")?;
         self.inner.next_id_at(t.0).or_throw(&env)
     }
 
@@ -158,7 +254,8 @@ impl JsGenerator {
 
     /// Up to `n` IDs of one tick, taken with one compare-and-swap (at least one).
     #[napi(ts_args_type = "n: number")]
-    pub fn reserve(&self, env: Env, n: Count) -> napi::Result<Block> {
+    pub fn reserve(&self, env: Env, n: JsUnknown) -> napi::Result<Block> {
+        let n: Count = arg(&env, n, "generator.reserve(n)")?;
         let b = self.inner.reserve(n.0).or_throw(&env)?;
         Ok(Block { first: b.first, count: b.count as f64, stride: b.stride })
     }
@@ -187,6 +284,18 @@ impl JsGenerator {
             last_unix_ms: s.last_unix_ms as f64,
             ms_left: s.ms_left as f64,
             years_left: s.years_left(),
+            sources: self
+                .inner
+                .provenance()
+                .iter()
+                .map(|(name, source)| {
+                    let name = match OPTIONS.iter().find(|o| o.name == name) {
+                        Some(o) => o.spelled(Spelling::Camel).as_str().to_string(),
+                        None => name.to_string(),
+                    };
+                    (name, source.as_str().to_string())
+                })
+                .collect(),
         }
     }
 
@@ -210,7 +319,8 @@ impl JsGenerator {
     /// Used by index.js to give each instance its own fast `nextId`, `tryNextId` and
     /// `nextIdString`.
     #[napi(skip_typescript, js_name = "_fastFunction")]
-    pub fn fast_function(&self, env: Env, name: Str) -> napi::Result<napi::JsFunction> {
+    pub fn fast_function(&self, env: Env, name: JsUnknown) -> napi::Result<napi::JsFunction> {
+        let name: Str = arg(&env, name, "_fastFunction(name)")?;
         let call = match name.0.as_str() {
             "nextId" => FastCall::NextId,
             "tryNextId" => FastCall::TryNextId,

@@ -1,8 +1,8 @@
 //! `Layout`: parses a spec (or preset name) with core's `Layout::parse`, and forwards decode,
 //! compose and the range-query bounds.
 
-use crate::convert::{u64_to_js, Id, Object, Str, Uint, UnixMs};
-use crate::error::OrThrow;
+use crate::convert::{arg, is_plain_object, opt_arg, u64_to_js, Id, Object, Str, Uint, UnixMs};
+use crate::error::{core_error_at, type_error, OrThrow};
 use napi::{Env, JsObject, JsUnknown};
 use napi_derive::napi;
 use snowflake_core::{FieldKind, Layout, Node, PRESETS};
@@ -58,12 +58,33 @@ impl From<&JsLayout> for Layout {
     }
 }
 
-/// Node values from an object such as `{ datacenter: 1, worker: 3 }`: every node field of the
-/// layout, or none (`{}`) for all zeros.
-pub(crate) fn node_from(layout: &Layout, env: &Env, fields: Option<Object>) -> napi::Result<Node> {
+/// Node values from an object such as `{ datacenter: 1, worker: 3 }`, or the text form
+/// `'datacenter=1,worker=3'` that C, Python, PHP, the CLI and `SNOWFLAKE_NODE` take (read by
+/// core): every node field of the layout, or none (`{}`, `''`) for all zeros. `at` names the
+/// argument in messages.
+pub(crate) fn node_from(
+    layout: &Layout,
+    env: &Env,
+    fields: Option<JsUnknown>,
+    at: &str,
+) -> napi::Result<Node> {
     let Some(fields) = fields else {
         return Ok(Node::default());
     };
+    let raw = crate::convert::raw(&fields);
+    if crate::convert::type_of(env.raw(), raw)? == napi::sys::ValueType::napi_string {
+        let text: Str = arg(env, fields, at)?;
+        return layout.parse_node(&text.0).map_err(|e| core_error_at(env.raw(), at, e));
+    }
+    if !is_plain_object(env.raw(), raw)? {
+        return Err(type_error(
+            env.raw(),
+            at,
+            "node values are a plain object ({ datacenter: 1, worker: 3 }) or a string ('datacenter=1,worker=3')",
+            raw,
+        ));
+    }
+    let fields: Object = arg(env, fields, at)?;
     // A key whose value is `undefined` is left out, as JS spreads and defaults expect.
     let mut keys = Vec::new();
     let mut raw = Vec::new();
@@ -80,14 +101,17 @@ pub(crate) fn node_from(layout: &Layout, env: &Env, fields: Option<Object>) -> n
     for (v, text) in raw.into_iter().zip(texts.iter_mut()) {
         values.push(crate::convert::value_of(env.raw(), v, text)?);
     }
-    layout.node_from_values(keys.iter().map(String::as_str).zip(values)).or_throw(env)
+    layout
+        .node_from_values(keys.iter().map(String::as_str).zip(values))
+        .map_err(|e| core_error_at(env.raw(), at, e))
 }
 
 #[napi]
 impl JsLayout {
     /// Parses a spec or a preset name; throws `ERR_SNOWFLAKE_LAYOUT` naming the problem.
     #[napi(constructor, ts_args_type = "spec: string")]
-    pub fn new(env: Env, spec: Str) -> napi::Result<Self> {
+    pub fn new(env: Env, spec: JsUnknown) -> napi::Result<Self> {
+        let spec: Str = arg(&env, spec, "new Layout(spec)")?;
         Layout::parse(&spec.0).or_throw(&env).map(JsLayout::from)
     }
 
@@ -126,7 +150,8 @@ impl JsLayout {
         ts_args_type = "fleet: { hosts: number, processesPerHost?: number, peakPerSecond: number, years: number }",
         ts_return_type = "{ nodeValues: number, hostsFit: boolean, processesFit: boolean, capacityPerSecond: number, hostCapacityPerSecond: number, peakShare: number, burstPerTick: number, lastUnixMs: number, yearsLeft: number, lasts: boolean, advice: 'shared' | 'lease per process' | 'lease per host' | 'does not fit' }"
     )]
-    pub fn plan(&self, env: Env, fleet: Object) -> napi::Result<JsObject> {
+    pub fn plan(&self, env: Env, fleet: JsUnknown) -> napi::Result<JsObject> {
+        let fleet: Object = arg(&env, fleet, "layout.plan(fleet)")?;
         use snowflake_core::plan::{plan, Fleet, PlanValue};
         use snowflake_core::{Clock, Spelling, Value};
         let mut numbers = [0u64; 4];
@@ -143,7 +168,9 @@ impl JsLayout {
             };
             *slot = match value {
                 Value::Unset if !required => 1,
-                v => v.whole(key, 0, u64::MAX).or_throw(&env)?,
+                v => v
+                    .whole(key, 0, u64::MAX)
+                    .map_err(|e| core_error_at(env.raw(), "layout.plan(fleet)", e))?,
             };
         }
         let [hosts, processes_per_host, peak_per_second, years] = numbers;
@@ -171,16 +198,20 @@ impl JsLayout {
     /// Throws `ERR_SNOWFLAKE_VALUE` for a 64-bit layout (PostgreSQL's bigint is signed), an
     /// unknown dialect or a bad prefix (default `'snowflake'`).
     #[napi(ts_args_type = "dialect: 'postgres', prefix?: string")]
-    pub fn sql(&self, env: Env, dialect: Str, prefix: Option<Str>) -> napi::Result<String> {
+    pub fn sql(&self, env: Env, dialect: JsUnknown, prefix: Option<JsUnknown>) -> napi::Result<String> {
+        let dialect: Str = arg(&env, dialect, "layout.sql(dialect)")?;
+        let prefix: Option<Str> = opt_arg(&env, prefix, "layout.sql(dialect, prefix)")?;
         let dialect = dialect.0.parse::<snowflake_core::SqlDialect>().or_throw(&env)?;
         let prefix = prefix.map_or(snowflake_core::DEFAULT_SQL_PREFIX.to_string(), |p| p.0);
         snowflake_core::sql(&self.inner, dialect, &prefix).or_throw(&env)
     }
 
-    /// The parts of `id`; throws `ERR_SNOWFLAKE_INVALID_ID` when `id` has bits above the
-    /// layout's width.
-    #[napi(ts_args_type = "id: bigint | number")]
-    pub fn decode(&self, env: Env, id: Id) -> napi::Result<Parts> {
+    /// The parts of `id` (a bigint, a decimal string such as `pg` returns for a `BIGINT`, or a
+    /// safe-integer number); throws `ERR_SNOWFLAKE_INVALID_ID` for a malformed string or when
+    /// `id` has bits above the layout's width.
+    #[napi(ts_args_type = "id: bigint | string | number")]
+    pub fn decode(&self, env: Env, id: JsUnknown) -> napi::Result<Parts> {
+        let id: Id = arg(&env, id, "layout.decode(id)")?;
         let parts = self.inner.decode(id.0).or_throw(&env)?;
         let mut fields = env.create_object()?;
         for (name, value) in self.inner.node_values(&parts.node) {
@@ -195,33 +226,60 @@ impl JsLayout {
         })
     }
 
-    /// The ID of instant `t` (any instant of its tick), node `fields` (every node field, or none for
-    /// all zeros)
-    /// and `sequence`, each checked against its range.
+    /// The ID of instant `t` (any instant of its tick), node `fields` (every node field, or
+    /// none for all zeros; an object or the text `'datacenter=1,worker=3'`) and `sequence`,
+    /// each checked against its range.
     #[napi(
-        ts_args_type = "t: number | Date, fields?: Record<string, number | bigint>, sequence?: number | bigint"
+        ts_args_type = "t: number | Date, fields?: Record<string, number | bigint> | string, sequence?: number | bigint"
     )]
     pub fn compose(
         &self,
         env: Env,
-        t: UnixMs,
-        fields: Option<Object>,
-        sequence: Option<Uint>,
+        t: JsUnknown,
+        fields: Option<JsUnknown>,
+        sequence: Option<JsUnknown>,
     ) -> napi::Result<u64> {
-        let node = node_from(&self.inner, &env, fields)?;
+        let t: UnixMs = arg(&env, t, "layout.compose(t)")?;
+        let node = node_from(&self.inner, &env, fields, "layout.compose(t, fields)")?;
+        let sequence: Option<Uint> = opt_arg(&env, sequence, "layout.compose(t, fields, sequence)")?;
         self.inner.compose(t.0, &node, sequence.map_or(0, |s| s.0)).or_throw(&env)
+    }
+
+    /// The UUIDv7 view of `id` (a bigint, a decimal string or a safe-integer number; 36
+    /// lowercase characters): version 7, RFC 9562's variant, the ID's Unix-ms time in its 48-bit
+    /// timestamp (what PostgreSQL's `uuid_extract_timestamp` and every UUIDv7 tool read), the
+    /// ID's other bits after it. Lossless (`fromUuid(toUuid(id)) === id`) and sorted as the IDs
+    /// are.
+    #[napi(ts_args_type = "id: bigint | string | number")]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
+    pub fn to_uuid(&self, env: Env, id: JsUnknown) -> napi::Result<String> {
+        let id: Id = arg(&env, id, "layout.toUuid(id)")?;
+        let uuid = self.inner.to_uuid(id.0).or_throw(&env)?;
+        Ok(snowflake_core::format_uuid(uuid).to_string())
+    }
+
+    /// The ID whose UUIDv7 view is `uuid` (its 36-character text, either case); throws
+    /// `ERR_SNOWFLAKE_INVALID_ID` for a UUID that no ID of this layout maps to.
+    #[napi(ts_args_type = "uuid: string")]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
+    pub fn from_uuid(&self, env: Env, uuid: JsUnknown) -> napi::Result<u64> {
+        let uuid: Str = arg(&env, uuid, "layout.fromUuid(uuid)")?;
+        let value = snowflake_core::parse_uuid(&uuid.0).or_throw(&env)?;
+        self.inner.from_uuid(value).or_throw(&env)
     }
 
     /// The smallest ID of the tick holding `t`: with `maxId`, the bounds of a
     /// `WHERE id BETWEEN` range query.
     #[napi(ts_args_type = "t: number | Date")]
-    pub fn min_id(&self, env: Env, t: UnixMs) -> napi::Result<u64> {
+    pub fn min_id(&self, env: Env, t: JsUnknown) -> napi::Result<u64> {
+        let t: UnixMs = arg(&env, t, "layout.minId(t)")?;
         self.inner.min_id(t.0).or_throw(&env)
     }
 
     /// The largest ID of the tick holding `t`.
     #[napi(ts_args_type = "t: number | Date")]
-    pub fn max_id(&self, env: Env, t: UnixMs) -> napi::Result<u64> {
+    pub fn max_id(&self, env: Env, t: JsUnknown) -> napi::Result<u64> {
+        let t: UnixMs = arg(&env, t, "layout.maxId(t)")?;
         self.inner.max_id(t.0).or_throw(&env)
     }
 

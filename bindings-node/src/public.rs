@@ -1,32 +1,22 @@
 //! `PublicIds`: core's public IDs (Speck64/128 under a 128-bit key, fixed-width text).
 
-use crate::convert::{Id, Str};
+use crate::convert::{arg, opt_arg, FromArg, Id, Str};
 use crate::error::{type_error, OrThrow};
-use napi::bindgen_prelude::{FromNapiValue, TypeName, ValueType};
-use napi::{sys, Env};
+use napi::{sys, Env, JsUnknown};
 use napi_derive::napi;
 use snowflake_core::{Encoding, PublicIds};
 
 /// A key: the bytes of a `Uint8Array` (a `Buffer` is one), copied.
 pub struct Key(Vec<u8>);
 
-impl TypeName for Key {
-    fn type_name() -> &'static str {
-        "Uint8Array"
-    }
-    fn value_type() -> ValueType {
-        ValueType::Unknown
-    }
-}
-
-impl FromNapiValue for Key {
-    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+impl FromArg for Key {
+    fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
         let expected = "the key must be a Uint8Array (or Buffer) of 16 bytes";
         let mut is_typed = false;
         // SAFETY: valid env and value, handed to us by napi.
         napi::check_status!(unsafe { sys::napi_is_typedarray(env, v, &mut is_typed) })?;
         if !is_typed {
-            return Err(type_error(env, expected, v));
+            return Err(type_error(env, at, expected, v));
         }
         let (mut kind, mut len, mut data) = (0, 0usize, std::ptr::null_mut());
         let (mut buffer, mut offset) = (std::ptr::null_mut(), 0usize);
@@ -35,7 +25,7 @@ impl FromNapiValue for Key {
             sys::napi_get_typedarray_info(env, v, &mut kind, &mut len, &mut data, &mut buffer, &mut offset)
         })?;
         if kind != sys::TypedarrayType::uint8_array {
-            return Err(type_error(env, expected, v));
+            return Err(type_error(env, at, expected, v));
         }
         let bytes = if len == 0 || data.is_null() {
             Vec::new()
@@ -61,7 +51,9 @@ pub struct JsPublicIds {
 #[napi]
 impl JsPublicIds {
     #[napi(constructor, ts_args_type = "key: Uint8Array, encoding?: Encoding")]
-    pub fn new(env: Env, key: Key, encoding: Option<Str>) -> napi::Result<Self> {
+    pub fn new(env: Env, key: JsUnknown, encoding: Option<JsUnknown>) -> napi::Result<Self> {
+        let key: Key = arg(&env, key, "new PublicIds(key)")?;
+        let encoding: Option<Str> = opt_arg(&env, encoding, "new PublicIds(key, encoding)")?;
         let encoding = match encoding {
             Some(name) => name.0.parse::<Encoding>().or_throw(&env)?,
             None => Encoding::Base62,
@@ -73,14 +65,16 @@ impl JsPublicIds {
     }
 
     /// The public text of `id`.
-    #[napi(ts_args_type = "id: bigint | number")]
-    pub fn encode(&self, id: Id) -> String {
-        self.inner.encode(id.0).to_string()
+    #[napi(ts_args_type = "id: bigint | string | number")]
+    pub fn encode(&self, env: Env, id: JsUnknown) -> napi::Result<String> {
+        let id: Id = arg(&env, id, "publicIds.encode(id)")?;
+        Ok(self.inner.encode(id.0).to_string())
     }
 
     /// The ID of a public text.
     #[napi(ts_args_type = "text: string")]
-    pub fn decode(&self, env: Env, text: Str) -> napi::Result<u64> {
+    pub fn decode(&self, env: Env, text: JsUnknown) -> napi::Result<u64> {
+        let text: Str = arg(&env, text, "publicIds.decode(text)")?;
         self.inner.decode(&text.0).or_throw(&env)
     }
 

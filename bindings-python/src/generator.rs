@@ -13,14 +13,14 @@
 //! layout and node values), since the parent, or a sibling, may still issue from it; both
 //! raise ForkedProcessError. Shared and leased generators keep working across fork().
 
-use crate::error::Error;
+use crate::error::{type_error, Error};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
-use snowflake_core::{Block, Clock, Layout, MonotonicClock, Options, SequenceStart, Value};
+use snowflake_core::{Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, Value};
 use std::sync::Mutex;
 
 /// The process's monotonic clock (that of core's default generators), waiting detached from
@@ -109,16 +109,25 @@ pub fn whole_arg(v: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
 
 /// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.
 ///
-/// ``layout`` is a :class:`Layout` or a spec (default ``"twitter"``); ``node`` maps the
-/// layout's node fields to this process's values (``{"datacenter": 1, "worker": 3}``: every
-/// node field named, or none for all zeros; the text form ``"datacenter=1,worker=3"`` works too).
+/// ``layout`` is a :class:`Layout` or a spec; ``node`` maps the layout's node fields to this
+/// process's values (``{"datacenter": 1, "worker": 3}``: every node field named; the text form
+/// ``"datacenter=1,worker=3"`` works too). What is left unset comes from the environment: the
+/// layout from ``SNOWFLAKE_LAYOUT`` (else ``"twitter"``), the node values from
+/// ``SNOWFLAKE_NODE`` (else all zeros), each option not given from ``SNOWFLAKE_OPTIONS`` (the
+/// options text); a malformed variable raises, naming it. ``stats().sources`` says where each
+/// value came from.
 ///
-/// ``options`` are the keyword arguments of core's option table, one per option (the README's
+/// The options are the keyword arguments of core's option table, one per option (the README's
 /// "Every option" table, and this class's stub, list them with their types and defaults):
 /// the policies when a tick is full or the clock goes back (``max_drift_ms``,
 /// ``max_wait_ms``, ``rollover``, ...), and how the state is shared beyond this process
-/// (``shared``, ``state_file``, ``lease``, ...). Core checks each: an unknown name, a wrong
-/// type or a value out of range raises with the message every front end gives.
+/// (``shared``, ``state_file``, ``lease``, ...). Core checks each: a wrong type or an unknown
+/// name raises :class:`SnowflakeTypeError` (a ``TypeError``), a value out of range
+/// :class:`ValueRangeError`, with the message every front end gives. ``options="..."`` takes
+/// the same options as text, as C and ``SNOWFLAKE_OPTIONS`` write them
+/// (``"lease=rediss://...;lease_password_file=/run/secrets/redis"``); keywords add to it, and
+/// an option given both ways is refused. ``SNOWFLAKE_OPTIONS`` fills only the options the code
+/// gives neither way: where both name a key, the code's value wins.
 ///
 /// Every generator of a process with the same layout and node values shares one state, so
 /// making a new one per request cannot repeat an ID; ``isolated=True`` gives a generator a
@@ -163,30 +172,56 @@ impl PyGenerator {
 #[pymethods]
 impl PyGenerator {
     #[new]
-    #[pyo3(signature = (layout = None, node = None, **options), text_signature = "(layout='twitter', node=None, **options)")]
+    #[pyo3(signature = (layout = None, node = None, *, options = None, **keywords), text_signature = "(layout=None, node=None, *, options=None, **keywords)")]
     fn new(
         py: Python<'_>,
         layout: Option<&Bound<'_, PyAny>>,
         node: Option<&Bound<'_, PyAny>>,
-        options: Option<&Bound<'_, PyDict>>,
+        options: Option<&Bound<'_, PyAny>>,
+        keywords: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let layout = match layout {
-            Some(l) if !l.is_none() => layout_arg(l)?,
-            _ => Layout::parse("twitter").map_err(Error)?,
+        // What the arguments leave unset (None) comes from the environment (SNOWFLAKE_LAYOUT,
+        // SNOWFLAKE_NODE, SNOWFLAKE_OPTIONS), then the defaults: core resolves it.
+        let env = Environment::read().map_err(Error)?;
+        let given_layout = match layout {
+            Some(l) if !l.is_none() => Some(layout_arg(l)?),
+            _ => None,
         };
-        let node = node_arg(&layout, node)?;
-        // Every option goes to core as it is, one key at a time: core's table checks names,
-        // types and ranges (the same checks, and messages, as every other front end).
-        let mut o = Options::default();
-        for (key, value) in options.into_iter().flat_map(|d| d.iter()) {
-            let key = key.cast::<PyString>()?.to_cow()?.into_owned();
-            let mut text = None;
-            o.set(&key, value_of(&value, &mut text)?).map_err(Error)?;
+        let (layout, layout_source) = env.layout(given_layout).map_err(Error)?;
+        let node = match node {
+            Some(n) if !n.is_none() => Some(node_arg(&layout, Some(n))?),
+            _ => None,
+        };
+        let text = match options {
+            Some(t) if !t.is_none() => match t.cast::<PyString>() {
+                Ok(t) => t.to_cow()?.into_owned(),
+                Err(_) => {
+                    return Err(type_error("options", "a string of `key=value` pairs separated by `;`", t))
+                }
+            },
+            _ => String::new(),
+        };
+        // Every option goes to core as it is: the text whole, each keyword one at a time.
+        // Core's table checks names, types and ranges (the same checks, and messages, as every
+        // other front end), and refuses an option given both ways; what the code gives neither
+        // way comes from SNOWFLAKE_OPTIONS, key by key.
+        let keywords: Vec<(String, Bound<'_, PyAny>)> = match keywords {
+            Some(d) => d
+                .iter()
+                .map(|(k, v)| Ok((k.cast::<PyString>()?.to_cow()?.into_owned(), v)))
+                .collect::<PyResult<_>>()?,
+            None => Vec::new(),
+        };
+        let mut texts = vec![None; keywords.len()];
+        let mut values = Vec::with_capacity(keywords.len());
+        for ((key, value), text) in keywords.iter().zip(texts.iter_mut()) {
+            values.push((key.as_str(), value_of(value, text)?));
         }
-        let isolated = o.isolated;
+        let o = GivenOptions::parse_with_keywords(&text, values).map_err(Error)?;
+        let config = env.config(layout, layout_source, node, o).map_err(Error)?;
+        let isolated = config.options.isolated;
         // Files, locks, maybe Redis and a wait for a lease's floor: detached.
-        let inner =
-            py.detach(|| snowflake_core::Generator::new(&layout, node, o)).map_err(Error)?.map_clock(PyClock);
+        let inner = py.detach(|| config.open()).map_err(Error)?.map_clock(PyClock);
         Ok(PyGenerator { inner, isolated })
     }
 
@@ -195,6 +230,15 @@ impl PyGenerator {
     /// :class:`SequenceExhaustedError` or :class:`ClockBehindError`.
     fn next_id(&self) -> Result<u64, Error> {
         Ok(self.inner.next_id()?)
+    }
+
+    /// The next ID, for ``asyncio``: ``await generator.next_id_async()`` never blocks the
+    /// event loop. An ID that is there at once is returned at once; when the tick is full or
+    /// the clock is behind, :meth:`next_id` waits for the clock on the loop's default executor
+    /// (at most ``max_wait_ms``, then raises as :meth:`next_id` does) while the loop runs on.
+    fn next_id_async<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        static NEXT_ID_ASYNC: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+        NEXT_ID_ASYNC.import(slf.py(), "libsnowflake._aio", "next_id_async")?.call1((slf,))
     }
 
     /// The next ID, never waiting: raises :class:`SequenceExhaustedError` or
@@ -250,10 +294,15 @@ impl PyGenerator {
         Ok(PyBlock(self.inner.reserve(whole_arg(n, "n", u64::MAX)?).map_err(Error)?))
     }
 
-    /// What this generator has done, and how far ahead of the clock its state is.
-    fn stats(&self) -> PyStats {
+    /// What this generator has done, how far ahead of the clock its state is, and where its
+    /// configuration came from (``sources``).
+    fn stats(&self, py: Python<'_>) -> PyResult<PyStats> {
         let s = self.inner.stats();
-        PyStats {
+        let sources = PyDict::new(py);
+        for (name, source) in self.inner.provenance().iter() {
+            sources.set_item(name, source.as_str())?;
+        }
+        Ok(PyStats {
             issued: s.issued,
             waits: s.waits,
             waited_ms: s.waited_ms,
@@ -266,7 +315,8 @@ impl PyGenerator {
             last_unix_ms: s.last_unix_ms,
             ms_left: s.ms_left,
             years_left: s.years_left(),
-        }
+            sources: sources.unbind(),
+        })
     }
 
     /// The layout.
@@ -404,7 +454,9 @@ impl BlockIter {
 /// ``rollovers``, ``drift_ms``, how far ahead of the clock the state is now, and for a lease
 /// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now; and how
 /// long the layout has left: ``last_unix_ms``, its last usable instant, ``ms_left`` and
-/// ``years_left`` until then.
+/// ``years_left`` until then; and ``sources``: where the layout, the node values and each
+/// option came from (``"code"``, ``"default"``, or the environment variable's name,
+/// ``"SNOWFLAKE_LAYOUT"``, ``"SNOWFLAKE_NODE"``, ``"SNOWFLAKE_OPTIONS"``).
 #[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
 pub struct PyStats {
     /// IDs issued through this generator.
@@ -431,6 +483,8 @@ pub struct PyStats {
     ms_left: u64,
     /// ``ms_left`` in years of 365.2425 days.
     years_left: f64,
+    /// Where each value came from: ``{"layout": ..., "node": ..., "max_drift_ms": ..., ...}``.
+    sources: Py<PyDict>,
 }
 
 #[pymethods]

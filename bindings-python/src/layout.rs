@@ -4,14 +4,15 @@
 use crate::error::{type_error, Error};
 use crate::time::{to_datetime, unix_ms};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString, PyTuple};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{IntoPyDict, PyDict, PyString, PyTuple, PyType};
 use snowflake_core::{FieldKind, Node, MAX_FIELDS, PRESETS};
 
 /// A layout: which bits of an ID hold the time, the sequence and each node field, with the
 /// epoch and the tick.
 ///
 /// ``Layout(spec)`` accepts a preset name (``"twitter"``, ``"discord"``, ``"instagram"``,
-/// ``"sonyflake"``, ``"baidu"``, ``"mastodon"``, ``"game"``) or the text form
+/// ``"sonyflake"``, ``"baidu"``, ``"mastodon"``, ``"game"``, ``"js53"``) or the text form
 /// ``"time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms"`` (fields from
 /// the most significant bit down; ``epoch=`` in Unix ms or RFC 3339 UTC; ``tick=`` ``Nms`` or
 /// ``Ns``). ``str(layout)`` is the canonical form, which parses back to an equal layout.
@@ -30,6 +31,12 @@ impl From<PyLayout> for snowflake_core::Layout {
     fn from(l: PyLayout) -> snowflake_core::Layout {
         l.0
     }
+}
+
+/// `uuid.UUID`, imported once.
+fn uuid_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static UUID: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    UUID.import(py, "uuid", "UUID")
 }
 
 /// A layout from a `Layout` or a spec string (what `Generator(layout=...)` accepts).
@@ -200,6 +207,35 @@ impl PyLayout {
     #[pyo3(signature = (time))]
     fn max_id(&self, time: &Bound<'_, PyAny>) -> PyResult<u64> {
         Ok(self.0.max_id(unix_ms(time)?).map_err(Error)?)
+    }
+
+    /// The UUIDv7 view of ``id``, a :class:`uuid.UUID`: version 7, RFC 9562's variant, the
+    /// ID's Unix-ms time in its 48-bit timestamp (what PostgreSQL's ``uuid_extract_timestamp``
+    /// and every UUIDv7 tool read) and the ID's other bits after it. Lossless
+    /// (``from_uuid(to_uuid(id)) == id``) and order-preserving within the layout. Raises
+    /// :class:`InvalidIdError` for an ID outside the layout and :class:`TimeRangeError` for
+    /// one past 2^48 - 1 Unix ms (the year 10889).
+    #[pyo3(signature = (id))]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
+    fn to_uuid<'py>(&self, py: Python<'py>, id: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let uuid = self.0.to_uuid(crate::generator::whole_arg(id, "id", u64::MAX)?).map_err(Error)?;
+        uuid_class(py)?.call((), Some(&[("int", uuid)].into_py_dict(py)?))
+    }
+
+    /// The ID whose UUIDv7 view is ``uuid`` (a :class:`uuid.UUID` or its 36-character text).
+    /// Raises :class:`InvalidIdError` for a UUID that no ID of this layout maps to (another
+    /// version or variant, a random UUIDv7, another layout's).
+    #[pyo3(signature = (uuid))]
+    #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
+    fn from_uuid(&self, uuid: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let value: u128 = if uuid.is_instance(uuid_class(uuid.py())?)? {
+            uuid.getattr("int")?.extract()?
+        } else if let Ok(s) = uuid.cast::<PyString>() {
+            snowflake_core::parse_uuid(&s.to_cow()?).map_err(Error)?
+        } else {
+            return Err(type_error("uuid", "a uuid.UUID or its text", uuid));
+        };
+        Ok(self.0.from_uuid(value).map_err(Error)?)
     }
 
     /// The layout's Lua script for Redis, for clients that have no binding (the text of

@@ -49,7 +49,7 @@ def test_layout_text_eq_hash_repr() -> None:
 
 def test_presets() -> None:
     presets = sf.Layout.presets()
-    assert list(presets) == ["twitter", "discord", "instagram", "sonyflake", "baidu", "mastodon", "game"]
+    assert list(presets) == ["twitter", "discord", "instagram", "sonyflake", "baidu", "mastodon", "game", "js53"]
     for name, layout in presets.items():
         assert sf.Layout(name) == layout
     assert presets["sonyflake"].tick_ms == 10

@@ -22,7 +22,7 @@ import pytest
 import libsnowflake as sf
 from conftest import REPO
 
-DOCS = [REPO / "docs" / "python.md", REPO / "docs" / "scale.md", REPO / "bindings-python" / "README.md"]
+DOCS = [REPO / "docs" / "python.md", REPO / "docs" / "scale.md", REPO / "docs" / "integrations-python.md", REPO / "bindings-python" / "README.md"]
 
 
 def python_blocks(path: Path) -> list[str]:

@@ -44,7 +44,13 @@ def test_every_option_is_a_keyword(option: dict) -> None:
 
 
 def test_an_unknown_option_lists_the_table() -> None:
-    with pytest.raises(sf.ValueRangeError) as e:
+    # An unexpected keyword is a TypeError in Python (issue 29), with core's list of options.
+    with pytest.raises(sf.SnowflakeTypeError) as e:
         sf.Generator("twitter", max_wait=0)
+    assert isinstance(e.value, TypeError)
+    assert str(e.value).startswith("unexpected keyword argument `max_wait`; the options are ")
     for option in TABLES["options"]:
         assert option["name"] in str(e.value)
+    # An unknown key of the options text is a bad value, as in C and the CLI.
+    with pytest.raises(sf.ValueRangeError, match="unknown option `max_wait`"):
+        sf.Generator("twitter", options="max_wait=0")

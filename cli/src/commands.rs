@@ -3,11 +3,12 @@
 
 use crate::output::{self, grouped};
 use crate::{
-    diagram, BenchArgs, BoundsArgs, DecodeArgs, Failure, LayoutsArgs, NextArgs, PlanArgs, RedisScriptArgs,
+    diagram, BenchArgs, BoundsArgs, ConfigArgs, DecodeArgs, Failure, GeneratorArgs, LayoutsArgs, NextArgs,
+    PlanArgs, RedisScriptArgs, UuidArgs,
 };
 use snowflake_core::{
-    decode_str, encode, time, Clock, Encoding, Error, Generator, Layout, MonotonicClock, Options,
-    SystemClock, PRESETS,
+    decode_str, encode, format_uuid, parse_uuid, time, Clock, Config, Encoding, Environment, Error,
+    Generator, GivenOptions, Layout, MonotonicClock, Options, Source, SystemClock, PRESETS,
 };
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::sync::mpsc;
@@ -56,18 +57,37 @@ pub fn layout_in_use(spec: &str) -> Result<Layout, Failure> {
     Ok(layout)
 }
 
+/// The layout of a command that only reads IDs: `--layout`, else `SNOWFLAKE_LAYOUT`, else
+/// twitter.
+pub fn layout_or_env(given: Option<&str>) -> Result<Layout, Failure> {
+    let given = given.map(Layout::parse).transpose()?;
+    Ok(Environment::read()?.layout(given)?.0)
+}
+
+/// The configuration of `next` and `config`: the flags, then the environment, then the
+/// defaults (core's `Environment`, as every binding resolves it).
+fn resolve_config(args: &GeneratorArgs) -> Result<Config, Failure> {
+    let env = Environment::read()?;
+    let given_layout = args.layout.as_deref().map(Layout::parse).transpose()?;
+    let (layout, layout_source) = env.layout(given_layout)?;
+    if let Some(warning) = layout.lifetime_warning(SystemClock.now_ms()) {
+        eprintln!("snowflake: {warning}");
+    }
+    let node = args.node.as_deref().map(|text| layout.parse_node(text)).transpose()?;
+    Ok(env.config(layout, layout_source, node, parse_options(args)?)?)
+}
+
 pub fn next(args: &NextArgs) -> Result<(), Failure> {
-    let layout = layout_in_use(&args.layout)?;
-    let node = layout.parse_node(&args.node)?;
     let format = parse_format(&args.format)?;
-    let options = parse_options(args)?;
+    let config = resolve_config(&args.config)?;
     // A hint for a person at a terminal (scripts that read stderr see nothing new).
-    if !options.isolated && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        if let Some(note) = snowflake_core::container_note(&layout, &node) {
+    if !config.options.isolated && std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        if let Some(note) = snowflake_core::container_note(&config.layout, &config.node) {
             eprintln!("snowflake: note: {note}");
         }
     }
-    let generator = open_generator(&layout, node, options)?;
+    let layout = config.layout;
+    let generator = config.open()?;
     let count = args.count;
 
     // The generator runs on its own thread, a chunk ahead of the formatting: on a layout
@@ -147,20 +167,112 @@ fn write_ids(
 }
 
 /// The generator options of `next`: the flags and `--options`, each key once, checked by
-/// core (a value may hold `;` when given as a flag).
-fn parse_options(args: &NextArgs) -> Result<Options, Failure> {
+/// core (a value may hold `;` when given as a flag). Runs of `next` with the same layout and
+/// node values share the host's state (core's default), with each other and with every other
+/// program of this user on the host.
+fn parse_options(args: &GeneratorArgs) -> Result<GivenOptions, Failure> {
     let flags = args.flags.0.iter().map(|(k, v)| Ok((*k, v.as_str())));
-    Ok(Options::from_pairs(flags.chain(Options::text_pairs(args.options.as_deref().unwrap_or(""))))?)
+    let mut given = GivenOptions::new();
+    for pair in flags.chain(Options::text_pairs(args.options.as_deref().unwrap_or(""))) {
+        let (key, value) = pair?;
+        if given.is_given(key) {
+            return Err(Error::BadOption {
+                name: snowflake_core::Name::snippet(key),
+                reason: "the option is given twice",
+            }
+            .into());
+        }
+        given.set_text(key, value)?;
+    }
+    Ok(given)
 }
 
-/// Runs of `next` with the same layout and node values share the host's state (core's
-/// default), with each other and with every other program of this user on the host.
-fn open_generator(
-    layout: &Layout,
-    node: snowflake_core::Node,
-    options: Options,
-) -> Result<Generator, Failure> {
-    Ok(Generator::new(layout, node, options)?)
+/// `snowflake config`: what `next` would use, and where each value comes from.
+pub fn config(args: &ConfigArgs) -> Result<(), Failure> {
+    let config = resolve_config(&args.config)?;
+    let layout = config.layout;
+    let node: Vec<String> = layout.node_values(&config.node).map(|(n, v)| format!("{n}={v}")).collect();
+    let node = node.join(",");
+    // Each option's value as the options text writes it (the defaults of the first three too).
+    let options_text = config.options.to_string();
+    let value_of = |name: &str| {
+        Options::text_pairs(&options_text)
+            .filter_map(|p| p.ok())
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| v.to_string())
+    };
+    let p = config.provenance;
+    let mut out = stdout();
+    if args.json {
+        let mut line = format!(
+            "{{\"layout\":{{\"value\":{},\"source\":\"{}\"}},\"node\":{{\"value\":{},\"source\":\"{}\"}},\"options\":{{",
+            output::json_string(&layout.to_string()),
+            p.layout,
+            output::json_string(&node),
+            p.node
+        );
+        for (i, spec) in snowflake_core::OPTIONS.iter().enumerate() {
+            let value = value_of(spec.name).map_or("null".to_string(), |v| output::json_string(&v));
+            line.push_str(&format!(
+                "{}\"{}\":{{\"value\":{value},\"source\":\"{}\"}}",
+                if i == 0 { "" } else { "," },
+                spec.name,
+                p.options[i]
+            ));
+        }
+        line.push_str("}}");
+        writeln!(out, "{line}")?;
+    } else {
+        writeln!(out, "{:<20} {:<60} {}", "layout", layout, p.layout)?;
+        writeln!(out, "{:<20} {:<60} {}", "node", if node.is_empty() { "(none)" } else { &node }, p.node)?;
+        for (i, spec) in snowflake_core::OPTIONS.iter().enumerate() {
+            // Unset options from nowhere are left out; a value from a flag or the environment
+            // is always shown.
+            if let Some(value) =
+                value_of(spec.name).or_else(|| (p.options[i] != Source::Default).then(String::new))
+            {
+                writeln!(out, "{:<20} {:<60} {}", spec.name, value, p.options[i])?;
+            }
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// `snowflake uuid`: IDs to UUIDs and back; every value is checked before the first line.
+pub fn uuid(args: &UuidArgs) -> Result<(), Failure> {
+    let layout = layout_or_env(args.layout.as_deref())?;
+    let mut lines = Vec::new();
+    let mut convert = |text: &str| -> Result<(), Failure> {
+        let text = text.trim();
+        if text.contains('-') {
+            let id = layout.from_uuid(parse_uuid(text)?)?;
+            lines.push(id.to_string());
+        } else {
+            let id = decode_str(text, Encoding::Decimal, false)
+                .map_err(|e| Failure::Input(format!("`{}`: {}", quoted(text), Error::from(e))))?;
+            lines.push(format_uuid(layout.to_uuid(id)?).to_string());
+        }
+        Ok(())
+    };
+    if args.values.is_empty() {
+        for line in io::stdin().lock().lines() {
+            let line = line?;
+            if !line.trim().is_empty() {
+                convert(&line)?;
+            }
+        }
+    } else {
+        for v in &args.values {
+            convert(v)?;
+        }
+    }
+    let mut out = stdout();
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(())
 }
 
 /// Cuts untrusted input short for an error message.
@@ -173,7 +285,7 @@ fn quoted(text: &str) -> String {
 }
 
 pub fn decode(args: &DecodeArgs) -> Result<(), Failure> {
-    let layout = Layout::parse(&args.layout)?;
+    let layout = layout_or_env(args.layout.as_deref())?;
     let encoding: Encoding = args.from.parse()?;
 
     // Every ID is parsed and checked against the layout before the first line is written.
@@ -307,7 +419,7 @@ fn parse_time(text: &str) -> Result<u64, Failure> {
 }
 
 pub fn bounds(args: &BoundsArgs) -> Result<(), Failure> {
-    let layout = Layout::parse(&args.layout)?;
+    let layout = layout_or_env(args.layout.as_deref())?;
     let from = parse_time(&args.time)?;
     let until = match &args.until {
         Some(text) => parse_time(text)?,

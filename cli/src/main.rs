@@ -24,6 +24,7 @@ const EXAMPLES: &str = "\
 Examples:
   snowflake next -n 5
   snowflake next --layout discord --node worker=1,process=3 --format base62
+  SNOWFLAKE_NODE=datacenter=1,worker=7 snowflake next   (the layout, node and options from the environment)
   snowflake decode --layout discord 175928847299117063
   snowflake decode --layout discord --explain 175928847299117063
   snowflake layouts
@@ -32,7 +33,7 @@ Examples:
   snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10
   snowflake shared list
 
-A layout is a preset name (twitter, discord, instagram, sonyflake, baidu, mastodon, game)
+A layout is a preset name (twitter, discord, instagram, sonyflake, baidu, mastodon, game, js53)
 or a spec: time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms";
 
 /// Snowflake-style 64-bit time-ordered unique IDs: generate, decode, inspect.
@@ -57,6 +58,8 @@ enum Command {
     Sql(sql::SqlArgs),
     Public(public::PublicArgs),
     Shared(shared::SharedArgs),
+    Config(ConfigArgs),
+    Uuid(UuidArgs),
 }
 
 /// Print N new IDs, one a line.
@@ -78,27 +81,84 @@ Examples:
   snowflake next --shared orders -n 5             name the host's state `orders` (snowflake shared list)
   snowflake next --lease local -n 5               claim a free worker value on this host
   snowflake next --state-file ids.state -n 5      never repeat an ID after a clock step back
-  snowflake next --options 'shared=orders;max_wait_ms=0'  any option in the text form")]
+  snowflake next --options 'shared=orders;max_wait_ms=0'  any option in the text form
+  SNOWFLAKE_NODE=datacenter=1,worker=7 snowflake next     node values from the environment
+  snowflake config                                 where each value comes from
+
+What a flag leaves unset comes from the environment: the layout from SNOWFLAKE_LAYOUT, the
+node values from SNOWFLAKE_NODE, each option from SNOWFLAKE_OPTIONS (the text form); then the
+defaults (twitter, all zeros). A malformed variable is an error that names it.")]
 pub struct NextArgs {
     /// How many IDs.
     #[arg(short = 'n', long = "count", default_value_t = 1, value_name = "N")]
     pub count: u64,
-    /// Preset name or layout spec.
-    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
-    pub layout: String,
-    /// Node field values, `name=value,...`: every node field of the layout, or none for all zeros.
-    #[arg(long, default_value = "", value_name = "name=v,...", hide_default_value = true)]
-    pub node: String,
     /// Output: decimal, hex, base32, base36, base58, base62 (fixed width, sortable) or json.
     #[arg(short, long, default_value = "decimal", value_name = "FORMAT")]
     pub format: String,
+    /// The layout, node values and options.
+    #[command(flatten)]
+    pub config: GeneratorArgs,
+}
+
+/// A generator's configuration on the command line; what it leaves unset comes from the
+/// environment (SNOWFLAKE_LAYOUT, SNOWFLAKE_NODE, SNOWFLAKE_OPTIONS), then the defaults.
+#[derive(Args, Debug)]
+pub struct GeneratorArgs {
+    /// Preset name or layout spec [default: $SNOWFLAKE_LAYOUT, else twitter].
+    #[arg(short, long, value_name = "SPEC")]
+    pub layout: Option<String>,
+    /// Node field values, `name=value,...`: every node field of the layout, or none for all
+    /// zeros [default: $SNOWFLAKE_NODE, else all zeros].
+    #[arg(long, value_name = "name=v,...")]
+    pub node: Option<String>,
     /// Any option in the text form every binding reads, e.g. `shared=orders;max_wait_ms=0`
     /// (the flags below are the same options, one each; a key given both ways is an error).
+    /// A key given neither way comes from $SNOWFLAKE_OPTIONS.
     #[arg(long, value_name = "key=value;...")]
     pub options: Option<String>,
     /// Every generator option of core's table, as a flag.
     #[command(flatten)]
     pub flags: options::OptionFlags,
+}
+
+/// Print the configuration `next` would use, and where each value comes from: a flag
+/// (`code`), an environment variable (SNOWFLAKE_LAYOUT, SNOWFLAKE_NODE, SNOWFLAKE_OPTIONS), or
+/// the default. Opens no generator.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake config
+  SNOWFLAKE_NODE=datacenter=1,worker=7 SNOWFLAKE_OPTIONS='max_wait_ms=0' snowflake config
+  snowflake config --layout discord --json")]
+pub struct ConfigArgs {
+    /// One JSON object: {"layout": {"value": …, "source": …}, "node": …, "options": {…}}.
+    #[arg(long)]
+    pub json: bool,
+    /// The layout, node values and options, as `next` takes them.
+    #[command(flatten)]
+    pub config: GeneratorArgs,
+}
+
+/// Print the UUIDv7 view of IDs, or the IDs of UUIDs.
+///
+/// Each argument that is a UUID (36 characters with hyphens) prints its ID; any other prints
+/// the UUID of the ID (decimal). The UUID is version 7 with RFC 9562's variant; its 48-bit
+/// timestamp is the ID's Unix-ms time (what PostgreSQL's uuid_extract_timestamp and every
+/// UUIDv7 tool read), the ID's other bits follow it: lossless, and sorted as the IDs are.
+/// Values come from the arguments, or from standard input (one a line) when there are none.
+#[derive(Args, Debug)]
+#[command(after_help = "\
+Examples:
+  snowflake uuid 1541815603606036480
+  snowflake uuid 0181ab11-8149-75e8-8000-000000000000
+  snowflake next -n 3 | snowflake uuid --layout twitter")]
+pub struct UuidArgs {
+    /// Preset name or layout spec [default: $SNOWFLAKE_LAYOUT, else twitter].
+    #[arg(short, long, value_name = "SPEC")]
+    pub layout: Option<String>,
+    /// IDs (decimal) or UUIDs (none: read standard input).
+    #[arg(value_name = "ID|UUID")]
+    pub values: Vec<String>,
 }
 
 /// Print the parts of IDs (time, sequence, node fields).
@@ -114,9 +174,9 @@ Examples:
   snowflake decode --layout discord --explain 175928847299117063
   snowflake next -n 3 | snowflake decode")]
 pub struct DecodeArgs {
-    /// Preset name or layout spec.
-    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
-    pub layout: String,
+    /// Preset name or layout spec [default: $SNOWFLAKE_LAYOUT, else twitter].
+    #[arg(short, long, value_name = "SPEC")]
+    pub layout: Option<String>,
     /// One JSON object a line: {"id":"…","unix_ms":…,"time":"…","sequence":…,"fields":{…}}.
     #[arg(long, conflicts_with = "explain")]
     pub json: bool,
@@ -206,9 +266,9 @@ Examples:
   snowflake bounds --layout discord 1462015105796
   snowflake bounds --layout discord 2024-01-01T00:00:00Z 2024-02-01T00:00:00Z")]
 pub struct BoundsArgs {
-    /// Preset name or layout spec.
-    #[arg(short, long, default_value = "twitter", value_name = "SPEC")]
-    pub layout: String,
+    /// Preset name or layout spec [default: $SNOWFLAKE_LAYOUT, else twitter].
+    #[arg(short, long, value_name = "SPEC")]
+    pub layout: Option<String>,
     /// An RFC 3339 UTC time (2024-01-01T00:00:00Z) or Unix milliseconds.
     #[arg(value_name = "TIME")]
     pub time: String,
@@ -270,8 +330,20 @@ fn error_line(message: &str) {
     let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
 }
 
-const SUBCOMMANDS: [&str; 10] =
-    ["next", "decode", "layouts", "bounds", "bench", "redis-script", "plan", "sql", "public", "shared"];
+const SUBCOMMANDS: [&str; 12] = [
+    "next",
+    "decode",
+    "layouts",
+    "bounds",
+    "bench",
+    "redis-script",
+    "plan",
+    "sql",
+    "public",
+    "shared",
+    "config",
+    "uuid",
+];
 
 /// Clap's usage errors, folded into the one-line form of every other error.
 fn usage_error(e: &clap::Error) -> String {
@@ -329,6 +401,8 @@ fn main() -> ExitCode {
         Command::Sql(args) => sql::run(&args),
         Command::Public(args) => public::run(&args),
         Command::Shared(args) => shared::run(&args),
+        Command::Config(args) => commands::config(&args),
+        Command::Uuid(args) => commands::uuid(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,8 +1,8 @@
 //! Text forms of what the commands print: decoded IDs (plain and JSON), times, numbers.
 //!
 //! JSON is written by hand: field names are lowercase identifiers (core checks them), times
-//! are ASCII and everything else is a number, so nothing ever needs escaping, and no JSON
-//! crate has to be built for the CLI.
+//! are ASCII and everything else is a number, so nothing but a configuration's text
+//! ([`json_string`]) needs escaping, and no JSON crate has to be built for the CLI.
 
 use snowflake_core::time::{format_rfc3339, RFC3339_LEN};
 use snowflake_core::{FieldKind, Layout, Parts};
@@ -16,6 +16,23 @@ pub fn time(unix_ms: u64) -> String {
         Some(s) => s.to_string(),
         None => format!("after 9999-12-31 ({unix_ms} Unix ms)"),
     }
+}
+
+/// `text` as a JSON string, quoted and escaped (a configuration's paths and names may hold
+/// anything).
+pub fn json_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 /// `4096000` as `4,096,000`.

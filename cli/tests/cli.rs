@@ -20,7 +20,18 @@ fn snowflake_cmd() -> Command {
     std::fs::create_dir_all(&shm).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_snowflake"));
     cmd.env("TMPDIR", &dir).env("SNOWFLAKE_SHM_DIR", &shm);
+    // The configuration variables are each test's own choice.
+    for name in ["SNOWFLAKE_LAYOUT", "SNOWFLAKE_NODE", "SNOWFLAKE_OPTIONS"] {
+        cmd.env_remove(name);
+    }
     cmd
+}
+
+/// A run with the configuration variables `vars` set.
+fn snowflake_env(args: &[&str], vars: &[(&str, &str)]) -> Output {
+    let mut cmd = snowflake_cmd();
+    cmd.envs(vars.iter().copied());
+    cmd.args(args).stdin(Stdio::null()).output().expect("run snowflake")
 }
 
 fn snowflake(args: &[&str]) -> Output {
@@ -690,7 +701,9 @@ fn a_closed_pipe_ends_quietly_with_status_0() {
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in ["next", "decode", "layouts", "bounds", "bench", "redis-script", "sql", "public"] {
+    for sub in
+        ["next", "decode", "layouts", "bounds", "bench", "redis-script", "sql", "public", "config", "uuid"]
+    {
         let text = ok(&[sub, "--help"]);
         assert!(text.contains("Examples:\n  snowflake "), "{sub}: {text}");
     }
@@ -930,5 +943,94 @@ fn a_layout_with_under_ten_years_left_is_warned_about() {
         let out = snowflake(args);
         assert_eq!(out.status.code(), Some(0), "{args:?}");
         assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn next_with_no_flags_takes_the_environment_and_config_says_where_each_value_came_from() {
+    let vars = [
+        ("SNOWFLAKE_LAYOUT", "discord"),
+        ("SNOWFLAKE_NODE", "worker=9,process=4"),
+        ("SNOWFLAKE_OPTIONS", "max_wait_ms=0"),
+    ];
+    let out = snowflake_env(&["next", "-n", "3", "--format", "json"], &vars);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 3);
+    assert!(text.lines().all(|l| l.ends_with(r#""fields":{"worker":9,"process":4}}"#)), "{text}");
+    // A flag wins over its variable; decode reads SNOWFLAKE_LAYOUT too.
+    let out = snowflake_env(&["next", "--node", "worker=1,process=2"], &vars);
+    let id = String::from_utf8(out.stdout).unwrap();
+    let out = snowflake_env(&["decode", "--json", id.trim()], &vars);
+    assert!(String::from_utf8(out.stdout).unwrap().contains(r#""fields":{"worker":1,"process":2}"#));
+    // config: each value and its source.
+    let out = snowflake_env(&["config", "--max-drift-ms", "5"], &vars);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let line = |name: &str| {
+        text.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap_or_default().to_string()
+    };
+    assert!(
+        line("layout").starts_with("layout               time:42,worker:5,process:5")
+            && line("layout").ends_with("SNOWFLAKE_LAYOUT"),
+        "{text}"
+    );
+    assert!(
+        line("node").contains("worker=9,process=4") && line("node").ends_with("SNOWFLAKE_NODE"),
+        "{text}"
+    );
+    assert!(
+        line("max_wait_ms").ends_with("SNOWFLAKE_OPTIONS") && line("max_drift_ms").ends_with("code"),
+        "{text}"
+    );
+    assert!(line("sequence_start").ends_with("default"), "{text}");
+    let json = String::from_utf8(snowflake_env(&["config", "--json"], &vars).stdout).unwrap();
+    assert!(json.contains(r#""node":{"value":"worker=9,process=4","source":"SNOWFLAKE_NODE"}"#), "{json}");
+    assert!(json.contains(r#""max_wait_ms":{"value":"0","source":"SNOWFLAKE_OPTIONS"}"#), "{json}");
+}
+
+#[test]
+fn a_malformed_variable_is_one_line_naming_it_and_exit_2() {
+    for (name, value, message) in [
+        ("SNOWFLAKE_LAYOUT", "twiter", "environment variable SNOWFLAKE_LAYOUT=\"twiter\": invalid layout"),
+        (
+            "SNOWFLAKE_NODE",
+            "datacenter=1,worker=$(POD_INDEX)",
+            "environment variable SNOWFLAKE_NODE=\"datacenter=1,worker=$(POD_INDEX)\": `worker`",
+        ),
+        ("SNOWFLAKE_NODE", "", "set but empty"),
+        (
+            "SNOWFLAKE_OPTIONS",
+            "lease=redis://app:s3cret@cache/0;max_wait=1",
+            "SNOWFLAKE_OPTIONS=\"lease=redis://app:***@cache/0;max_wait=1\"",
+        ),
+    ] {
+        let out = snowflake_env(&["next"], &[(name, value)]);
+        assert_eq!(out.status.code(), Some(2), "{name}={value}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(
+            err.starts_with("snowflake: error: ") && err.contains(message) && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(!err.contains("s3cret"), "{err}");
+    }
+}
+
+#[test]
+fn uuid_converts_both_ways_and_refuses_foreign_uuids() {
+    assert_eq!(ok(&["uuid", "1541815603606036480"]), "0181ab11-8149-75e8-8000-000000000000\n");
+    assert_eq!(ok(&["uuid", "0181AB11-8149-75E8-8000-000000000000"]), "1541815603606036480\n");
+    let ids = ok(&["next", "-n", "100"]);
+    let uuids = String::from_utf8(snowflake_with_stdin(&["uuid"], &ids).stdout).unwrap();
+    let lines: Vec<&str> = uuids.lines().collect();
+    assert_eq!(lines.len(), 100);
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(lines, sorted, "UUIDs sort as their IDs");
+    assert_eq!(String::from_utf8(snowflake_with_stdin(&["uuid"], &uuids).stdout).unwrap(), ids);
+    for bad in ["0181ab11-8149-65e8-8000-000000000000", "0181ab11-8149-75e8-8000-000000000001", "12a"] {
+        let out = snowflake(&["uuid", bad]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        assert!(out.stdout.is_empty());
     }
 }

@@ -103,7 +103,7 @@ impl fmt::Display for LayoutError {
             Empty => f.write_str("the layout spec is empty"),
             UnknownPreset { name } => write!(
                 f,
-                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game) nor a spec like `time:41,worker:10,sequence:12;epoch=2026-01-01T00:00:00Z`"
+                "`{name}` is not a preset (twitter, discord, instagram, sonyflake, baidu, mastodon, game, js53) nor a spec like `time:41,worker:10,sequence:12;epoch=2026-01-01T00:00:00Z`"
             ),
             BadField { text } => write!(f, "field `{text}` is not written `name:bits`"),
             BadName { name } => write!(
@@ -238,6 +238,14 @@ pub enum Error {
         /// The options there are (`crate::OPTIONS`' names).
         known: &'static [&'static str],
     },
+    /// No option has this name, given as a keyword argument (Python's `max_wait=0`): a
+    /// [`ErrorKind::Type`] error, as the language reports an unexpected keyword.
+    UnknownKeyword {
+        /// The name given.
+        name: Name,
+        /// The options there are (`crate::OPTIONS`' names).
+        known: &'static [&'static str],
+    },
     /// An option or node value of the wrong type (a string for a number, a fraction for a
     /// whole number, a boolean for an ID, ...).
     WrongType {
@@ -342,6 +350,37 @@ pub enum Error {
         /// Which lock, on which file, and the process holding it where the kernel says.
         detail: std::sync::Arc<str>,
     },
+    /// A UUID that is not the view of an ID of the layout: malformed text, not version 7,
+    /// not RFC 9562's variant, or bits the layout's IDs never set.
+    InvalidUuid {
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// An ID whose time is past the last instant a UUIDv7 holds (2^48 - 1 Unix ms, in the
+    /// year 10889): no UUIDv7 can carry it.
+    UuidTimeRange {
+        /// The ID's time, in Unix ms.
+        unix_ms: u64,
+    },
+    /// A layout wider than 53 bits, where an ID must be an exact JavaScript number.
+    UnsafeNumber {
+        /// The layout's width in bits.
+        total_bits: u8,
+    },
+    /// An environment variable of the configuration (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`,
+    /// `SNOWFLAKE_OPTIONS`) is malformed: its kind is the underlying error's (an invalid
+    /// layout, a bad node value or option), its message names the variable and its value.
+    #[cfg(feature = "std")]
+    Environment {
+        /// The variable.
+        variable: &'static str,
+        /// Its value, cut short, with any password hidden.
+        value: std::sync::Arc<str>,
+        /// The kind of what is wrong with it.
+        kind: ErrorKind,
+        /// What is wrong with it.
+        message: std::sync::Arc<str>,
+    },
 }
 
 /// A failure outside the library's own rules (a file, a lock, a map, a network): what was
@@ -434,6 +473,24 @@ impl Error {
     /// An [`Error::LeaseUnavailable`] that a later call may not meet: retry in `retry_after_ms`.
     pub fn lease_retry(detail: impl fmt::Display, retry_after_ms: u64) -> Error {
         Error::LeaseUnavailable { detail: detail.to_string().into(), retry_after_ms: Some(retry_after_ms) }
+    }
+}
+
+#[cfg(feature = "std")]
+impl Error {
+    /// An [`Error::Environment`]: `error` in variable `variable`, whose value is `value`
+    /// (already cut short and without secrets).
+    pub fn environment(
+        variable: &'static str,
+        value: impl Into<std::sync::Arc<str>>,
+        error: &Error,
+    ) -> Error {
+        Error::Environment {
+            variable,
+            value: value.into(),
+            kind: error.kind(),
+            message: error.to_string().into(),
+        }
     }
 }
 
@@ -644,10 +701,11 @@ impl Error {
             | Error::BadOption { .. }
             | Error::UnknownOption { .. }
             | Error::MissingFeature { .. }
+            | Error::UnsafeNumber { .. }
             | Error::Conflict => ErrorKind::Value,
-            Error::WrongType { .. } => ErrorKind::Type,
-            Error::InvalidId(_) | Error::IdRange { .. } => ErrorKind::InvalidId,
-            Error::TimeRange { .. } => ErrorKind::TimeRange,
+            Error::WrongType { .. } | Error::UnknownKeyword { .. } => ErrorKind::Type,
+            Error::InvalidId(_) | Error::IdRange { .. } | Error::InvalidUuid { .. } => ErrorKind::InvalidId,
+            Error::TimeRange { .. } | Error::UuidTimeRange { .. } => ErrorKind::TimeRange,
             Error::ClockBehind { .. } => ErrorKind::ClockBehind,
             Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
             Error::Forked | Error::ForkedIdentity => ErrorKind::Forked,
@@ -662,6 +720,8 @@ impl Error {
             Error::Io(_) => ErrorKind::Io,
             #[cfg(feature = "std")]
             Error::Busy { .. } => ErrorKind::Busy,
+            #[cfg(feature = "std")]
+            Error::Environment { kind, .. } => *kind,
         }
     }
 
@@ -675,6 +735,20 @@ impl Error {
             #[cfg(feature = "std")]
             Error::LeaseUnavailable { retry_after_ms, .. } => *retry_after_ms,
             _ => None,
+        }
+    }
+}
+
+/// An instant in messages: Unix milliseconds (what the APIs take) and its UTC date (what a
+/// reader understands), e.g. `1731212943359 (2024-11-10T04:29:03.359Z)`.
+struct Instant(u64);
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut buf = [0u8; crate::time::RFC3339_LEN];
+        match crate::time::format_rfc3339(self.0, &mut buf) {
+            Some(date) => write!(f, "{} ({date})", self.0),
+            None => write!(f, "{} (Unix ms)", self.0),
         }
     }
 }
@@ -720,6 +794,9 @@ impl fmt::Display for Error {
             Error::UnknownOption { name, spelling, known } => {
                 write!(f, "unknown option `{name}`; the options are {}", NameList(known, *spelling))
             }
+            Error::UnknownKeyword { name, known } => {
+                write!(f, "unexpected keyword argument `{name}`; the options are {}", NameList(known, Spelling::Snake))
+            }
             Error::WrongType { name, expected, got } => write!(f, "`{name}` must be {expected}, not {got}"),
             Error::MissingFeature { option, feature } => write!(
                 f,
@@ -731,9 +808,19 @@ impl fmt::Display for Error {
             }
             Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
                 if unix_ms < first_unix_ms {
-                    write!(f, "time {unix_ms} (Unix ms) is before the layout's epoch {first_unix_ms}")
+                    write!(
+                        f,
+                        "time {} is before the layout's epoch {}",
+                        Instant(*unix_ms),
+                        Instant(*first_unix_ms)
+                    )
                 } else {
-                    write!(f, "time {unix_ms} (Unix ms) is past the layout's last instant {last_unix_ms}")
+                    write!(
+                        f,
+                        "time {} is past the layout's last instant {}: the layout has run out of time",
+                        Instant(*unix_ms),
+                        Instant(*last_unix_ms)
+                    )
                 }
             }
             Error::ClockBehind { behind_ms, retry_after_ms } => write!(
@@ -773,6 +860,19 @@ impl fmt::Display for Error {
             Error::Io(e) => e.fmt(f),
             #[cfg(feature = "std")]
             Error::Busy { detail } => f.write_str(detail),
+            Error::InvalidUuid { reason } => write!(f, "invalid UUID: {reason}"),
+            Error::UuidTimeRange { unix_ms } => write!(
+                f,
+                "time {unix_ms} (Unix ms) is past the last instant a UUIDv7 holds, 281474976710655 (10889-08-02T05:31:50.655Z)"
+            ),
+            Error::UnsafeNumber { total_bits } => write!(
+                f,
+                "IDs of this layout have up to {total_bits} bits; a JavaScript number holds whole numbers exactly only up to 53 bits (Number.MAX_SAFE_INTEGER): take IDs as bigint, or use a layout of at most 53 bits such as the js53 preset"
+            ),
+            #[cfg(feature = "std")]
+            Error::Environment { variable, value, message, .. } => {
+                write!(f, "environment variable {variable}=\"{value}\": {message}")
+            }
         }
     }
 }

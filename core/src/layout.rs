@@ -16,7 +16,7 @@ use core::str::FromStr;
 pub const MAX_FIELDS: usize = 16;
 
 /// The presets, by name, with their specs (DESIGN §2). `Layout::parse` accepts the names.
-pub const PRESETS: [(&str, &str); 7] = [
+pub const PRESETS: [(&str, &str); 8] = [
     ("twitter", "time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms"),
     ("discord", "time:42,worker:5,process:5,sequence:12;epoch=1420070400000;tick=1ms"),
     ("instagram", "time:41,shard:13,sequence:10;epoch=1314220021721;tick=1ms"),
@@ -24,6 +24,9 @@ pub const PRESETS: [(&str, &str); 7] = [
     ("baidu", "time:28,worker:22,sequence:13;epoch=1463673600000;tick=1s"),
     ("mastodon", "time:48,sequence:16;epoch=0;tick=1ms"),
     ("game", "time:39,platform:3,area:11,app:5,sequence:6;epoch=1541001600000;tick=1ms"),
+    // Every ID below 2^53, a safe JavaScript number: 64 workers of 64 IDs a ms (64,000 a
+    // second each) from 2026-01-01 until 2095-09-07 (`snowflake plan` chose it: docs/layouts.md).
+    ("js53", "time:41,worker:6,sequence:6;epoch=1767225600000;tick=1ms"),
 ];
 
 /// What a field holds.

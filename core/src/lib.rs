@@ -25,6 +25,7 @@
 //!
 //! | module | what it is | may use |
 //! |---|---|---|
+//! | `env` | (`std`) configuration from the environment (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`, `SNOWFLAKE_OPTIONS`) for what the code left unset, and where each value came from | everything below |
 //! | `coord` | (`std`) what a generator's state is shared with: the in-process registry; the arbiter, the host's one record of each identity that every way of issuing meets (default, `shared=`, `process_only`, state files, leases, rollover); and behind their features the state file (`state-file`) and local and Redis leases (`lease-local`, `lease-redis`) as its clients | everything below |
 //! | `plan` | the capacity planner: does a layout fit a fleet's hosts, peak and years; a layout that does | `layout`, `time` |
 //! | `redis_script`, `sql`, `public` | code for other systems: (`redis-script`) the Lua script that issues a layout's IDs inside Redis; (`sql`) the PL/pgSQL that issues, bounds and decodes them inside PostgreSQL; (`public-ids`) `PublicIds`, IDs encrypted for the world to see | the ground floor |
@@ -32,6 +33,7 @@
 //! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
 //! | `sys` | (`std`) every `unsafe` system call, one file per OS family: the monotonic clock, the one function that opens every file, locks and what the kernel lists of them, mappings guarded against truncation, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | nothing |
 //! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
+//! | `uuid` | the UUIDv7 view of a layout's IDs (`Layout::to_uuid`, `from_uuid`), UUID text | `layout`, `error` |
 //! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, the one error type and its table of kinds ([`KINDS`]), RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
 //!
 //! ```
@@ -65,6 +67,8 @@ mod clock;
 #[cfg(feature = "std")]
 mod coord;
 mod encoding;
+#[cfg(feature = "std")]
+mod env;
 mod error;
 mod generator;
 pub mod hash;
@@ -81,6 +85,7 @@ mod sql;
 mod sys;
 mod text;
 pub mod time;
+mod uuid;
 
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
@@ -90,6 +95,8 @@ pub use coord::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
+#[cfg(feature = "std")]
+pub use env::{Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV_NODE, ENV_OPTIONS};
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
@@ -101,8 +108,8 @@ pub use layout::{
 #[cfg(feature = "std")]
 pub use options::{redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 pub use options::{
-    valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, Retired, SequenceStart, Value,
-    CONFLICTS, NEEDS, OPTIONS, OPTION_NAMES, RETIRED,
+    valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, Provenance, Retired, SequenceStart,
+    Source, Value, CONFLICTS, NEEDS, OPTIONS, OPTION_NAMES, RETIRED,
 };
 #[cfg(feature = "public-ids")]
 pub use public::{PublicIds, PUBLIC_KEY_LEN};
@@ -111,6 +118,7 @@ pub use redis_script::redis_script;
 #[cfg(feature = "sql")]
 pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
 pub use text::{Name, Spelling, MAX_NAME_LEN};
+pub use uuid::{format_uuid, parse_uuid, UuidText, UUID_MAX_UNIX_MS, UUID_TEXT_LEN};
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -576,6 +576,18 @@ fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
 }
 
+/// The hint for `key=value` whose value holds another option after a `,`
+/// (`max_wait_ms=0,max_drift_ms=5`): options are separated by `;`. Given only when the value
+/// was refused, so that a path or a Sentinel address with a `,` stays valid.
+fn comma_hint(key: &str, value: &str) -> Option<Error> {
+    let next_is_option = value.split(',').skip(1).any(|item| {
+        item.split_once('=').is_some_and(|(name, _)| OPTIONS.iter().any(|o| o.name == name.trim()))
+    });
+    next_is_option.then(|| {
+        bad(key, "options are separated by `;`, not `,` (`max_wait_ms=0;max_drift_ms=5`; node values are separated by `,`)")
+    })
+}
+
 fn parse_integer(name: &str, text: &str, min: u64, max: u64) -> Result<u64> {
     if text.is_empty() || !text.bytes().all(|c| c.is_ascii_digit()) {
         return Err(bad(name, "must be a non-negative integer, written in digits"));
@@ -709,7 +721,18 @@ impl Options {
     /// say): each set with [`Options::set_text`]; a key given twice is an error.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = Result<(&'a str, &'a str)>>) -> Result<Options> {
         let mut o = Options::DEFAULT;
-        let mut seen = [false; OPTIONS.len()];
+        o.set_pairs(pairs, &mut [false; OPTIONS.len()])?;
+        Ok(o)
+    }
+
+    /// Sets each `(key, value-text)` pair, marking its key in `seen` (by its index in
+    /// [`OPTIONS`]): a key already seen is an error. The one reading of the text form
+    /// ([`Options::from_pairs`], and the environment's `GivenOptions`).
+    pub(crate) fn set_pairs<'a>(
+        &mut self,
+        pairs: impl IntoIterator<Item = Result<(&'a str, &'a str)>>,
+        seen: &mut [bool; OPTIONS.len()],
+    ) -> Result<()> {
         for pair in pairs {
             let (key, value) = pair?;
             if let Some(r) = retired(key) {
@@ -723,9 +746,33 @@ impl Options {
             if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            o.set_text(key, value)?;
+            self.set_text(key, value).map_err(|e| comma_hint(key, value).unwrap_or(e))?;
         }
-        Ok(o)
+        Ok(())
+    }
+
+    /// [`Options::set`] for a front end whose options are keyword arguments (Python): an
+    /// unknown name is [`Error::UnknownKeyword`], of kind [`crate::ErrorKind::Type`], as
+    /// Python raises `TypeError` for an unexpected keyword; the message lists the options. A
+    /// retired option is refused with its reason, as everywhere.
+    ///
+    /// ```
+    /// use snowflake_core::{Error, ErrorKind, Options, Value};
+    /// let err = Options::default().set_keyword("max_wait", Value::Int(0)).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::Type);
+    /// assert!(err.to_string().contains("max_wait_ms"));
+    /// let err = Options::default().set_keyword("run_lock", Value::Bool(true)).unwrap_err();
+    /// assert!(err.to_string().contains("run_lock was retired"));
+    /// ```
+    pub fn set_keyword(&mut self, name: &str, value: Value<'_>) -> Result<()> {
+        if let Some(r) = retired(name) {
+            return Err(bad(r.name, r.reason));
+        }
+        let spec = OPTIONS
+            .iter()
+            .find(|o| o.name == name)
+            .ok_or(Error::UnknownKeyword { name: Name::snippet(name), known: OPTION_NAMES })?;
+        self.set_spec(spec, name, value)
     }
 
     /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,
@@ -1125,6 +1172,90 @@ impl fmt::Display for Options {
                     write!(f, ";{name}={}", p.display())?;
                 }
             }
+        }
+        Ok(())
+    }
+}
+
+/// Where one of a generator's values came from: the code that made it, an environment
+/// variable (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`, `SNOWFLAKE_OPTIONS`), or the default.
+///
+/// ```
+/// use snowflake_core::Source;
+/// assert_eq!(Source::Environment("SNOWFLAKE_NODE").as_str(), "SNOWFLAKE_NODE");
+/// assert_eq!(Source::Default.to_string(), "default");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// Nobody gave it: the default.
+    Default,
+    /// The code that made the generator gave it.
+    Code,
+    /// The environment variable named.
+    Environment(&'static str),
+}
+
+impl Source {
+    /// `default`, `code`, or the variable's name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::Code => "code",
+            Source::Environment(variable) => variable,
+        }
+    }
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a generator's layout, node values and each option came from (see
+/// `Config` in the `env` module, which records it, and `Generator::provenance`).
+/// `Display` writes `layout=SOURCE;node=SOURCE;OPTION=SOURCE;…` in the table's order.
+///
+/// ```
+/// use snowflake_core::{Provenance, Source};
+/// let p = Provenance::CODE;
+/// assert_eq!(p.option("max_wait_ms"), Some(Source::Code));
+/// assert_eq!(p.iter().next(), Some(("layout", Source::Code)));
+/// assert!(p.to_string().starts_with("layout=code;node=code;max_drift_ms=code;"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Provenance {
+    /// Where the layout came from.
+    pub layout: Source,
+    /// Where the node values came from.
+    pub node: Source,
+    /// Where each option came from, in the order of [`OPTIONS`].
+    pub options: [Source; OPTIONS.len()],
+}
+
+impl Provenance {
+    /// Everything from the code: what a generator made by `Generator::new` records (the code
+    /// handed over every value, defaults included).
+    pub const CODE: Provenance =
+        Provenance { layout: Source::Code, node: Source::Code, options: [Source::Code; OPTIONS.len()] };
+
+    /// Where option `name` (snake_case) came from; `None` for a name not in the table.
+    pub fn option(&self, name: &str) -> Option<Source> {
+        OPTIONS.iter().position(|o| o.name == name).map(|i| self.options[i])
+    }
+
+    /// `("layout", source)`, `("node", source)`, then each option's name and source.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Source)> + '_ {
+        [("layout", self.layout), ("node", self.node)]
+            .into_iter()
+            .chain(OPTIONS.iter().zip(self.options.iter()).map(|(o, s)| (o.name, *s)))
+    }
+}
+
+impl fmt::Display for Provenance {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (name, source)) in self.iter().enumerate() {
+            write!(f, "{}{name}={source}", if i == 0 { "" } else { ";" })?;
         }
         Ok(())
     }

@@ -3,7 +3,8 @@
 //! shared identities and fork().
 
 use snowflake_core::{
-    hash::splitmix64, Clock, Error, Generator, Layout, ManualClock, Options, Pool, SequenceStart,
+    hash::splitmix64, Clock, Error, Generator, GivenOptions, Layout, ManualClock, Options, Pool,
+    SequenceStart, Value,
 };
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -189,6 +190,9 @@ fn before_the_epoch_and_past_the_end_are_errors() {
     clock.set(17_000);
     let err = g.next_id().unwrap_err();
     assert!(err.to_string().contains("past the layout's last instant 16999"), "{err}");
+    // Unix ms alone is unreadable (issue 29): the dates come with them.
+    assert!(err.to_string().contains("time 17000 (1970-01-01T00:00:17.000Z)"), "{err}");
+    assert!(err.to_string().contains("16999 (1970-01-01T00:00:16.999Z)"), "{err}");
     // The last tick: three IDs, the last slot is never issued (the state cannot carry past it).
     clock.set(16_999);
     let ids: Vec<u64> = (0..3).map(|_| g.next_id().unwrap()).collect();
@@ -274,6 +278,39 @@ fn pool_banks_quiet_ticks_without_borrowing() {
     let fresh = pool.next_id().unwrap();
     assert!(fresh > ids[15]);
     assert_eq!(tick_seq(&l, fresh), (T + 4, 0));
+}
+
+/// A clock whose cheap reading lags its fresh one by a tick, as the cached clock does when its
+/// ticker falls behind on a loaded machine.
+struct LaggingClock(ManualClock);
+
+impl Clock for LaggingClock {
+    fn now_ms(&self) -> u64 {
+        self.0.now_ms()
+    }
+    fn now_ms_cached(&self) -> u64 {
+        self.0.now_ms() - 1
+    }
+}
+
+#[test]
+fn a_lagging_cheap_reading_does_not_empty_the_bank() {
+    // The state is in tick T (taken on a fresh reading: here the caller's), the cheap reading
+    // says T - 1. The bank judges on a fresh reading, as next_id does, instead of finding
+    // "the state ahead of the clock" and banking nothing (seen as a flaky
+    // a_pools_bank_is_not_inherited under load).
+    let l = small();
+    let g = Generator::isolated(
+        &l,
+        l.parse_node("worker=5").unwrap(),
+        opts("max_wait_ms=0"),
+        LaggingClock(ManualClock::new(T)),
+    )
+    .unwrap();
+    assert_eq!(tick_seq(&l, g.next_id_at(T).unwrap()), (T, 0));
+    let mut pool: Pool<'_, _, 4> = Pool::new(&g);
+    assert_eq!(pool.bank().unwrap(), 3, "the rest of tick T");
+    assert_eq!(pool.bank().unwrap(), 0, "nothing left in this tick, and no borrowing");
 }
 
 #[test]
@@ -639,4 +676,43 @@ fn a_leased_field_is_left_out_of_the_node_values() {
     }
     drop(g);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn options_separated_by_commas_get_the_semicolon_hint() {
+    // The reverse of the node values' hint (`datacenter=1;worker=2`).
+    let err = Options::parse("max_wait_ms=0,max_drift_ms=5").unwrap_err();
+    assert!(err.to_string().contains("options are separated by `;`, not `,`"), "{err}");
+    let err = Options::parse("shared=a,max_drift_ms=5").unwrap_err();
+    assert!(err.to_string().contains("options are separated by `;`"), "{err}");
+    // A value that is valid with its comma keeps it (a path), and a refused value without
+    // another option after the comma keeps its own message.
+    #[cfg(feature = "state-file")]
+    {
+        let o = Options::parse("state_file=/tmp/a,max_wait_ms=5").unwrap();
+        assert_eq!(o.state_file.unwrap(), std::path::Path::new("/tmp/a,max_wait_ms=5"));
+    }
+    let err = Options::parse("max_wait_ms=0,5").unwrap_err();
+    assert!(err.to_string().contains("written in digits"), "{err}");
+}
+
+#[test]
+fn unknown_keywords_are_type_errors_listing_the_options() {
+    let err = Options::default().set_keyword("max_wait", Value::Int(0)).unwrap_err();
+    assert_eq!(err.kind(), snowflake_core::ErrorKind::Type);
+    assert!(
+        err.to_string()
+            .starts_with("unexpected keyword argument `max_wait`; the options are max_drift_ms, max_wait_ms"),
+        "{err}"
+    );
+    // The camel spelling is Node's, not a Python keyword.
+    assert!(Options::default().set_keyword("maxWaitMs", Value::Int(0)).is_err());
+    let both =
+        GivenOptions::parse_with_keywords("max_wait_ms=0;max_drift_ms=1", [("max_drift_ms", Value::Int(5))]);
+    assert!(both.unwrap_err().to_string().contains("given both in the options text and as a keyword"));
+    let o = GivenOptions::parse_with_keywords("max_wait_ms=0", [("max_drift_ms", Value::Int(5))]).unwrap();
+    assert_eq!((o.options().max_wait_ms, o.options().max_drift_ms), (0, 5));
+    // A retired option is refused with its reason, as a keyword too (not as an unknown one).
+    let err = GivenOptions::parse_with_keywords("", [("run_lock", Value::Bool(true))]).unwrap_err();
+    assert!(err.to_string().contains("run_lock was retired"), "{err}");
 }

@@ -290,3 +290,37 @@ fn sql_scripts_are_cores() {
          `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core --test vectors sql_scripts` and commit it"
     );
 }
+
+#[test]
+fn uuid_views() {
+    let v = load("uuid.json");
+    let mut checked = 0;
+    for layout_case in v["layouts"].as_array().unwrap() {
+        let layout = Layout::parse(layout_case["spec"].as_str().unwrap()).unwrap();
+        for case in layout_case["cases"].as_array().unwrap() {
+            let id = u64_of(&case["id"]);
+            let text = case["uuid"].as_str().unwrap();
+            let uuid = layout.to_uuid(id).unwrap();
+            assert_eq!(snowflake_core::format_uuid(uuid).as_str(), text, "{id}");
+            assert_eq!((uuid >> 80) as u64, u64_of(&case["unix_ms"]));
+            assert_eq!(layout.from_uuid(snowflake_core::parse_uuid(text).unwrap()), Ok(id));
+            assert_eq!(layout.from_uuid(snowflake_core::parse_uuid(&text.to_uppercase()).unwrap()), Ok(id));
+            checked += 1;
+        }
+    }
+    assert!(checked > 50);
+    for case in v["to_uuid_invalid"].as_array().unwrap() {
+        let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
+        let err = layout.to_uuid(u64_of(&case["id"])).unwrap_err();
+        assert_eq!(err.kind().code(), case["error"].as_str().unwrap());
+    }
+    for case in v["from_uuid_invalid"].as_array().unwrap() {
+        let layout = Layout::parse(case["spec"].as_str().unwrap()).unwrap();
+        let err = snowflake_core::parse_uuid(case["uuid"].as_str().unwrap())
+            .and_then(|u| layout.from_uuid(u))
+            .unwrap_err();
+        assert_eq!(err.kind().code(), case["error"].as_str().unwrap());
+        let contains = case["message_contains"].as_str().unwrap();
+        assert!(err.to_string().contains(contains), "{err} should contain {contains}");
+    }
+}

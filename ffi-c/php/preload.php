@@ -5,7 +5,7 @@
  * CLI run with opcache.enable_cli=1), and loads libsnowflake into the FFI scope `snowflake`
  * unless php.ini's ffi.preload already did. With ffi.enable=preload (PHP's default) this is
  * the only way FFI works outside the CLI: the FFI API may then be used only by preloaded
- * code, which these classes are. php.ini lines: docs/php.md.
+ * code, which these classes are. php.ini lines: `php bin/snowflake-preload-header --ini`.
  *
  * The library is the one Snowflake\Library::libraryPath() finds in the master's environment
  * ($SNOWFLAKE_LIB, else the library bundled with the Composer package, else the usual install

@@ -4,9 +4,9 @@
 
 use crate::error::{ffi_boundary, non_null, SnowflakeStatus};
 use crate::layout::{handle as layout_handle, SnowflakeLayout};
-use crate::opt_str_arg;
 use crate::options::{options_handle, SnowflakeOptions};
-use snowflake_core::{Block, Generator, Options};
+use crate::{opt_str_arg, str_arg, write_c_string};
+use snowflake_core::{Block, Environment, Generator, GivenOptions, Options};
 use std::ffi::c_char;
 
 /// An opaque generator. Made by `snowflake_generator_new`, released by
@@ -125,10 +125,102 @@ pub unsafe extern "C" fn snowflake_generator_open(
         let options = match options.is_null() {
             true => Options::default(),
             // SAFETY: a live handle by contract.
-            false => unsafe { options_handle(options) }.clone(),
+            false => unsafe { options_handle(options) }.options().clone(),
         };
         // SAFETY: as the contract says.
         unsafe { open(layout, node, options, out) }
+    })
+}
+
+/// Makes a generator from the configuration the code gives and the environment fills: the
+/// layout `layout`, else `SNOWFLAKE_LAYOUT`, else `twitter`; the node values `node`, else
+/// `SNOWFLAKE_NODE`, else all zeros; each option set on `options`, else its value in
+/// `SNOWFLAKE_OPTIONS`, else its default. NULL leaves a part to the environment:
+/// `snowflake_generator_from_env(NULL, NULL, NULL, &g)` takes everything from it, which a
+/// deployment sets with no code (a Kubernetes pod's `SNOWFLAKE_NODE=worker=3`).
+///
+/// A malformed variable (or an empty `SNOWFLAKE_LAYOUT` or `SNOWFLAKE_NODE`) fails with the
+/// status of what is wrong (`SNOWFLAKE_STATUS_LAYOUT`, `SNOWFLAKE_STATUS_VALUE`, ...) and a
+/// message that names the variable and its value. `snowflake_generator_sources` says where
+/// each value came from.
+///
+/// # Safety
+/// `layout` is NULL or a live handle; `node` is NULL or NUL-terminated; `options` is NULL or
+/// a live handle; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_generator_from_env(
+    layout: *const SnowflakeLayout,
+    node: *const c_char,
+    options: *const SnowflakeOptions,
+    out: *mut *mut SnowflakeGenerator,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(out);
+        let env = Environment::read()?;
+        // SAFETY: NULL or a live handle by contract.
+        let given_layout = (!layout.is_null()).then(|| unsafe { layout_handle(layout) }.layout);
+        let (layout, layout_source) = env.layout(given_layout)?;
+        let node = match node.is_null() {
+            true => None,
+            // SAFETY: NUL-terminated by contract.
+            false => Some(layout.parse_node(unsafe { str_arg(node, "node") }?)?),
+        };
+        let options = match options.is_null() {
+            true => GivenOptions::new(),
+            // SAFETY: a live handle by contract.
+            false => unsafe { options_handle(options) }.clone(),
+        };
+        let g = env.config(layout, layout_source, node, options)?.open()?;
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = Box::into_raw(Box::new(g)).cast() };
+        Ok(())
+    })
+}
+
+/// Writes where each of the generator's values came from, and a NUL, into `buf`:
+/// `layout=SOURCE;node=SOURCE;max_drift_ms=SOURCE;…` (every option of core's table, in its
+/// order), each SOURCE `code`, `default`, or the environment variable's name
+/// (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`, `SNOWFLAKE_OPTIONS`). A generator made by
+/// `snowflake_generator_new` or `_open` has every value from the code. 2048 bytes always fit;
+/// `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written) when `len` is less than the text's
+/// length + 1.
+///
+/// # Safety
+/// `g` is a live handle; `buf` is valid for `len` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_generator_sources(
+    g: *const SnowflakeGenerator,
+    buf: *mut c_char,
+    len: usize,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(g, buf);
+        // SAFETY: a live handle by contract.
+        let text = unsafe { generator(g) }.provenance().to_string();
+        // SAFETY: `buf` holds `len` bytes by contract.
+        unsafe { write_c_string(&text, buf, len) }
+    })
+}
+
+/// Writes the canonical text of the generator's layout (as `snowflake_layout_to_string` does)
+/// and a NUL into `buf`: the layout `snowflake_generator_from_env` resolved. 1024 bytes always
+/// fit; `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` (nothing written) when `len` is less than the
+/// text's length + 1.
+///
+/// # Safety
+/// `g` is a live handle; `buf` is valid for `len` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_generator_layout(
+    g: *const SnowflakeGenerator,
+    buf: *mut c_char,
+    len: usize,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(g, buf);
+        // SAFETY: a live handle by contract.
+        let text = unsafe { generator(g) }.layout().to_string();
+        // SAFETY: `buf` holds `len` bytes by contract.
+        unsafe { write_c_string(&text, buf, len) }
     })
 }
 

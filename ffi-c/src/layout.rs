@@ -9,6 +9,12 @@ use std::ffi::{c_char, CString};
 /// The most fields a layout has: the length of `SnowflakeParts.fields`.
 pub const SNOWFLAKE_MAX_FIELDS: usize = 16;
 
+/// The bytes a UUID's text takes with its NUL: the smallest `len` of `snowflake_layout_to_uuid`.
+pub const SNOWFLAKE_UUID_TEXT_SIZE: usize = 37;
+
+// A literal above so that cbindgen writes the macro; this keeps it core's length + the NUL.
+const _: () = assert!(SNOWFLAKE_UUID_TEXT_SIZE == snowflake_core::UUID_TEXT_LEN + 1);
+
 // `SnowflakeParts.fields` is written `[u64; 16]` (not `[u64; SNOWFLAKE_MAX_FIELDS]`) so that
 // the macro-free PHP header spells the length out; this keeps the three in step.
 const _: () = assert!(SNOWFLAKE_MAX_FIELDS == MAX_FIELDS);
@@ -385,6 +391,49 @@ pub unsafe extern "C" fn snowflake_layout_decode(
     })
 }
 
+/// The value of the field called `name` in `parts`, decoded by `snowflake_layout_decode` with
+/// this layout: a node field (`"worker"`), or `"time"` (the tick) or `"sequence"`. C's way to
+/// read a field by name rather than by its position in `parts->fields` (C++:
+/// `parts.field("worker")`). `SNOWFLAKE_STATUS_VALUE` when the layout has no such field, or
+/// when `parts` holds another layout's number of fields.
+///
+/// ```c
+/// uint64_t worker;
+/// if (snowflake_layout_field_value(layout, &parts, "worker", &worker) == SNOWFLAKE_STATUS_OK) ...
+/// ```
+///
+/// # Safety
+/// `layout` is a live handle; `parts` points to a `SnowflakeParts`; `name` is NUL-terminated;
+/// `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_field_value(
+    layout: *const SnowflakeLayout,
+    parts: *const SnowflakeParts,
+    name: *const c_char,
+    out: *mut u64,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, parts, name, out);
+        // SAFETY: a live handle by contract.
+        let l = &unsafe { handle(layout) }.layout;
+        // SAFETY: NUL-terminated by contract.
+        let name = unsafe { str_arg(name, "name") }?;
+        // SAFETY: points to a SnowflakeParts by contract.
+        let parts = unsafe { &*parts };
+        if parts.field_count != l.fields().len() {
+            return Err(Error::BadOption {
+                name: Name::snippet("parts"),
+                reason: "were not decoded with this layout (another number of fields)",
+            }
+            .into());
+        }
+        let (index, _) = l.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = parts.fields[index] };
+        Ok(())
+    })
+}
+
 /// The ID of the instant `unix_ms`, the node values `node` (text: `"datacenter=1,worker=3"`,
 /// every node field of the layout; NULL or `""` for all zeros) and `sequence`, each checked against its range
 /// (`SNOWFLAKE_STATUS_TIME_RANGE`, `SNOWFLAKE_STATUS_VALUE`).
@@ -448,6 +497,56 @@ pub unsafe extern "C" fn snowflake_layout_max_id(
         non_null!(layout, out);
         // SAFETY: a live handle by contract.
         let id = unsafe { handle(layout) }.layout.max_id(unix_ms)?;
+        // SAFETY: valid for a write by contract.
+        unsafe { *out = id };
+        Ok(())
+    })
+}
+
+/// Writes the UUIDv7 view of `id` (36 characters, lowercase, hyphenated) and a NUL into `buf`
+/// (`len` at least 37, `SNOWFLAKE_UUID_TEXT_SIZE`). Version 7, RFC 9562's variant, the ID's
+/// Unix-ms time in the 48-bit timestamp (what PostgreSQL's `uuid_extract_timestamp` reads),
+/// the ID's other bits after it: lossless (`snowflake_layout_from_uuid` gives the ID back)
+/// and in the same order as the IDs of the layout (docs/layouts.md, "UUIDv7 view").
+/// `SNOWFLAKE_STATUS_INVALID_ID` for an ID outside the layout, `SNOWFLAKE_STATUS_TIME_RANGE`
+/// for one whose time is past 2^48 - 1 ms (the year 10889).
+///
+/// # Safety
+/// `layout` is a live handle; `buf` is valid for `len` bytes of writes.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_to_uuid(
+    layout: *const SnowflakeLayout,
+    id: u64,
+    buf: *mut c_char,
+    len: usize,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, buf);
+        // SAFETY: a live handle by contract.
+        let uuid = unsafe { handle(layout) }.layout.to_uuid(id)?;
+        // SAFETY: `buf` holds `len` bytes by contract.
+        unsafe { write_c_string(snowflake_core::format_uuid(uuid).as_str(), buf, len) }
+    })
+}
+
+/// The ID whose UUIDv7 view is `uuid` (the 36-character hyphenated text, either case), into
+/// `*out`. `SNOWFLAKE_STATUS_INVALID_ID` for malformed text, another version or variant, or a
+/// UUID that no ID of this layout maps to (a random UUIDv7, another layout's).
+///
+/// # Safety
+/// `layout` is a live handle; `uuid` is NUL-terminated; `out` is valid for a write.
+#[no_mangle]
+pub unsafe extern "C" fn snowflake_layout_from_uuid(
+    layout: *const SnowflakeLayout,
+    uuid: *const c_char,
+    out: *mut u64,
+) -> SnowflakeStatus {
+    ffi_boundary!({
+        non_null!(layout, uuid, out);
+        // SAFETY: NUL-terminated by contract.
+        let text = unsafe { str_arg(uuid, "uuid") }?;
+        // SAFETY: a live handle by contract.
+        let id = unsafe { handle(layout) }.layout.from_uuid(snowflake_core::parse_uuid(text)?)?;
         // SAFETY: valid for a write by contract.
         unsafe { *out = id };
         Ok(())

@@ -29,17 +29,18 @@ mod sql;
 pub use encoding::{snowflake_decode_str, snowflake_encode};
 pub use error::{SnowflakeStatus, SnowflakeStatusRaw};
 pub use generator::{
-    snowflake_fill, snowflake_generator_free, snowflake_generator_new, snowflake_generator_open,
+    snowflake_fill, snowflake_generator_free, snowflake_generator_from_env, snowflake_generator_layout,
+    snowflake_generator_new, snowflake_generator_open, snowflake_generator_sources,
     snowflake_generator_stats, snowflake_next_id, snowflake_next_id_at, snowflake_next_ids,
     snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id, SnowflakeBlock, SnowflakeGenerator,
     SnowflakeStats,
 };
 pub use layout::{
     snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field, snowflake_layout_field_count,
-    snowflake_layout_fingerprint, snowflake_layout_free, snowflake_layout_info, snowflake_layout_max_id,
-    snowflake_layout_min_id, snowflake_layout_new, snowflake_layout_plan, snowflake_layout_redis_script,
-    snowflake_layout_to_string, SnowflakeField, SnowflakeFieldKind, SnowflakeLayout, SnowflakeParts,
-    SNOWFLAKE_MAX_FIELDS,
+    snowflake_layout_fingerprint, snowflake_layout_free, snowflake_layout_from_uuid, snowflake_layout_info,
+    snowflake_layout_max_id, snowflake_layout_min_id, snowflake_layout_new, snowflake_layout_plan,
+    snowflake_layout_redis_script, snowflake_layout_to_string, snowflake_layout_to_uuid, SnowflakeField,
+    SnowflakeFieldKind, SnowflakeLayout, SnowflakeParts, SNOWFLAKE_MAX_FIELDS, SNOWFLAKE_UUID_TEXT_SIZE,
 };
 pub use options::{
     snowflake_options_free, snowflake_options_new, snowflake_options_set, snowflake_options_set_bool,

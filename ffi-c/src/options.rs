@@ -1,4 +1,6 @@
-//! `SnowflakeOptions`: core's [`Options`] behind an opaque handle, set one option at a time.
+//! `SnowflakeOptions`: core's options behind an opaque handle, set one option at a time. The
+//! handle remembers which keys were set ([`GivenOptions`]), so that
+//! `snowflake_generator_from_env` takes the others from `SNOWFLAKE_OPTIONS`.
 //!
 //! The text form (`"max_wait_ms=0;shared=orders"`) is enough for most programs; a value that
 //! holds `;` (a path) needs this object. The typed setters are for bindings over C (PHP) that
@@ -8,7 +10,7 @@
 
 use crate::error::{ffi_boundary, non_null, SnowflakeStatus};
 use crate::{opt_str_arg, str_arg};
-use snowflake_core::{Options, Value};
+use snowflake_core::{GivenOptions, Value};
 use std::ffi::c_char;
 
 /// An opaque set of generator options. Made by `snowflake_options_new`, released by
@@ -19,17 +21,17 @@ pub struct SnowflakeOptions {
 
 /// # Safety
 /// `p` is a non-NULL pointer returned by `snowflake_options_new` and not yet freed.
-pub(crate) unsafe fn options_handle<'a>(p: *const SnowflakeOptions) -> &'a Options {
-    // SAFETY: guaranteed by the caller; the handle was made from a `Box<Options>`.
-    unsafe { &*p.cast::<Options>() }
+pub(crate) unsafe fn options_handle<'a>(p: *const SnowflakeOptions) -> &'a GivenOptions {
+    // SAFETY: guaranteed by the caller; the handle was made from a `Box<GivenOptions>`.
+    unsafe { &*p.cast::<GivenOptions>() }
 }
 
 /// # Safety
 /// `p` is a non-NULL pointer returned by `snowflake_options_new`, not yet freed, and not used
 /// by another thread during the call.
-unsafe fn options_mut<'a>(p: *mut SnowflakeOptions) -> &'a mut Options {
+unsafe fn options_mut<'a>(p: *mut SnowflakeOptions) -> &'a mut GivenOptions {
     // SAFETY: guaranteed by the caller.
-    unsafe { &mut *p.cast::<Options>() }
+    unsafe { &mut *p.cast::<GivenOptions>() }
 }
 
 /// Makes an options object from `text` (`"max_wait_ms=0;shared=orders"`; NULL or `""` for the
@@ -45,7 +47,7 @@ pub unsafe extern "C" fn snowflake_options_new(
     ffi_boundary!({
         non_null!(out);
         // SAFETY: NULL or NUL-terminated by contract.
-        let options = Options::parse(unsafe { opt_str_arg(text, "text") }?)?;
+        let options = GivenOptions::parse(unsafe { opt_str_arg(text, "text") }?)?;
         // SAFETY: valid for a write by contract.
         unsafe { *out = Box::into_raw(Box::new(options)).cast() };
         Ok(())
@@ -62,7 +64,7 @@ pub unsafe extern "C" fn snowflake_options_free(o: *mut SnowflakeOptions) {
     ffi_boundary!({
         if !o.is_null() {
             // SAFETY: made by `Box::into_raw` in `snowflake_options_new`, freed once.
-            drop(unsafe { Box::from_raw(o.cast::<Options>()) });
+            drop(unsafe { Box::from_raw(o.cast::<GivenOptions>()) });
         }
     })
 }
@@ -74,7 +76,7 @@ pub unsafe extern "C" fn snowflake_options_free(o: *mut SnowflakeOptions) {
 unsafe fn with_key(
     o: *mut SnowflakeOptions,
     key: *const c_char,
-    set: impl FnOnce(&mut Options, &str) -> snowflake_core::Result<()>,
+    set: impl FnOnce(&mut GivenOptions, &str) -> snowflake_core::Result<()>,
 ) -> Result<(), SnowflakeStatus> {
     // SAFETY: NUL-terminated by contract.
     let key = unsafe { str_arg(key, "key") }?;
@@ -176,7 +178,8 @@ pub unsafe extern "C" fn snowflake_options_set_bool(
     })
 }
 
-/// Puts option `key` back to its default.
+/// Puts option `key` back to its default (and, for `snowflake_generator_from_env`, leaves it
+/// to `SNOWFLAKE_OPTIONS` again).
 ///
 /// # Safety
 /// `o` is a live handle not used by another thread; `key` is NUL-terminated.

@@ -10,7 +10,7 @@ int main(void) {
   SnowflakeGenerator *gen = NULL;
   SnowflakePublicIds *public_ids = NULL;
   SnowflakeParts parts;
-  uint64_t id, back, batch[1000];
+  uint64_t id, back, worker, batch[1000];
   char text[21], shown[21];
   /* In production: 16 secret random bytes, the same in every process that shows IDs. */
   const uint8_t key[16] = {0x5e, 0x1f, 0x9c, 0x07, 0x3a, 0xd2, 0x64, 0xb8,
@@ -24,6 +24,7 @@ int main(void) {
       (st = snowflake_next_id(gen, &id)) != SNOWFLAKE_STATUS_OK ||
       (st = snowflake_next_ids(gen, batch, 1000)) != SNOWFLAKE_STATUS_OK ||
       (st = snowflake_layout_decode(layout, id, &parts)) != SNOWFLAKE_STATUS_OK ||
+      (st = snowflake_layout_field_value(layout, &parts, "worker", &worker)) != SNOWFLAKE_STATUS_OK ||
       (st = snowflake_encode(id, "base62", false, text, sizeof text)) != SNOWFLAKE_STATUS_OK ||
       (st = snowflake_public_new(key, sizeof key, NULL, &public_ids)) != SNOWFLAKE_STATUS_OK ||
       (st = snowflake_public_encode(public_ids, id, shown, sizeof shown)) != SNOWFLAKE_STATUS_OK ||
@@ -34,9 +35,10 @@ int main(void) {
     snowflake_layout_free(layout);
     return 1;
   }
-  /* parts.fields holds every field in layout order: time, datacenter, worker, sequence. */
+  /* A field by name; parts.fields also holds every field in layout order (time, datacenter,
+   * worker, sequence). */
   printf("id %" PRIu64 " = %s at %" PRIu64 " ms, worker %" PRIu64 "\n", id, text, parts.unix_ms,
-         parts.fields[2]);
+         worker);
   /* The same ID for the public: encrypted, it shows neither its time nor its order. */
   round_trip = back == id;
   printf("public %s, decodes back: %s\n", shown, round_trip ? "yes" : "NO");

@@ -1134,7 +1134,7 @@ static void test_redis_script_vectors(const char *dir) {
     free(buf);
     snowflake_layout_free(layout);
   }
-  CHECK(n == 7, "redis_scripts.json has %d scripts, expected the 7 presets", n);
+  CHECK(n == 8, "redis_scripts.json has %d scripts, expected the 8 presets", n);
   cJSON_Delete(json);
 }
 
@@ -1226,7 +1226,7 @@ static void test_sql_vectors(const char *dir) {
     free(buf);
     snowflake_layout_free(layout);
   }
-  CHECK(n == 7 && refused > 0 && refused < n, "sql_scripts.json: %d scripts, %d refused", n, refused);
+  CHECK(n == 8 && refused > 0 && refused < n, "sql_scripts.json: %d scripts, %d refused", n, refused);
   cJSON_Delete(json);
 }
 
@@ -1419,6 +1419,163 @@ static void test_strict_input(void) {
   snowflake_layout_free(twitter);
 }
 
+/* The UUIDv7 view of every vector's ID (tests/vectors/uuid.json), both ways, and the refusals. */
+static void test_uuid_vectors(const char *dir) {
+  cJSON *json = load_json(dir, "uuid.json");
+  const cJSON *row, *c;
+  char buf[SNOWFLAKE_UUID_TEXT_SIZE], upper[SNOWFLAKE_UUID_TEXT_SIZE];
+  uint64_t id;
+  int n = 0;
+
+  cJSON_ArrayForEach(row, cJSON_GetObjectItemCaseSensitive(json, "layouts")) {
+    SnowflakeLayout *layout = NULL;
+    if (CHECK_STATUS(snowflake_layout_new(str_field(row, "spec"), &layout), SNOWFLAKE_STATUS_OK)) continue;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(row, "cases")) {
+      const char *text = str_field(c, "uuid");
+      size_t i;
+      n++;
+      CHECK_STATUS(snowflake_layout_to_uuid(layout, u64_field(c, "id"), buf, sizeof buf), SNOWFLAKE_STATUS_OK);
+      CHECK(strcmp(buf, text) == 0, "%s: %s, expected %s", str_field(row, "spec"), buf, text);
+      for (i = 0; text[i]; i++) upper[i] = (char)(text[i] >= 'a' && text[i] <= 'f' ? text[i] - 32 : text[i]);
+      upper[i] = '\0';
+      id = 0;
+      CHECK_STATUS(snowflake_layout_from_uuid(layout, upper, &id), SNOWFLAKE_STATUS_OK);
+      CHECK(id == u64_field(c, "id"), "from_uuid %s", upper);
+    }
+    /* One byte short: refused, nothing written. */
+    CHECK_STATUS(snowflake_layout_to_uuid(layout, 0, buf, SNOWFLAKE_UUID_TEXT_SIZE - 1), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+    snowflake_layout_free(layout);
+  }
+  CHECK(n >= 50, "%d UUID vectors", n);
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(json, "to_uuid_invalid")) {
+    SnowflakeLayout *layout = NULL;
+    if (CHECK_STATUS(snowflake_layout_new(str_field(c, "spec"), &layout), SNOWFLAKE_STATUS_OK)) continue;
+    SnowflakeStatus st = snowflake_layout_to_uuid(layout, u64_field(c, "id"), buf, sizeof buf);
+    CHECK(strcmp(snowflake_status_code(st), str_field(c, "error")) == 0, "to_uuid %s: %s", str_field(c, "id"), snowflake_status_code(st));
+    snowflake_layout_free(layout);
+  }
+  cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(json, "from_uuid_invalid")) {
+    SnowflakeLayout *layout = NULL;
+    if (CHECK_STATUS(snowflake_layout_new(str_field(c, "spec"), &layout), SNOWFLAKE_STATUS_OK)) continue;
+    id = 7;
+    SnowflakeStatus st = snowflake_layout_from_uuid(layout, str_field(c, "uuid"), &id);
+    CHECK(strcmp(snowflake_status_code(st), str_field(c, "error")) == 0, "from_uuid %s: %s", str_field(c, "uuid"), snowflake_status_code(st));
+    CHECK(strstr(snowflake_last_error(), str_field(c, "message_contains")) != NULL, "%s", snowflake_last_error());
+    CHECK(id == 7, "nothing written on a failure");
+    snowflake_layout_free(layout);
+  }
+  cJSON_Delete(json);
+}
+
+/* snowflake_generator_from_env: the code's values win, the environment fills the rest, a
+ * malformed variable names itself, and snowflake_generator_sources says where each came from. */
+static void test_from_env(void) {
+  SnowflakeGenerator *g = NULL;
+  SnowflakeLayout *discord = NULL;
+  SnowflakeOptions *o = NULL;
+  SnowflakeParts parts;
+  char sources[2048];
+  uint64_t id;
+
+  setenv("SNOWFLAKE_LAYOUT", "twitter", 1);
+  setenv("SNOWFLAKE_NODE", "datacenter=3,worker=17", 1);
+  setenv("SNOWFLAKE_OPTIONS", "isolated=true;max_wait_ms=0", 1);
+  if (!CHECK_STATUS(snowflake_generator_from_env(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_OK)) {
+    CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+    SnowflakeLayout *twitter = NULL;
+    CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_layout_decode(twitter, id, &parts), SNOWFLAKE_STATUS_OK);
+    CHECK(parts.fields[1] == 3 && parts.fields[2] == 17, "node values from SNOWFLAKE_NODE: %llu %llu",
+          (unsigned long long)parts.fields[1], (unsigned long long)parts.fields[2]);
+    CHECK_STATUS(snowflake_generator_sources(g, sources, sizeof sources), SNOWFLAKE_STATUS_OK);
+    CHECK(strncmp(sources, "layout=SNOWFLAKE_LAYOUT;node=SNOWFLAKE_NODE;max_drift_ms=default;max_wait_ms=SNOWFLAKE_OPTIONS;", 95) == 0, "%s", sources);
+    CHECK(strstr(sources, ";isolated=SNOWFLAKE_OPTIONS;") != NULL, "%s", sources);
+    CHECK_STATUS(snowflake_generator_sources(g, sources, 10), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+    snowflake_layout_free(twitter);
+    snowflake_generator_free(g);
+  }
+  /* The code's layout, node values and option win; the rest still comes from the environment. */
+  CHECK_STATUS(snowflake_layout_new("discord", &discord), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_options_new("max_wait_ms=5", &o), SNOWFLAKE_STATUS_OK);
+  g = NULL;
+  if (!CHECK_STATUS(snowflake_generator_from_env(discord, "worker=1,process=2", o, &g), SNOWFLAKE_STATUS_OK)) {
+    CHECK_STATUS(snowflake_generator_sources(g, sources, sizeof sources), SNOWFLAKE_STATUS_OK);
+    CHECK(strncmp(sources, "layout=code;node=code;max_drift_ms=default;max_wait_ms=code;", 60) == 0, "%s", sources);
+    CHECK(strstr(sources, ";isolated=SNOWFLAKE_OPTIONS;") != NULL, "%s", sources);
+    snowflake_generator_free(g);
+  }
+  snowflake_options_free(o);
+  /* SNOWFLAKE_NODE read against the code's layout: discord has no `datacenter`. */
+  g = NULL;
+  CHECK_STATUS(snowflake_generator_from_env(discord, NULL, NULL, &g), SNOWFLAKE_STATUS_VALUE);
+  CHECK(strstr(snowflake_last_error(), "environment variable SNOWFLAKE_NODE=\"datacenter=3,worker=17\": ") != NULL, "%s", snowflake_last_error());
+  CHECK(g == NULL, "nothing written on a failure");
+  snowflake_layout_free(discord);
+  setenv("SNOWFLAKE_LAYOUT", "twiter", 1);
+  CHECK_STATUS(snowflake_generator_from_env(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_LAYOUT);
+  CHECK(strstr(snowflake_last_error(), "environment variable SNOWFLAKE_LAYOUT=\"twiter\": invalid layout") != NULL, "%s", snowflake_last_error());
+  setenv("SNOWFLAKE_LAYOUT", "twitter", 1);
+  setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0,isolated=true", 1);
+  CHECK_STATUS(snowflake_generator_from_env(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_VALUE);
+  CHECK(strstr(snowflake_last_error(), "SNOWFLAKE_OPTIONS=\"max_wait_ms=0,isolated=true\"") != NULL, "%s", snowflake_last_error());
+  /* The options text's `;` hint, read from the environment too (issue 29 meets issue 28). */
+  CHECK(strstr(snowflake_last_error(), "options are separated by `;`, not `,`") != NULL, "%s", snowflake_last_error());
+  unsetenv("SNOWFLAKE_LAYOUT");
+  unsetenv("SNOWFLAKE_NODE");
+  unsetenv("SNOWFLAKE_OPTIONS");
+}
+
+/* Issue 29: a decoded field by name, and the hints of both text forms. */
+static void test_first_hour(void) {
+  SnowflakeLayout *twitter = NULL, *discord = NULL;
+  SnowflakeGenerator *g = NULL;
+  SnowflakeParts parts, other;
+  uint64_t id = 0, value = 99;
+  CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_new("discord", &discord), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_compose(twitter, 1700000000123u, "datacenter=7,worker=19", 42, &id),
+               SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_decode(twitter, id, &parts), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "worker", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == 19, "worker %llu", (unsigned long long)value);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "datacenter", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == 7, "datacenter %llu", (unsigned long long)value);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "sequence", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == 42, "sequence %llu", (unsigned long long)value);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "time", &value), SNOWFLAKE_STATUS_OK);
+  CHECK(value == parts.tick, "time is the tick");
+  value = 99;
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, "shard", &value), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("the layout has no field `shard`");
+  CHECK(value == 99, "field_value wrote its output on failure");
+  CHECK_STATUS(snowflake_layout_field_value(twitter, &parts, NULL, &value), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_field_value(twitter, NULL, "worker", &value), SNOWFLAKE_STATUS_NULL_ARGUMENT);
+  CHECK_STATUS(snowflake_layout_decode(discord, 175928847299117063u, &other), SNOWFLAKE_STATUS_OK);
+  CHECK_STATUS(snowflake_layout_field_value(discord, &other, "process", &value), SNOWFLAKE_STATUS_OK);
+  other.field_count = 3;
+  CHECK_STATUS(snowflake_layout_field_value(discord, &other, "process", &value), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("not decoded with this layout");
+
+  /* Options written like node values, and node values written like options: each error says
+   * which separator the other uses. */
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=7,worker=20", "max_wait_ms=0,max_drift_ms=5", &g),
+               SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("options are separated by `;`, not `,`");
+  CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=7;worker=20", NULL, &g), SNOWFLAKE_STATUS_VALUE);
+  CHECK_DETAIL("node values are separated by `,`");
+  CHECK(g == NULL, "no generator on failure");
+  /* An expired layout says when it ended, as a date. */
+  {
+    SnowflakeLayout *baidu = NULL;
+    CHECK_STATUS(snowflake_layout_new("baidu", &baidu), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_layout_min_id(baidu, 1800000000000u, &id), SNOWFLAKE_STATUS_TIME_RANGE);
+    CHECK_DETAIL("last instant 1732109055999 (2024-11-20T13:24:15.999Z)");
+    snowflake_layout_free(baidu);
+  }
+  snowflake_layout_free(discord);
+  snowflake_layout_free(twitter);
+}
+
 int main(int argc, char **argv) {
   const char *vectors = argc > 1 ? argv[1] : "tests/vectors";
   size_t per_thread = argc > 2 ? (size_t)strtoull(argv[2], NULL, 10) : 200000;
@@ -1436,6 +1593,8 @@ int main(int argc, char **argv) {
   test_sql_errors();
   test_public_vectors(vectors);
   test_public_errors();
+  test_uuid_vectors(vectors);
+  test_from_env();
   test_generator_errors();
   test_strict_input();
   test_encoding_errors();
@@ -1443,6 +1602,7 @@ int main(int argc, char **argv) {
   test_threads(per_thread);
   test_fork();
   test_options_object();
+  test_first_hour();
   test_coordination();
   test_mixing();
   return check_summary();

@@ -227,7 +227,7 @@ void test_redis_scripts(const std::string& dir) {
     CHECK(script == str(v, "script"), "the Redis script of %s differs from core's", str(v, "spec").c_str());
     CHECK(script.size() == std::strlen(script.c_str()), "%s: no NUL inside the string", str(v, "spec").c_str());
   }
-  CHECK(n == 7, "%d scripts in redis_scripts.json", n);
+  CHECK(n == 8, "%d scripts in redis_scripts.json", n);
 }
 
 void test_sql(const std::string& dir) {
@@ -249,7 +249,45 @@ void test_sql(const std::string& dir) {
     }
     CHECK(layout.sql("postgres") == str(v, "sql"), "the SQL of %s differs from core's", str(v, "spec").c_str());
   }
-  CHECK(n == 7 && refused > 0, "%d SQL vectors, %d refused", n, refused);
+  CHECK(n == 8 && refused > 0, "%d SQL vectors, %d refused", n, refused);
+}
+
+// Issue 28: the UUIDv7 view (the shared vectors) and a generator from the environment.
+void test_uuid_and_environment(const std::string& dir) {
+  Json json(dir + "/uuid.json");
+  const cJSON *row, *c;
+  int n = 0;
+  cJSON_ArrayForEach(row, json["layouts"]) {
+    const snowflake::Layout layout(str(row, "spec"));
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(row, "cases")) {
+      n++;
+      CHECK(layout.to_uuid(u64(c, "id")) == str(c, "uuid"), "%s: to_uuid", str(c, "uuid").c_str());
+      CHECK(layout.from_uuid(str(c, "uuid")) == u64(c, "id"), "%s: from_uuid", str(c, "uuid").c_str());
+    }
+  }
+  CHECK(n > 50, "%d UUID vectors", n);
+  try {
+    (void)snowflake::Layout("twitter").from_uuid("0181ab11-8149-65e8-8000-000000000000");
+    CHECK(false, "a version 6 UUID was accepted");
+  } catch (const snowflake::Error& e) {
+    CHECK(std::strcmp(e.code(), "ERR_SNOWFLAKE_INVALID_ID") == 0, "%s", e.code());
+  }
+  setenv("SNOWFLAKE_NODE", "datacenter=4,worker=5", 1);
+  setenv("SNOWFLAKE_OPTIONS", "isolated=true", 1);
+  const auto g = snowflake::Generator::from_env();
+  SnowflakeParts parts{};
+  snowflake::detail::check(snowflake_layout_decode(snowflake::Layout("twitter").get(), g.next_id(), &parts));
+  CHECK(parts.fields[1] == 4 && parts.fields[2] == 5, "node values from SNOWFLAKE_NODE");
+  CHECK(g.sources().rfind("layout=default;node=SNOWFLAKE_NODE;", 0) == 0, "%s", g.sources().c_str());
+  setenv("SNOWFLAKE_NODE", "datacenter=4", 1);
+  try {
+    (void)snowflake::Generator::from_env();
+    CHECK(false, "a partial SNOWFLAKE_NODE was accepted");
+  } catch (const snowflake::Error& e) {
+    CHECK(std::strstr(e.what(), "SNOWFLAKE_NODE=\"datacenter=4\"") != nullptr, "%s", e.what());
+  }
+  unsetenv("SNOWFLAKE_NODE");
+  unsetenv("SNOWFLAKE_OPTIONS");
 }
 
 std::string bytes_of_hex(const std::string& hex) {
@@ -301,6 +339,7 @@ int main(int argc, char** argv) {
     test_redis_scripts(vectors);
     test_sql(vectors);
     test_public_ids(vectors);
+    test_uuid_and_environment(vectors);
     test_exceptions();
     test_raii_and_batches();
     test_threads();

@@ -95,6 +95,21 @@ function dist_check(string $vectors, string $version): string
         $checked++;
     }
 
+    // The UUIDv7 view and JsonId (issue 28); the framework adapters ship in the package (their
+    // frameworks are suggested packages: only the files are checked here).
+    foreach ($read('uuid')['layouts'] as $row) {
+        $l = new Layout($row['spec']);
+        foreach ($row['cases'] as $c) {
+            dist_expect($l->toUuid($c['id']) === $c['uuid'] && (string) $l->fromUuid($c['uuid']) === $c['id'], "UUID of {$c['id']}");
+            $checked++;
+        }
+    }
+    dist_expect(json_encode([new \Snowflake\JsonId(7)]) === '["7"]', 'JsonId');
+    $src = dirname((new \ReflectionClass(Generator::class))->getFileName());
+    foreach (['Laravel/HasSnowflakeIds.php', 'Laravel/SnowflakeId.php', 'Doctrine/SnowflakeIdGenerator.php', 'Doctrine/SnowflakeType.php'] as $f) {
+        dist_expect(is_file("$src/$f"), "the package lacks src/$f");
+    }
+
     // New IDs from the system clock: unique, increasing, of this node.
     $g = new Generator('twitter', ['datacenter' => 1, 'worker' => 3]);
     $ids = [];
@@ -107,6 +122,13 @@ function dist_check(string $vectors, string $version): string
         dist_expect($i === 0 || $id > $ids[$i - 1], "ID $i does not increase");
         dist_expect($twitter->decode($id)->fields === ['datacenter' => 1, 'worker' => 3], "ID $i's node");
     }
+
+    // The first hour (issue 29): node values as text, Parts::dateTime() with the milliseconds.
+    $text = new Generator('twitter', 'datacenter=1,worker=3');
+    $id = $text->nextId();
+    dist_expect($id > end($ids), 'node values as text: the same identity, one state');
+    $date = (new Layout('discord'))->decode('175928847299117063')->dateTime();
+    dist_expect($date->format(DATE_RFC3339_EXTENDED) === '2016-04-30T11:18:25.796+00:00', 'Parts::dateTime()');
     $lib = Library::mode() === 'cdef' ? Library::loadedPath() : '(preloaded)';
     return sprintf('ok %s %s %s %d vectors, %d IDs, library %s', PHP_SAPI, Library::mode(), $version, $checked, count($ids), $lib);
 }

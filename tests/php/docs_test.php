@@ -28,12 +28,16 @@ test('docs/php.md: the example runs and prints what the page says', function () 
     $want = explode("\n", rtrim($shown, "\n"));
     assert_same(count($want), count($got), "lines: $out");
     // The first two lines hold a fresh ID: same shape as shown, and consistent with each other.
-    preg_match('/^(\d+): unix_ms=(\d+) worker=3 sequence=(\d+)$/', $got[0], $id) === 1 || fail("line 1: {$got[0]}");
-    preg_match('/^(\d+): unix_ms=(\d+) worker=3 sequence=(\d+)$/', $want[0], $wantId) === 1 || fail("docs line 1: {$want[0]}");
+    $line = '/^(\d+): unix_ms=(\d+) worker=3 sequence=(\d+) at (\S+)$/';
+    preg_match($line, $got[0], $id) === 1 || fail("line 1: {$got[0]}");
+    preg_match($line, $want[0], $wantId) === 1 || fail("docs line 1: {$want[0]}");
     $twitter = new Layout('twitter');
-    foreach ([$id, $wantId] as [, $i, $ms, $seq]) {
+    foreach ([$id, $wantId] as [, $i, $ms, $seq, $date]) {
         $parts = $twitter->decode($i);
         assert_same([(int) $ms, (int) $seq], [$parts->unixMs, $parts->sequence], "decode of $i");
+        // The date of the same instant, to the millisecond.
+        $at = new DateTimeImmutable($date);
+        assert_same((int) $ms, (int) $at->format('U') * 1000 + (int) $at->format('v'), "the date of $i");
     }
     assert_same(Id::encode($id[1], 'base62'), $got[1], 'line 2 is the base62 of line 1');
     assert_same(Id::encode($wantId[1], 'base62'), $want[1], 'the docs\' line 2 is the base62 of their line 1');

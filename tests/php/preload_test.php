@@ -159,13 +159,31 @@ test('preload (PHP-FPM): the php.ini lines of docs/php.md, workers as nobody', f
     }
 });
 
-test('PHP-FPM without preloading: the error says what to add to php.ini', function () {
+test('PHP-FPM without preloading: the error names the package\'s README and the command that prints the lines', function () {
     $ini = "ffi.enable = preload\nauto_prepend_file = " . realpath(PACKAGE) . "/autoload.php\ndisplay_errors = stdout\n";
     [$body, $log] = fpm_request($ini, realpath(__DIR__ . '/fixtures/preload_check.php'));
-    assert_true(
-        str_contains($body, 'Snowflake\SnowflakeException') && str_contains($body, 'opcache.preload=' . realpath(PACKAGE) . '/preload.php'),
-        "response: $body (log: $log)",
-    );
+    foreach (['Snowflake\SnowflakeException', 'opcache.preload=' . realpath(PACKAGE) . '/preload.php',
+        '`php ' . realpath(PACKAGE) . '/bin/snowflake-preload-header --ini`', 'see the PHP-FPM section of ' . realpath(PACKAGE) . '/README.md'] as $part) {
+        assert_true(str_contains($body, $part), "`$part` in the response: $body (log: $log)");
+    }
+});
+
+test('preload (PHP-FPM): the lines that snowflake-preload-header --ini prints, as they are', function () {
+    $dir = temp_dir('sf-fpm-ini');
+    try {
+        $bin = realpath(PACKAGE) . '/bin/snowflake-preload-header';
+        [$status, $ini] = run_php($bin, [], [], ['--ini', "--header=$dir/snowflake.h", '--user=nobody']);
+        assert_same(0, $status, $ini);
+        // Step 1 of its output: the command that writes the header.
+        preg_match('/^;\s+(php .*)$/m', $ini, $m) === 1 || fail("no command in: $ini");
+        exec($m[1], $o, $st);
+        assert_same(0, $st, "`{$m[1]}`");
+        chmod("$dir/snowflake.h", 0644);
+        [$body, $log] = fpm_request($ini, realpath(__DIR__ . '/fixtures/preload_check.php'));
+        assert_same(PRELOAD_OK, $body, "FPM response (log: $log)");
+    } finally {
+        remove_dir($dir);
+    }
 });
 
 /** The ```ini block of docs/php.md's PHP-FPM section. */

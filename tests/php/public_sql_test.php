@@ -72,7 +72,7 @@ test('public IDs: consecutive IDs give unordered texts that decode back', functi
 
 test('sql(): core\'s text for every preset, 64-bit layouts refused', function () {
     $scripts = vectors('sql_scripts')['scripts'];
-    assert_same(7, count($scripts), 'sql_scripts.json has the 7 presets');
+    assert_same(8, count($scripts), 'sql_scripts.json has the 8 presets');
     foreach ($scripts as $v) {
         $l = new Layout($v['spec']);
         if (isset($v['error'])) {

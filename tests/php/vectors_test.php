@@ -173,7 +173,7 @@ function option_pairs(string $text): array
 
 test('vectors: redisScript() is core\'s Lua script for every preset', function () {
     $scripts = vectors('redis_scripts')['scripts'];
-    assert_same(7, count($scripts), 'redis_scripts.json has the 7 presets');
+    assert_same(8, count($scripts), 'redis_scripts.json has the 8 presets');
     foreach ($scripts as $v) {
         $script = (new Layout($v['spec']))->redisScript();
         assert_same($v['script'], $script, "{$v['spec']} script");

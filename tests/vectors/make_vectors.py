@@ -25,6 +25,7 @@ PRESETS = {
     "baidu": "time:28,worker:22,sequence:13;epoch=1463673600000;tick=1s",
     "mastodon": "time:48,sequence:16;epoch=0;tick=1ms",
     "game": "time:39,platform:3,area:11,app:5,sequence:6;epoch=1541001600000;tick=1ms",
+    "js53": "time:41,worker:6,sequence:6;epoch=1767225600000;tick=1ms",
 }
 
 
@@ -427,6 +428,74 @@ def speck64_128_decrypt(key, block):
     return (x << 32) | y
 
 
+def uuid_of(layout, id_):
+    """RFC 9562 version 7, written from the RFC's field diagram: unix_ts_ms (48 bits) is the
+    start of the ID's tick; the ID's bits below its time fill rand_a then rand_b (74 bits, from
+    the top), the rest zero."""
+    low_bits = layout.fields[0][2]
+    unix_ms = layout.epoch + (id_ >> low_bits) * layout.tick
+    if unix_ms >= 1 << 48:
+        return None
+    rand = (id_ & ((1 << low_bits) - 1)) << (74 - low_bits)
+    rand_a, rand_b = rand >> 62, rand & ((1 << 62) - 1)
+    return uuid_text((unix_ms << 80) | (7 << 76) | (rand_a << 64) | (0b10 << 62) | rand_b)
+
+
+def uuid_text(value):
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def uuid_json():
+    specs = list(PRESETS) + [
+        "time:41,sequence:23;epoch=0;tick=1ms",  # 64 bits
+        "time:50,sequence:14;epoch=0;tick=1ms",  # past 2^48 ms at its end
+        "time:4,sequence:2;epoch=0;tick=1s",
+    ]
+    cases, too_late = [], []
+    for spec in specs:
+        l = Layout(spec)
+        top = (1 << l.total) - 1
+        ids = [0, 1, l.compose_tick(1, {}, 1), top // 3, top // 2, top - 1, top]
+        t = (1700000000000 - l.epoch) // l.tick
+        if 0 <= t <= l.max_tick:
+            node = {f[0]: (1 << f[1]) - 1 if i % 2 else 1 for i, f in enumerate(l.node_fields())}
+            ids.append(l.compose_tick(t, node, 5))
+        rows = []
+        for id_ in sorted(set(ids)):
+            u = uuid_of(l, id_)
+            if u is None:
+                too_late.append({"spec": spec, "id": str(id_), "error": "ERR_SNOWFLAKE_TIME_RANGE"})
+            else:
+                rows.append({"id": str(id_), "uuid": u, "unix_ms": l.epoch + (id_ >> l.fields[0][2]) * l.tick})
+        assert [r["uuid"] for r in rows] == sorted(r["uuid"] for r in rows), spec
+        cases.append({"spec": spec, "cases": rows})
+    tw = Layout("twitter")
+    good = uuid_of(tw, 1541815603606036480)
+    flip = lambda u, i, c: u[:i] + c + u[i + 1:]
+    invalid = [
+        ("twitter", "", "36 characters"),
+        ("twitter", good.replace("-", ""), "36 characters"),
+        ("twitter", "{" + good[1:], "hex digits"),
+        ("twitter", flip(good, 8, "0"), "hyphens"),
+        ("twitter", flip(good, 14, "4"), "version is not 7"),
+        ("twitter", flip(good, 19, "c"), "variant"),
+        ("twitter", flip(good, 35, "1"), "bits set"),
+        ("twitter", "018bcfe5-6800-7000-8000-000000000000", None),  # a valid one (2023-11-14)
+        ("twitter", "00000000-0001-7000-8000-000000000000", "start of one of the layout's ticks"),  # before the epoch
+        # 1 ms into a 10 ms tick.
+        ("sonyflake", uuid_text(int(uuid_of(Layout("sonyflake"), 12345 << 24).replace("-", ""), 16) + (1 << 80)),
+         "start of one of the layout's ticks"),
+    ]
+    bad = []
+    for spec, text, reason in invalid:
+        if reason is None:
+            continue
+        bad.append({"spec": spec, "uuid": text, "error": "ERR_SNOWFLAKE_INVALID_ID", "message_contains": reason})
+    return {"layouts": cases, "to_uuid_invalid": too_late + [
+        {"spec": "twitter", "id": str(1 << 63), "error": "ERR_SNOWFLAKE_INVALID_ID"}], "from_uuid_invalid": bad}
+
+
 def public_ids_json():
     paper_key = bytes.fromhex("1b1a1918131211100b0a090803020100")
     # The paper's Speck64/128 vector (Appendix C): the model must reproduce it.
@@ -479,6 +548,7 @@ def main():
         "encodings.json": encodings_json(),
         "generator.json": generator_json(),
         "public_ids.json": public_ids_json(),
+        "uuid.json": uuid_json(),
     }
     check = "--check" in sys.argv
     stale = []

@@ -16,9 +16,8 @@ fork start method, ``gunicorn --preload``) a generator inherited from the parent
 process needs its own node values, so that no two processes can ever issue the same ID.
 """
 
-from __future__ import annotations
-
-
+# No `from __future__ import annotations` here: nothing in this file needs it, and it would
+# leave `annotations` among the package's names (dir(libsnowflake)).
 from ._errors import (
     ClockBehindError,
     ForkedProcessError,

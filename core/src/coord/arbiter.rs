@@ -633,7 +633,7 @@ impl Record {
             sys::drop_in_child(&record.file);
         }
         record.count_process();
-        locks::beacon(&record.file, beacon_at(key), req.ahead_ms.min((1 << 27) - 1) + 1);
+        locks::beacon(&record.file, beacon_at(key, dir), req.ahead_ms.min((1 << 27) - 1) + 1);
         record.write(MODE_AT, req.mode as u64);
         record.write(OWNER_AT, u64::from(sys::euid()));
         drop(setup);
@@ -701,7 +701,7 @@ impl Record {
     /// taken to borrow as far ahead as this one may (`max_drift_ms`), and `RECHECK_MS`
     /// covers them.
     fn removed_copies(&self, dir: &Dir, req: &Request<'_>) -> Option<u64> {
-        let found = match locks::beacons(dir, beacon_at(self.key)) {
+        let found = match locks::beacons(dir, beacon_at(self.key, dir)) {
             locks::Beacons::Unneeded => return None,
             locks::Beacons::Unlisted => return Some(req.policy.max_drift_ms),
             locks::Beacons::Listed(found) => found,
@@ -1157,9 +1157,13 @@ fn header_mark(word: Word, state: u64, high: u64, guard: u64) -> u64 {
     end.max(high).max(guard)
 }
 
-/// Where `key`'s beacon is.
-fn beacon_at(key: u64) -> u64 {
-    BEACON_AT + (key & ((1 << 33) - 1)) * (1 << 28)
+/// Where the beacon of `key`'s records in `dir` is: a hash of both, so that records of one
+/// identity in two directories (two `SNOWFLAKE_SHM_DIR`s, which do not meet) never read each
+/// other's beacons.
+fn beacon_at(key: u64, dir: &Dir) -> u64 {
+    let mut h = crate::hash::Fnv1a::new();
+    let _ = std::fmt::Write::write_fmt(&mut h, format_args!("{key:016x}{:x}.{:x}", dir.dev(), dir.ino()));
+    BEACON_AT + (h.0 & ((1 << 33) - 1)) * (1 << 28)
 }
 
 /// The processes holding "who" locks on `file`, where the system lists them.

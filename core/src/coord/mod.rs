@@ -18,7 +18,9 @@ use crate::clock::{Clock, DefaultClock, MonotonicClock};
 use crate::error::{Error, Result};
 use crate::generator::{Cell, Generator};
 use crate::layout::{FieldKind, Layout, Node};
-use crate::options::{LeaseKind, Options};
+#[cfg(any(feature = "lease-local", feature = "lease-redis"))]
+use crate::options::LeaseKind;
+use crate::options::Options;
 use crate::text::Name;
 use std::path::Path;
 

@@ -27,7 +27,7 @@
 use crate::clock::{Clock, DefaultClock};
 use crate::error::{Error, Result};
 use crate::layout::{FieldKind, Layout, Node};
-use crate::options::{Options, Policy, SequenceStart};
+use crate::options::{Options, Policy, Provenance, SequenceStart};
 use crate::text::Name;
 use core::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use word::Word;
@@ -359,6 +359,9 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// claim when the mark heals).
     #[cfg(feature = "std")]
     lease_field: Option<usize>,
+    /// Where the layout, node values and options came from (the code's, unless the
+    /// environment's configuration made the generator).
+    provenance: Provenance,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
@@ -548,6 +551,7 @@ impl<C: Clock> Generator<C> {
             heals: false,
             #[cfg(feature = "std")]
             lease_field: None,
+            provenance: Provenance::CODE,
         })
     }
 
@@ -566,6 +570,17 @@ impl<C: Clock> Generator<C> {
     /// The clock.
     pub const fn clock(&self) -> &C {
         &self.clock
+    }
+    /// Where the layout, node values and each option came from: the code, an environment
+    /// variable, or the default ([`Provenance::CODE`] for a generator made by `new`; the
+    /// environment's configuration records its own).
+    pub const fn provenance(&self) -> &Provenance {
+        &self.provenance
+    }
+    /// This generator, recording `provenance` as where its values came from.
+    pub fn with_provenance(mut self, provenance: Provenance) -> Self {
+        self.provenance = provenance;
+        self
     }
 
     #[inline]
@@ -948,13 +963,9 @@ impl<C: Clock> Generator<C> {
     /// tick has no room left (or the state is ahead of the clock). For [`crate::Pool`].
     pub fn reserve_rest_of_tick(&self) -> Result<Option<Block>> {
         self.check_fork()?;
-        #[cfg(feature = "std")]
-        let now_ms = match self.mark.is_some() {
-            true => self.clock.now_ms(),
-            false => self.clock.now_ms_cached(),
-        };
-        #[cfg(not(feature = "std"))]
-        let now_ms = self.clock.now_ms_cached();
+        // A fresh reading: the cheap one may lag a tick behind the state, and then there
+        // would be nothing to bank (banking is rare; its reading need not be cheap).
+        let now_ms = self.clock.now_ms();
         let t = self.layout.tick_of(now_ms)?;
         self.check_valid(now_ms)?;
         #[cfg(feature = "std")]
@@ -1037,6 +1048,7 @@ impl<C: Clock> Generator<C> {
             heals: self.heals,
             #[cfg(feature = "std")]
             lease_field: self.lease_field,
+            provenance: self.provenance,
         }
     }
 }

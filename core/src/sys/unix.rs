@@ -167,6 +167,7 @@ pub(crate) struct Dir {
     /// Its file system (for the beacons on it: Linux).
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     dev: u64,
+    ino: u64,
 }
 
 impl Dir {
@@ -182,7 +183,7 @@ impl Dir {
         if mode & 0o022 != 0 && mode & 0o1000 == 0 {
             return Err(Refusal::DirWritable { mode });
         }
-        Ok(Dir { file, path: path.to_path_buf(), dev: meta.dev() })
+        Ok(Dir { file, path: path.to_path_buf(), dev: meta.dev(), ino: meta.ino() })
     }
 
     /// Its path, as it was opened.
@@ -194,6 +195,11 @@ impl Dir {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn dev(&self) -> u64 {
         self.dev
+    }
+
+    /// Its inode.
+    pub(crate) fn ino(&self) -> u64 {
+        self.ino
     }
 
     /// The names in it.

@@ -253,6 +253,8 @@ impl std::fmt::Display for Refusal {
 pub(crate) struct Dir {
     _handle: File,
     path: PathBuf,
+    /// Its volume's serial number and its file index (see [`FileId`]).
+    id: FileId,
 }
 
 /// Opens `path` with `CreateFileW`, as a `File`.
@@ -338,10 +340,21 @@ impl Dir {
             FILE_FLAG_BACKUP_SEMANTICS,
             None,
         )?;
-        if info(&handle)?.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY == 0 {
+        let found = info(&handle)?;
+        if found.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY == 0 {
             return Err(Refusal::Io(io::Error::new(io::ErrorKind::NotADirectory, "not a directory")));
         }
-        Ok(Dir { _handle: handle, path: path.to_path_buf() })
+        Ok(Dir { _handle: handle, path: path.to_path_buf(), id: id_of(&found) })
+    }
+
+    /// Its volume's serial number (the `dev` of Unix's `Dir`).
+    pub(crate) fn dev(&self) -> u64 {
+        self.id.0
+    }
+
+    /// Its file index on that volume (the `ino` of Unix's `Dir`).
+    pub(crate) fn ino(&self) -> u64 {
+        self.id.1
     }
 
     /// Its path, as it was opened.

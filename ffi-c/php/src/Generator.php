@@ -60,22 +60,39 @@ final class Generator
     private const KEEP_BUFFER = 65536;
 
     /**
-     * @param Layout|string $layout a Layout, a spec or a preset name
-     * @param array<string, int> $node node field values: every node field of the layout, or none for all zeros
+     * What the arguments leave unset comes from the environment: the layout from
+     * `SNOWFLAKE_LAYOUT` (else `twitter`), the node values from `SNOWFLAKE_NODE` (else all
+     * zeros), each option not in `$options` from `SNOWFLAKE_OPTIONS`. So `new Generator()`
+     * takes everything from the deployment; a malformed variable throws, naming it, and
+     * `stats()->sources` says where each value came from.
+     *
+     * @param Layout|string|null $layout a Layout, a spec or a preset name (null: from the environment)
+     * @param array<string, int>|string|null $node node field values, `['datacenter' => 1, 'worker' => 3]` or the
+     *        text `'datacenter=1,worker=3'`: every node field of the layout (null, [] or '': from the
+     *        environment, else all zeros)
      * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type
      */
-    public function __construct(Layout|string $layout, array $node = [], array $options = [])
+    public function __construct(Layout|string|null $layout = null, array|string|null $node = null, array $options = [])
     {
-        $this->layout = Layout::of($layout);
+        $given = $layout === null ? null : Layout::of($layout);
         $ffi = $this->ffi = Library::ffi();
-        $nodeText = $this->layout->nodeSpec($node);
+        $nodeText = match (true) {
+            $node === null || $node === [] || $node === '' => null,
+            $given !== null => $given->nodeSpec($node),
+            // The layout comes from the environment: core checks the names and ranges (and
+            // reads the text form itself).
+            is_string($node) => $node,
+            default => Layout::nodeText($node),
+        };
         $opts = self::options($ffi, $options);
         try {
             $out = $ffi->new('SnowflakeGenerator *');
-            $st = $ffi->snowflake_generator_open($this->layout->handle, $nodeText, $opts, FFI::addr($out));
+            // The options object remembers which keys were given: core takes the others
+            // from SNOWFLAKE_OPTIONS, and a NULL layout or node from the environment too.
+            $st = $ffi->snowflake_generator_from_env($given?->handle, $nodeText, $opts, FFI::addr($out));
         } finally {
             $ffi->snowflake_options_free($opts);
         }
@@ -83,6 +100,7 @@ final class Generator
             throw SnowflakeException::fromStatus($st);
         }
         $this->handle = $out;
+        $this->layout = $given ?? new Layout($this->text('snowflake_generator_layout', 1024));
         // The out-parameter of every single-ID call, allocated once: no FFI::new per ID.
         $this->out = $ffi->new('uint64_t');
         $this->outPtr = FFI::addr($this->out);
@@ -230,7 +248,36 @@ final class Generator
             Id::fromU64($s->last_unix_ms),
             Id::fromU64($s->ms_left),
             $s->years_left,
+            $this->sources(),
         );
+    }
+
+    /**
+     * Where the layout, the node values and each option came from: `['layout' => 'code',
+     * 'node' => 'SNOWFLAKE_NODE', 'max_wait_ms' => 'SNOWFLAKE_OPTIONS', 'max_drift_ms' =>
+     * 'default', ...]` (every option of core's table, in its order).
+     *
+     * @return array<string, string>
+     */
+    public function sources(): array
+    {
+        $sources = [];
+        foreach (explode(';', $this->text('snowflake_generator_sources', 2048)) as $pair) {
+            [$name, $source] = explode('=', $pair, 2);
+            $sources[$name] = $source;
+        }
+        return $sources;
+    }
+
+    /** The text a `snowflake_generator_*(g, buf, len)` call writes. */
+    private function text(string $function, int $size): string
+    {
+        $buf = $this->ffi->new("char[$size]");
+        $st = $this->ffi->$function($this->handle, $buf, $size);
+        if ($st !== 0) {
+            throw SnowflakeException::fromStatus($st);
+        }
+        return FFI::string($buf);
     }
 
     /**

@@ -19,7 +19,7 @@ use FFI;
  *
  * The spec language is the one of every binding:
  * `time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms`, or a preset name
- * (`twitter`, `discord`, `instagram`, `sonyflake`, `baidu`, `mastodon`, `game`).
+ * (`twitter`, `discord`, `instagram`, `sonyflake`, `baidu`, `mastodon`, `game`, `js53`).
  */
 final class Layout implements \Stringable
 {
@@ -247,11 +247,12 @@ final class Layout implements \Stringable
      * The ID of the instant `$unixMs` (any instant of its tick), node field values and a
      * sequence number, each checked against its range.
      *
-     * @param array<string, int> $fields node field values: every node field, or none for all zeros
+     * @param array<string, int>|string $fields node field values (`['datacenter' => 1, 'worker' => 3]`
+     *        or the text `'datacenter=1,worker=3'`): every node field, or none for all zeros
      * @throws ValueException for a value outside its field, an unknown field
      * @throws TimeRangeException for an instant outside the layout's range
      */
-    public function compose(mixed $unixMs, array $fields = [], mixed $sequence = 0): int|string
+    public function compose(mixed $unixMs, array|string $fields = [], mixed $sequence = 0): int|string
     {
         $node = $this->nodeSpec($fields);
         $seq = self::u64Arg($sequence, 'sequence');
@@ -285,8 +286,12 @@ final class Layout implements \Stringable
      * @throws ValueException for an unknown field, a non-node field, a value outside its width
      * @throws TypeException for a value that is not an int
      */
-    public function nodeSpec(array $node): string
+    public function nodeSpec(array|string $node): string
     {
+        if (is_string($node)) {
+            // The text form C, Python, Node, the CLI and SNOWFLAKE_NODE take: the library reads it.
+            return $node;
+        }
         $parts = [];
         foreach ($node as $name => $value) {
             if (!is_string($name)) {
@@ -310,6 +315,62 @@ final class Layout implements \Stringable
             $parts[] = "$name=$value";
         }
         return implode(',', $parts);
+    }
+
+    /**
+     * Node values as text (`datacenter=1,worker=3`) without a layout at hand (the layout
+     * comes from the environment): the keys and the PHP types checked here, the names and
+     * ranges by core.
+     *
+     * @internal
+     * @param array<mixed> $node
+     */
+    public static function nodeText(array $node): string
+    {
+        $parts = [];
+        foreach ($node as $name => $value) {
+            if (!is_string($name) || !preg_match('/^[a-z][a-z0-9_]{0,31}$/', $name)) {
+                throw ValueException::of('node values are keyed by field name, got key ' . var_export($name, true));
+            }
+            if (!is_int($value)) {
+                throw new TypeException("`$name` must be a whole number, not " . get_debug_type($value), SnowflakeException::STATUS_TYPE);
+            }
+            $parts[] = "$name=$value";
+        }
+        return implode(',', $parts);
+    }
+
+    /**
+     * The UUIDv7 view of `$id` (36 lowercase characters): version 7, RFC 9562's variant, the
+     * ID's Unix-ms time in its 48-bit timestamp (what PostgreSQL's `uuid_extract_timestamp`
+     * and every UUIDv7 library read), the ID's other bits after it. Lossless
+     * (`fromUuid(toUuid($id)) === $id`) and sorted as the IDs are.
+     *
+     * @throws InvalidIdException for an ID outside the layout
+     * @throws TimeRangeException for an ID past 2^48 - 1 Unix ms (the year 10889)
+     */
+    public function toUuid(int|string $id): string
+    {
+        $buf = $this->ffi->new('char[37]');
+        $st = $this->ffi->snowflake_layout_to_uuid($this->handle, self::u64Arg($id, 'id'), $buf, 37);
+        if ($st !== 0) {
+            throw SnowflakeException::fromStatus($st);
+        }
+        return FFI::string($buf);
+    }
+
+    /**
+     * The ID whose UUIDv7 view is `$uuid` (its 36-character text, either case).
+     *
+     * @throws InvalidIdException for a UUID that no ID of this layout maps to
+     */
+    public function fromUuid(string $uuid): int|string
+    {
+        $st = $this->ffi->snowflake_layout_from_uuid($this->handle, Id::cString($uuid, 'uuid'), $this->u64Ptr);
+        if ($st !== 0) {
+            throw SnowflakeException::fromStatus($st);
+        }
+        return Id::fromU64($this->u64->cdata);
     }
 
     /**

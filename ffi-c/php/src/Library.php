@@ -84,10 +84,13 @@ final class Library
         } catch (FFI\Exception) {
         }
         if (PHP_SAPI !== 'cli' && PHP_SAPI !== 'phpdbg' && ini_get('ffi.enable') === 'preload') {
+            // The package's own files, by the paths they have in this install (under vendor/):
+            // a Composer user has no docs/ of the repository.
             throw new SnowflakeException(
-                'ffi.enable=preload allows FFI outside the CLI only through preloading: add '
-                . 'ffi.preload=<the header written by ' . dirname(__DIR__) . '/bin/snowflake-preload-header> and '
-                . 'opcache.preload=' . dirname(__DIR__) . '/preload.php to php.ini (see docs/php.md)',
+                'ffi.enable=preload allows FFI outside the CLI only through preloading: `php '
+                . self::packageFile('bin/snowflake-preload-header') . ' --ini` prints the php.ini lines for '
+                . 'this install (ffi.preload=<the header it writes>, opcache.preload=' . self::packageFile('preload.php')
+                . ', opcache.preload_user, ...); see the PHP-FPM section of ' . self::packageFile('README.md'),
                 0,
             );
         }
@@ -96,7 +99,7 @@ final class Library
         // header comes beside the library), whichever of the two is missing first.
         $notFound = 'set SNOWFLAKE_LIB to the libsnowflake.so you built (`make -C libsnowflake/ffi-c build` '
             . 'makes libsnowflake/target/release/libsnowflake.so), or install the release\'s Composer package, '
-            . 'which carries the library (docs/php.md)';
+            . 'which carries the library (' . self::packageFile('README.md') . ')';
         try {
             $header = self::headerPath($lib);
         } catch (SnowflakeException $e) {
@@ -111,9 +114,9 @@ final class Library
             $hint = match (true) {
                 $lib === self::bundledLibraryPath() => 'the library bundled with this package for ' . dirname(substr($lib, strlen(dirname(__DIR__) . '/lib/')))
                     . ' did not load on this system (the Linux ones need glibc 2.17 or later, or musl); '
-                    . 'build libsnowflake from source and set SNOWFLAKE_LIB (docs/php.md)',
+                    . 'build libsnowflake from source and set SNOWFLAKE_LIB (' . self::packageFile('README.md') . ')',
                 !str_contains($lib, '/') => "no SNOWFLAKE_LIB, no library in this package, none installed: $notFound",
-                default => 'set SNOWFLAKE_LIB to a libsnowflake.so built for this system (docs/php.md)',
+                default => 'set SNOWFLAKE_LIB to a libsnowflake.so built for this system (' . self::packageFile('README.md') . ')',
             };
             throw new SnowflakeException(
                 "cannot load $lib with the declarations of $header: " . $e->getMessage() . " ($hint)",
@@ -123,6 +126,12 @@ final class Library
         self::$mode = 'cdef';
         self::$path = $lib;
         return self::$ffi = $ffi;
+    }
+
+    /** A file of this package by its path in this install (vendor/libsnowflake/snowflake/... under Composer). */
+    private static function packageFile(string $name): string
+    {
+        return dirname(__DIR__) . '/' . $name;
     }
 
     /**
@@ -288,7 +297,7 @@ final class Library
      * it loads a copy of the header made by {@see Library::preloadHeader()}.
      *
      * PHP forbids `FFI::load()` when preloading runs as `opcache.preload_user` (a master
-     * started as root): use `ffi.preload` with that header instead (docs/php.md).
+     * started as root): use `ffi.preload` with that header instead (README.md, "PHP-FPM").
      */
     public static function preload(?string $libraryPath = null): void
     {
@@ -303,7 +312,8 @@ final class Library
         } catch (FFI\Exception $e) {
             throw new SnowflakeException(
                 'preloading libsnowflake failed: ' . $e->getMessage()
-                . ' (php.ini: ffi.preload=<the output of ' . dirname(__DIR__) . '/bin/snowflake-preload-header>)',
+                . ' (php.ini: ffi.preload=<the header that `php ' . self::packageFile('bin/snowflake-preload-header')
+                . ' --ini` says to write>)',
                 0,
                 '',
                 $e,

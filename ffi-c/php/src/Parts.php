@@ -20,4 +20,21 @@ final class Parts
         public readonly array $fields,
     ) {
     }
+
+    /**
+     * The start of the ID's tick as a UTC date, milliseconds kept (`->format('Y-m-d\TH:i:s.v\Z')`).
+     *
+     * @throws TimeRangeException for an instant past the year 9999, which no date holds
+     */
+    public function dateTime(): \DateTimeImmutable
+    {
+        $ms = $this->unixMs;
+        $date = is_int($ms)
+            ? \DateTimeImmutable::createFromFormat('U.v', sprintf('%d.%03d', intdiv($ms, 1000), $ms % 1000))
+            : false;
+        if ($date === false || (int) $date->format('Y') > 9999) {
+            throw new TimeRangeException("time $ms (Unix ms) is past the year 9999: no date holds it", SnowflakeException::STATUS_TIME_RANGE);
+        }
+        return $date->setTimezone(new \DateTimeZone('UTC'));
+    }
 }

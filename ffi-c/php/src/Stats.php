@@ -32,6 +32,14 @@ final class Stats
         public readonly int|string $msLeft = 0,
         /** `msLeft` in years of 365.2425 days. */
         public readonly float $yearsLeft = 0.0,
+        /**
+         * Where each value came from: `layout`, `node` and every option => `code`,
+         * `default`, or the environment variable (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`,
+         * `SNOWFLAKE_OPTIONS`).
+         *
+         * @var array<string, string>
+         */
+        public readonly array $sources = [],
     ) {
     }
 }

@@ -50,8 +50,8 @@ use windows_sys::Win32::Security::Authorization::{
 };
 use windows_sys::Win32::Security::Cryptography::{BCryptGenRandom, BCRYPT_USE_SYSTEM_PREFERRED_RNG};
 use windows_sys::Win32::Security::{
-    GetTokenInformation, LookupAccountSidW, TokenUser, OWNER_SECURITY_INFORMATION, PSID,
-    SECURITY_ATTRIBUTES, TOKEN_QUERY, TOKEN_USER,
+    GetTokenInformation, LookupAccountSidW, TokenUser, OWNER_SECURITY_INFORMATION, PSID, SECURITY_ATTRIBUTES,
+    TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, DeleteFileW, FileDispositionInfo, GetFileAttributesW, GetFileInformationByHandle,

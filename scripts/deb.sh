@@ -27,10 +27,12 @@ MAJOR=${VERSION%%.*}
 SOVERSION=$MAJOR
 [ "$MAJOR" != 0 ] || SOVERSION=$MAJOR.$(echo "$VERSION" | cut -d. -f2)
 RUNTIME=libsnowflake$SOVERSION
-# The architecture's library directory, and binutils' strip for its objects.
+# The architecture's library directory, binutils' strip for its objects, and how this machine
+# runs its programs (the manual page is the CLI's --help): arm64's under qemu-user, with the
+# multiarch libc6:arm64.
 case $ARCH in
-  amd64) MULTIARCH=x86_64-linux-gnu STRIP=strip ;;
-  arm64) MULTIARCH=aarch64-linux-gnu STRIP=aarch64-linux-gnu-strip ;;
+  amd64) MULTIARCH=x86_64-linux-gnu STRIP=strip RUN=() ;;
+  arm64) MULTIARCH=aarch64-linux-gnu STRIP=aarch64-linux-gnu-strip RUN=(qemu-aarch64-static) ;;
   *) echo "deb.sh: no architecture $ARCH (amd64 or arm64)" >&2; exit 1 ;;
 esac
 LIBDIR=usr/lib/$MULTIARCH
@@ -74,7 +76,7 @@ mkdir -p "$WORK/libsnowflake-tools/usr/share/man/man1"
   printf '.TH SNOWFLAKE 1 "" "libsnowflake %s" "User Commands"\n' "$VERSION"
   printf '.SH NAME\nsnowflake \\- generate, decode and inspect Snowflake-style 64-bit IDs\n'
   printf '.SH SYNOPSIS\n.B snowflake\n.I COMMAND\n.RI [ OPTIONS ]\n.SH DESCRIPTION\n.nf\n'
-  "$OUT/snowflake" --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'
+  "${RUN[@]}" "$OUT/snowflake" --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'
   printf '.fi\n.PP\nEach command has its own help: \\fBsnowflake\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR.\n'
 } | gzip -9n >"$WORK/libsnowflake-tools/usr/share/man/man1/snowflake.1.gz"
 install -D -m 644 ffi-c/API.md "$WORK/libsnowflake-dev/usr/share/doc/libsnowflake-dev/API.md"

@@ -71,10 +71,14 @@ def binaries(dist, scratch):
 
 def is_musl(path):
     """Whether the ELF file's C library is musl's: it needs `libc.so` (musl's loader answers to
-    that name; glibc's is libc.so.6), or, linked statically, nothing at all."""
-    dynamic = subprocess.run(["readelf", "-d", "-l", path], check=True, capture_output=True, text=True).stdout
+    that name; glibc's is libc.so.6), or it is a program linked statically (no loader, no
+    library: an executable, or a static PIE). A shared library that needs nothing is not
+    musl's: it is checked as a glibc one (its undefined symbols must have versions)."""
+    dynamic = subprocess.run(["readelf", "-h", "-d", "-l", path], check=True, capture_output=True, text=True).stdout
     needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
-    return "libc.so" in needed or "ld-musl" in dynamic or (not needed and "INTERP" not in dynamic)
+    program = re.search(r"Type:\s+EXEC", dynamic) is not None or re.search(r"FLAGS_1\).*\bPIE\b", dynamic) is not None
+    static = not needed and "INTERP" not in dynamic and program
+    return "libc.so" in needed or "ld-musl" in dynamic or static
 
 
 def examine(path):

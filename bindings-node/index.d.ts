@@ -91,17 +91,19 @@ export interface GeneratorOptions {
   stateFile?: string | null
   /** How far ahead the state file (or a lease's mark) reserves time: one write per window. (default 1000) */
   stateWindowMs?: number | bigint | null
-  /** Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel). */
-  lease?: 'local' | `redis://${string}` | `rediss://${string}` | `unix://${string}` | `redis+sentinel://${string}` | `rediss+sentinel://${string}` | null
+  /** Claim a free value of the worker field for this process: on this host (local), or across hosts in Redis (TLS, unix socket, Sentinel, Cluster), PostgreSQL, or MySQL/MariaDB. */
+  lease?: 'local' | `redis://${string}` | `rediss://${string}` | `unix://${string}` | `redis+sentinel://${string}` | `rediss+sentinel://${string}` | `redis+cluster://${string}` | `rediss+cluster://${string}` | `postgres://${string}` | `postgresql://${string}` | `mysql://${string}` | null
   /** The node field a lease claims (default: `worker`, or the only node field). */
   leaseField?: string | null
-  /** How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call. (default 5000) */
+  /** How long a lease across hosts lives unless renewed; a holder stops issuing before it ends, and claims again on its next call. (default 5000) */
   leaseTtlMs?: number | bigint | null
-  /** A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored. */
+  /** How far this host's clock may be from the lease store's (Redis TIME, the database's clock): a claim is refused beyond it, and a renewal that finds it beyond counts it in stats(). (default 1000) */
+  maxClockSkewMs?: number | bigint | null
+  /** A file holding the lease store's password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored. */
   leasePasswordFile?: string | null
-  /** PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots). */
+  /** PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots. */
   leaseTlsCa?: string | null
-  /** A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too. */
+  /** A PEM client certificate for a lease store over TLS that asks for one (mutual TLS); give lease_tls_key too. */
   leaseTlsCert?: string | null
   /** The PEM private key of lease_tls_cert. */
   leaseTlsKey?: string | null
@@ -156,6 +158,13 @@ export interface Stats {
   msLeft: number
   /** `msLeft` in years of 365.2425 days. */
   yearsLeft: number
+  /**
+   * This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
+   * last claim or renewal, in ms (absent without a lease across hosts).
+   */
+  clockSkewMs?: number
+  /** How many renewals found the clocks further apart than `maxClockSkewMs`. */
+  skewedRenewals: number
   /**
    * Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
    * `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
@@ -222,10 +231,19 @@ export declare class Generator {
   nextIdString(): string
   /**
    * `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
-   * into the returned array's memory.
+   * into the returned array's memory. `n` is at most 2 ** 28 (`MAX_IDS_PER_CALL`: a
+   * `RangeError` above it, or when the memory cannot be had).
    */
   nextIds(n: number): BigUint64Array
-  /** The next ID at the caller's clock reading `t` (deterministic; never waits). */
+  /**
+   * The next ID at the caller's clock reading `t` (deterministic; never waits). It
+   * continues the state every generator with this layout and node values shares: a time
+   * behind it (by more than `maxDriftMs`) throws `ERR_SNOWFLAKE_CLOCK_BEHIND`, since an ID
+   * there could repeat one already issued; a time more than `maxDriftMs` + 1 s ahead of the
+   * clock throws `ERR_SNOWFLAKE_VALUE`, since the state would stay there and lock every
+   * other caller out. Replays and backfills need `isolated: true` and node values of their
+   * own.
+   */
   nextIdAt(t: number | Date): bigint
   /** The next ID without ever blocking: throws where `nextId()` would wait. */
   tryNextId(): bigint

@@ -11,9 +11,11 @@ const { decodeStr } = require('./index.js');
 
 const HAS_RAW_JSON = typeof JSON.rawJSON === 'function';
 
-function idError(message) {
-  const e = new TypeError(message);
-  e.code = 'ERR_SNOWFLAKE_VALUE';
+// Each code comes with the one class core's table gives it (as every error of the binding).
+function idError(message, code = 'ERR_SNOWFLAKE_VALUE') {
+  const Class = { ERR_SNOWFLAKE_VALUE: RangeError, ERR_INVALID_ARG_TYPE: TypeError }[code] || Error;
+  const e = new Class(message);
+  e.code = code;
   return e;
 }
 
@@ -25,7 +27,7 @@ function idError(message) {
 function stringify(value, options = {}) {
   const { ids = 'string', space } = typeof options === 'object' && options !== null ? options : { space: options };
   if (ids !== 'string' && ids !== 'number') {
-    throw idError(`stringify(): \`ids\` is 'string' or 'number', not ${JSON.stringify(ids)}`);
+    throw idError(`stringify(): \`ids\` is 'string' or 'number', not ${JSON.stringify(ids)}`, 'ERR_INVALID_ARG_TYPE');
   }
   if (ids === 'number' && !HAS_RAW_JSON) {
     throw idError(
@@ -47,7 +49,10 @@ function bigintReplacer(key, value) {
 function toId(key, value, context) {
   if (typeof value === 'string') {
     if (!/^[0-9]{1,20}$/.test(value)) {
-      throw idError(`parse(): field \`${key}\` is not a Snowflake ID: ${JSON.stringify(value.slice(0, 40))}`);
+      throw idError(
+        `parse(): field \`${key}\` is not a Snowflake ID: ${JSON.stringify(value.slice(0, 40))}`,
+        'ERR_SNOWFLAKE_INVALID_ID',
+      );
     }
     return decodeStr(value, 'decimal');
   }

@@ -255,6 +255,19 @@ typedef struct SnowflakeStats {
    * `ms_left` in years of 365.2425 days.
    */
   double years_left;
+  /**
+   * Whether `clock_skew_ms` was measured (a lease across hosts).
+   */
+  bool clock_skew_measured;
+  /**
+   * This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
+   * last claim or renewal, in ms; 0 unless `clock_skew_measured`.
+   */
+  int64_t clock_skew_ms;
+  /**
+   * How many renewals found the clocks further apart than `max_clock_skew_ms`.
+   */
+  uint64_t skewed_renewals;
 } SnowflakeStats;
 
 /**
@@ -472,7 +485,12 @@ SnowflakeStatus snowflake_next_id(const struct SnowflakeGenerator *g, uint64_t *
 SnowflakeStatus snowflake_try_next_id(const struct SnowflakeGenerator *g, uint64_t *out);
 
 /**
- * The next ID at the caller's clock reading `unix_ms` (deterministic; never waits).
+ * The next ID at the caller's clock reading `unix_ms` (deterministic; never waits). It
+ * continues the state every generator with this layout and node values shares: a time behind
+ * it by more than `max_drift_ms` is `SNOWFLAKE_STATUS_CLOCK_BEHIND` (an ID there could repeat
+ * one already issued), and one more than `max_drift_ms` + 1 s ahead of the clock
+ * `SNOWFLAKE_STATUS_VALUE` (the state would stay there and lock every other caller out).
+ * Replays and backfills need `isolated=true` and node values of their own.
  *
  * # Safety
  * `g` is a live handle; `out` is valid for a write.

@@ -267,7 +267,9 @@ class Generator {
     detail::check(snowflake_try_next_id(get(), &id));
     return id;
   }
-  /// The next ID at the caller's clock reading (deterministic; never waits).
+  /// The next ID at the caller's clock reading (deterministic; never waits). It continues the
+  /// identity's state: a time behind it, or more than max_drift_ms + 1 s ahead of the clock,
+  /// is refused (replays need isolated=true and node values of their own).
   [[nodiscard]] std::uint64_t next_id_at(std::uint64_t unix_ms) const {
     std::uint64_t id = 0;
     detail::check(snowflake_next_id_at(get(), unix_ms, &id));

@@ -60,6 +60,9 @@ typedef struct SnowflakeStats {
   uint64_t last_unix_ms;
   uint64_t ms_left;
   double years_left;
+  bool clock_skew_measured;
+  int64_t clock_skew_ms;
+  uint64_t skewed_renewals;
 } SnowflakeStats;
 
 typedef struct SnowflakeField {

@@ -42,7 +42,7 @@ cargo test --workspace
 cargo test -p snowflake-core --no-default-features --lib --tests
 cargo test -p snowflake-core --lib --tests
 # public-ids is no_std (its cipher too): built alone without std, like the others.
-for feature in shared state-file lease-local lease-redis redis-script sql public-ids; do
+for feature in shared state-file lease-local lease-redis lease-postgres lease-mysql redis-script sql public-ids; do
   cargo check -q -p snowflake-core --no-default-features --features "$feature" --lib --tests
 done
 # The build a Rust user of the README gets (a path dependency, default features) warns of nothing.
@@ -74,6 +74,9 @@ bash tests/cross/run.sh
 step "The host's arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)"
 cargo build -q --release -p snowflake-ffi -p snowflake-cli
 python3 tests/arbiter/run.py
+
+step "Leases in the fleet's engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet/run.py)"
+python3 tests/fleet/run.py
 
 step "README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout"
 python3 tests/readme/run.py

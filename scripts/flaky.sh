@@ -3,8 +3,8 @@
 # (default 10), under a second CPU-heavy load (one busy loop per core, stopped at the end).
 # Prints each failure with the end of its log (proptest and hypothesis print their seeds
 # there), and a summary; exits non-zero if anything failed. Builds everything once, first.
-# SUITE names (default: all) pick some: core-redis core-processes core-threads cli servers c
-# php python node cross arbiter.
+# SUITE names (default: all) pick some: core-redis core-fleet core-processes core-threads cli
+# servers c php python node cross arbiter fleet.
 #
 # Run it before resolving an issue that adds such tests, and put the result in the closing
 # note ("flaky.sh 10: 0 failures"). tests/servers/README.md says how to write tests that pass it.
@@ -15,7 +15,7 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 N=${1:-10}
 shift || true
-ALL=(core-redis core-processes core-threads cli servers c php python node cross arbiter)
+ALL=(core-redis core-fleet core-processes core-threads cli servers c php python node cross arbiter fleet)
 SUITES=("${ALL[@]}")
 [ $# -eq 0 ] || SUITES=("$@")
 
@@ -68,6 +68,8 @@ run_suite() { # <name>: the suite's command
   case $1 in
     # Its tests mostly wait for lease TTLs: all at once.
     core-redis) cargo test -q -p snowflake-core --features full --test redis_lease --test redis_script -- --test-threads 8 ;;
+    # PostgreSQL, MariaDB and a Redis Cluster, each scenario with a server of its own.
+    core-fleet) cargo test -q -p snowflake-core --features full --test fleet -- --test-threads 3 ;;
     core-processes) cargo test -q -p snowflake-core --features full --test processes --test clock_step ;;
     core-threads) cargo test -q -p snowflake-core --test generator ;;
     cli) cargo test -q -p snowflake-cli --test cli ;;
@@ -83,6 +85,7 @@ run_suite() { # <name>: the suite's command
     node) (cd bindings-node && node --test __test__/processes.test.mjs __test__/workers.test.mjs __test__/generator.test.mjs) ;;
     cross) bash tests/cross/run.sh ;;
     arbiter) python3 tests/arbiter/run.py ;;
+    fleet) python3 tests/fleet/run.py ;;
     *)
       echo "no suite $1"
       return 2

@@ -17,7 +17,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # PDO for SQLite and PostgreSQL.
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
-  php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql)
+  php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
+  mariadb-server-core mariadb-client-core)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Layout, Generator, encode, decodeStr } from '../index.mjs';
+import { CLASS_OF_CODE, vectors } from './helpers.mjs';
 
 const CASES = 3000;
 const SEED = Number(process.env.SNOWFLAKE_FUZZ_SEED ?? 20261122);
@@ -61,6 +62,8 @@ function typed(e, what) {
   assert.equal(typeof e.code, "string", `${what}: no code: ${e.message}`);
   assert.ok(/^ERR_(SNOWFLAKE_[A-Z_]+|INVALID_ARG_TYPE)$/.test(e.code), `${what}: code ${e.code}: ${e.message}`);
   if (e.code === 'ERR_INVALID_ARG_TYPE') assert.ok(e instanceof TypeError, `${what}: ERR_INVALID_ARG_TYPE is a TypeError`);
+  // One class per code, core's table's (issue 26).
+  assert.equal(e.constructor, CLASS_OF_CODE[e.code], `${what}: ${e.code} as a ${e.constructor.name}`);
 }
 
 function attempt(what, fn, check) {
@@ -121,4 +124,37 @@ test(`${CASES} random inputs through every entry point (seed ${SEED})`, () => {
     attempt(`${what}: decode(${String(id)})`, () => new Layout('twitter').decode(id));
   }
   assert.ok(issued > 50 && decoded > 50, `valid cases were reached: ${issued} IDs issued, ${decoded} strings decoded`);
+});
+
+// Issue 26: counts up to 2 ** 64 and beyond, of every JS type, through nextIds and reserve:
+// the IDs asked for, or a typed error at once (nextIds(2 ** 32 - 1) killed the process).
+test(`${CASES} random counts (seed ${SEED})`, () => {
+  const f = fuzzer(SEED + 1);
+  const MAX = vectors('tables.json').limits.max_ids_per_call;
+  const g = new Generator({ layout: 'twitter', isolated: true });
+  let issued = 0;
+  for (let i = 0; i < CASES; i++) {
+    const n = f.pick([
+      () => f.int(3000),
+      () => MAX + 1 + Math.floor(f.r() * 2 ** 40),
+      () => 2 ** (29 + f.int(36)),
+      () => 2 ** 64 + f.int(3) * 2 ** 12,
+      () => -f.int(2 ** 40) - 1,
+      () => f.r() * 1e6,
+      () => BigInt(f.int(3000)),
+      f.anyValue,
+    ])();
+    const what = `seed ${SEED + 1}, case ${i}: ${typeof n} ${String(n)}`;
+    const valid = typeof n === 'number' && Number.isInteger(n);
+    attempt(`${what}: nextIds`, () => g.nextIds(n), (ids) => {
+      assert.ok(valid && n >= 0 && n <= MAX, `${what}: nextIds accepted it`);
+      assert.equal(ids.length, n);
+      issued++;
+    });
+    attempt(`${what}: reserve`, () => g.reserve(n), (b) => {
+      assert.ok(valid && n >= 1 && n < 2 ** 64, `${what}: reserve accepted it`);
+      assert.ok(b.count >= 1 && b.count <= n);
+    });
+  }
+  assert.ok(issued > 100, `${issued} counts were issued`);
 });

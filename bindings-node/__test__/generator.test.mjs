@@ -58,8 +58,11 @@ test('nextIdString, iterator, reserve, nextIdAt, stats, getters', () => {
   assert.equal(g.layout.toString(), new Layout('discord').toString());
   assert.match(String(g), /^Generator\(time:42/);
   const st = g.stats();
-  assert.deepEqual(Object.keys(st), ['issued', 'waits', 'waitedMs', 'clockBehind', 'rollovers', 'driftMs', 'leaseClaims', 'leaseLosses', 'lastUnixMs', 'msLeft', 'yearsLeft', 'sources']);
+  assert.deepEqual(Object.keys(st), ['issued', 'waits', 'waitedMs', 'clockBehind', 'rollovers', 'driftMs', 'leaseClaims', 'leaseLosses', 'lastUnixMs', 'msLeft', 'yearsLeft', 'skewedRenewals', 'sources']);
   assert.ok(st.issued >= 5 + block.count);
+  // No lease across hosts: no clock compared, none skewed.
+  assert.equal(st.clockSkewMs, undefined);
+  assert.equal(st.skewedRenewals, 0);
   const iso = new Generator({ layout: 'discord', isolated: true });
   const at = new Date('2016-04-30T11:18:25.796Z');
   assert.equal(iso.nextIdAt(at), iso.layout.compose(at, {}, 0));

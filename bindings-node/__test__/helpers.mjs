@@ -11,13 +11,22 @@ export function vectors(name) {
   return JSON.parse(readFileSync(path.join(repoRoot, 'tests', 'vectors', name), 'utf8'));
 }
 
-/** Asserts that `fn` throws an Error (of `type`) with `code`, and returns the error. */
+/** The JS class of each code, from core's table (tests/vectors/tables.json): one per code. */
+export const CLASS_OF_CODE = Object.fromEntries(
+  vectors('tables.json').errors.map((k) => [k.node_code, globalThis[k.node_class]]),
+);
+
+/**
+ * Asserts that `fn` throws an Error (of `type`) with `code`, and returns the error. Whatever
+ * `type` says, the error's class must be exactly the one core's table gives its code.
+ */
 export function throwsCode(fn, code, type = Error) {
   let caught;
   assert.throws(fn, (e) => {
     caught = e;
     return e instanceof type && e.code === code;
   }, `expected a ${type.name} with code ${code}`);
+  assert.equal(caught.constructor, CLASS_OF_CODE[code], `${code} is a ${CLASS_OF_CODE[code].name} (core's table), not a ${caught.constructor.name}: ${caught.message}`);
   return caught;
 }
 

@@ -152,12 +152,13 @@ test('libsnowflake/json: bigints written whole, ID fields read back exactly', ()
   assert.deepEqual(parse(text, { ids: ['id'] }), { id, n: 1, list: ['2125646515509792768'] });
   assert.deepEqual(parse('{"id":"7","other":"8"}', { ids: (k) => k === 'id' }), { id: 7n, other: '8' });
   assert.deepEqual(parse('{"id":12}', { ids: ['id'] }), { id: 12n });
-  throwsCode(() => parse('{"id":"12a"}', { ids: ['id'] }), 'ERR_SNOWFLAKE_VALUE', TypeError);
+  throwsCode(() => parse('{"id":"12a"}', { ids: ['id'] }), 'ERR_SNOWFLAKE_INVALID_ID');
   throwsCode(() => parse('{"id":"18446744073709551616"}', { ids: ['id'] }), 'ERR_SNOWFLAKE_INVALID_ID');
+  throwsCode(() => stringify({ id }, { ids: 'hex' }), 'ERR_INVALID_ARG_TYPE', TypeError);
   if (!HAS_RAW_JSON) {
     // Node 20: a number beyond 2^53 was rounded by JSON.parse: refused, never a wrong ID.
-    throwsCode(() => parse('{"id":2125646515509792768}', { ids: ['id'] }), 'ERR_SNOWFLAKE_VALUE', TypeError);
-    throwsCode(() => stringify({ id }, { ids: 'number' }), 'ERR_SNOWFLAKE_VALUE', TypeError);
+    throwsCode(() => parse('{"id":2125646515509792768}', { ids: ['id'] }), 'ERR_SNOWFLAKE_VALUE', RangeError);
+    throwsCode(() => stringify({ id }, { ids: 'number' }), 'ERR_SNOWFLAKE_VALUE', RangeError);
   }
   // Where Node has JSON.rawJSON and the reviver's source text (21+, or 20 with the flag): exact numbers.
   const script = `

@@ -55,6 +55,11 @@ test('non-integer numbers are TypeErrors that name the field', () => {
   for (const bad of [NaN, 1.5, true, Infinity]) {
     throwsCode(() => twitter.decode(bad), 'ERR_INVALID_ARG_TYPE', TypeError);
   }
+  // A boolean option given 1: a number, not "a fractional number" (every JS number is a float).
+  const one = throwsCode(() => new Generator('twitter', { isolated: 1 }), 'ERR_INVALID_ARG_TYPE', TypeError);
+  assert.match(one.message, /`isolated` must be true or false, not a number$/, one.message);
+  const half = throwsCode(() => new Generator('twitter', { isolated: 0.5 }), 'ERR_INVALID_ARG_TYPE', TypeError);
+  assert.match(half.message, /not a fractional number$/, half.message);
 });
 
 test('stateFile problems fail at open, naming the path; the retired leaseDir and runLock say why', () => {

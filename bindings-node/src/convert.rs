@@ -4,7 +4,7 @@
 //! Each argument type checks its value itself ([`FromArg`]), because napi-rs's own conversions
 //! throw plain `Error`s with napi status codes and know no parameter names.
 
-use crate::error::{core_error_at, range_error, type_error};
+use crate::error::{core_error, core_error_at, kind_error, type_error};
 use napi::bindgen_prelude::FromNapiValue;
 use napi::{sys, Env, JsObject, JsUnknown, NapiValue};
 use snowflake_core::ErrorKind;
@@ -147,9 +147,9 @@ impl FromArg for Id {
                 if lossless {
                     Ok(Id(out))
                 } else {
-                    Err(range_error(
+                    Err(kind_error(
                         env,
-                        ErrorKind::InvalidId.code(),
+                        ErrorKind::InvalidId,
                         &format!("{at}: an ID is a bigint from 0n to 2n ** 64n - 1n"),
                     ))
                 }
@@ -172,11 +172,7 @@ impl FromArg for Id {
                         v,
                     ))
                 } else if f < 0.0 {
-                    Err(range_error(
-                        env,
-                        ErrorKind::InvalidId.code(),
-                        &format!("{at}: an ID is never negative"),
-                    ))
+                    Err(kind_error(env, ErrorKind::InvalidId, &format!("{at}: an ID is never negative")))
                 } else {
                     Ok(Id(f as u64))
                 }
@@ -205,11 +201,7 @@ impl FromArg for UnixMs {
                 // SAFETY: `v` is a Date.
                 napi::check_status!(unsafe { sys::napi_get_date_value(env, v, &mut f) })?;
                 if f.is_nan() {
-                    return Err(range_error(
-                        env,
-                        ErrorKind::TimeRange.code(),
-                        &format!("{at}: the Date is invalid"),
-                    ));
+                    return Err(kind_error(env, ErrorKind::TimeRange, &format!("{at}: the Date is invalid")));
                 }
                 f
             }
@@ -218,31 +210,38 @@ impl FromArg for UnixMs {
         if !is_safe_integer(f) {
             return Err(type_error(env, at, EXPECTED, v));
         }
-        if f < 0.0 {
-            return Err(range_error(
-                env,
-                ErrorKind::TimeRange.code(),
-                &format!("{at}: time {f} (Unix ms) is before 1970"),
-            ));
-        }
-        Ok(UnixMs(f as u64))
+        // Core's rule for a caller's time: before 1970 is ERR_SNOWFLAKE_TIME_RANGE, as a time
+        // before the layout's epoch (`nextIdAt(-1)` and `nextIdAt(0)` throw one class).
+        snowflake_core::Value::Float(f).instant("t").map(UnixMs).map_err(|e| core_error_at(env, at, e))
     }
 }
 
-/// A count: a non-negative safe-integer number.
-pub struct Count(pub u64);
+/// A count: a whole number (core's rule: a fraction, a bigint or another type is a
+/// `TypeError`, a negative or too large one a `RangeError` with `ERR_SNOWFLAKE_VALUE`),
+/// checked against the call's own maximum by [`Count::at_most`].
+pub struct Count(f64);
 
 impl FromArg for Count {
     fn from_arg(env: sys::napi_env, v: sys::napi_value, at: &str) -> napi::Result<Self> {
-        const EXPECTED: &str = "a count must be a non-negative integer number";
-        if type_of(env, v)? != sys::ValueType::napi_number {
-            return Err(type_error(env, at, EXPECTED, v));
+        match type_of(env, v)? {
+            sys::ValueType::napi_number => Ok(Count(number(env, v)?)),
+            _ => Err(core_error_at(
+                env,
+                at,
+                snowflake_core::Error::WrongType {
+                    name: snowflake_core::Name::snippet("n"),
+                    expected: "a whole number",
+                    got: snowflake_core::Name::snippet(&describe(env, v)),
+                },
+            )),
         }
-        let f = number(env, v)?;
-        if !is_safe_integer(f) || f < 0.0 {
-            return Err(type_error(env, at, EXPECTED, v));
-        }
-        Ok(Count(f as u64))
+    }
+}
+
+impl Count {
+    /// The count, from 0 to `max`, or core's error naming the call and `n`.
+    pub fn at_most(&self, env: &Env, at: &str, max: u64) -> napi::Result<u64> {
+        snowflake_core::Value::Float(self.0).whole("n", 0, max).map_err(|e| core_error_at(env.raw(), at, e))
     }
 }
 
@@ -358,9 +357,9 @@ impl FromArg for Uint {
                 if lossless {
                     Ok(Uint(out))
                 } else {
-                    Err(range_error(
+                    Err(kind_error(
                         env,
-                        ErrorKind::Value.code(),
+                        ErrorKind::Value,
                         &format!("{at}: the value must be from 0 to 2^64 - 1"),
                     ))
                 }
@@ -370,11 +369,7 @@ impl FromArg for Uint {
                 if !is_safe_integer(f) {
                     Err(type_error(env, at, EXPECTED, v))
                 } else if f < 0.0 {
-                    Err(range_error(
-                        env,
-                        ErrorKind::Value.code(),
-                        &format!("{at}: the value {f} is negative"),
-                    ))
+                    Err(kind_error(env, ErrorKind::Value, &format!("{at}: the value {f} is negative")))
                 } else {
                     Ok(Uint(f as u64))
                 }
@@ -386,22 +381,73 @@ impl FromArg for Uint {
 
 /// A new `BigUint64Array` of `n` IDs, written by `fill` straight into the array's memory (no
 /// copy): how `nextIds` hands a batch to JS. Throws the core error `fill` returns.
+///
+/// The memory is this library's, allocated fallibly and handed to V8 as an external
+/// `ArrayBuffer`: `napi_create_arraybuffer` aborts the whole process ("ArrayBuffer allocation
+/// failed") when V8 cannot get the memory, where this throws a `RangeError`.
 pub fn fill_array(
     env: &Env,
     n: usize,
     fill: impl FnOnce(&mut [u64]) -> Result<(), snowflake_core::Error>,
 ) -> napi::Result<napi::JsTypedArray> {
-    let bytes = n.checked_mul(8).ok_or_else(|| napi::Error::from_reason("n is too large"))?;
-    let mut buffer = env.create_arraybuffer(bytes)?;
-    let data: &mut [u8] = buffer.as_mut();
-    if n > 0 {
-        // SAFETY: an ArrayBuffer's memory is allocated aligned for any typed array (V8 uses
-        // at least 8-byte alignment), holds `bytes` = 8n bytes, and nothing else refers to it
-        // until the typed array is made below.
-        let ids = unsafe { core::slice::from_raw_parts_mut(data.as_mut_ptr().cast::<u64>(), n) };
-        if let Err(e) = fill(ids) {
-            return Err(crate::error::core_error(env.raw(), e));
-        }
+    if n == 0 {
+        return env.create_arraybuffer(0)?.into_raw().into_typedarray(napi::TypedArrayType::BigUint64, 0, 0);
     }
-    buffer.into_raw().into_typedarray(napi::TypedArrayType::BigUint64, n, 0)
+    let mut ids: Vec<u64> = Vec::new();
+    if ids.try_reserve_exact(n).is_err() {
+        return Err(core_error(
+            env.raw(),
+            snowflake_core::Error::BadOption {
+                name: snowflake_core::Name::snippet("n"),
+                reason: "the memory for that many IDs cannot be had: take fewer at a time",
+            },
+        ));
+    }
+    ids.resize(n, 0);
+    if let Err(e) = fill(&mut ids) {
+        return Err(core_error(env.raw(), e));
+    }
+    let boxed = Box::new(ids);
+    let data = boxed.as_ptr() as *mut std::ffi::c_void;
+    let hint = Box::into_raw(boxed);
+    let mut buffer = std::ptr::null_mut();
+    // SAFETY: `data` points to `n` u64s owned by `*hint`, which lives until V8 calls
+    // `drop_ids` (once, when the ArrayBuffer is collected, or at once if making it fails).
+    let status = unsafe {
+        sys::napi_create_external_arraybuffer(
+            env.raw(),
+            data,
+            n * 8,
+            Some(drop_ids),
+            hint.cast(),
+            &mut buffer,
+        )
+    };
+    if status != sys::Status::napi_ok {
+        // SAFETY: V8 did not take the data: it is still ours alone.
+        let ids = unsafe { Box::from_raw(hint) };
+        if status == sys::Status::napi_no_external_buffers_allowed {
+            // A runtime that allows no external buffer (a V8 sandbox): a copy into its own.
+            let mut copy = env.create_arraybuffer(n * 8)?;
+            let bytes: &mut [u8] = copy.as_mut();
+            for (slot, id) in bytes.chunks_exact_mut(8).zip(ids.iter()) {
+                slot.copy_from_slice(&id.to_ne_bytes());
+            }
+            return copy.into_raw().into_typedarray(napi::TypedArrayType::BigUint64, n, 0);
+        }
+        napi::check_status!(status)?;
+    }
+    // SAFETY: `buffer` is the ArrayBuffer just made.
+    let buffer = unsafe { napi::JsArrayBuffer::from_raw_unchecked(env.raw(), buffer) };
+    buffer.into_typedarray(napi::TypedArrayType::BigUint64, n, 0)
+}
+
+/// Frees the IDs of an external `ArrayBuffer` made by [`fill_array`].
+unsafe extern "C" fn drop_ids(
+    _env: sys::napi_env,
+    _data: *mut std::ffi::c_void,
+    hint: *mut std::ffi::c_void,
+) {
+    // SAFETY: `hint` is the Box made by `fill_array`, handed to V8 once.
+    drop(unsafe { Box::from_raw(hint.cast::<Vec<u64>>()) });
 }

@@ -114,16 +114,11 @@ pub fn core_error(env: sys::napi_env, e: Error) -> napi::Error {
 
 fn shaped(env: sys::napi_env, e: Error, at: Option<&str>) -> napi::Error {
     let info = e.kind().info();
-    let class = match info.node_class {
-        "TypeError" => Class::TypeError,
-        "RangeError" => Class::RangeError,
-        _ => Class::Error,
-    };
     let message = match at {
         Some(at) => format!("{at}: {e}"),
         None => e.to_string(),
     };
-    make(env, class, info.node_code, &message, |d| match &e {
+    make(env, class_of(info.node_class), info.node_code, &message, |d| match &e {
         Error::UnknownField { name } | Error::NotANodeField { name } => d.str("field", name.as_str()),
         Error::ValueRange { name, value, min, max } => {
             d.str("field", name.as_str());
@@ -163,6 +158,17 @@ fn shaped(env: sys::napi_env, e: Error, at: Option<&str>) -> napi::Error {
             d.u64("behindMs", *behind_ms);
             d.u64("retryAfterMs", *retry_after_ms);
         }
+        Error::BehindState { unix_ms, behind_ms, retry_after_ms, .. } => {
+            d.u64("unixMs", *unix_ms);
+            d.u64("behindMs", *behind_ms);
+            d.u64("retryAfterMs", *retry_after_ms);
+        }
+        Error::AheadOfClock { unix_ms, ahead_ms, max_unix_ms } => {
+            d.u64("unixMs", *unix_ms);
+            d.u64("aheadMs", *ahead_ms);
+            d.u64("maxUnixMs", *max_unix_ms);
+        }
+        Error::Instant { unix_ms } => d.i128("unixMs", *unix_ms),
         Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", *retry_after_ms),
         Error::Io(io) => {
             d.str("action", io.action);
@@ -201,10 +207,20 @@ pub fn core_error_at(env: sys::napi_env, at: &str, e: Error) -> napi::Error {
     shaped(env, e, Some(at))
 }
 
-/// A `RangeError` with one of the core's codes, for values that JS can express and core's
-/// `u64` cannot (a negative bigint, a time before 1970).
-pub fn range_error(env: sys::napi_env, code: &str, message: &str) -> napi::Error {
-    make(env, Class::RangeError, code, message, |_| {})
+/// The JS error of `kind` with `message`, for the few errors the binding finds itself (a
+/// negative bigint for an ID, an invalid Date): the constructor and code of the kind's row in
+/// core's table, as every other error of that kind, so that a code always comes with one class.
+pub fn kind_error(env: sys::napi_env, kind: snowflake_core::ErrorKind, message: &str) -> napi::Error {
+    let info = kind.info();
+    make(env, class_of(info.node_class), info.node_code, message, |_| {})
+}
+
+fn class_of(node_class: &str) -> Class {
+    match node_class {
+        "TypeError" => Class::TypeError,
+        "RangeError" => Class::RangeError,
+        _ => Class::Error,
+    }
 }
 
 /// `result.or_throw(env)`: a core result as a napi result that throws the shaped error.

@@ -10,7 +10,8 @@ use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, JsUnknown, NapiValue, Task};
 use napi_derive::napi;
 use snowflake_core::{
-    encode, Encoding, Environment, Error, Generator, GivenOptions, Layout, Name, Spelling, OPTIONS,
+    encode, Encoding, Environment, Error, Generator, GivenOptions, Layout, Name, Spelling, MAX_IDS_PER_CALL,
+    OPTIONS,
 };
 use std::sync::Arc;
 
@@ -52,6 +53,11 @@ pub struct Stats {
     pub ms_left: f64,
     /// `msLeft` in years of 365.2425 days.
     pub years_left: f64,
+    /// This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
+    /// last claim or renewal, in ms (absent without a lease across hosts).
+    pub clock_skew_ms: Option<f64>,
+    /// How many renewals found the clocks further apart than `maxClockSkewMs`.
+    pub skewed_renewals: f64,
     /// Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
     /// `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
     /// `'SNOWFLAKE_OPTIONS'`).
@@ -223,23 +229,24 @@ impl JsGenerator {
     }
 
     /// `n` increasing IDs, taken a block (one compare-and-swap) per tick, written straight
-    /// into the returned array's memory.
+    /// into the returned array's memory. `n` is at most 2 ** 28 (`MAX_IDS_PER_CALL`: a
+    /// `RangeError` above it, or when the memory cannot be had).
     #[napi(ts_args_type = "n: number", ts_return_type = "BigUint64Array")]
     pub fn next_ids(&self, env: Env, n: JsUnknown) -> napi::Result<napi::JsTypedArray> {
-        let n: Count = arg(&env, n, "generator.nextIds(n)")?;
-        // A typed array holds at most 2^32 - 1 elements; past that, or when the memory cannot
-        // be had, throw instead of letting the allocator abort the process.
-        const MAX: u64 = u32::MAX as u64;
-        if n.0 > MAX {
-            return Err(core_error(
-                env.raw(),
-                Error::ValueRange { name: Name::snippet("n"), value: i128::from(n.0), min: 0, max: MAX },
-            ));
-        }
-        crate::convert::fill_array(&env, n.0 as usize, |ids| self.inner.fill(ids).map_err(|e| e.error))
+        const AT: &str = "generator.nextIds(n)";
+        // At most core's MAX_IDS_PER_CALL (a RangeError above it); memory that cannot be had
+        // throws too (fill_array), never a fatal V8 abort.
+        let n = arg::<Count>(&env, n, AT)?.at_most(&env, AT, MAX_IDS_PER_CALL)?;
+        crate::convert::fill_array(&env, n as usize, |ids| self.inner.fill(ids).map_err(|e| e.error))
     }
 
-    /// The next ID at the caller's clock reading `t` (deterministic; never waits).
+    /// The next ID at the caller's clock reading `t` (deterministic; never waits). It
+    /// continues the state every generator with this layout and node values shares: a time
+    /// behind it (by more than `maxDriftMs`) throws `ERR_SNOWFLAKE_CLOCK_BEHIND`, since an ID
+    /// there could repeat one already issued; a time more than `maxDriftMs` + 1 s ahead of the
+    /// clock throws `ERR_SNOWFLAKE_VALUE`, since the state would stay there and lock every
+    /// other caller out. Replays and backfills need `isolated: true` and node values of their
+    /// own.
     #[napi(ts_args_type = "t: number | Date")]
     pub fn next_id_at(&self, env: Env, t: JsUnknown) -> napi::Result<u64> {
         let t: UnixMs = arg(&env, t, "generator.nextIdAt(t)")?;
@@ -255,8 +262,9 @@ impl JsGenerator {
     /// Up to `n` IDs of one tick, taken with one compare-and-swap (at least one).
     #[napi(ts_args_type = "n: number")]
     pub fn reserve(&self, env: Env, n: JsUnknown) -> napi::Result<Block> {
-        let n: Count = arg(&env, n, "generator.reserve(n)")?;
-        let b = self.inner.reserve(n.0).or_throw(&env)?;
+        const AT: &str = "generator.reserve(n)";
+        let n = arg::<Count>(&env, n, AT)?.at_most(&env, AT, u64::MAX)?;
+        let b = self.inner.reserve(n).or_throw(&env)?;
         Ok(Block { first: b.first, count: b.count as f64, stride: b.stride })
     }
 
@@ -284,6 +292,8 @@ impl JsGenerator {
             last_unix_ms: s.last_unix_ms as f64,
             ms_left: s.ms_left as f64,
             years_left: s.years_left(),
+            clock_skew_ms: s.clock_skew_ms.map(|v| v as f64),
+            skewed_renewals: s.skewed_renewals as f64,
             sources: self
                 .inner
                 .provenance()

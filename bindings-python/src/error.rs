@@ -54,7 +54,8 @@ impl From<Error> for PyErr {
                 Err(err) => return err,
             };
             match &e {
-                E::ClockBehind { behind_ms, retry_after_ms } => {
+                E::ClockBehind { behind_ms, retry_after_ms }
+                | E::BehindState { behind_ms, retry_after_ms, .. } => {
                     PyErr::from_type(cls, (message, *behind_ms, *retry_after_ms))
                 }
                 E::SequenceExhausted { retry_after_ms } => PyErr::from_type(cls, (message, *retry_after_ms)),

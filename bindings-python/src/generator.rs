@@ -17,10 +17,13 @@ use crate::error::{type_error, Error};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
 use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
-use snowflake_core::{Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, Value};
+use snowflake_core::{
+    Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, Value, MAX_IDS_PER_CALL,
+};
 use std::sync::Mutex;
 
 /// The process's monotonic clock (that of core's default generators), waiting detached from
@@ -249,8 +252,14 @@ impl PyGenerator {
     }
 
     /// The next ID at the caller's clock reading ``time`` (Unix ms or an aware ``datetime``)
-    /// instead of the system's: deterministic, for replays and engines with their own time.
-    /// Never waits.
+    /// instead of the system's: deterministic, for engines with their own time. Never waits.
+    ///
+    /// It continues the state that every generator with this layout and node values shares:
+    /// a time behind it (by more than ``max_drift_ms``) raises :class:`ClockBehindError`,
+    /// since an ID there could repeat one already issued; a time more than ``max_drift_ms``
+    /// + 1 s ahead of the clock raises :class:`ValueRangeError`, since the state would stay
+    /// there and lock every other caller out. Replays and backfills need a generator with
+    /// ``isolated=True`` and node values of their own.
     #[pyo3(signature = (time))]
     fn next_id_at(&self, time: &Bound<'_, PyAny>) -> PyResult<u64> {
         Ok(self.inner.next_id_at(unix_ms(time)?).map_err(Error)?)
@@ -258,12 +267,34 @@ impl PyGenerator {
 
     /// ``n`` new IDs, increasing, as a list. Takes a block of IDs per tick with one atomic
     /// operation; waits for the next tick like :meth:`next_id` (without holding the GIL).
-    /// On an error, IDs already taken are dropped (never reissued).
+    /// On an error, IDs already taken are dropped (never reissued). ``n`` is at most
+    /// ``MAX_IDS_PER_CALL`` (2**28; more raises :class:`ValueRangeError` at once); a list that
+    /// memory cannot hold raises ``MemoryError``.
     #[pyo3(signature = (n))]
     fn next_ids<'py>(&self, py: Python<'py>, n: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let n = whole_arg(n, "n", isize::MAX as u64)? as usize;
-        let list = PyList::empty(py);
-        self.fill_chunks(py, n, |ids| ids.iter().try_for_each(|id| list.append(id)))?;
+        let n = whole_arg(n, "n", MAX_IDS_PER_CALL)? as usize;
+        // The list's slots first, so that a count memory cannot hold is a MemoryError at once;
+        // then each int, checked: a failed allocation raises, it never aborts the interpreter
+        // (PyO3's conversion of a u64 panics on one).
+        // SAFETY: PyList_New returns a new reference or NULL with an exception set.
+        let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(n as ffi::Py_ssize_t)) }?
+            .cast_into::<PyList>()?;
+        let mut at: ffi::Py_ssize_t = 0;
+        self.fill_chunks(py, n, |ids| {
+            for &id in ids {
+                // SAFETY: a new reference or NULL with an exception set; PyList_SetItem steals
+                // it into slot `at` (< n) of the list made above, which nothing else holds yet.
+                // A list dropped with empty slots (an error partway) is fine: they are NULL.
+                unsafe {
+                    let int = ffi::PyLong_FromUnsignedLongLong(id);
+                    if int.is_null() || ffi::PyList_SetItem(list.as_ptr(), at, int) != 0 {
+                        return Err(PyErr::fetch(py));
+                    }
+                }
+                at += 1;
+            }
+            Ok(())
+        })?;
         Ok(list)
     }
 
@@ -271,7 +302,7 @@ impl PyGenerator {
     /// without a Python object per ID (the fastest way to take many).
     #[pyo3(signature = (n))]
     fn next_ids_array<'py>(&self, py: Python<'py>, n: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let n = whole_arg(n, "n", isize::MAX as u64 / 8)? as usize;
+        let n = whole_arg(n, "n", MAX_IDS_PER_CALL)? as usize;
         let len = n * 8;
         let bytes = PyBytes::new_with(py, len, |buf| {
             let mut at = 0;
@@ -315,6 +346,8 @@ impl PyGenerator {
             last_unix_ms: s.last_unix_ms,
             ms_left: s.ms_left,
             years_left: s.years_left(),
+            clock_skew_ms: s.clock_skew_ms,
+            skewed_renewals: s.skewed_renewals,
             sources: sources.unbind(),
         })
     }
@@ -454,9 +487,11 @@ impl BlockIter {
 /// ``rollovers``, ``drift_ms``, how far ahead of the clock the state is now, and for a lease
 /// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now; and how
 /// long the layout has left: ``last_unix_ms``, its last usable instant, ``ms_left`` and
-/// ``years_left`` until then; and ``sources``: where the layout, the node values and each
-/// option came from (``"code"``, ``"default"``, or the environment variable's name,
-/// ``"SNOWFLAKE_LAYOUT"``, ``"SNOWFLAKE_NODE"``, ``"SNOWFLAKE_OPTIONS"``).
+/// ``years_left`` until then; with a lease across hosts, ``clock_skew_ms`` (this host's clock
+/// minus the store's at the last claim or renewal) and ``skewed_renewals``; and ``sources``:
+/// where the layout, the node values and each option came from (``"code"``, ``"default"``, or
+/// the environment variable's name, ``"SNOWFLAKE_LAYOUT"``, ``"SNOWFLAKE_NODE"``,
+/// ``"SNOWFLAKE_OPTIONS"``).
 #[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
 pub struct PyStats {
     /// IDs issued through this generator.
@@ -483,6 +518,11 @@ pub struct PyStats {
     ms_left: u64,
     /// ``ms_left`` in years of 365.2425 days.
     years_left: f64,
+    /// This host's clock minus the lease store's (Redis ``TIME``, the database's clock) at the
+    /// last claim or renewal, in ms; ``None`` without a lease across hosts.
+    clock_skew_ms: Option<i64>,
+    /// How many renewals found the clocks further apart than ``max_clock_skew_ms``.
+    skewed_renewals: u64,
     /// Where each value came from: ``{"layout": ..., "node": ..., "max_drift_ms": ..., ...}``.
     sources: Py<PyDict>,
 }
@@ -491,7 +531,7 @@ pub struct PyStats {
 impl PyStats {
     fn __repr__(&self) -> String {
         format!(
-            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={}, last_unix_ms={}, ms_left={}, years_left={:.2})",
+            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={}, last_unix_ms={}, ms_left={}, years_left={:.2}, clock_skew_ms={}, skewed_renewals={})",
             self.issued,
             self.waits,
             self.waited_ms,
@@ -503,7 +543,9 @@ impl PyStats {
             self.lease_value.map_or("None".to_string(), |v| v.to_string()),
             self.last_unix_ms,
             self.ms_left,
-            self.years_left
+            self.years_left,
+            self.clock_skew_ms.map_or("None".to_string(), |v| v.to_string()),
+            self.skewed_renewals
         )
     }
 }

@@ -37,8 +37,17 @@ fn datetime_module(py: Python<'_>) -> PyResult<&DatetimeModule> {
 /// its meaning depends on the machine's time zone).
 pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     if value.is_instance_of::<PyInt>() {
-        // A bool is a SnowflakeTypeError; negative or above 2^64 - 1 a ValueRangeError.
-        return crate::generator::whole_arg(value, "time", u64::MAX);
+        // Core's rule for a caller's time: a bool is a SnowflakeTypeError; before 1970 or
+        // above 2^64 - 1 a TimeRangeError (as in every language).
+        if let Ok(ms) = value.extract::<u64>() {
+            if !value.is_instance_of::<pyo3::types::PyBool>() {
+                return Ok(ms);
+            }
+        }
+        let mut text = None;
+        return Ok(crate::generator::value_of(value, &mut text)?
+            .instant("time")
+            .map_err(crate::error::Error)?);
     }
     let py = value.py();
     let m = datetime_module(py)?;

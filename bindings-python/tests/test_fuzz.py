@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import libsnowflake as sf
+from conftest import load_vectors
 
 settings.register_profile("shared-machine", deadline=None)
 settings.load_profile("shared-machine")
@@ -104,3 +105,79 @@ def test_generators(spec: str, node: dict, option: str, value: object) -> None:
         fields = g.layout.decode(id_).fields
         for name, v in node.items():
             assert fields[name] == v and type(v) is int and not isinstance(v, bool), (name, v)
+
+
+# --- issue 26: counts up to 2**64 and beyond, public-ID keys, Redis addresses ---------------
+MAX_IDS = load_vectors("tables")["limits"]["max_ids_per_call"]
+COUNTS = st.one_of(
+    st.integers(0, 3000),
+    st.integers(MAX_IDS + 1, 2**64 + 5),
+    st.integers(2**64 - 5, 2**80),
+    st.integers(-(2**70), -1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.none(),
+    TEXT,
+    st.binary(max_size=4),
+)
+
+
+@settings(max_examples=1500)
+@given(COUNTS)
+def test_counts(n: object) -> None:
+    g = sf.Generator("twitter", isolated=True)
+    for call, lo, hi in ((g.next_ids, 0, MAX_IDS), (g.next_ids_array, 0, MAX_IDS), (g.reserve, 1, 2**64 - 1)):
+        valid = type(n) is int and lo <= n <= hi
+        try:
+            got = call(n)  # type: ignore[operator]
+        except sf.SnowflakeTypeError:
+            assert type(n) is not int, f"{call.__name__}({n!r}) refused an int's type"
+            continue
+        except sf.ValueRangeError:
+            assert type(n) is int and not valid, f"{call.__name__}({n!r})"
+            continue
+        assert valid, f"{call.__name__} accepted {n!r}"
+        if call == g.reserve:
+            assert 1 <= got.count <= n  # type: ignore[union-attr, operator]
+        else:
+            assert len(got) == n  # type: ignore[arg-type]
+
+
+KEYS = st.one_of(st.binary(max_size=40), TEXT, st.integers(), st.none(), st.builds(bytearray, st.binary(max_size=20)),
+                 st.lists(st.integers(0, 255), max_size=16), st.floats())
+
+
+@settings(max_examples=1000)
+@given(KEYS, ENCODINGS)
+def test_public_ids_keys(key: object, encoding: str) -> None:
+    try:
+        p = sf.PublicIds(key, encoding)  # type: ignore[arg-type]
+    except sf.SnowflakeTypeError as e:
+        assert type(key) is not bytes, f"bytes refused as a type: {key!r}"
+        assert str(e).startswith("`key` must be"), e
+        return
+    except sf.SnowflakeError:
+        assert type(key) is bytes, key
+        return
+    assert type(key) is bytes and len(key) == 16
+    assert p.decode(p.encode(175928847299117063)) == 175928847299117063
+
+
+ADDRESSES = [
+    "redis://:{p}@127.0.0.1:1/0", "redis://app:{p}@127.0.0.1:1/0", "rediss://app:{p}@localhost:1/0",
+    "unix:///nonexistent/snowflake.sock?db=2&pass={p}", "redis+sentinel://:{p}@127.0.0.1:1,127.0.0.1:2/m/0",
+    "redis://127.0.0.1:1/0?PASSWORD={p}", "redis+sentinel://127.0.0.1:1/m?sentinel_password={p}",
+]
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet="/?#@:&=%+ x9", max_size=4), st.text(alphabet="abcdefghijkLMNOPQ0123456789", min_size=10, max_size=10),
+       st.sampled_from(ADDRESSES))
+def test_no_message_shows_a_redis_password(noise: str, core: str, form: str) -> None:
+    url = form.replace("{p}", noise + core + noise)
+    try:
+        sf.Generator("twitter", {"datacenter": 1}, lease=url, max_wait_ms=0)
+    except sf.SnowflakeError as e:
+        assert core not in str(e) and core not in repr(e), f"{url}: {e}"
+    else:
+        raise AssertionError(f"{url}: a lease where no Redis listens")

@@ -297,7 +297,7 @@ def test_a_clock_behind_is_waited_for_borrowed_against_or_reported(pg: PG) -> No
         assert code_of(e.value) == "ERR_SNOWFLAKE_CLOCK_BEHIND"
         assert "retry_after_ms=" in str(e.value)
         # Within max_drift_ms it borrows at once: the next slot of the state's tick.
-        assert one("SELECT clk_next_id(1, 2, max_drift_ms => 5000, max_wait_ms => 0)") == ahead + 1
+        assert one("SELECT clk_next_id(1, 2, max_drift_ms => 1000, max_wait_ms => 0)") == ahead + 1
         # Within max_wait_ms it waits for the clock, and issues after the state.
         waited = one("SELECT clk_next_id(1, 2, max_wait_ms => 5000)")
         assert waited is not None and waited > ahead + 1
@@ -308,6 +308,12 @@ def test_a_clock_behind_is_waited_for_borrowed_against_or_reported(pg: PG) -> No
             ("SELECT clk_next_id(-1, 2)", "ERR_SNOWFLAKE_VALUE"),
             ("SELECT clk_next_id(NULL, 2)", "ERR_SNOWFLAKE_VALUE"),
             ("SELECT clk_next_id(1, 2, max_drift_ms => -1)", "ERR_SNOWFLAKE_VALUE"),
+            # Issue 26: at most 1000 (a crash loses slots up to that far ahead), and no time
+            # far ahead of the clock (one call for 2080 locked every session out).
+            ("SELECT clk_next_id(1, 2, max_drift_ms => 1001)", "ERR_SNOWFLAKE_VALUE"),
+            ("SELECT clk_next_id_at(1, 2, 3471292800000)", "ERR_SNOWFLAKE_VALUE"),
+            # A time behind the state (issue 26's message, no 'retry in 6.5 days').
+            ("SELECT clk_next_id_at(1, 2, 1700000000000)", "ERR_SNOWFLAKE_CLOCK_BEHIND"),
             ("SELECT clk_next_id_at(1, 2, 5)", "ERR_SNOWFLAKE_TIME_RANGE"),
             ("SELECT clk_min_id('infinity')", "ERR_SNOWFLAKE_TIME_RANGE"),
         ]:
@@ -316,6 +322,12 @@ def test_a_clock_behind_is_waited_for_borrowed_against_or_reported(pg: PG) -> No
             assert code_of(e.value) == code, sql
         after = one("SELECT clk_next_id(1, 2)")
         assert after is not None and after > waited
+        with pytest.raises(psycopg.Error) as e:
+            one("SELECT clk_next_id_at(1, 2, 3471292800000)")
+        assert "ahead of the server's clock" in str(e.value) and "lock every session out" in str(e.value)
+        with pytest.raises(psycopg.Error) as e:
+            one("SELECT clk_next_id_at(1, 2, 1700000000000)")
+        assert "behind the state of" in str(e.value) and "replays and backfills need a prefix of their own" in str(e.value)
 
 
 def test_installing_over_another_layouts_state_is_refused(pg: PG) -> None:

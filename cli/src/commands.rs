@@ -8,7 +8,7 @@ use crate::{
 };
 use snowflake_core::{
     decode_str, encode, format_uuid, parse_uuid, time, Clock, Config, Encoding, Environment, Error,
-    Generator, GivenOptions, Layout, MonotonicClock, Options, Source, SystemClock, PRESETS,
+    Generator, GivenOptions, Layout, MonotonicClock, Options, Source, SystemClock, Value, PRESETS,
 };
 use std::io::{self, BufRead, BufWriter, IsTerminal, Write};
 use std::sync::mpsc;
@@ -138,7 +138,9 @@ fn write_ids(
     let mut out = stdout();
     let mut json = output::JsonWriter::new(layout);
     for chunk in chunks {
-        let ids = chunk?;
+        // The input was checked when the generator opened: what stops it now is the clock
+        // (behind, a full tick, outside the layout's time range), a lease or a file, exit 1.
+        let ids = chunk.map_err(|e| Failure::Runtime(e.to_string()))?;
         match format {
             Format::Encoded(Encoding::Decimal) => {
                 for &id in &ids {
@@ -167,13 +169,20 @@ fn write_ids(
 }
 
 /// The generator options of `next`: the flags and `--options`, each key once, checked by
-/// core (a value may hold `;` when given as a flag). Runs of `next` with the same layout and
-/// node values share the host's state (core's default), with each other and with every other
-/// program of this user on the host.
+/// core (a value may hold `;` when given as a flag). A path that is not UTF-8 (Linux allows
+/// it) goes to core as a path. Runs of `next` with the same layout and node values share the
+/// host's state (core's default), with each other and with every other program of this user
+/// on the host.
 fn parse_options(args: &GeneratorArgs) -> Result<GivenOptions, Failure> {
-    let flags = args.flags.0.iter().map(|(k, v)| Ok((*k, v.as_str())));
+    use crate::options::FlagValue;
+    let flags = args.flags.0.iter().map(|(k, v)| match v {
+        FlagValue::Text(t) => Ok((*k, Value::Text(t.as_str()))),
+        FlagValue::Path(p) => Ok((*k, p.to_str().map_or(Value::Path(std::path::Path::new(p)), Value::Text))),
+    });
+    let text = Options::text_pairs(args.options.as_deref().unwrap_or(""))
+        .map(|pair| pair.map(|(k, v)| (k, Value::Text(v))));
     let mut given = GivenOptions::new();
-    for pair in flags.chain(Options::text_pairs(args.options.as_deref().unwrap_or(""))) {
+    for pair in flags.chain(text) {
         let (key, value) = pair?;
         if given.is_given(key) {
             return Err(Error::BadOption {
@@ -182,7 +191,10 @@ fn parse_options(args: &GeneratorArgs) -> Result<GivenOptions, Failure> {
             }
             .into());
         }
-        given.set_text(key, value)?;
+        match value {
+            Value::Text(text) => given.set_text(key, text)?,
+            value => given.set(key, value)?,
+        }
     }
     Ok(given)
 }

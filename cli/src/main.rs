@@ -5,8 +5,9 @@
 //! command line accepts and rejects exactly what every binding does.
 //!
 //! Exit codes: 0 success (also when a reader such as `head` closes the pipe early), 1 when
-//! the generator cannot issue (clock behind, sequence exhausted) or output fails, 2 for bad
-//! input, always as one line `snowflake: error: ...` on stderr with nothing on stdout.
+//! the generator cannot issue (clock behind, sequence exhausted, a clock outside the layout's
+//! time range) or output fails, 2 for bad input, always as one line `snowflake: error: ...`
+//! on stderr with nothing on stdout.
 
 mod commands;
 mod diagram;
@@ -191,13 +192,6 @@ pub struct DecodeArgs {
     pub ids: Vec<String>,
 }
 
-/// Print a Lua script that issues a layout's IDs inside Redis, for clients without a binding.
-///
-/// Load it once (`SCRIPT LOAD`), then call `EVALSHA <sha1> 1 <state-key> <node values in layout
-/// order>`: it answers the next ID as a decimal string, exact to the last bit (Lua numbers are
-/// doubles; the script composes the ID in two exact 32-bit halves). One state key per set of
-/// node values. It never waits: a full tick or a clock behind the stored one is an error
-/// (`ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED retry_after_ms=N`, `ERR_SNOWFLAKE_CLOCK_BEHIND ...`).
 /// Does a layout fit a fleet: its hosts (node values), its peak rate per host (sequence
 /// values a tick), its years (time values)? Which coordination to use: one shared state per
 /// host, a lease per process, or a lease per host. Without --layout, every preset; when none
@@ -230,6 +224,14 @@ pub struct PlanArgs {
     pub json: bool,
 }
 
+/// Print a Lua script that issues a layout's IDs inside Redis, for clients without a binding.
+///
+/// Load it once (`SCRIPT LOAD`), then call `EVALSHA <sha1> 1 <state-key> <node values in layout
+/// order>`: it answers the next ID as a decimal string, exact to the last bit (Lua numbers are
+/// doubles; the script composes the ID in two exact 32-bit halves). One state key per set of
+/// node values, each a whole number in digits. It never waits: a full tick, a clock behind the
+/// stored one, or the tick of Redis's own start (IDs of before a restart may be there) is an
+/// error (`ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED retry_after_ms=N`, `ERR_SNOWFLAKE_CLOCK_BEHIND ...`).
 #[derive(Args, Debug)]
 #[command(after_help = "\
 Examples:

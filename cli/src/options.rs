@@ -4,10 +4,19 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use snowflake_core::{OptionType, Spelling, OPTIONS, RETIRED};
+use std::ffi::OsString;
 
-/// The option flags given, as `(option name, value text)` in the table's order.
+/// The option flags given, as `(option name, value)` in the table's order: a path as the
+/// operating system gave it (Linux paths need not be UTF-8), every other value as text.
 #[derive(Debug, Default)]
-pub struct OptionFlags(pub Vec<(&'static str, String)>);
+pub struct OptionFlags(pub Vec<(&'static str, FlagValue)>);
+
+/// A flag's value.
+#[derive(Debug)]
+pub enum FlagValue {
+    Text(String),
+    Path(OsString),
+}
 
 /// `--max-drift-ms` for `max_drift_ms`; made once, for clap's `&'static str`s.
 fn flag(name: &'static str) -> &'static str {
@@ -27,12 +36,14 @@ impl Args for OptionFlags {
                 .value_name(spec.form)
                 .help(help)
                 .action(ArgAction::Set)
-                .allow_hyphen_values(true)
                 .help_heading("Generator options (core's option table)");
-            if spec.ty == OptionType::Bool {
-                // `--process-only` alone means true.
-                arg = arg.num_args(0..=1).default_missing_value("true");
-            }
+            arg = match spec.ty {
+                // `--isolated` alone means true, `--isolated=false` false: a value only after
+                // `=`, so that the flag never takes the next argument (`--isolated -n 2`).
+                OptionType::Bool => arg.num_args(0..=1).require_equals(true).default_missing_value("true"),
+                OptionType::Path => arg.allow_hyphen_values(true).value_parser(clap::value_parser!(OsString)),
+                _ => arg.allow_hyphen_values(true),
+            };
             cmd = cmd.arg(arg);
         }
         // A retired option's flag is refused by core with what replaced it, not by clap as
@@ -58,13 +69,17 @@ impl FromArgMatches for OptionFlags {
 
     fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
         for spec in OPTIONS {
-            if let Some(value) = matches.get_one::<String>(spec.name) {
-                self.0.push((spec.name, value.clone()));
+            if spec.ty == OptionType::Path {
+                if let Some(value) = matches.get_one::<OsString>(spec.name) {
+                    self.0.push((spec.name, FlagValue::Path(value.clone())));
+                }
+            } else if let Some(value) = matches.get_one::<String>(spec.name) {
+                self.0.push((spec.name, FlagValue::Text(value.clone())));
             }
         }
         for r in RETIRED {
             if matches.contains_id(r.name) && matches.value_source(r.name).is_some() {
-                self.0.push((r.name, String::new()));
+                self.0.push((r.name, FlagValue::Text(String::new())));
             }
         }
         Ok(())

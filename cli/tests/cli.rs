@@ -611,7 +611,8 @@ fn every_bad_input_is_one_stderr_line_exit_2_and_no_output() {
         &["next", "--format", "base64"],
         &["next", "--sequence-start", "spread:0"],
         &["next", "--sequence-start", "spread:5000"],
-        &["next", "--layout", "time:41,sequence:12;epoch=4102444800000"],
+        // (An epoch the clock has not reached is the clock's, exit 1: see
+        // a_time_range_from_the_clock_exits_1.)
         &["next", "-n", "many"],
         &["next", "--max-wait-ms", "-1"],
         &["next", "--options", "bogus=1"],
@@ -946,6 +947,94 @@ fn a_layout_with_under_ten_years_left_is_warned_about() {
     }
 }
 
+/// Issue 26: a boolean flag took the next argument (`next --run-lock -n 2` gave "unexpected
+/// argument '2'"). A boolean flag alone means true, `--flag=false` false; its value only ever
+/// follows `=`, and is `true` or `false` (core's one spelling).
+#[test]
+fn a_boolean_flag_never_takes_the_next_argument() {
+    for args in [
+        &["next", "--isolated", "-n", "2"][..],
+        &["next", "--process-only", "-n", "2"],
+        &["next", "-n", "2", "--process-only", "--format", "hex"],
+        &["next", "--isolated=true", "-n", "2"],
+        &["next", "--process-only=false", "--isolated", "-n", "2"],
+    ] {
+        let out = ok(args);
+        assert_eq!(out.lines().count(), 2, "{args:?}: {out}");
+    }
+    for (args, says) in [
+        (&["next", "--isolated=1", "-n", "2"][..], "`isolated` must be `true` or `false`, not `1`"),
+        (&["next", "--isolated=yes"], "`isolated` must be `true` or `false`, not `yes`"),
+        (&["next", "--options", "isolated=1"], "`isolated` must be `true` or `false`, not `1`"),
+        (&["next", "--isolated", "true"], "unexpected argument 'true'"),
+    ] {
+        let out = snowflake(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
+/// Issue 26: the clock outside the layout's time range exited 2, "bad input", where the
+/// input was fine: the layout ended (or has not begun) by the clock. It exits 1, as a clock
+/// that stopped the generator does; a time the caller gave (`bounds`) is still input, 2.
+#[test]
+fn a_time_range_from_the_clock_exits_1() {
+    let now_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis();
+    for layout in [
+        "time:10,sequence:2;epoch=0".to_string(),
+        format!("time:41,sequence:12;epoch={}", now_ms + 86_400_000),
+    ] {
+        let out = snowflake(&["next", "--layout", &layout]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{layout}: {stderr}");
+        assert!(stderr.contains("snowflake: error: time ") && out.stdout.is_empty(), "{layout}: {stderr}");
+    }
+    let out = snowflake(&["bounds", "--layout", "discord", "2000-01-01T00:00:00Z"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// Issue 26: a state-file path that is not UTF-8 was refused ("invalid UTF-8 was detected");
+/// Linux allows it. It is used as given, end to end: the file is made at that very name, and
+/// a second run continues above the first.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_state_file_path_that_is_not_utf8_is_used_as_given() {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("cli-{}-non-utf8", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut name = dir.clone().into_os_string().into_vec();
+    name.extend_from_slice(b"/ids-\xff\xfe.state");
+    let path = std::ffi::OsString::from_vec(name);
+    let run = || {
+        let out = snowflake_cmd()
+            .args(["next", "-n", "3", "--process-only", "--state-file"])
+            .arg(&path)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| l.parse::<u64>().unwrap()).collect::<Vec<_>>()
+    };
+    let first = run();
+    assert!(std::path::Path::new(&path).exists(), "the state file is at its very name");
+    assert!(std::fs::read_dir(&dir)
+        .unwrap()
+        .any(|e| e.unwrap().file_name().as_bytes() == b"ids-\xff\xfe.state"));
+    let second = run();
+    assert!(second[0] > first[2], "{first:?} then {second:?}");
+    // Given twice (a flag and --options): refused like any option.
+    let out = snowflake_cmd()
+        .args(["next", "--options", "state_file=x", "--state-file"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn next_with_no_flags_takes_the_environment_and_config_says_where_each_value_came_from() {
     let vars = [
@@ -986,6 +1075,21 @@ fn next_with_no_flags_takes_the_environment_and_config_says_where_each_value_cam
     let json = String::from_utf8(snowflake_env(&["config", "--json"], &vars).stdout).unwrap();
     assert!(json.contains(r#""node":{"value":"worker=9,process=4","source":"SNOWFLAKE_NODE"}"#), "{json}");
     assert!(json.contains(r#""max_wait_ms":{"value":"0","source":"SNOWFLAKE_OPTIONS"}"#), "{json}");
+}
+
+/// Issue 29: options written with `,` get the `;` hint from `--options` and a flag too (core's
+/// `set_text`), as C and SNOWFLAKE_OPTIONS get it; it said only "must be a non-negative integer".
+#[test]
+fn options_written_with_a_comma_get_the_semicolon_hint() {
+    for args in [
+        &["next", "--options", "max_wait_ms=0,max_drift_ms=5"][..],
+        &["next", "--max-wait-ms", "0,max_drift_ms=5"],
+    ] {
+        let out = snowflake(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("options are separated by `;`, not `,`"), "{args:?}: {stderr}");
+    }
 }
 
 #[test]

@@ -281,6 +281,12 @@ pub enum Error {
         /// The layout's last instant.
         last_unix_ms: u64,
     },
+    /// A time given as a number that no layout can hold: before 1970 (negative), or beyond
+    /// 2^64 - 1 ms (kind [`ErrorKind::TimeRange`]).
+    Instant {
+        /// The time, in Unix ms.
+        unix_ms: i128,
+    },
     /// The clock is behind the generator by more than `max_drift_ms`, for longer than
     /// `max_wait_ms` allows.
     ClockBehind {
@@ -288,6 +294,32 @@ pub enum Error {
         behind_ms: u64,
         /// When a retry can succeed, in ms from now.
         retry_after_ms: u64,
+    },
+    /// `next_id_at` (or `reserve_at`) was given a time behind the generator's state by more
+    /// than `max_drift_ms`: an ID at that time could repeat one already issued (kind
+    /// [`ErrorKind::ClockBehind`]; the caller's clock is the one behind).
+    BehindState {
+        /// The time asked for, in Unix ms.
+        unix_ms: u64,
+        /// How far the state is ahead of that time, in ms.
+        behind_ms: u64,
+        /// How long until a caller whose clock runs from `unix_ms` can issue, in ms.
+        retry_after_ms: u64,
+        /// Whether the state is shared beyond the generator (with this process, the host, a
+        /// state file or a lease), as opposed to an isolated generator's own.
+        shared: bool,
+    },
+    /// `next_id_at` (or `reserve_at`) was given a time further ahead of the clock than
+    /// `max_drift_ms` plus [`crate::AHEAD_SLACK_MS`], on a generator whose state is shared
+    /// beyond the call: the state would stay there and lock out every other caller of the
+    /// identity until the clock caught up.
+    AheadOfClock {
+        /// The time asked for, in Unix ms.
+        unix_ms: u64,
+        /// How far it is ahead of the generator's clock, in ms.
+        ahead_ms: u64,
+        /// The latest time allowed now, in Unix ms.
+        max_unix_ms: u64,
     },
     /// Every sequence number of the current tick (and of the ticks `max_drift_ms` allows to
     /// borrow) is taken, and waiting for the next one would take longer than `max_wait_ms`.
@@ -705,8 +737,11 @@ impl Error {
             | Error::Conflict => ErrorKind::Value,
             Error::WrongType { .. } | Error::UnknownKeyword { .. } => ErrorKind::Type,
             Error::InvalidId(_) | Error::IdRange { .. } | Error::InvalidUuid { .. } => ErrorKind::InvalidId,
-            Error::TimeRange { .. } | Error::UuidTimeRange { .. } => ErrorKind::TimeRange,
-            Error::ClockBehind { .. } => ErrorKind::ClockBehind,
+            Error::TimeRange { .. } | Error::Instant { .. } | Error::UuidTimeRange { .. } => {
+                ErrorKind::TimeRange
+            }
+            Error::ClockBehind { .. } | Error::BehindState { .. } => ErrorKind::ClockBehind,
+            Error::AheadOfClock { .. } => ErrorKind::Value,
             Error::SequenceExhausted { .. } => ErrorKind::SequenceExhausted,
             Error::Forked | Error::ForkedIdentity => ErrorKind::Forked,
             Error::LeaseLost => ErrorKind::Lease,
@@ -729,12 +764,32 @@ impl Error {
     /// succeed, in ms from now.
     pub const fn retry_after_ms(&self) -> Option<u64> {
         match self {
-            Error::ClockBehind { retry_after_ms, .. } | Error::SequenceExhausted { retry_after_ms } => {
-                Some(*retry_after_ms)
-            }
+            Error::ClockBehind { retry_after_ms, .. }
+            | Error::BehindState { retry_after_ms, .. }
+            | Error::SequenceExhausted { retry_after_ms } => Some(*retry_after_ms),
             #[cfg(feature = "std")]
             Error::LeaseUnavailable { retry_after_ms, .. } => *retry_after_ms,
             _ => None,
+        }
+    }
+}
+
+/// A duration for a message: ms below 10 s, then seconds, hours, days and years (of 365.2425
+/// days), so that "53 years" reads as such.
+struct Span(u64);
+
+impl fmt::Display for Span {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const S: u64 = 1000;
+        const H: u64 = 3600 * S;
+        const D: u64 = 24 * H;
+        const Y: u64 = 31_556_952_000;
+        match self.0 {
+            ms if ms < 10 * S => write!(f, "{ms} ms"),
+            ms if ms < 2 * H => write!(f, "{} s", ms / S),
+            ms if ms < 2 * D => write!(f, "{} hours", ms / H),
+            ms if ms < 2 * Y => write!(f, "{} days", ms / D),
+            ms => write!(f, "{} years", ms / Y),
         }
     }
 }
@@ -823,9 +878,35 @@ impl fmt::Display for Error {
                     )
                 }
             }
+            Error::Instant { unix_ms } if *unix_ms < 0 => {
+                write!(f, "time {unix_ms} (Unix ms) is before 1970-01-01T00:00:00Z, before every layout's epoch")
+            }
+            Error::Instant { unix_ms } => {
+                write!(f, "time {unix_ms} (Unix ms) is past 2^64 - 1 ms, past every layout's last instant")
+            }
             Error::ClockBehind { behind_ms, retry_after_ms } => write!(
                 f,
                 "the clock is {behind_ms} ms behind the generator (it moved back, or more IDs were borrowed ahead than max_drift_ms allows); retry in {retry_after_ms} ms"
+            ),
+            Error::BehindState { unix_ms, behind_ms, shared: true, .. } => write!(
+                f,
+                "time {unix_ms} (Unix ms) is {} behind this identity's state: its IDs have been issued up to {}, so an ID at that time could repeat one of them. next_id_at continues the state that every generator with this layout and node values shares (in this process, on this host, in a state file or under a lease); replays and backfills need a generator with `isolated` set to true and node values of their own",
+                Span(*behind_ms),
+                unix_ms.saturating_add(*behind_ms)
+            ),
+            Error::BehindState { unix_ms, behind_ms, shared: false, .. } => write!(
+                f,
+                "time {unix_ms} (Unix ms) is {} behind this isolated generator's state (it has issued IDs up to {}): its IDs only increase, so an ID at that time could repeat one of them; replay another run with a new isolated generator (and node values of its own)",
+                Span(*behind_ms),
+                unix_ms.saturating_add(*behind_ms)
+            ),
+            Error::AheadOfClock { unix_ms, ahead_ms, max_unix_ms } => write!(
+                f,
+                "time {unix_ms} (Unix ms) is {} ahead of the clock: a generator whose state outlives the call (shared in this process, on this host, in a state file or under a lease) takes times at most {} ahead now (up to {max_unix_ms}: max_drift_ms + {} ms, or {} ms in the host's record), or its state would stay there and lock every caller of this identity out until the clock caught up; replays and backfills need a generator with `isolated` set to true and node values of their own",
+                Span(*ahead_ms),
+                Span(max_unix_ms.saturating_sub(unix_ms.saturating_sub(*ahead_ms))),
+                crate::AHEAD_SLACK_MS,
+                crate::RECORD_AHEAD_MS
             ),
             Error::SequenceExhausted { retry_after_ms } => write!(
                 f,

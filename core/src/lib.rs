@@ -100,13 +100,15 @@ pub use env::{Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
-pub use generator::{Block, FillError, Generator, Pool, Stats};
+pub use generator::{
+    Block, FillError, Generator, Pool, Stats, AHEAD_SLACK_MS, MAX_IDS_PER_CALL, RECORD_AHEAD_MS,
+};
 pub use layout::{
     years_of_ms, Field, FieldKind, Layout, LifetimeWarning, Node, Parts, LIFETIME_WARNING_YEARS, MAX_FIELDS,
     PRESETS,
 };
 #[cfg(feature = "std")]
-pub use options::{redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
+pub use options::{bool_of_text, redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 pub use options::{
     valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, Provenance, Retired, SequenceStart,
     Source, Value, CONFLICTS, NEEDS, OPTIONS, OPTION_NAMES, RETIRED,

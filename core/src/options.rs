@@ -144,8 +144,8 @@ pub const OPTIONS: &[OptionSpec] = &[
         name: "lease",
         ty: OptionType::Text,
         default: "",
-        form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS",
-        doc: "Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).",
+        form: "local|redis://ADDRESS|rediss://ADDRESS|unix://PATH|redis+sentinel://SENTINELS|rediss+sentinel://SENTINELS|redis+cluster://NODES|rediss+cluster://NODES|postgres://ADDRESS|postgresql://ADDRESS|mysql://ADDRESS",
+        doc: "Claim a free value of the worker field for this process: on this host (local), or across hosts in Redis (TLS, unix socket, Sentinel, Cluster), PostgreSQL, or MySQL/MariaDB.",
         feature: None,
     },
     OptionSpec {
@@ -161,32 +161,40 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Integer { min: 100, max: DAY_MS },
         default: "5000",
         form: "MS",
-        doc: "How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.",
-        feature: Some("lease-redis"),
+        doc: "How long a lease across hosts lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.",
+        feature: Some("lease-remote"),
+    },
+    OptionSpec {
+        name: "max_clock_skew_ms",
+        ty: OptionType::Integer { min: 1, max: 3_600_000 },
+        default: "1000",
+        form: "MS",
+        doc: "How far this host's clock may be from the lease store's (Redis TIME, the database's clock): a claim is refused beyond it, and a renewal that finds it beyond counts it in stats().",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_password_file",
         ty: OptionType::Path,
         default: "",
         form: "PATH",
-        doc: "A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.",
-        feature: Some("lease-redis"),
+        doc: "A file holding the lease store's password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_tls_ca",
         ty: OptionType::Path,
         default: "",
         form: "PATH",
-        doc: "PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots).",
-        feature: Some("lease-redis"),
+        doc: "PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots.",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_tls_cert",
         ty: OptionType::Path,
         default: "",
         form: "PATH",
-        doc: "A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too.",
-        feature: Some("lease-redis"),
+        doc: "A PEM client certificate for a lease store over TLS that asks for one (mutual TLS); give lease_tls_key too.",
+        feature: Some("lease-remote"),
     },
     OptionSpec {
         name: "lease_tls_key",
@@ -194,7 +202,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         default: "",
         form: "PATH",
         doc: "The PEM private key of lease_tls_cert.",
-        feature: Some("lease-redis"),
+        feature: Some("lease-remote"),
     },
 ];
 
@@ -311,17 +319,22 @@ pub const NEEDS: &[Conflict] = &[
     Conflict {
         a: "lease_ttl_ms",
         b: "lease",
-        reason: "lease_ttl_ms is a Redis lease's time to live: give lease=redis://… too",
+        reason: "lease_ttl_ms is a lease's time to live: give lease=redis://…, postgres://… or mysql://… too",
+    },
+    Conflict {
+        a: "max_clock_skew_ms",
+        b: "lease",
+        reason: "max_clock_skew_ms bounds this host's clock against a lease store's: give lease=redis://…, postgres://… or mysql://… too",
     },
     Conflict {
         a: "lease_password_file",
         b: "lease",
-        reason: "lease_password_file holds the password of a Redis lease: give lease=redis://… too",
+        reason: "lease_password_file holds the password of a lease store: give lease=redis://…, postgres://… or mysql://… too",
     },
     Conflict {
         a: "lease_tls_ca",
         b: "lease",
-        reason: "lease_tls_ca is for a rediss:// lease: give lease=rediss://… too",
+        reason: "lease_tls_ca is for a lease store over TLS: give lease=rediss://… (or a database address with sslmode=require) too",
     },
     Conflict {
         a: "lease_tls_cert",
@@ -336,7 +349,7 @@ pub const NEEDS: &[Conflict] = &[
     Conflict {
         a: "lease_tls_cert",
         b: "lease",
-        reason: "lease_tls_cert is for a rediss:// lease: give lease=rediss://… too",
+        reason: "lease_tls_cert is for a lease store over TLS: give lease=rediss://… (or a database address with sslmode=require) too",
     },
 ];
 
@@ -347,9 +360,13 @@ pub const NEEDS: &[Conflict] = &[
 /// [`LEASE_MAX_WINDOW_MS`] + [`LEASE_MAX_DRIFT_MS`] + one tick ahead of its clock.
 pub const LEASE_MAX_WINDOW_MS: u64 = 1000;
 
-/// The largest `max_drift_ms` a generator with a Redis lease may have (larger is refused):
-/// the other cap of [`LEASE_MAX_WINDOW_MS`].
+/// The largest `max_drift_ms` a generator with a lease across hosts may have (larger is
+/// refused): the other cap of [`LEASE_MAX_WINDOW_MS`].
 pub const LEASE_MAX_DRIFT_MS: u64 = 1000;
+
+/// `max_clock_skew_ms`'s default: a host whose clock is more than a second from its lease
+/// store's claims no value.
+pub const DEFAULT_MAX_CLOCK_SKEW_MS: u64 = 1000;
 
 impl OptionSpec {
     /// The row of `name` (in any [`Spelling`]).
@@ -425,10 +442,31 @@ impl Value<'_> {
         check_range(name, n, min, max)
     }
 
+    /// The instant in Unix milliseconds this value is, for the argument `name` (a caller's
+    /// clock reading): a whole number; one before 1970 or past 2^64 - 1 is
+    /// [`Error::Instant`] (kind `TimeRange`, as a time before the layout's epoch is); a
+    /// fraction, a boolean or a string is [`Error::WrongType`]. How every front end reads the
+    /// time of `next_id_at`.
+    ///
+    /// ```
+    /// use snowflake_core::{ErrorKind, Value};
+    /// assert_eq!(Value::Float(1e12).instant("unix_ms"), Ok(1_000_000_000_000));
+    /// assert_eq!(Value::Int(-1).instant("unix_ms").unwrap_err().kind(), ErrorKind::TimeRange);
+    /// assert_eq!(Value::Text("1e3").instant("unix_ms").unwrap_err().kind(), ErrorKind::Type);
+    /// ```
+    pub fn instant(&self, name: &str) -> Result<u64> {
+        match self.whole(name, 0, u64::MAX) {
+            Err(Error::ValueRange { value, .. }) => Err(Error::Instant { unix_ms: value }),
+            other => other,
+        }
+    }
+
     fn type_name(&self) -> &str {
         match self {
             Value::Unset => "nothing",
             Value::Int(_) => "an integer",
+            // JS's numbers are all floats: `1` is a number, not "a fractional number".
+            Value::Float(f) if *f % 1.0 == 0.0 => "a number",
             Value::Float(_) => "a fractional number",
             Value::Bool(_) => "a boolean",
             Value::Text(_) => "a string",
@@ -483,9 +521,36 @@ impl SequenceStart {
 pub enum LeaseKind {
     /// File locks in a directory of this host.
     Local,
-    /// Keys in Redis, at the address given (which may hold a password: its `Debug` does not
-    /// show it).
+    /// Keys in Redis (one server, Sentinel or Cluster), at the address given (which may hold
+    /// a password: its `Debug` does not show it).
     Redis(String),
+    /// Rows of a PostgreSQL table, at the address given.
+    Postgres(String),
+    /// Rows of a MySQL or MariaDB table, at the address given.
+    Mysql(String),
+}
+
+#[cfg(feature = "std")]
+impl LeaseKind {
+    /// The address of a lease across hosts (`None` for `local`).
+    pub fn address(&self) -> Option<&str> {
+        match self {
+            LeaseKind::Local => None,
+            LeaseKind::Redis(url) | LeaseKind::Postgres(url) | LeaseKind::Mysql(url) => Some(url),
+        }
+    }
+
+    /// Whether the address asks for TLS (`rediss://`, or a database's `sslmode=` other than
+    /// `disable`).
+    fn tls(&self) -> bool {
+        match self {
+            LeaseKind::Local => false,
+            LeaseKind::Redis(url) => url.starts_with("rediss"),
+            LeaseKind::Postgres(url) | LeaseKind::Mysql(url) => url.split_once('?').is_some_and(|(_, q)| {
+                q.split('&').any(|p| p.starts_with("sslmode=") && p != "sslmode=disable")
+            }),
+        }
+    }
 }
 
 #[cfg(feature = "std")]
@@ -494,6 +559,8 @@ impl fmt::Debug for LeaseKind {
         match self {
             LeaseKind::Local => f.write_str("Local"),
             LeaseKind::Redis(url) => f.debug_tuple("Redis").field(&redact_url(url)).finish(),
+            LeaseKind::Postgres(url) => f.debug_tuple("Postgres").field(&redact_url(url)).finish(),
+            LeaseKind::Mysql(url) => f.debug_tuple("Mysql").field(&redact_url(url)).finish(),
         }
     }
 }
@@ -549,9 +616,13 @@ pub struct Options {
     /// The node field the lease claims (`lease_field=`).
     #[cfg(feature = "std")]
     pub lease_field: Option<Name>,
-    /// A Redis lease's time to live, in ms (`lease_ttl_ms=`).
+    /// A lease's time to live, in ms (`lease_ttl_ms=`).
     #[cfg(feature = "std")]
     pub lease_ttl_ms: Option<u64>,
+    /// How far this host's clock may be from the lease store's, in ms (`max_clock_skew_ms=`;
+    /// [`DEFAULT_MAX_CLOCK_SKEW_MS`] when unset).
+    #[cfg(feature = "std")]
+    pub max_clock_skew_ms: Option<u64>,
     /// A file holding the Redis password (`lease_password_file=`).
     #[cfg(feature = "std")]
     pub lease_password_file: Option<std::path::PathBuf>,
@@ -574,6 +645,28 @@ impl Default for Options {
 
 fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }
+}
+
+/// The one spelling of a boolean option in the text form (C, the CLI's flags and `--options`),
+/// as the table says: `true` or `false`, exactly. Not `1`, `yes` or `True`: a front end whose
+/// language has booleans passes one ([`Value::Bool`]), and every other value of any type is
+/// [`Error::WrongType`], so that `isolated=1` means the same nowhere rather than something
+/// somewhere.
+///
+/// ```
+/// use snowflake_core::{ErrorKind, Options};
+/// assert!(Options::parse("isolated=true").unwrap().isolated);
+/// for text in ["1", "0", "yes", "True", "TRUE", "on", ""] {
+///     let err = Options::parse(&format!("isolated={text}")).unwrap_err();
+///     assert_eq!(err.kind(), ErrorKind::Type, "{text}");
+/// }
+/// ```
+pub fn bool_of_text(text: &str) -> Option<bool> {
+    match text {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
 }
 
 /// The hint for `key=value` whose value holds another option after a `,`
@@ -611,45 +704,189 @@ pub fn valid_shared_name(name: &str) -> bool {
 }
 
 /// The schemes of Redis lease addresses.
-const REDIS_SCHEMES: [&str; 5] =
-    ["redis://", "rediss://", "unix://", "redis+sentinel://", "rediss+sentinel://"];
+const REDIS_SCHEMES: [&str; 7] = [
+    "redis://",
+    "rediss://",
+    "unix://",
+    "redis+sentinel://",
+    "rediss+sentinel://",
+    "redis+cluster://",
+    "rediss+cluster://",
+];
 
-/// `url` with its password (if any) replaced by `***`, for messages and `Display`: the
-/// password of `user:password@`, and the `pass=` (or `password=`) query parameter of a
-/// `unix://` address.
+/// `url` with its secrets replaced by `***`, for messages, `Display` and `Debug`. Each rule
+/// below masks a part of the text, on its own, and the text shows only what no rule masked:
+///
+/// - the userinfo, everything between the scheme and the **last** `@`: a password may hold an
+///   unencoded `/`, `?`, `#` or `@`, which a parser would take for the end of the authority
+///   and print the rest. When the userinfo holds none of `/?#` the user name before its first
+///   `:` is kept (`app:***`); otherwise all of it is masked;
+/// - when what follows the last `@` (or the scheme, with no `@`) is not `host[:port],…`,
+///   the scheme's path (a database; a Sentinel master) and `key=value` pairs of the keys an
+///   address takes (`redis://:S3CRET`, a password without its `@host`): everything after the
+///   scheme;
+/// - the value of every query key that contains `pass`, `pwd`, `secret` or `token`, in any
+///   case (`pass=`, `PASSWORD=`, `sentinel_password=`, `auth_token=`), and everything after
+///   it (an unencoded `&` in the password would otherwise show its end as another pair);
+/// - a `#` part (a lease refuses one; a password may hold a `#`).
 ///
 /// ```
 /// use snowflake_core::redact_url;
 /// assert_eq!(redact_url("redis://app:s3cret@cache:6379/0"), "redis://app:***@cache:6379/0");
 /// assert_eq!(redact_url("redis://cache:6379/0"), "redis://cache:6379/0");
 /// assert_eq!(redact_url("unix:///run/redis.sock?db=2&user=app&pass=s3cret"), "unix:///run/redis.sock?db=2&user=app&pass=***");
+/// assert_eq!(redact_url("redis://:Zm9v/YmFy+S3CRET==@host/0"), "redis://***@host/0");
+/// assert_eq!(redact_url("redis://app:S3CRET?x@host/0"), "redis://***@host/0");
+/// assert_eq!(redact_url("redis://host/0?PASSWORD=S3CRET&db=1"), "redis://host/0?PASSWORD=***");
+/// assert_eq!(redact_url("redis://app:S3CRET/0"), "redis://***"); // no `@`, and not host:port
+/// assert_eq!(redact_url("redis+sentinel://[::1]:26379,h2:26379/mymaster"), "redis+sentinel://[::1]:26379,h2:26379/mymaster");
+/// assert_eq!(redact_url("redis+cluster://app:S3CRET@h1:7000,h2:7001"), "redis+cluster://app:***@h1:7000,h2:7001");
+/// assert_eq!(redact_url("postgres://app:S3CRET@db:5432/ids?sslmode=require"), "postgres://app:***@db:5432/ids?sslmode=require");
+/// assert_eq!(redact_url("postgresql://app:S3CRET@/ids?host=/run/postgresql"), "postgresql://app:***@/ids?host=/run/postgresql");
+/// assert_eq!(redact_url("mysql://app:S3C/RET@db/ids"), "mysql://***@db/ids");
+/// // A user name alone is masked too (a password written where the user goes stays hidden).
+/// assert_eq!(redact_url("mysql://app@db/ids?password=S3CRET"), "mysql://***@db/ids?password=***");
 /// ```
 #[cfg(feature = "std")]
 pub fn redact_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let rest = match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let user = rest[..at].split(':').next().unwrap_or("");
-            let user = if rest[..at].contains(':') { format!("{user}:***") } else { "***".to_string() };
-            format!("{user}{}", &rest[at..])
-        }
-        None => rest.to_string(),
-    };
-    let rest = match rest.split_once('?') {
-        Some((head, query)) => {
-            let pairs: Vec<String> = query
-                .split('&')
-                .map(|pair| match pair.split_once('=') {
-                    Some((k, _)) if k == "pass" || k == "password" => format!("{k}=***"),
-                    _ => pair.to_string(),
+    let start = url.find("://").map_or(0, |i| i + 3);
+    let scheme = &url[..start];
+    let rest = &url[start..];
+    // Masked ranges of `url` (byte offsets).
+    let mut masked: Vec<(usize, usize)> = vec![];
+    // `host[:port],…` and the path a scheme takes: a database number, a Sentinel master (and
+    // a database); a unix socket's path is any.
+    let authority = |text: &str| {
+        let end = text.find(['/', '?', '#']).unwrap_or(text.len());
+        let path_end = text.find(['?', '#']).unwrap_or(text.len());
+        let path = text[end..path_end].strip_prefix('/').unwrap_or("");
+        let db = |d: &str| d.bytes().all(|c| c.is_ascii_digit());
+        let path_ok = match scheme {
+            "redis://" | "rediss://" => db(path),
+            "redis+sentinel://" | "rediss+sentinel://" => {
+                let (master, rest) = path.split_once('/').unwrap_or((path, ""));
+                master.bytes().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(&c)) && db(rest)
+            }
+            "redis+cluster://" | "rediss+cluster://" => path.is_empty(),
+            // A database name.
+            "postgres://" | "postgresql://" | "mysql://" => {
+                path.bytes().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(&c))
+            }
+            _ => true,
+        };
+        // Query pairs are `key=value` with keys the addresses take (a secret's value is
+        // masked below); anything else may be a password's end.
+        let query_ok = match text[path_end..].strip_prefix('?') {
+            None => !text[path_end..].starts_with('?'),
+            Some(query) => query.split('&').all(|pair| {
+                pair.split_once('=').is_some_and(|(k, _)| {
+                    is_secret_key(k)
+                        || [
+                            "db",
+                            "protocol",
+                            "user",
+                            "username",
+                            "sentinel_username",
+                            "sslmode",
+                            "host",
+                            "port",
+                            "dbname",
+                            "socket",
+                            "prefer_socket",
+                            "application_name",
+                            "connect_timeout",
+                        ]
+                        .contains(&k)
                 })
-                .collect();
-            format!("{head}?{}", pairs.join("&"))
-        }
-        None => rest,
+            }),
+        };
+        // A list of hosts only where the scheme takes one (Sentinel, a cluster): in a plain
+        // address `app:9,S3CRET` is a password's text, not two hosts.
+        let hosts_ok = if scheme.contains("+sentinel") || scheme.contains("+cluster") {
+            text[..end].split(',').all(is_host_port)
+        } else {
+            is_host_port(&text[..end])
+        };
+        path_ok && query_ok && hosts_ok
     };
-    format!("{scheme}://{rest}")
+    match rest.rfind('@') {
+        // What follows the userinfo must be a host: else the `@` was a password's.
+        // (PostgreSQL's `user@/db?host=/run/postgresql` names no host: a unix socket.)
+        Some(at)
+            if authority(&rest[at + 1..])
+                && (!rest[at + 1..].starts_with(['/', '?', '#'])
+                    || (scheme.starts_with("postgres") && rest[at + 1..].starts_with('/'))) =>
+        {
+            let userinfo = &rest[..at];
+            let from = match userinfo.split_once(':') {
+                Some((user, _)) if !userinfo.contains(['/', '?', '#']) => start + user.len() + 1,
+                _ => start,
+            };
+            masked.push((from, start + at));
+        }
+        Some(_) => masked.push((start, url.len())),
+        None if !authority(rest) => masked.push((start, url.len())),
+        None => {}
+    }
+    // Every `?` or `&` may start a pair (one in a password too): a secret key's value, and
+    // all after it.
+    for (i, c) in url.char_indices().skip_while(|&(i, _)| i < start) {
+        if c == '?' || c == '&' {
+            let pair = &url[i + 1..];
+            let key_end = pair.find(['=', '&', '?', '#', '/']).unwrap_or(pair.len());
+            if pair[key_end..].starts_with('=') && is_secret_key(&pair[..key_end]) {
+                masked.push((i + 1 + key_end + 1, url.len()));
+            }
+        }
+    }
+    if let Some(hash) = rest.find('#') {
+        masked.push((start + hash, url.len()));
+    }
+    masked.sort_unstable();
+    let mut out = String::with_capacity(url.len());
+    let mut at = 0;
+    for (from, to) in masked {
+        if to <= at {
+            continue;
+        }
+        if from > at {
+            out.push_str(&url[at..from]);
+            out.push_str("***");
+        } else if !out.ends_with("***") {
+            out.push_str("***");
+        }
+        at = to;
+    }
+    out.push_str(&url[at.min(url.len())..]);
+    out
+}
+
+/// Whether `text` is `host`, `host:port`, `[v6]` or `[v6]:port` (or empty: `unix:///path`).
+#[cfg(feature = "std")]
+fn is_host_port(text: &str) -> bool {
+    let (host, port) = match text.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((addr, after)) if addr.bytes().all(|c| c.is_ascii_hexdigit() || b":.%".contains(&c)) => {
+                (None, after.strip_prefix(':').or(if after.is_empty() { Some("") } else { None }))
+            }
+            _ => return false,
+        },
+        None => match text.split_once(':') {
+            Some((host, port)) if !host.is_empty() && !port.is_empty() => (Some(host), Some(port)),
+            Some(_) => return false,
+            None => (Some(text), Some("")),
+        },
+    };
+    host.is_none_or(|h| h.bytes().all(|c| c.is_ascii_alphanumeric() || b".-_%".contains(&c)))
+        && port.is_some_and(|p| p.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// Whether a query key names a secret: it contains `pass`, `pwd`, `secret` or `token`, in any
+/// case.
+#[cfg(feature = "std")]
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    ["pass", "pwd", "secret", "token"].iter().any(|s| key.contains(s))
 }
 
 impl Options {
@@ -674,6 +911,8 @@ impl Options {
         lease_field: None,
         #[cfg(feature = "std")]
         lease_ttl_ms: None,
+        #[cfg(feature = "std")]
+        max_clock_skew_ms: None,
         #[cfg(feature = "std")]
         lease_password_file: None,
         #[cfg(feature = "std")]
@@ -746,7 +985,7 @@ impl Options {
             if core::mem::replace(&mut seen[index], true) {
                 return Err(bad(key, "the option is given twice"));
             }
-            self.set_text(key, value).map_err(|e| comma_hint(key, value).unwrap_or(e))?;
+            self.set_text(key, value)?;
         }
         Ok(())
     }
@@ -776,18 +1015,35 @@ impl Options {
     }
 
     /// Sets one option from its text form (as in `key=value`, but the value may hold `;`,
-    /// `=` and spaces: for C's one-at-a-time call and the CLI's flags).
+    /// `=` and spaces: for C's one-at-a-time call and the CLI's flags). A refused value that
+    /// holds another option after a `,` gets the hint that options are separated by `;`,
+    /// whichever way the text came (the CLI's `--options`, its flags, C, the environment).
+    ///
+    /// ```
+    /// use snowflake_core::Options;
+    /// let err = Options::default().set_text("max_wait_ms", "0,max_drift_ms=5").unwrap_err();
+    /// assert!(err.to_string().contains("separated by `;`"), "{err}");
+    /// ```
     pub fn set_text(&mut self, name: &str, text: &str) -> Result<()> {
+        self.set_text_alone(name, text).map_err(|e| comma_hint(name, text).unwrap_or(e))
+    }
+
+    fn set_text_alone(&mut self, name: &str, text: &str) -> Result<()> {
         let spec = Options::spec(name, Spelling::Snake)?;
         let value = match spec.ty {
             OptionType::Integer { min, max } => {
                 Value::Int(i128::from(parse_integer(spec.name, text, min, max)?))
             }
-            OptionType::Bool => Value::Bool(match text {
-                "true" | "1" => true,
-                "false" | "0" => false,
-                _ => return Err(bad(spec.name, "is `true` or `false`")),
-            }),
+            OptionType::Bool => match bool_of_text(text) {
+                Some(b) => Value::Bool(b),
+                None => {
+                    return Err(Error::WrongType {
+                        name: Name::snippet(name),
+                        expected: "`true` or `false`",
+                        got: format_name(format_args!("`{text}`")),
+                    })
+                }
+            },
             OptionType::Text | OptionType::Path => Value::Text(text),
         };
         self.set_spec(spec, name, value)
@@ -896,6 +1152,8 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms = None,
             #[cfg(feature = "std")]
+            "max_clock_skew_ms" => self.max_clock_skew_ms = None,
+            #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file = None,
             #[cfg(feature = "std")]
             "lease_tls_ca" => self.lease_tls_ca = None,
@@ -915,6 +1173,8 @@ impl Options {
             "state_window_ms" => self.state_window_ms = Some(n),
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms = Some(n),
+            #[cfg(feature = "std")]
+            "max_clock_skew_ms" => self.max_clock_skew_ms = Some(n),
             _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
         }
         Ok(())
@@ -976,10 +1236,28 @@ impl Options {
                         // The address itself is checked when the lease is claimed.
                         LeaseKind::Redis(url.into())
                     }
+                    url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+                        if !feature_enabled("lease-postgres") {
+                            return Err(Error::MissingFeature {
+                                option: Name::snippet("lease"),
+                                feature: "lease-postgres",
+                            });
+                        }
+                        LeaseKind::Postgres(url.into())
+                    }
+                    url if url.starts_with("mysql://") => {
+                        if !feature_enabled("lease-mysql") {
+                            return Err(Error::MissingFeature {
+                                option: Name::snippet("lease"),
+                                feature: "lease-mysql",
+                            });
+                        }
+                        LeaseKind::Mysql(url.into())
+                    }
                     _ => {
                         return Err(bad(
                             "lease",
-                            "lease is `local`, or a Redis address: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), unix:///path/redis.sock?db=N, or redis+sentinel://host:port,host:port/master[/db]",
+                            "lease is `local`, or the address of a store across hosts: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), unix:///path/redis.sock?db=N, redis+sentinel://host:port,host:port/master[/db], redis+cluster://host:port,host:port, postgres://user@host[:port]/db[?sslmode=require], or mysql://user@host[:port]/db[?sslmode=require]",
                         ))
                     }
                 })
@@ -1019,6 +1297,8 @@ impl Options {
             #[cfg(feature = "std")]
             "lease_ttl_ms" => self.lease_ttl_ms.is_some(),
             #[cfg(feature = "std")]
+            "max_clock_skew_ms" => self.max_clock_skew_ms.is_some(),
+            #[cfg(feature = "std")]
             "lease_password_file" => self.lease_password_file.is_some(),
             #[cfg(feature = "std")]
             "lease_tls_ca" => self.lease_tls_ca.is_some(),
@@ -1053,40 +1333,37 @@ impl Options {
         if self.shared.is_some() && self.lease == Some(LeaseKind::Local) {
             return Err(bad(
                 "lease",
-                "a host lease (lease with shared) needs lease=redis://…: a local lease is one process's; with shared alone, a host's processes need no lease",
+                "a host lease (lease with shared) needs a store across hosts (lease=redis://…, postgres://… or mysql://…): a local lease is one process's; with shared alone, a host's processes need no lease",
             ));
         }
         #[cfg(feature = "std")]
-        if self.lease_ttl_ms.is_some() && self.lease == Some(LeaseKind::Local) {
-            return Err(bad(
-                "lease_ttl_ms",
-                "a local lease lives as long as its process; lease_ttl_ms is for Redis",
-            ));
-        }
-        #[cfg(feature = "std")]
-        if let Some(LeaseKind::Redis(url)) = &self.lease {
-            if self.max_drift_ms > LEASE_MAX_DRIFT_MS {
-                return Err(bad(
-                    "max_drift_ms",
-                    "with a Redis lease max_drift_ms is at most 1000 (LEASE_MAX_DRIFT_MS): every holder obeys this cap, so that after Redis loses its data the next holder knows how far ahead an earlier one may have issued",
-                ));
-            }
-            let tls = url.starts_with("rediss://") || url.starts_with("rediss+sentinel://");
-            if !tls && (self.lease_tls_ca.is_some() || self.lease_tls_cert.is_some()) {
-                return Err(bad(
-                    if self.lease_tls_ca.is_some() { "lease_tls_ca" } else { "lease_tls_cert" },
-                    "TLS certificates are for a rediss:// (or rediss+sentinel://) lease address",
-                ));
-            }
-        } else if self.lease == Some(LeaseKind::Local) {
+        if self.lease == Some(LeaseKind::Local) {
             for (name, given) in [
+                ("lease_ttl_ms", self.lease_ttl_ms.is_some()),
+                ("max_clock_skew_ms", self.max_clock_skew_ms.is_some()),
                 ("lease_password_file", self.lease_password_file.is_some()),
                 ("lease_tls_ca", self.lease_tls_ca.is_some()),
                 ("lease_tls_cert", self.lease_tls_cert.is_some()),
             ] {
                 if given {
-                    return Err(bad(name, "this option is for a Redis lease; a local lease has none"));
+                    return Err(bad(
+                        name,
+                        "this option is for a lease across hosts (Redis, PostgreSQL, MySQL); a local lease lives as long as its process and has no store",
+                    ));
                 }
+            }
+        } else if let Some(kind) = &self.lease {
+            if self.max_drift_ms > LEASE_MAX_DRIFT_MS {
+                return Err(bad(
+                    "max_drift_ms",
+                    "with a lease across hosts max_drift_ms is at most 1000 (LEASE_MAX_DRIFT_MS): every holder obeys this cap, so that after the store loses its data the next holder knows how far ahead an earlier one may have issued",
+                ));
+            }
+            if !kind.tls() && (self.lease_tls_ca.is_some() || self.lease_tls_cert.is_some()) {
+                return Err(bad(
+                    if self.lease_tls_ca.is_some() { "lease_tls_ca" } else { "lease_tls_cert" },
+                    "TLS certificates are for a lease address over TLS: rediss://, rediss+sentinel://, rediss+cluster://, or a database address with sslmode=require (verify-ca, verify-full)",
+                ));
             }
         }
         Ok(())
@@ -1101,6 +1378,9 @@ const fn feature_enabled(name: &str) -> bool {
         b"state-file" => cfg!(feature = "state-file"),
         b"lease-local" => cfg!(feature = "lease-local"),
         b"lease-redis" => cfg!(feature = "lease-redis"),
+        b"lease-postgres" => cfg!(feature = "lease-postgres"),
+        b"lease-mysql" => cfg!(feature = "lease-mysql"),
+        b"lease-remote" => cfg!(feature = "lease-remote"),
         b"redis-script" => cfg!(feature = "redis-script"),
         b"std" => cfg!(feature = "std"),
         _ => false,
@@ -1153,7 +1433,7 @@ impl fmt::Display for Options {
             }
             match &self.lease {
                 Some(LeaseKind::Local) => f.write_str(";lease=local")?,
-                Some(LeaseKind::Redis(url)) => write!(f, ";lease={}", redact_url(url))?,
+                Some(kind) => write!(f, ";lease={}", redact_url(kind.address().unwrap_or_default()))?,
                 None => {}
             }
             if let Some(field) = &self.lease_field {
@@ -1161,6 +1441,9 @@ impl fmt::Display for Options {
             }
             if let Some(ms) = self.lease_ttl_ms {
                 write!(f, ";lease_ttl_ms={ms}")?;
+            }
+            if let Some(ms) = self.max_clock_skew_ms {
+                write!(f, ";max_clock_skew_ms={ms}")?;
             }
             for (name, path) in [
                 ("lease_password_file", &self.lease_password_file),

@@ -10,7 +10,21 @@
 //! not block Redis): a new tick starts at sequence 0; a full tick answers
 //! `ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED retry_after_ms=N`; a clock behind the stored tick answers
 //! `ERR_SNOWFLAKE_CLOCK_BEHIND behind_ms=N retry_after_ms=N`. The time is Redis's (`TIME`);
-//! the state is a hash at the key given, one key per set of node values.
+//! the state is a hash at the key given, one key per set of node values. Node values are
+//! whole numbers written in digits (as every front end takes them), read exactly above 2^53.
+//!
+//! # Restarts
+//!
+//! A Redis that restarts may come back without the state (no persistence) or with an older
+//! one (a snapshot, `appendfsync everysec`): what was issued after it is lost. Anything issued
+//! before the restart is at a tick no later than Redis's start (the clock does not go back),
+//! so the script never issues at a tick that holds Redis's start: it reads its start from
+//! `INFO server` (`uptime_in_seconds`, whole seconds, so an instant at most a second late),
+//! and during that tick (the first second or so of a start, on millisecond ticks) it answers
+//! `ERR_SNOWFLAKE_CLOCK_BEHIND behind_ms=N retry_after_ms=N: Redis started …`. So no
+//! persistence is needed; what is needed is a clock that does not step back across a restart
+//! (NTP), and a key that is not evicted while Redis runs (`maxmemory-policy noeviction`, or a
+//! `volatile-*` policy: the state key has no TTL) nor deleted.
 
 use crate::layout::{FieldKind, Layout};
 use std::fmt::Write;
@@ -36,8 +50,15 @@ pub fn redis_script(layout: &Layout) -> String {
     let _ = writeln!(s, "local SEQ_MAX = {}", layout.sequence().max());
     let _ = writeln!(s, "local TIME_SHIFT = {}", layout.time().shift());
     let _ = writeln!(s, "local SEQ_SHIFT = {}", layout.sequence().shift());
-    let fields: Vec<String> =
-        nodes.iter().map(|f| format!("{{'{}', {}, {}}}", f.name(), f.shift(), f.max())).collect();
+    // Each node field: name, shift, its largest value as two exact 32-bit halves, and in
+    // decimal (for messages).
+    let fields: Vec<String> = nodes
+        .iter()
+        .map(|f| {
+            let max = f.max();
+            format!("{{'{}', {}, {}, {}, '{max}'}}", f.name(), f.shift(), max >> 32, max & 0xffff_ffff)
+        })
+        .collect();
     let _ = writeln!(s, "local NODE = {{{}}}", fields.join(", "));
     debug_assert!(layout.fields().iter().filter(|f| f.kind() == FieldKind::Node).count() == nodes.len());
     s.push_str(
@@ -57,13 +78,32 @@ local function place(hi, lo, v, shift)
   local low = v % room
   return hi + (v - low) / room, lo + low * 2 ^ shift
 end
+-- A node value is a whole number in digits (no sign, point, exponent, space or hex), read
+-- into exact 32-bit halves: tonumber() would take '1.0', '0x1', ' 1', '1e0' and round
+-- '0.99999999999999999' to 1, and lose the low bits above 2^53.
+local function whole(text)
+  if type(text) ~= 'string' or not string.match(text, '^%d+$') then return nil end
+  local vhi, vlo = 0, 0
+  for i = 1, #text do
+    local x = vlo * 10 + tonumber(string.sub(text, i, i))
+    vlo = x % TWO32
+    vhi = vhi * 10 + (x - vlo) / TWO32
+    if vhi >= TWO32 then return nil end
+  end
+  return vhi, vlo
+end
 local hi, lo = 0, 0
 for i, f in ipairs(NODE) do
-  local v = tonumber(ARGV[i])
-  if v == nil or v < 0 or v > f[3] or v % 1 ~= 0 then
-    return redis.error_reply('ERR_SNOWFLAKE_VALUE ' .. f[1] .. ' = ' .. tostring(ARGV[i]) .. ' is out of range: the largest allowed is ' .. f[3])
+  local vhi, vlo = whole(ARGV[i])
+  local shown = string.sub(tostring(ARGV[i]), 1, 40)
+  if vhi == nil then
+    return redis.error_reply('ERR_SNOWFLAKE_VALUE ' .. f[1] .. ' = ' .. shown .. ': a node value is a whole number in digits (' .. f[1] .. '=3)')
   end
-  hi, lo = place(hi, lo, v, f[2])
+  if vhi > f[3] or (vhi == f[3] and vlo > f[4]) then
+    return redis.error_reply('ERR_SNOWFLAKE_VALUE ' .. f[1] .. ' = ' .. shown .. ' is out of range: the largest allowed is ' .. f[5])
+  end
+  hi, lo = place(hi, lo, vlo, f[2])
+  if vhi > 0 then hi, lo = place(hi, lo, vhi, f[2] + 32) end
 end
 local now = redis.call('TIME')
 local now_ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
@@ -71,6 +111,14 @@ if now_ms < EPOCH or now_ms > LAST_MS then
   return redis.error_reply('ERR_SNOWFLAKE_TIME_RANGE ' .. now_ms .. ' is outside the layout')
 end
 local tick = math.floor((now_ms - EPOCH) / TICK)
+-- Never at a tick that holds Redis's start: IDs issued before a restart may be there, and
+-- the state that recorded them may be lost or older (see the module docs).
+local uptime = tonumber(string.match(redis.call('INFO', 'server'), 'uptime_in_seconds:(%d+)'))
+local started_ms = now_ms - uptime * 1000
+if started_ms >= EPOCH and tick <= math.floor((started_ms - EPOCH) / TICK) then
+  local wait = EPOCH + (math.floor((started_ms - EPOCH) / TICK) + 1) * TICK - now_ms
+  return redis.error_reply('ERR_SNOWFLAKE_CLOCK_BEHIND behind_ms=' .. wait .. ' retry_after_ms=' .. wait .. ': Redis started within this tick, and IDs issued before it stopped may be in it')
+end
 local state = redis.call('HMGET', KEYS[1], 't', 's')
 local last_tick = tonumber(state[1])
 local seq = 0

@@ -4,7 +4,9 @@
 //! The script installs, for a prefix `P` (default `snowflake`, optionally schema-qualified):
 //! - `P_next_id(<node values in layout order>, max_drift_ms => 0, max_wait_ms => 1000)`;
 //! - `P_next_id_at(<node values>, unix_ms, max_drift_ms => 0)`: the caller's clock, never
-//!   waits (the shared generator vectors run through it);
+//!   waits (the shared generator vectors run through it); a time behind the state by more
+//!   than `max_drift_ms`, or ahead of the server's clock by more than `max_drift_ms` + 1 s, is
+//!   refused: replays and backfills need a prefix of their own;
 //! - `P_min_id(timestamptz)`, `P_max_id(timestamptz)`: the bounds of a tick, for range queries;
 //! - `P_decode(bigint)`: `time`, `unix_ms`, `sequence` and each node field;
 //! - `P_state`, the sequence that holds the state, and `P_issue`, the one function that
@@ -22,11 +24,10 @@
 //! # Concurrency
 //!
 //! The state lives in a sequence because sequences are the one non-transactional store of
-//! PostgreSQL: a value taken is never given back by a rollback, and sequences are WAL-logged
-//! ahead (`nextval` logs 32 values ahead; `setval` at once), so neither a rolled-back
-//! transaction nor a crash nor a restart after a clock step back can hand out a slot twice. A
-//! table row would be rolled back with its transaction (an ID a client already used could be
-//! issued again) and would lock every other session out until that transaction ends.
+//! PostgreSQL: a value taken is never given back by a rollback, so a rolled-back transaction's
+//! IDs are never handed out again while the server runs. A table row would be rolled back with
+//! its transaction (an ID a client already used could be issued again) and would lock every
+//! other session out until that transaction ends.
 //!
 //! Taking a slot is a read-modify-write (jump to a new tick, or take the next slot, or give
 //! it back), so it runs under a session-level advisory lock, taken and released inside
@@ -40,6 +41,30 @@
 //! when one set is used per prefix, the usual case (one database, one node); otherwise the
 //! sets share each tick's sequence numbers. Install a prefix per node (a schema per shard, as
 //! Instagram does) to give each its own.
+//!
+//! # Crashes
+//!
+//! A sequence's WAL reaches the disk with the next commit that flushes, not when the value is
+//! taken: after a crash (`kill -9`, a backend that died, a power cut) the sequence comes back
+//! as of its last record on disk, and the slots taken since, by transactions that rolled back,
+//! committed with `synchronous_commit = off`, or were still open, are not in it. Writing a mark
+//! and flushing it before each slot would cost a WAL flush per ID (or per window) inside the
+//! caller's transaction, which a rollback would take back anyway. Instead the lost slots are
+//! bounded by the clock:
+//! - every slot is at most `max_drift_ms` (itself at most [`SQL_MAX_DRIFT_MS`]) plus
+//!   [`crate::AHEAD_SLACK_MS`] ahead of the server's clock when it is taken (`P_next_id_at`
+//!   refuses a time beyond, which would also lock every session out until the clock caught up);
+//! - a crash is followed by a new run of the server: a start (`pg_postmaster_start_time()`), or
+//!   a crash recovery by the running postmaster, which resets the shared statistics
+//!   (`pg_stat_get_bgwriter_stat_reset_time()`);
+//! - so each session's first call raises the state past the tick of its run's start plus that
+//!   margin (2 s), unless the state was created in this run (its comment says in which), and
+//!   a session setting then spares the check for the session's life, which ends with the run.
+//!
+//! After a restart, IDs therefore start up to 2 s ahead of the clock: a call with
+//! `max_drift_ms = 0` waits for it (up to `max_wait_ms`). What is not covered: the server's
+//! clock stepping back across the crash, and a restore of an older backup while the old
+//! server still runs. No lock or write is added per ID: a `current_setting` read.
 //!
 //! # The clock
 //!
@@ -57,6 +82,7 @@
 //! 64-bit layout is refused.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::generator::AHEAD_SLACK_MS;
 use crate::hash::Fnv1a;
 use crate::layout::{FieldKind, Layout};
 use crate::text::Name;
@@ -110,6 +136,20 @@ impl fmt::Display for SqlDialect {
         f.write_str(self.name())
     }
 }
+
+/// The largest `max_drift_ms` the PostgreSQL functions take (a larger one is refused): after a
+/// crash, the server's first IDs start this much, plus [`AHEAD_SLACK_MS`], ahead of its start,
+/// past anything the run before may have issued and lost from its WAL (see [`sql`]).
+pub const SQL_MAX_DRIFT_MS: u64 = 1000;
+
+/// What follows the layout's marker in the comment of a state created by the install script:
+/// the server run it was created in.
+const BORN: &str = "; created in the server run of ";
+
+/// The server's run, as an SQL expression (microseconds): it changes with every start, and
+/// with every crash recovery without a restart of the postmaster (a backend killed), which
+/// resets the shared statistics; never within a run but by `pg_stat_reset_shared('bgwriter')`.
+const RUN: &str = "(extract(epoch FROM greatest(pg_postmaster_start_time(), coalesce(pg_stat_get_bgwriter_stat_reset_time(), pg_postmaster_start_time()))) * 1000000)::bigint";
 
 /// The prefix of the SQL objects when none is given.
 pub const DEFAULT_SQL_PREFIX: &str = "snowflake";
@@ -214,6 +254,7 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
     let mut h = Fnv1a::new();
     let _ = write!(h, "libsnowflake advisory lock {prefix}");
     let lock_key = h.0 as i64;
+    let guc = format!("libsnowflake.state_{:016x}", h.0);
 
     let params: Vec<String> = nodes.iter().map(|f| format!("\"{}\" bigint", f.name())).collect();
     let quoted: Vec<String> = nodes.iter().map(|f| format!("\"{}\"", f.name())).collect();
@@ -290,55 +331,96 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
         w,
         r#"
 DO $install$
+DECLARE
+  _comment text := obj_description(to_regclass('{state_lit}'), 'pg_class');
 BEGIN
   IF to_regclass('{state_lit}') IS NOT NULL
-     AND obj_description(to_regclass('{state_lit}'), 'pg_class') IS DISTINCT FROM '{marker}' THEN
-    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {state_lit} already holds the state of another layout (%s): install this layout under another prefix', obj_description(to_regclass('{state_lit}'), 'pg_class'));
+     AND _comment IS DISTINCT FROM '{marker}' AND NOT starts_with(_comment, '{marker}{born}') THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} {state_lit} already holds the state of another layout (%s): install this layout under another prefix', _comment);
+  END IF;
+  IF to_regclass('{state_lit}') IS NULL THEN
+    CREATE SEQUENCE {state} AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+    -- Born in this server's run: until the server restarts, it has lost no write (see {issue}).
+    EXECUTE format('COMMENT ON SEQUENCE {state} IS %L', '{marker}{born}' || {run}::text);
   END IF;
 END
 $install$;
 
-CREATE SEQUENCE IF NOT EXISTS {state} AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
-COMMENT ON SEQUENCE {state} IS '{marker}';
-
 -- Takes one slot under the lock and returns the ID with the node bits given; waits for the
 -- clock (outside the lock) at most _max_wait_ms when it is behind. _at_ms: the caller's clock
 -- reading (never waits), or NULL for clock_timestamp().
+--
+-- After a crash the sequence comes back as of its last WAL record written to disk: the slots
+-- taken after it (by transactions that rolled back, committed with synchronous_commit = off,
+-- or were still open) are not in it. Every slot is at most {margin_ms} ms (max_drift_ms, at most
+-- {max_drift_ms}, plus {slack_ms}) ahead of the server's clock when it is taken, and a crash
+-- is followed by a new run (a start, or a reset of the shared statistics by crash recovery),
+-- so each session's first call raises the state above the tick of this run's start plus
+-- {margin_ms} ms, unless the state was created in this run. After that, a session setting
+-- ({guc}) spares the check: a session does not outlive its server's run.
 CREATE OR REPLACE FUNCTION {issue}(_node_bits bigint, _at_ms bigint, _max_drift_ms bigint, _max_wait_ms bigint)
 RETURNS bigint LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
   _ms bigint;
+  _now bigint;
   _first_ms bigint;
   _t bigint;
   _n bigint;
   _l bigint;
   _slot bigint;
   _drift bigint;
+  _limit bigint;
+  _run bigint;
   _target bigint;
   -- Calls are assigned (not PERFORMed): PL/pgSQL evaluates an assignment of one expression
   -- directly, without a query of its own, which halves the cost of an ID.
   _v text;
 BEGIN
-  IF _max_drift_ms IS NULL OR _max_drift_ms < 0 THEN
-    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_drift_ms = %s: must be a non-negative integer', coalesce(_max_drift_ms::text, 'NULL'));
+  IF _max_drift_ms IS NULL OR _max_drift_ms < 0 OR _max_drift_ms > {max_drift_ms} THEN
+    RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_drift_ms = %s is out of range: from 0 to {max_drift_ms} (a cap, so that after a crash the server knows how far ahead of its clock IDs may have been issued)', coalesce(_max_drift_ms::text, 'NULL'));
   END IF;
   IF _max_wait_ms IS NULL OR _max_wait_ms < 0 THEN
     RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} max_wait_ms = %s: must be a non-negative integer', coalesce(_max_wait_ms::text, 'NULL'));
   END IF;
   _drift := _max_drift_ms / {tick};
+  IF current_setting('{guc}', true) IS DISTINCT FROM 'checked' THEN
+    -- This session's first call: the state above the floor of this server's run, unless it
+    -- was created in this run.
+    _run := {run};
+    IF obj_description('{state_lit}'::regclass, 'pg_class') IS DISTINCT FROM '{marker}{born}' || _run::text THEN
+      BEGIN
+        _v := pg_advisory_lock({lock_key})::text;
+        _n := nextval('{state_lit}');
+        -- Gives the slot back, or makes the floor the next slot.
+        _v := setval('{state_lit}', greatest(_n, least(greatest((_run / 1000 + {margin_ms} - {epoch}) / {tick} + 1, 0) << {seq_bits}, {last_slot})), false);
+        _v := pg_advisory_unlock({lock_key})::text;
+      EXCEPTION WHEN OTHERS OR query_canceled THEN
+        _v := pg_advisory_unlock({lock_key})::text;
+        RAISE;
+      END;
+    END IF;
+    _v := set_config('{guc}', 'checked', false);
+  END IF;
   LOOP
     _slot := NULL;
     BEGIN
       _v := pg_advisory_lock({lock_key})::text;
-      _ms := coalesce(_at_ms, floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint);
-      IF _ms >= {epoch} AND _ms <= {last_ms} THEN
+      IF _at_ms IS NULL THEN
+        _ms := floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint;
+      ELSE
+        -- The caller's time: no slot further than the clock + max_drift_ms + {slack_ms} ms.
+        _ms := _at_ms;
+        _now := floor(extract('epoch' FROM clock_timestamp()) * 1000)::bigint;
+        _limit := (greatest(_now, {epoch}) + _max_drift_ms + {slack_ms} - {epoch}) / {tick};
+      END IF;
+      IF _ms >= {epoch} AND _ms <= {last_ms} AND (_limit IS NULL OR (_ms - {epoch}) / {tick} <= _limit) THEN
         _t := (_ms - {epoch}) / {tick};
         _n := nextval('{state_lit}');
         _l := _n >> {seq_bits};
         IF _t > _l THEN
           _slot := _t << {seq_bits};
           _v := setval('{state_lit}', _slot);
-        ELSIF _l - _t <= _drift AND _n <> {last_slot} THEN
+        ELSIF _l - _t <= _drift AND _n <> {last_slot} AND (_limit IS NULL OR _l <= _limit) THEN
           _slot := _n;
         ELSE
           -- Not issued: give the slot back.
@@ -356,8 +438,14 @@ BEGIN
     IF _ms < {epoch} OR _ms > {last_ms} THEN
       RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = format('{e_time_range} time %s (Unix ms) is outside the layout''s range [{epoch}, {last_ms}]', _ms);
     END IF;
-    IF _l - _t <= _drift THEN
+    IF (_ms - {epoch}) / {tick} > _limit THEN
+      RAISE EXCEPTION USING ERRCODE = '22023', MESSAGE = format('{e_value} time %s (Unix ms) is %s ms ahead of the server''s clock: {next_id_at} takes times at most max_drift_ms + {slack_ms} ms ahead (now up to %s), or the state would stay there and lock every session out until the clock caught up; replays and backfills need a prefix of their own', _ms, _ms - _now, {epoch} + (_limit + 1) * {tick} - 1);
+    END IF;
+    IF _l - _t <= _drift AND _n = {last_slot} THEN
       RAISE EXCEPTION USING ERRCODE = '22008', MESSAGE = '{e_time_range} time {past_ms} (Unix ms) is past the layout''s last instant {last_ms}';
+    END IF;
+    IF _l - _t <= _drift THEN
+      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_sequence_exhausted} retry_after_ms=%s: every sequence number up to max_drift_ms + {slack_ms} ms ahead of the server''s clock is taken; retry later', (_l - _limit) * {tick});
     END IF;
     _first_ms := coalesce(_first_ms, _ms);
     _target := {epoch} + (_l - _drift) * {tick};
@@ -365,8 +453,10 @@ BEGIN
       PERFORM pg_sleep((_target - _ms) / 1000.0);
     ELSIF (_n & {seq_max}) = 0 AND _l - _t = _drift + 1 THEN
       RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_sequence_exhausted} retry_after_ms=%s: every sequence number of the current tick is taken; retry later (or raise max_wait_ms / max_drift_ms)', _target - _ms);
+    ELSIF _at_ms IS NOT NULL THEN
+      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_clock_behind} behind_ms=%s retry_after_ms=%s: time %s (Unix ms) is %s ms behind the state of {state_lit} (its IDs have been issued up to %s), so an ID at that time could repeat one of them; replays and backfills need a prefix of their own', {epoch} + _l * {tick} - _ms, _target - _ms, _ms, {epoch} + _l * {tick} - _ms, {epoch} + _l * {tick});
     ELSE
-      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_clock_behind} behind_ms=%s retry_after_ms=%s: the server clock is behind the last issued ID (it moved back, or more IDs were borrowed ahead than max_drift_ms allows)', {epoch} + _l * {tick} - _ms, _target - _ms);
+      RAISE EXCEPTION USING ERRCODE = '55000', MESSAGE = format('{e_clock_behind} behind_ms=%s retry_after_ms=%s: the server clock is behind the last issued ID (it moved back, more IDs were borrowed ahead than max_drift_ms allows, or the server restarted less than {margin_ms} ms ago)', {epoch} + _l * {tick} - _ms, _target - _ms);
     END IF;
   END LOOP;
 END
@@ -422,6 +512,12 @@ BEGIN
 $fn$;
 "#,
         state_lit = state.replace('\'', "''"),
+        born = BORN,
+        run = RUN,
+        guc = guc,
+        margin_ms = SQL_MAX_DRIFT_MS + AHEAD_SLACK_MS,
+        max_drift_ms = SQL_MAX_DRIFT_MS,
+        slack_ms = AHEAD_SLACK_MS,
         e_value = ErrorKind::Value.code(),
         e_time_range = ErrorKind::TimeRange.code(),
         e_invalid_id = ErrorKind::InvalidId.code(),

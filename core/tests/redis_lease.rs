@@ -522,7 +522,7 @@ fn assert_refused(result: Result<Generator, Error>, says: &str, secret: &str) ->
 
 #[test]
 fn passwords_acl_users_and_password_files() {
-    let limited = "user leaser on >l3aser-pw resetkeys ~libsnowflake:* -@all +eval +get +set +pexpire +del +ping +auth +select";
+    let limited = "user leaser on >l3aser-pw resetkeys ~libsnowflake:* -@all +eval +get +set +pexpire +del +time +ping +auth +select";
     let no_keys = "user stranger on >str4nger-pw resetkeys ~other:* +@all";
     let server = start_redis_with(&[
         "--password",

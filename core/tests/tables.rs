@@ -6,7 +6,9 @@
 //! --test tables` rewrites it after a deliberate change.
 
 use serde_json::{json, Value};
-use snowflake_core::{OptionType, Spelling, CONFLICTS, KINDS, NEEDS, OPTIONS};
+use snowflake_core::{
+    OptionType, Spelling, AHEAD_SLACK_MS, CONFLICTS, KINDS, MAX_IDS_PER_CALL, NEEDS, OPTIONS,
+};
 
 fn tables() -> Value {
     let options: Vec<Value> = OPTIONS
@@ -54,7 +56,10 @@ fn tables() -> Value {
             })
         })
         .collect();
-    json!({ "options": options, "conflicts": pairs(CONFLICTS), "needs": pairs(NEEDS), "errors": errors })
+    // The numbers that front ends check an argument against before calling core (PHP sizes a
+    // buffer by the count), checked against this table by their tests.
+    let limits = json!({ "max_ids_per_call": MAX_IDS_PER_CALL, "ahead_slack_ms": AHEAD_SLACK_MS });
+    json!({ "options": options, "conflicts": pairs(CONFLICTS), "needs": pairs(NEEDS), "errors": errors, "limits": limits })
 }
 
 #[test]

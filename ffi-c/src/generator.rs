@@ -70,6 +70,13 @@ pub struct SnowflakeStats {
     pub ms_left: u64,
     /// `ms_left` in years of 365.2425 days.
     pub years_left: f64,
+    /// Whether `clock_skew_ms` was measured (a lease across hosts).
+    pub clock_skew_measured: bool,
+    /// This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
+    /// last claim or renewal, in ms; 0 unless `clock_skew_measured`.
+    pub clock_skew_ms: i64,
+    /// How many renewals found the clocks further apart than `max_clock_skew_ms`.
+    pub skewed_renewals: u64,
 }
 
 /// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`:
@@ -315,7 +322,12 @@ pub unsafe extern "C" fn snowflake_try_next_id(
     })
 }
 
-/// The next ID at the caller's clock reading `unix_ms` (deterministic; never waits).
+/// The next ID at the caller's clock reading `unix_ms` (deterministic; never waits). It
+/// continues the state every generator with this layout and node values shares: a time behind
+/// it by more than `max_drift_ms` is `SNOWFLAKE_STATUS_CLOCK_BEHIND` (an ID there could repeat
+/// one already issued), and one more than `max_drift_ms` + 1 s ahead of the clock
+/// `SNOWFLAKE_STATUS_VALUE` (the state would stay there and lock every other caller out).
+/// Replays and backfills need `isolated=true` and node values of their own.
 ///
 /// # Safety
 /// `g` is a live handle; `out` is valid for a write.
@@ -456,6 +468,9 @@ pub unsafe extern "C" fn snowflake_generator_stats(
             last_unix_ms: s.last_unix_ms,
             ms_left: s.ms_left,
             years_left: s.years_left(),
+            clock_skew_measured: s.clock_skew_ms.is_some(),
+            clock_skew_ms: s.clock_skew_ms.unwrap_or(0),
+            skewed_renewals: s.skewed_renewals,
         };
         // SAFETY: valid for a write by contract.
         unsafe { *out = stats };

@@ -459,7 +459,11 @@ def private_tmp(work: Work, layout: str) -> None:
     procs = []
     for k in range(2):
         out = d / f"out{k}"
-        script = (f"mount -t tmpfs tmpfs /tmp && exec {PY} {ROOT}/tests/arbiter/issue.py "
+        # A checkout under /tmp (CI clones there) stays visible at its path: bound aside
+        # before the private /tmp hides it, then bound back onto it.
+        keep = (f"mount --bind {ROOT} /mnt && mount -t tmpfs tmpfs /tmp && mkdir -p {ROOT} && mount --bind /mnt {ROOT}"
+                if ROOT.is_relative_to("/tmp") else "mount -t tmpfs tmpfs /tmp")
+        script = (f"{keep} && exec {PY} {ROOT}/tests/arbiter/issue.py "
                   f"'{layout}' clock=0,datacenter=5 'lease=local' 400 {out} {d}")
         procs.append(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
                                       env=env_with(shm, TMPDIR="/tmp"), stderr=subprocess.PIPE, text=True))
@@ -468,11 +472,10 @@ def private_tmp(work: Work, layout: str) -> None:
     while len(list(d.glob("ready.*"))) < 2 and time.monotonic() < end and all(p.poll() is None for p in procs):
         time.sleep(0.01)
     (d / "go").touch()
-    for p in procs:
-        p.communicate(timeout=120)
+    errors = [p.communicate(timeout=120)[1] for p in procs]
     results = []
-    for out in outs:
-        lines = out.read_text().splitlines() if out.exists() else ["nothing"]
+    for out, err in zip(outs, errors):
+        lines = out.read_text().splitlines() if out.exists() else [f"nothing ({err.strip()[-300:]})"]
         results.append((lines[0], [int(x) for x in lines[1:] if not x.startswith("error")]))
     workers = {field_of(layout, ids[0], "worker") for _, ids in results if ids}
     check(all(h == "ok" for h, _ in results) and len(workers) == 2 and repeats([r[1] for r in results]) == 0,

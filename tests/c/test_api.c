@@ -494,8 +494,10 @@ static void test_generator_errors(void) {
                SNOWFLAKE_STATUS_VALUE);
   CHECK_STATUS(snowflake_generator_new(layout, NULL, "rollover=time", &untouched),
                SNOWFLAKE_STATUS_VALUE);
+  /* A boolean is `true` or `false`: any other text is the TYPE kind (issue 26), as a value
+     of another type is in every typed front end. */
   CHECK_STATUS(snowflake_generator_new(layout, NULL, "isolated=maybe", &untouched),
-               SNOWFLAKE_STATUS_VALUE);
+               SNOWFLAKE_STATUS_TYPE);
   CHECK_STATUS(snowflake_generator_new(layout, NULL, "\xfe", &untouched),
                SNOWFLAKE_STATUS_INVALID_UTF8);
   CHECK(untouched == (SnowflakeGenerator *)&g, "generator_new wrote its output on failure");
@@ -1419,6 +1421,49 @@ static void test_strict_input(void) {
   snowflake_layout_free(twitter);
 }
 
+/* Issue 26 in C: one spelling of a boolean in the text form, a time far ahead refused where
+   the state is shared, and what a time behind the state says. */
+static void test_edges(void) {
+  SnowflakeLayout *twitter = NULL;
+  SnowflakeGenerator *g = NULL, *lone = NULL;
+  uint64_t id = 0, now;
+  const char *bad_bools[] = {"isolated=1", "isolated=0", "isolated=yes", "isolated=True", "process_only=1", NULL};
+  size_t i;
+
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK)) return;
+  for (i = 0; bad_bools[i] != NULL; i++) {
+    /* Before: isolated=1 was true. The table says true or false: anything else is TYPE. */
+    CHECK_STATUS(snowflake_generator_new(twitter, "", bad_bools[i], &g), SNOWFLAKE_STATUS_TYPE);
+    CHECK_DETAIL("must be `true` or `false`");
+    CHECK(g == NULL, "%s: generator_new wrote its output on failure", bad_bools[i]);
+  }
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=30,worker=29", "process_only=true;max_wait_ms=0", &g),
+                   SNOWFLAKE_STATUS_OK) == 0) {
+    if (CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK) == 0) {
+      SnowflakeParts parts;
+      CHECK_STATUS(snowflake_layout_decode(twitter, id, &parts), SNOWFLAKE_STATUS_OK);
+      now = parts.unix_ms;
+      /* 2080: refused, the identity is not locked out. */
+      CHECK_STATUS(snowflake_next_id_at(g, 3471292800000u, &id), SNOWFLAKE_STATUS_VALUE);
+      CHECK_DETAIL("ahead of the clock");
+      CHECK_DETAIL("`isolated` set to true");
+      CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+      /* A week behind: says why, and how long the caller's clock has to go. */
+      CHECK_STATUS(snowflake_next_id_at(g, now - 604800000u, &id), SNOWFLAKE_STATUS_CLOCK_BEHIND);
+      CHECK_DETAIL("behind this identity's state");
+      CHECK_DETAIL("replays and backfills need a generator with `isolated` set to true");
+      CHECK(snowflake_last_retry_after_ms() >= 604800000u, "retry_after_ms %" PRIu64, snowflake_last_retry_after_ms());
+    }
+    snowflake_generator_free(g);
+  }
+  if (CHECK_STATUS(snowflake_generator_new(twitter, "datacenter=30,worker=29", "isolated=true", &lone),
+                   SNOWFLAKE_STATUS_OK) == 0) {
+    CHECK_STATUS(snowflake_next_id_at(lone, 3471292800000u, &id), SNOWFLAKE_STATUS_OK);
+    snowflake_generator_free(lone);
+  }
+  snowflake_layout_free(twitter);
+}
+
 /* The UUIDv7 view of every vector's ID (tests/vectors/uuid.json), both ways, and the refusals. */
 static void test_uuid_vectors(const char *dir) {
   cJSON *json = load_json(dir, "uuid.json");
@@ -1597,6 +1642,7 @@ int main(int argc, char **argv) {
   test_from_env();
   test_generator_errors();
   test_strict_input();
+  test_edges();
   test_encoding_errors();
   test_generator_basics();
   test_threads(per_thread);

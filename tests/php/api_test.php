@@ -101,7 +101,7 @@ test('IDs in: ints >= 0 and decimal strings only', function () {
     assert_throws(ValueException::class, fn () => Id::encode(1, 'base64'), 'unknown encoding');
     assert_throws(ValueException::class, fn () => Id::encode(1, "hex\0"), 'NUL in the encoding');
     assert_throws(TypeError::class, fn () => (new Generator('twitter', [], ['isolated' => true]))->nextIdAt(1.7e12), 'a float instant');
-    assert_throws(ValueException::class, fn () => $l->minId(-5), 'a negative instant');
+    assert_throws(TimeRangeException::class, fn () => $l->minId(-5), 'a negative instant (issue 26: as in every language)');
 });
 
 test('node values are checked in PHP: field, value and max named, nothing truncated', function () {

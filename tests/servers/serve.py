@@ -900,6 +900,330 @@ class RedisSet:
         return d
 
 
+class RedisCluster:
+    """`redis-cluster`: `--primaries N` redis-servers in cluster mode (3 by default), each with
+    `--replicas R` replicas, joined by `redis-cli --cluster create`. Ready when every node
+    says `cluster_state:ok` with all 16384 slots served, and every replica is linked."""
+
+    def __init__(self, opts: argparse.Namespace, dir: Path, sockdir: Path) -> None:
+        self.opts = opts
+        self.dir = dir
+        self.tls = None
+        self.password_file: Optional[Path] = None
+        if opts.password:
+            self.password_file = dir / "password"
+            self.password_file.write_text(opts.password)
+            self.password_file.chmod(0o644)
+        count = opts.primaries * (1 + opts.replicas)
+        self.nodes = [RedisNode(f"node{i}", dir / f"node{i}", sockdir, opts, None) for i in range(count)]
+        self.bus: dict[str, int] = {}
+
+    def cluster_lines(self, node: RedisNode) -> list[str]:
+        if node.name not in self.bus:
+            self.bus[node.name] = candidate_port(node.hosts)
+        return ["cluster-enabled yes", f"cluster-config-file {node.dir / 'nodes.conf'}",
+                f"cluster-node-timeout {self.opts.node_timeout_ms}", f"cluster-port {self.bus[node.name]}",
+                "cluster-announce-ip 127.0.0.1"]
+
+    def start(self, deadline: float) -> None:
+        for n in self.nodes:
+            n.extra = self.cluster_lines(n)
+            n.start(deadline)
+        argv = [which("redis-cli"), "--cluster", "create", *[f"127.0.0.1:{n.port}" for n in self.nodes],
+                "--cluster-replicas", str(self.opts.replicas), "--cluster-yes"]
+        if self.opts.password:
+            argv[1:1] = ["-a", self.opts.password, "--no-auth-warning"]
+        r = run(argv, timeout=max(10, deadline - time.monotonic()))
+        if r.returncode != 0:
+            raise Failure("redis-cli --cluster create failed", (r.stdout + r.stderr)[-3000:])
+        self.wait_ok(deadline)
+
+    def view(self, node: RedisNode) -> Optional[dict]:
+        try:
+            with node.connect(timeout=5) as c:
+                info = info_fields(c.call("CLUSTER", "INFO"))
+                role = c.call("ROLE")
+                return {"info": info, "role": role}
+        except (OSError, RespError, ConnectionError, ssl.SSLError):
+            return None
+
+    def ok(self) -> bool:
+        """Every running node sees the cluster ok, all slots served, and each replica linked."""
+        for n in self.nodes:
+            if not n.wanted:
+                continue
+            v = self.view(n)
+            if v is None:
+                return False
+            i = v["info"]
+            if i.get("cluster_state") != "ok" or i.get("cluster_slots_ok") != "16384":
+                return False
+            if v["role"][0] == "slave" and v["role"][3] != "connected":
+                return False
+        return True
+
+    def wait_ok(self, deadline: float) -> None:
+        def alive() -> None:
+            for n in self.nodes:
+                if n.wanted and n.proc is not None and n.proc.poll() is not None:
+                    raise Failure(f"{n.name} exited with status {n.proc.returncode}", tail(n.log))
+        wait_for("the cluster's nodes agreeing on every slot", self.ok, deadline, alive)
+
+    def slot_of(self, key: str) -> int:
+        for n in self.nodes:
+            if n.wanted:
+                try:
+                    return int(n.call("CLUSTER", "KEYSLOT", key))
+                except (OSError, RespError, ConnectionError):
+                    continue
+        raise Failure("no node answers CLUSTER KEYSLOT")
+
+    def owner(self, key: str) -> RedisNode:
+        """The primary that serves `key`'s slot now."""
+        slot = self.slot_of(key)
+        for n in self.nodes:
+            if not n.wanted:
+                continue
+            try:
+                for start, end, primary, *_ in n.call("CLUSTER", "SLOTS"):
+                    if int(start) <= slot <= int(end):
+                        for m in self.nodes:
+                            if m.port == int(primary[1]):
+                                return m
+            except (OSError, RespError, ConnectionError):
+                continue
+        raise Failure(f"no node serves the slot of {key!r}")
+
+    def target(self, name: Optional[str]) -> RedisNode:
+        if name is None:
+            return self.nodes[0]
+        if name.startswith("owner:"):
+            return self.owner(name[len("owner:"):])
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise Failure(f"no server named {name!r} (names: owner:KEY, " + ", ".join(n.name for n in self.nodes) + ")")
+
+    def failover(self, key: str, deadline: float) -> None:
+        """`CLUSTER FAILOVER FORCE` on a replica of the primary serving `key`: answered once it
+        is the primary and the cluster is ok again."""
+        old = self.owner(key)
+        replicas = [n for n in self.nodes if n.wanted and n is not old
+                    and (self.view(n) or {}).get("role", [None])[0] == "slave"
+                    and int(self.view(n)["role"][2]) == old.port]
+        if not replicas:
+            raise Failure(f"{old.name} has no replica to fail over to (give --replicas 1)")
+        new = replicas[0]
+        new.call("CLUSTER", "FAILOVER", "FORCE")
+
+        def promoted() -> bool:
+            v, was = self.view(new), self.view(old)
+            return v is not None and v["role"][0] == "master" and was is not None \
+                and was["role"][0] == "slave" and self.ok()
+        wait_for(f"{new.name} serving {old.name}'s slots", promoted, deadline, lambda: None)
+
+    def command(self, words: list[str], deadline: float) -> None:
+        cmd, args = words[0], words[1:]
+        if cmd == "failover":
+            self.failover(args[0] if args else "x", deadline)
+            return
+        if cmd == "flushall":
+            for n in self.nodes:
+                if n.wanted and (self.view(n) or {}).get("role", [None])[0] == "master":
+                    n.call("FLUSHALL")
+            return
+        if cmd == "await-ok":
+            self.wait_ok(deadline)
+            return
+        node = self.target(args[0] if args and args[0] != "keep" else None)
+        keep = "keep" in args
+        if cmd == "kill":
+            node.wanted = False
+            end(node.proc, signal.SIGKILL)
+        elif cmd == "term":
+            node.wanted = False
+            end(node.proc, signal.SIGTERM)
+        elif cmd in ("start", "restart"):
+            if cmd == "start" and node.proc is not None and node.proc.poll() is None:
+                raise Failure(f"{node.name} is running")
+            if cmd == "restart":
+                if keep:
+                    node.call("SAVE")
+                node.wanted = False
+                end(node.proc, signal.SIGTERM)
+            node.start(deadline, keep=keep)
+            self.wait_ok(deadline)
+        elif cmd == "freeze":
+            freeze(node.proc, deadline)
+            node.frozen = True
+        elif cmd == "thaw":
+            signal_group(node.proc, signal.SIGCONT)
+            node.frozen = False
+        else:
+            raise Failure(f"unknown command {cmd!r}")
+
+    def stop(self) -> None:
+        for n in self.nodes:
+            n.wanted = False
+            end(n.proc)
+
+    def describe(self) -> dict[str, Any]:
+        nodes = []
+        for n in self.nodes:
+            d = n.describe()
+            v = self.view(n) if n.wanted and not n.frozen else None
+            d["role"] = {"master": "primary", "slave": "replica"}.get(v["role"][0]) if v else None
+            nodes.append(d)
+        seeds = ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+        auth = f":{self.opts.password}@" if self.opts.password else ""
+        return {"cluster": {
+            "url": f"redis+cluster://{seeds}", "auth_url": f"redis+cluster://{auth}{seeds}" if auth else None,
+            "seeds": [f"127.0.0.1:{n.port}" for n in self.nodes], "nodes": nodes,
+            "primaries": [d["name"] for d in nodes if d["role"] == "primary"],
+            "password": self.opts.password,
+            "password_file": str(self.password_file) if self.password_file else None,
+            "node_timeout_ms": self.opts.node_timeout_ms,
+        }}
+
+
+# --- MariaDB --------------------------------------------------------------------------------
+
+class MariaDB:
+    """A MariaDB server made by mariadb-install-db in its directory, on a unix socket in its
+    own directory and a TCP port on 127.0.0.1, with a database and a user of the test's (the
+    client speaks the MySQL protocol: `lease=mysql://…`). Ready when the `mariadb` client gets
+    an answer to a query through the socket and through TCP as that user."""
+
+    def __init__(self, opts: argparse.Namespace, dir: Path, sockdir: Path) -> None:
+        self.opts = opts
+        self.home = dir / "mariadb"
+        self.home.mkdir(mode=0o755)
+        self.data = self.home / "data"
+        self.socket = sockdir / "mysqld.sock"
+        self.log = self.home / "mariadb.log"
+        self.port: Optional[int] = opts.port
+        self.port_attempts = 0
+        self.proc: Optional[subprocess.Popen] = None
+        self.frozen = False
+        self.root = os.geteuid() == 0
+
+    def base(self) -> list[str]:
+        # Its own temporary directory: two servers set up at once in one /tmp collide.
+        return ["--no-defaults", f"--datadir={self.data}", f"--tmpdir={self.home}"] + \
+            (["--user=root"] if self.root else [])
+
+    def client(self, sql: str, user: str = "root", tcp: bool = False, timeout: float = 30) -> subprocess.CompletedProcess:
+        argv = [which("mariadb"), "--no-defaults", "--batch", "--skip-column-names", f"--user={user}",
+                f"--connect-timeout={int(max(1, timeout))}"]
+        if tcp:
+            argv += ["--protocol=tcp", "--host=127.0.0.1", f"--port={self.port}"]
+        else:
+            argv += ["--protocol=socket", f"--socket={self.socket}"]
+        if user != "root" and self.opts.password:
+            argv.append(f"--password={self.opts.password}")
+        return run(argv + ["-e", sql], timeout=timeout + 10)
+
+    def install(self) -> None:
+        r = run([which("mariadb-install-db", "mysql_install_db"), *self.base(), "--auth-root-authentication-method=socket",
+                 "--skip-test-db", "--skip-name-resolve"], timeout=300, cwd=self.home)
+        if r.returncode != 0:
+            raise Failure("mariadb-install-db failed", (r.stdout + r.stderr)[-3000:])
+
+    def start(self, deadline: float) -> None:
+        fresh = not self.data.exists()
+        if fresh:
+            self.install()
+        same_address = self.proc is not None
+        for attempt in range(PORT_ATTEMPTS):
+            if self.port is None:
+                self.port = candidate_port(["127.0.0.1"])
+            self.port_attempts += 1
+            argv = [which("mariadbd"), *self.base(), f"--socket={self.socket}", f"--port={self.port}",
+                    "--bind-address=127.0.0.1", f"--pid-file={self.home / 'mariadbd.pid'}", f"--log-error={self.log}",
+                    "--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=16M",
+                    "--max-connections=200", "--performance-schema=OFF"]
+            argv += [f"--{c}" for c in self.opts.mysql_config or []]
+            offset = self.log.stat().st_size if self.log.exists() else 0
+            self.proc = spawn(argv, self.home / "stdout.log", self.home)
+            self.frozen = False
+
+            def alive() -> None:
+                if self.proc is not None and self.proc.poll() is not None:
+                    log = tail(self.log, offset=offset)
+                    if "Address already in use" in log or "Do you already have another" in log:
+                        raise PortInUse()
+                    raise Failure(f"mariadbd exited with status {self.proc.returncode} while starting", log)
+            try:
+                wait_for("mariadbd (a query on its socket)", lambda: self.client("SELECT 1", timeout=5).returncode == 0,
+                         deadline, alive)
+                break
+            except PortInUse:
+                end(self.proc, signal.SIGKILL)
+                if same_address:
+                    if time.monotonic() > deadline or attempt >= 10:
+                        raise Failure(f"mariadbd: port {self.port} was taken while the server was down")
+                    time.sleep(0.5)
+                else:
+                    self.port = None
+        else:
+            raise Failure(f"mariadbd: no free port after {PORT_ATTEMPTS} attempts", tail(self.log))
+        if fresh:
+            o = self.opts
+            pw = (o.password or "").replace("\\", "\\\\").replace("'", "\\'")
+            r = self.client(f"CREATE DATABASE IF NOT EXISTS `{o.database}`; "
+                            f"CREATE USER IF NOT EXISTS '{o.db_user}'@'%' IDENTIFIED BY '{pw}'; "
+                            f"CREATE USER IF NOT EXISTS '{o.db_user}'@'localhost' IDENTIFIED BY '{pw}'; "
+                            f"GRANT ALL ON `{o.database}`.* TO '{o.db_user}'@'%'; "
+                            f"GRANT ALL ON `{o.database}`.* TO '{o.db_user}'@'localhost'; FLUSH PRIVILEGES")
+            if r.returncode != 0:
+                raise Failure("creating the test's database and user failed", r.stdout + r.stderr)
+        wait_for("mariadbd (a query as the test's user over TCP)",
+                 lambda: self.client("SELECT 1", user=self.opts.db_user, tcp=True, timeout=5).returncode == 0,
+                 deadline, lambda: None)
+
+    def command(self, words: list[str], deadline: float) -> None:
+        cmd = words[0]
+        if len(words) > 1 and words[1] != "mariadb":
+            raise Failure(f"no server named {words[1]!r} (mariadb)")
+        if cmd == "kill":
+            end(self.proc, signal.SIGKILL)
+        elif cmd == "term":
+            end(self.proc, signal.SIGTERM, grace_s=60)
+        elif cmd == "start":
+            if self.proc is not None and self.proc.poll() is None:
+                raise Failure("mariadbd is running")
+            self.start(deadline)
+        elif cmd == "restart":
+            end(self.proc, signal.SIGTERM, grace_s=60)
+            self.start(deadline)
+        elif cmd == "freeze":
+            freeze(self.proc, deadline)
+            self.frozen = True
+        elif cmd == "thaw":
+            signal_group(self.proc, signal.SIGCONT)
+            self.frozen = False
+        else:
+            raise Failure(f"unknown command {cmd!r}")
+
+    def stop(self) -> None:
+        end(self.proc, signal.SIGTERM, grace_s=60)
+
+    def describe(self) -> dict[str, Any]:
+        o = self.opts
+        auth = f"{o.db_user}:{o.password}" if o.password else o.db_user
+        running = bool(self.proc and self.proc.poll() is None)
+        return {"mariadb": {
+            "pid": self.proc.pid if running else None, "running": running, "frozen": self.frozen,
+            "port": self.port, "socket": str(self.socket), "host": "127.0.0.1",
+            "user": o.db_user, "password": o.password, "database": o.database,
+            "url": f"mysql://{auth}@127.0.0.1:{self.port}/{o.database}",
+            "socket_url": f"mysql://{auth}@localhost/{o.database}?socket={self.socket}",
+            "client": [which("mariadb"), "--no-defaults", "--protocol=socket", f"--socket={self.socket}", "--user=root",
+                       o.database],
+            "data_dir": str(self.data), "log": str(self.log), "port_attempts": self.port_attempts,
+        }}
+
+
 # --- PostgreSQL -----------------------------------------------------------------------------
 
 def postgres_bin() -> Path:
@@ -1049,10 +1373,20 @@ class Postgres:
                 return False
         return True
 
+    def thaw_kids(self) -> None:
+        for kid in getattr(self, "frozen_kids", []):
+            try:
+                os.kill(kid, signal.SIGCONT)
+            except OSError:
+                pass
+        self.frozen_kids = []
+
     def command(self, words: list[str], deadline: float) -> None:
         cmd = words[0]
         if len(words) > 1 and words[1] != "postgres":
             raise Failure(f"no server named {words[1]!r} (postgres)")
+        if cmd in ("kill", "term", "restart"):
+            self.thaw_kids()
         if cmd == "kill":
             end(self.proc, signal.SIGKILL)
             # Its lock files name a pid that may be another process's by the next start.
@@ -1068,15 +1402,25 @@ class Postgres:
             end(self.proc, signal.SIGINT, grace_s=60)
             self.start(deadline)
         elif cmd == "freeze":
+            # The backends (one per connection) are in sessions of their own: a stalled server
+            # stops them too, or its open connections would go on answering.
+            self.frozen_kids = children_of(self.proc.pid) if self.proc else []
+            for kid in self.frozen_kids:
+                try:
+                    os.kill(kid, signal.SIGSTOP)
+                except OSError:
+                    pass
             freeze(self.proc, deadline)
             self.frozen = True
         elif cmd == "thaw":
             signal_group(self.proc, signal.SIGCONT)
+            self.thaw_kids()
             self.frozen = False
         else:
             raise Failure(f"unknown command {cmd!r}")
 
     def stop(self) -> None:
+        self.thaw_kids()
         # A fast shutdown (SIGINT) disconnects clients; SIGKILL would leave shared memory.
         end(self.proc, signal.SIGINT, grace_s=60)
 
@@ -1250,7 +1594,7 @@ class Certs:
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="serve.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("kind", choices=["redis", "sentinel", "postgres", "fpm", "certs"])
+    p.add_argument("kind", choices=["redis", "sentinel", "redis-cluster", "postgres", "mariadb", "fpm", "certs"])
     p.add_argument("--dir", help="make the servers' directory in DIR (the test's own temporary "
                                  "directory); default $TMPDIR")
     p.add_argument("--timeout", type=float, default=180, help="seconds a start may take (default 180)")
@@ -1271,10 +1615,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="sentinel down-after-milliseconds (default 5000: no false failover under load)")
     g.add_argument("--failover-timeout-ms", type=int, default=20000)
     g.add_argument("--sentinel-password", help="requirepass of the sentinels")
-    g = p.add_argument_group("postgres")
-    g.add_argument("--tcp", action="store_true", help="listen on 127.0.0.1 too")
-    g.add_argument("--db-user", default="snowflake", help="the superuser initdb makes (default snowflake)")
-    g.add_argument("--database", default="postgres")
+    g = p.add_argument_group("redis-cluster")
+    g.add_argument("--primaries", type=int, default=3, help="primaries (default 3)")
+    g.add_argument("--node-timeout-ms", type=int, default=5000,
+                   help="cluster-node-timeout (default 5000: no false failover under load)")
+    g = p.add_argument_group("postgres and mariadb")
+    g.add_argument("--tcp", action="store_true", help="postgres: listen on 127.0.0.1 too")
+    g.add_argument("--db-user", default="snowflake", help="postgres: the superuser initdb makes; mariadb: a user "
+                                                          "with every right on --database (default snowflake)")
+    g.add_argument("--database", default=None, help="default: postgres (postgres), snowflake (mariadb)")
+    g.add_argument("--mysql-config", action="append", metavar="NAME=VALUE", help="a mariadbd --NAME=VALUE option")
     g.add_argument("--os-user", default="postgres", help="who runs PostgreSQL when we are root")
     g.add_argument("--pg-config", action="append", metavar="NAME=VALUE", help="a postgres -c setting")
     g = p.add_argument_group("fpm")
@@ -1303,6 +1653,10 @@ def main(argv: list[str]) -> int:
     if argv == ["--watchdog"]:
         return watchdog()
     opts = parse_args(argv)
+    if opts.database is None:
+        opts.database = "snowflake" if opts.kind == "mariadb" else "postgres"
+    if opts.kind == "redis-cluster" and "--replicas" not in argv:
+        opts.replicas = 0
     dir = new_dir(f"{opts.kind}-", Path(opts.dir) if opts.dir else None)
     extra_dirs: list[Path] = []
     sockdir = dir
@@ -1323,6 +1677,10 @@ def main(argv: list[str]) -> int:
         deadline = time.monotonic() + opts.timeout
         if opts.kind in ("redis", "sentinel"):
             topology = RedisSet(opts, dir, sockdir)
+        elif opts.kind == "redis-cluster":
+            topology = RedisCluster(opts, dir, sockdir)
+        elif opts.kind == "mariadb":
+            topology = MariaDB(opts, dir, sockdir)
         elif opts.kind == "postgres":
             topology = Postgres(opts, dir, sockdir, extra_dirs)
         elif opts.kind == "fpm":

@@ -4,6 +4,7 @@ sequence, in a throw-away server (the shared helpers' `Servers("postgres")`, tes
 measured with pgbench. Figures only, never a pass/fail: the machine's load decides them.
 
     python3 tests/sql/bench.py [--seconds 5] [--layout twitter]
+    SNOWFLAKE_CLI=/path/to/other/snowflake python3 tests/sql/bench.py   # another version's SQL
 
 Rows: one ID per statement (a round trip each, as an INSERT ... DEFAULT does), and 1000 IDs
 per statement (generate_series: the functions' own cost), from 1 and from 8 sessions.
@@ -25,6 +26,10 @@ from servers import Servers  # noqa: E402
 
 
 def cli() -> str:
+    """This checkout's `snowflake`, built in release; $SNOWFLAKE_CLI overrides it (to measure
+    another version's SQL against this one's)."""
+    if os.environ.get("SNOWFLAKE_CLI"):
+        return os.environ["SNOWFLAKE_CLI"]
     cargo = os.environ.get("CARGO", "cargo")
     subprocess.run([cargo, "build", "-q", "--release", "-p", "snowflake-cli"], cwd=REPO, check=True)
     return str(REPO / "target" / "release" / "snowflake")

@@ -154,6 +154,10 @@ class Stats:
     @property
     def years_left(self) -> float: ...
     @property
+    def clock_skew_ms(self) -> Optional[int]: ...
+    @property
+    def skewed_renewals(self) -> int: ...
+    @property
     def sources(self) -> dict[str, str]: ...
 
 @final
@@ -179,6 +183,7 @@ class Generator:
         lease: Optional[str] = None,
         lease_field: Optional[str] = None,
         lease_ttl_ms: Optional[int] = None,
+        max_clock_skew_ms: Optional[int] = None,
         lease_password_file: Union[str, "os.PathLike[str]", None] = None,
         lease_tls_ca: Union[str, "os.PathLike[str]", None] = None,
         lease_tls_cert: Union[str, "os.PathLike[str]", None] = None,

@@ -144,7 +144,7 @@ const PID_AT: u64 = 1 << 40;
 const BEACON_AT: u64 = 1 << 62;
 
 /// How long a check that the file is still at its name covers, in ms of clock readings.
-pub(crate) const RECHECK_MS: u64 = 50;
+pub(crate) const RECHECK_MS: u64 = crate::RECORD_AHEAD_MS;
 /// How long opening waits for another process's set-up lock at least, whatever `max_wait_ms`
 /// (a set-up lasts microseconds; a holder stopped in it is named after this).
 pub(crate) const OPEN_GRACE_MS: u64 = 1000;

@@ -8,8 +8,10 @@
 //!   meets before it issues (the default, `shared=`, `process_only`, `state_file`, each lease
 //!   under the value it holds, `rollover`): across processes and users it refuses exactly
 //!   what the registry refuses in one process. `isolated` alone stays outside.
-//! - Beyond the host: a state file (`state-file`) keeps a durable high-water mark; Redis
-//!   leases (`lease-redis`) hand out worker values to a fleet.
+//! - Beyond the host: a state file (`state-file`) keeps a durable high-water mark; leases
+//!   hand out worker values to a fleet, with one protocol ([`lease`]) over a store of each
+//!   kind: Redis, Sentinel and Redis Cluster (`lease-redis`), PostgreSQL (`lease-postgres`),
+//!   MySQL and MariaDB (`lease-mysql`), one file each.
 //!
 //! Every option comes from [`crate::Options`], whose table checks names, types and ranges;
 //! this module only wires the backends.
@@ -18,22 +20,30 @@ use crate::clock::{Clock, DefaultClock, MonotonicClock};
 use crate::error::{Error, Result};
 use crate::generator::{Cell, Generator};
 use crate::layout::{FieldKind, Layout, Node};
-#[cfg(any(feature = "lease-local", feature = "lease-redis"))]
+#[cfg(any(feature = "lease-local", feature = "lease-remote"))]
 use crate::options::LeaseKind;
 use crate::options::Options;
 use crate::text::Name;
 use std::path::Path;
 
 mod arbiter;
+#[cfg(feature = "lease-remote")]
+mod lease;
 #[cfg(feature = "lease-local")]
 mod lease_local;
-#[cfg(feature = "lease-redis")]
-mod lease_redis;
 #[cfg(feature = "state-file")]
 mod mark;
 #[cfg(feature = "lease-redis")]
 mod redis_conn;
 mod registry;
+#[cfg(feature = "lease-mysql")]
+mod store_mysql;
+#[cfg(feature = "lease-postgres")]
+mod store_postgres;
+#[cfg(feature = "lease-redis")]
+mod store_redis;
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+mod store_sql;
 
 pub use arbiter::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
@@ -160,11 +170,13 @@ fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     match &options.lease {
         #[cfg(feature = "lease-local")]
         Some(LeaseKind::Local) => open_local_lease(layout, node, options),
-        #[cfg(feature = "lease-redis")]
-        Some(LeaseKind::Redis(url)) => match &options.shared {
-            Some(name) => open_host_lease(layout, node, options, name, url),
-            None => open_redis_lease(layout, node, options, url),
-        },
+        #[cfg(feature = "lease-remote")]
+        Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) => {
+            match &options.shared {
+                Some(name) => open_host_lease(layout, node, options, name, kind),
+                None => open_remote_lease(layout, node, options, kind),
+            }
+        }
         // The option table refuses a lease whose feature is missing.
         #[allow(unreachable_patterns)]
         Some(_) => Err(bad("lease", "this build of snowflake-core has no backend for this lease")),
@@ -297,36 +309,65 @@ fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Ge
     Ok(g.assemble(cell, None, false))
 }
 
-/// A Redis lease's settings from `options`.
-#[cfg(feature = "lease-redis")]
-fn redis_config<'a>(options: &'a Options, url: &'a str) -> lease_redis::Config<'a> {
-    lease_redis::Config {
-        settings: redis_conn::Settings {
-            url,
-            password_file: options.lease_password_file.as_deref(),
-            tls_ca: options.lease_tls_ca.as_deref(),
-            tls_cert: options.lease_tls_cert.as_deref(),
-            tls_key: options.lease_tls_key.as_deref(),
-        },
+/// A lease's settings from `options`.
+#[cfg(feature = "lease-remote")]
+fn lease_config(options: &Options) -> lease::Config {
+    lease::Config {
         ttl_ms: options.lease_ttl_ms.unwrap_or(5000),
         window_ms: options.state_window_ms.unwrap_or(1000),
         max_wait_ms: options.max_wait_ms,
+        max_clock_skew_ms: options.max_clock_skew_ms.unwrap_or(crate::options::DEFAULT_MAX_CLOCK_SKEW_MS),
     }
 }
 
-/// A Redis lease of one process: a state of its own, raised to each claim's floor, with a
-/// guard on the record of the value it holds.
-#[cfg(feature = "lease-redis")]
-fn open_redis_lease(layout: &Layout, node: Node, options: &Options, url: &str) -> Result<Generator> {
+/// The store of a lease's address, for the identity of `field`.
+#[cfg(feature = "lease-remote")]
+fn open_store(
+    kind: &LeaseKind,
+    options: &Options,
+    layout: &Layout,
+    node: &Node,
+    field: usize,
+) -> Result<Box<dyn lease::Store>> {
+    let settings = |url| lease::Settings {
+        url,
+        password_file: options.lease_password_file.as_deref(),
+        tls_ca: options.lease_tls_ca.as_deref(),
+        tls_cert: options.lease_tls_cert.as_deref(),
+        tls_key: options.lease_tls_key.as_deref(),
+    };
+    let identity = lease::Lease::identity(layout, node, field);
+    let ttl_ms = lease_config(options).ttl_ms;
+    match kind {
+        #[cfg(feature = "lease-redis")]
+        LeaseKind::Redis(url) => store_redis::open(&settings(url), &identity, ttl_ms),
+        #[cfg(feature = "lease-postgres")]
+        LeaseKind::Postgres(url) => store_postgres::open(url, &settings(url), identity, ttl_ms),
+        #[cfg(feature = "lease-mysql")]
+        LeaseKind::Mysql(url) => store_mysql::open(url, &settings(url), identity, ttl_ms),
+        // The option table refuses a lease whose feature is missing.
+        #[allow(unreachable_patterns)]
+        _ => {
+            let _ = (settings, identity, ttl_ms);
+            Err(bad("lease", "this build of snowflake-core has no backend for this lease"))
+        }
+    }
+}
+
+/// A lease of one process in a store across hosts: a state of its own, raised to each
+/// claim's floor, with a guard on the record of the value it holds.
+#[cfg(feature = "lease-remote")]
+fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind) -> Result<Generator> {
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
     let clock = MonotonicClock::process();
     let g = Generator::build(layout, node, policy, clock)?;
     let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    // Claims, and waits until the claim may issue (see lease_redis: at most
-    // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty Redis).
-    let lease = lease_redis::RedisLease::open(
-        &redis_config(options, url),
+    // Claims, and waits until the claim may issue (see `lease`: at most
+    // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty store).
+    let lease = lease::Lease::open(
+        open_store(kind, options, layout, &node, field)?,
+        &lease_config(options),
         layout,
         &node,
         field,
@@ -341,15 +382,15 @@ fn open_redis_lease(layout: &Layout, node: Node, options: &Options, url: &str) -
     Ok(g.leased(claimed, field, true).assemble(cell, Some(lease), false))
 }
 
-/// A host lease (`lease=redis://…` with `shared=`): the host's processes share one state and
-/// one leased value (see `lease_redis`), each holding the value's record with the others.
-#[cfg(feature = "lease-redis")]
+/// A host lease (`lease=` a store with `shared=`): the host's processes share one state and
+/// one leased value (see `lease`), each holding the value's record with the others.
+#[cfg(feature = "lease-remote")]
 fn open_host_lease(
     layout: &Layout,
     node: Node,
     options: &Options,
     name: &str,
-    url: &str,
+    kind: &LeaseKind,
 ) -> Result<Generator> {
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
@@ -371,9 +412,10 @@ fn open_host_lease(
     let record = arbiter::Record::hold(&req).map_err(arbiter::Refused::error)?;
     wait_ready(layout, &record, policy.max_drift_ms);
     let clock = record.clock();
-    let host = lease_redis::Host::join(record.clone(), policy.max_wait_ms)?;
-    let lease = lease_redis::RedisLease::open(
-        &redis_config(options, url),
+    let host = lease::Host::join(record.clone(), policy.max_wait_ms)?;
+    let lease = lease::Lease::open(
+        open_store(kind, options, layout, &node, field)?,
+        &lease_config(options),
         layout,
         &node,
         field,

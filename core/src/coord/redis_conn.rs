@@ -1,7 +1,9 @@
 //! Where a Redis lease lives and how it is reached, through the `redis` crate's blocking
-//! client: every address form of `lease=`, the credentials (in the address or in
+//! clients: every address form of `lease=`, the credentials (in the address or in
 //! `lease_password_file`), TLS (rustls, verified against the system's roots or
-//! `lease_tls_ca`, with an optional client certificate), and Sentinel.
+//! `lease_tls_ca`, with an optional client certificate), Sentinel, and Redis Cluster
+//! (`redis+cluster://host:port,host:port`, the crate's cluster client, which follows the
+//! slots as they move and fail over).
 //!
 //! Every connection has timeouts (connect, TLS handshake, AUTH and each reply), so that a
 //! frozen or unreachable server costs a bounded time. Sentinel discovery is done here rather
@@ -17,14 +19,7 @@ use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionI
 use std::path::Path;
 use std::time::Duration;
 
-/// What the options say about a Redis lease's address.
-pub(crate) struct Settings<'a> {
-    pub url: &'a str,
-    pub password_file: Option<&'a Path>,
-    pub tls_ca: Option<&'a Path>,
-    pub tls_cert: Option<&'a Path>,
-    pub tls_key: Option<&'a Path>,
-}
+pub(crate) use super::lease::Settings;
 
 enum Place {
     /// One server: TCP (plain or TLS) or a unix socket.
@@ -32,6 +27,24 @@ enum Place {
     /// The master named `master`, as the sentinels at `sentinels` say; reached with `node`'s
     /// database and credentials, over TLS when `tls`.
     Sentinel { sentinels: Vec<ConnectionInfo>, master: String, node: RedisConnectionInfo, tls: bool },
+    /// A Redis Cluster reached through any of `nodes` (seeds: the client learns the others).
+    Cluster { nodes: Vec<ConnectionInfo>, node: RedisConnectionInfo, tls: bool },
+}
+
+/// A connection to one server, or to a cluster.
+pub(crate) enum Conn {
+    Single(redis::Connection),
+    Cluster(Box<redis::cluster::ClusterConnection>),
+}
+
+impl Conn {
+    /// Runs `cmd` (routed by its key in a cluster).
+    pub(crate) fn query(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<redis::Value> {
+        match self {
+            Conn::Single(c) => cmd.query(c),
+            Conn::Cluster(c) => cmd.query(c.as_mut()),
+        }
+    }
 }
 
 /// A Redis server (or a Sentinel-managed master) to connect to.
@@ -95,7 +108,20 @@ impl Target {
             }
             None => None,
         };
-        let tls = url.starts_with("rediss://") || url.starts_with("rediss+sentinel://");
+        let tls = url.starts_with("rediss://")
+            || url.starts_with("rediss+sentinel://")
+            || url.starts_with("rediss+cluster://");
+        // A user or password must be percent-encoded: one that holds a `/`, `?` or `#` would
+        // be read as part of the host, path or query (and shown as such in messages).
+        let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+        if !url.starts_with("unix://")
+            && after_scheme.rsplit_once('@').is_some_and(|(u, _)| u.contains(['/', '?', '#']))
+        {
+            return Err(invalid(
+                url,
+                "has a user or password holding an unencoded `/`, `?`, `#` or `@`: percent-encode them (%2F, %3F, %23, %40), or give the password in lease_password_file",
+            ));
+        }
         if url.contains('#') {
             return Err(invalid(url, "has a `#` part: a lease never skips the server's certificate check"));
         }
@@ -112,9 +138,10 @@ impl Target {
         } else {
             None
         };
-        let place = match url.split_once("+sentinel://") {
-            Some((_, rest)) => Target::sentinel(url, rest, tls, password)?,
-            None => {
+        let place = match (url.split_once("+sentinel://"), url.split_once("+cluster://")) {
+            (Some((_, rest)), _) => Target::sentinel(url, rest, tls, password)?,
+            (_, Some((_, rest))) => Target::cluster(url, rest, tls, password)?,
+            (None, None) => {
                 let info = url.into_connection_info().map_err(|e| {
                     invalid(
                         url,
@@ -139,11 +166,19 @@ impl Target {
 
     /// `[user[:password]@]host[:port],host[:port]/master[/db]`.
     fn sentinel(url: &str, rest: &str, tls: bool, password: Option<String>) -> Result<Place, Error> {
-        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
-        let (credentials, hosts) = match authority.rsplit_once('@') {
+        // The credentials end at the last `@` (a password may hold an unencoded `/`), and no
+        // part of the address is echoed in a message but through `redact_url`.
+        let (credentials, after) = match rest.rsplit_once('@') {
             Some((c, h)) => (Some(c), h),
-            None => (None, authority),
+            None => (None, rest),
         };
+        if after.contains('?') {
+            return Err(invalid(
+                url,
+                "has a `?` part: a Sentinel address takes no parameters (give the password in the address, redis+sentinel://:PASSWORD@host:port/MASTER, or in lease_password_file)",
+            ));
+        }
+        let (hosts, path) = after.split_once('/').unwrap_or((after, ""));
         let mut parts = path.split('/').filter(|p| !p.is_empty());
         let master = parts.next().ok_or_else(|| {
             invalid(url, "names no master: redis+sentinel://host:port,host:port/MASTER[/db]")
@@ -155,62 +190,89 @@ impl Target {
         if parts.next().is_some() {
             return Err(invalid(url, "has more than /MASTER/DB after the sentinels"));
         }
-        let decode = |s: &str| {
-            percent_decode(s)
-                .ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
-        };
-        let mut node = RedisConnectionInfo::default().set_db(db).set_skip_set_lib_name();
-        if let Some(c) = credentials {
-            let (user, pass) = c.split_once(':').map_or((c, None), |(u, p)| (u, Some(p)));
-            if !user.is_empty() {
-                node = node.set_username(decode(user)?);
-            }
-            if let Some(p) = pass {
-                if password.is_some() {
-                    return Err(invalid(
-                        url,
-                        "has a password, and lease_password_file gives one too: give one",
-                    ));
-                }
-                node = node.set_password(decode(p)?);
-            }
-        }
-        if let Some(p) = password {
-            node = node.set_password(p);
-        }
-        let mut sentinels = vec![];
-        for host in hosts.split(',').filter(|h| !h.is_empty()) {
-            let scheme = if tls { "rediss" } else { "redis" };
-            let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
-            let host = if has_port { host.to_string() } else { format!("{host}:26379") };
-            let info = format!("{scheme}://{host}").into_connection_info().map_err(|_| {
-                invalid(url, format_args!("has a sentinel address `{host}` that is not host:port"))
-            })?;
-            let settings = info.redis_settings().clone().set_skip_set_lib_name();
-            sentinels.push(info.set_redis_settings(settings));
-        }
+        let node = node_info(url, credentials, password, db)?;
+        let sentinels = host_list(url, hosts, tls, 26379, "sentinel")?
+            .into_iter()
+            .map(|info| {
+                let settings = info.redis_settings().clone().set_skip_set_lib_name();
+                info.set_redis_settings(settings)
+            })
+            .collect::<Vec<_>>();
         if sentinels.is_empty() {
             return Err(invalid(url, "names no sentinel: redis+sentinel://host:port,host:port/MASTER[/db]"));
         }
         Ok(Place::Sentinel { sentinels, master: master.to_string(), node, tls })
     }
 
-    /// Whether the address is a Sentinel-managed master (whose replica may be promoted
-    /// without the last writes: see the lease's claim).
-    pub(crate) fn is_sentinel(&self) -> bool {
-        matches!(self.place, Place::Sentinel { .. })
+    /// `[user[:password]@]host:port,host:port`: the cluster's seed nodes.
+    fn cluster(url: &str, rest: &str, tls: bool, password: Option<String>) -> Result<Place, Error> {
+        let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+        if !path.is_empty() {
+            return Err(invalid(
+                url,
+                "has a path: a Redis Cluster has one database, redis+cluster://host:port,host:port",
+            ));
+        }
+        let (credentials, hosts) = match authority.rsplit_once('@') {
+            Some((c, h)) => (Some(c), h),
+            None => (None, authority),
+        };
+        let node = node_info(url, credentials, password, 0)?;
+        let nodes = host_list(url, hosts, tls, 6379, "node")?
+            .into_iter()
+            .map(|info| info.set_redis_settings(node.clone()))
+            .collect::<Vec<_>>();
+        if nodes.is_empty() {
+            return Err(invalid(url, "names no node: redis+cluster://host:port,host:port"));
+        }
+        Ok(Place::Cluster { nodes, node, tls })
+    }
+
+    /// Whether a promoted replica may serve the address without the last writes (Sentinel,
+    /// Cluster): then no stored mark is trusted alone (see the lease's claim).
+    pub(crate) fn fails_over(&self) -> bool {
+        matches!(self.place, Place::Sentinel { .. } | Place::Cluster { .. })
+    }
+
+    /// Whether the address is a Redis Cluster.
+    pub(crate) fn is_cluster(&self) -> bool {
+        matches!(self.place, Place::Cluster { .. })
     }
 
     /// A connection with timeouts on every reply.
-    pub(crate) fn connect(&self) -> Result<redis::Connection, Failure> {
+    pub(crate) fn connect(&self) -> Result<Conn, Failure> {
         match &self.place {
-            Place::Direct(info) => self.connect_to(info, &self.shown),
+            Place::Direct(info) => self.connect_to(info, &self.shown).map(Conn::Single),
+            Place::Cluster { nodes, node, tls } => {
+                let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.clone())
+                    .connection_timeout(self.timeout)
+                    .response_timeout(self.timeout)
+                    .retries(2);
+                if let Some(u) = &node.username() {
+                    builder = builder.username(u);
+                }
+                if let Some(p) = &node.password() {
+                    builder = builder.password(p);
+                }
+                if *tls {
+                    install_crypto_provider();
+                    builder = builder.tls(redis::TlsMode::Secure);
+                    if let Some(c) = &self.certificates {
+                        builder = builder.certs(c.clone());
+                    }
+                }
+                let client = builder.build().map_err(|e| describe(&e, &self.shown))?;
+                client
+                    .get_connection()
+                    .map(|c| Conn::Cluster(Box::new(c)))
+                    .map_err(|e| describe(&e, &self.shown))
+            }
             Place::Sentinel { sentinels, master, node, tls } => {
                 let mut why = vec![];
                 for s in sentinels {
                     let shown = addr_text(s.addr());
                     match self.master_from(s, &shown, master, node, *tls) {
-                        Ok(conn) => return Ok(conn),
+                        Ok(conn) => return Ok(Conn::Single(conn)),
                         Err(f) => why.push(f.message),
                     }
                 }
@@ -334,7 +396,7 @@ pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
         || text.contains("can't access")
         || text.contains("no permission")
     {
-        format!("the Redis user at {shown} may not run the lease's commands: it needs +eval, +get, +set, +pexpire, +del and the keys libsnowflake:* ({})", e.detail().unwrap_or(""))
+        format!("the Redis user at {shown} may not run the lease's commands: it needs +eval, +get, +set, +pexpire, +del, +time and the keys libsnowflake:* ({})", e.detail().unwrap_or(""))
     } else if code == "READONLY" {
         format!("Redis at {shown} is a read-only replica, not the master")
     } else if e.is_timeout() {
@@ -352,4 +414,52 @@ pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
         || code == "LOADING"
         || code == "MASTERDOWN";
     Failure { message, reconnect }
+}
+
+/// The settings of the servers behind a Sentinel or cluster address: database `db`, the
+/// address's user and password (percent-decoded), or the password file's.
+fn node_info(
+    url: &str,
+    credentials: Option<&str>,
+    password: Option<String>,
+    db: i64,
+) -> Result<RedisConnectionInfo, Error> {
+    let decode = |s: &str| {
+        percent_decode(s)
+            .ok_or_else(|| invalid(url, "has a user or password that is not percent-encoded UTF-8"))
+    };
+    let mut node = RedisConnectionInfo::default().set_db(db).set_skip_set_lib_name();
+    if let Some(c) = credentials {
+        let (user, pass) = c.split_once(':').map_or((c, None), |(u, p)| (u, Some(p)));
+        if !user.is_empty() {
+            node = node.set_username(decode(user)?);
+        }
+        if let Some(p) = pass {
+            if password.is_some() {
+                return Err(invalid(url, "has a password, and lease_password_file gives one too: give one"));
+            }
+            node = node.set_password(decode(p)?);
+        }
+    }
+    if let Some(p) = password {
+        node = node.set_password(p);
+    }
+    Ok(node)
+}
+
+/// The `host[:port],…` list of a Sentinel or cluster address (`what`: "sentinel" or "node"),
+/// `port` where a host names none.
+fn host_list(url: &str, hosts: &str, tls: bool, port: u16, what: &str) -> Result<Vec<ConnectionInfo>, Error> {
+    let scheme = if tls { "rediss" } else { "redis" };
+    hosts
+        .split(',')
+        .filter(|h| !h.is_empty())
+        .map(|host| {
+            let has_port = if host.starts_with('[') { host.contains("]:") } else { host.contains(':') };
+            let host = if has_port { host.to_string() } else { format!("{host}:{port}") };
+            format!("{scheme}://{host}").into_connection_info().map_err(|_| {
+                invalid(url, format_args!("has a {what} address `{host}` that is not host:port"))
+            })
+        })
+        .collect()
 }

@@ -36,6 +36,30 @@ mod pool;
 mod word;
 pub use pool::Pool;
 
+/// How far ahead of the clock, beyond `max_drift_ms`, a caller's time may be in
+/// [`Generator::next_id_at`] when the generator's state outlives the call (it is shared in the
+/// process, on the host, kept in a state file or held under a lease): a little, for a caller
+/// whose clock runs slightly ahead of this one. A time further ahead is refused
+/// ([`Error::AheadOfClock`]): the state would stay there, and every other caller of the
+/// identity would wait for the clock to catch up (one call for the year 2080 would lock it out
+/// for decades). An isolated generator takes any time: its state is its caller's alone.
+pub const AHEAD_SLACK_MS: u64 = 1000;
+
+/// How far ahead of the clock a caller's time may be where the state is the host's record
+/// (every way of issuing but an isolated generator and Rust's own-clock ones): the record is
+/// checked at least this often, in clock readings, and a record made anew starts this far (plus
+/// the users' `max_drift_ms`) past what its removed copy's processes may issue, so a time
+/// further ahead is refused ([`Error::AheadOfClock`]).
+pub const RECORD_AHEAD_MS: u64 = 50;
+
+/// The most IDs one call of a front end's `next_ids` returns as one list or array (Python,
+/// Node, PHP): 2^28, 2 GiB of 64-bit IDs. A larger count is refused at once
+/// ([`Error::ValueRange`] naming `n`), before anything is allocated or issued, so that no
+/// count can make a front end abort (an allocation failure), wrap a length or overflow a
+/// buffer; take more in several calls. (The C `snowflake_next_ids` and [`Generator::fill`]
+/// fill the caller's own buffer, whatever its length.)
+pub const MAX_IDS_PER_CALL: u64 = 1 << 28;
+
 /// A run of IDs taken with one compare-and-swap, within one tick: `first`, `first + stride`,
 /// ..., `count` of them, increasing.
 ///
@@ -138,6 +162,13 @@ pub struct Stats {
     pub last_unix_ms: u64,
     /// How long the layout has left by the generator's clock, in ms (0 once past its end).
     pub ms_left: u64,
+    /// With a lease across hosts: this host's clock minus the lease store's (Redis `TIME`, the
+    /// database's clock) at the last claim or renewal, in ms (positive: this host is ahead).
+    /// `None` without such a lease.
+    pub clock_skew_ms: Option<i64>,
+    /// How many renewals found the host's clock further from the store's than
+    /// `max_clock_skew_ms` (a claim is refused then; a held lease goes on, and counts it).
+    pub skewed_renewals: u64,
 }
 
 impl Stats {
@@ -162,6 +193,8 @@ pub(crate) struct LeaseStats {
     pub claims: u64,
     pub losses: u64,
     pub value: u64,
+    pub clock_skew_ms: Option<i64>,
+    pub skewed_renewals: u64,
 }
 
 #[derive(Default)]
@@ -359,6 +392,9 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// claim when the mark heals).
     #[cfg(feature = "std")]
     lease_field: Option<usize>,
+    /// Whether the state outlives the call beyond this generator's caller (every generator
+    /// but an isolated one): a caller's time far ahead of the clock is then refused.
+    shared_state: bool,
     /// Where the layout, node values and options came from (the code's, unless the
     /// environment's configuration made the generator).
     provenance: Provenance,
@@ -395,6 +431,7 @@ impl<C: Clock> Generator<C> {
         survives_fork: bool,
     ) -> Self {
         self.cell = cell;
+        self.shared_state = true;
         self.heals = mark.as_ref().is_some_and(|m| m.heals());
         // A high-water mark is checked on the general path: the fast one is off.
         self.fast.on &= mark.is_none();
@@ -427,22 +464,44 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "std")]
         if let Some((bound, validity)) = &self.valid {
             if now_ms >= bound.load(Ordering::Acquire) {
-                validity.renew(self.clock.now_ms())?;
+                let fresh_ms = self.clock.now_ms();
+                validity.renew(fresh_ms)?;
                 let until = bound.load(Ordering::Acquire);
                 if now_ms >= until {
                     // Only a caller's reading (`next_id_at`) can be this far ahead of the
-                    // clock: no check covers it, so it is refused.
-                    return Err(Error::ValueRange {
-                        name: Name::snippet("unix_ms"),
-                        value: i128::from(now_ms),
-                        min: 0,
-                        max: until - 1,
+                    // clock: no check of the record covers it, so it is refused, as a time
+                    // too far ahead is on every state that outlives the call (the record's
+                    // bound is the tighter one: what a record made anew starts past).
+                    return Err(Error::AheadOfClock {
+                        unix_ms: now_ms,
+                        ahead_ms: now_ms.saturating_sub(fresh_ms),
+                        max_unix_ms: until - 1,
                     });
                 }
             }
         }
         #[cfg(not(feature = "std"))]
         let _ = now_ms;
+        Ok(())
+    }
+
+    /// Refuses a caller's time further ahead of the clock than `max_drift_ms` +
+    /// [`AHEAD_SLACK_MS`] (in whole ticks), for a state that outlives the call.
+    fn check_ahead(&self, unix_ms: u64) -> Result<()> {
+        let (epoch, tick) = (self.layout.epoch_ms(), self.layout.tick_ms());
+        let now_ms = self.clock.now_ms();
+        let ahead_ticks = self.policy.max_drift_ms.saturating_add(AHEAD_SLACK_MS) / tick;
+        let max_tick = (now_ms.saturating_sub(epoch) / tick).saturating_add(ahead_ticks);
+        // The last instant of that tick.
+        let max_unix_ms =
+            max_tick.saturating_add(1).saturating_mul(tick).saturating_add(epoch).saturating_sub(1);
+        if unix_ms > max_unix_ms {
+            return Err(Error::AheadOfClock {
+                unix_ms,
+                ahead_ms: unix_ms.saturating_sub(now_ms),
+                max_unix_ms,
+            });
+        }
         Ok(())
     }
 
@@ -551,6 +610,7 @@ impl<C: Clock> Generator<C> {
             heals: false,
             #[cfg(feature = "std")]
             lease_field: None,
+            shared_state: false,
             provenance: Provenance::CODE,
         })
     }
@@ -733,6 +793,9 @@ impl<C: Clock> Generator<C> {
     #[inline]
     fn block_at(&self, caller_ms: Option<u64>, want: u64, max_wait_ms: u64, wait: bool) -> Result<Block> {
         self.check_fork()?;
+        if let (Some(unix_ms), true) = (caller_ms, self.shared_state) {
+            self.check_ahead(unix_ms)?;
+        }
         let live = caller_ms.is_none();
         // A generator guarded by a high-water mark (a lease's validity) reads the clock afresh;
         // the others take the clock's cheap reading first, which may lag by a tick.
@@ -809,11 +872,20 @@ impl<C: Clock> Generator<C> {
                     }
                     if !wait || target > deadline {
                         let retry_after_ms = target.saturating_sub(now_ms);
+                        let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
                         return Err(if exhausted {
                             Error::SequenceExhausted { retry_after_ms }
-                        } else {
-                            let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
+                        } else if live {
                             Error::ClockBehind { behind_ms, retry_after_ms }
+                        } else {
+                            // The caller's time is behind: waiting is no answer, another
+                            // generator is (for a replay) or a later time.
+                            Error::BehindState {
+                                unix_ms: now_ms,
+                                behind_ms,
+                                retry_after_ms,
+                                shared: self.shared_state,
+                            }
                         });
                     }
                     self.clock.wait_until_ms(target);
@@ -908,6 +980,34 @@ impl<C: Clock> Generator<C> {
 
     /// The next ID at the caller's clock reading `unix_ms` (deterministic: this is how the
     /// shared test vectors run). Never waits: where the clock would have to move, it fails.
+    ///
+    /// It continues the generator's state like [`Generator::next_id`], so:
+    /// - a time behind the state by more than `max_drift_ms` is refused
+    ///   ([`Error::BehindState`]): IDs at that time may have been issued already;
+    /// - where the state outlives the call (every generator but an isolated one: it is shared
+    ///   in the process, on the host, kept in a state file or held under a lease), a time
+    ///   further ahead of the generator's clock than `max_drift_ms` + [`AHEAD_SLACK_MS`] is
+    ///   refused too ([`Error::AheadOfClock`]): the state would stay there, and lock out every
+    ///   other caller of the identity until the clock caught up.
+    ///
+    /// Replays and backfills of other times need an isolated generator
+    /// ([`Generator::isolated`], or the `isolated` option) with node values of their own.
+    ///
+    /// ```
+    /// use snowflake_core::{Clock, Error, Generator, Layout, ManualClock, Options, SystemClock};
+    /// let layout = Layout::parse("twitter")?;
+    /// let node = layout.parse_node("datacenter=31,worker=7")?;
+    /// // An engine's own clock (a generator of it starts above what the host's record saw).
+    /// let now = SystemClock.now_ms() + 60_000;
+    /// let clock = ManualClock::new(now);
+    /// let g = Generator::with_clock(&layout, node, Options::default(), &clock)?;
+    /// let id = g.next_id_at(now + 500)?; // half a second ahead: taken
+    /// assert!(matches!(g.next_id_at(now), Err(Error::BehindState { .. })));
+    /// assert!(matches!(g.next_id_at(3_471_292_800_000), Err(Error::AheadOfClock { .. }))); // 2080
+    /// let replay = Generator::isolated(&layout, node, Options::default(), &clock)?;
+    /// assert_eq!(replay.next_id_at(now + 500)?, id); // its own state: the same ID
+    /// # Ok::<(), snowflake_core::Error>(())
+    /// ```
     #[inline]
     pub fn next_id_at(&self, unix_ms: u64) -> Result<u64> {
         self.block_at(Some(unix_ms), 1, 0, false).map(|b| b.first)
@@ -922,7 +1022,8 @@ impl<C: Clock> Generator<C> {
         self.block_at(None, n, self.policy.max_wait_ms, true)
     }
 
-    /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting.
+    /// Like [`Generator::reserve`] at the caller's clock reading `unix_ms`, without waiting
+    /// (refused as [`Generator::next_id_at`] says).
     pub fn reserve_at(&self, unix_ms: u64, n: u64) -> Result<Block> {
         if n == 0 {
             return Err(Error::ValueRange { name: Name::snippet("n"), value: 0, min: 1, max: u64::MAX });
@@ -984,7 +1085,13 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "std")]
         let lease = match (self.mark.as_ref().and_then(|m| m.lease_stats()), self.lease_field) {
             (Some(s), _) => Some(s),
-            (None, Some(field)) => Some(LeaseStats { claims: 1, losses: 0, value: self.node.get(field) }),
+            (None, Some(field)) => Some(LeaseStats {
+                claims: 1,
+                losses: 0,
+                value: self.node.get(field),
+                clock_skew_ms: None,
+                skewed_renewals: 0,
+            }),
             (None, None) => None,
         };
         #[cfg(not(feature = "std"))]
@@ -1001,6 +1108,8 @@ impl<C: Clock> Generator<C> {
             lease_value: lease.map(|s| s.value),
             last_unix_ms: self.layout.last_unix_ms(),
             ms_left: self.layout.ms_left(now_ms),
+            clock_skew_ms: lease.and_then(|s| s.clock_skew_ms),
+            skewed_renewals: lease.map_or(0, |s| s.skewed_renewals),
         }
     }
 }
@@ -1048,6 +1157,7 @@ impl<C: Clock> Generator<C> {
             heals: self.heals,
             #[cfg(feature = "std")]
             lease_field: self.lease_field,
+            shared_state: self.shared_state,
             provenance: self.provenance,
         }
     }

@@ -29,12 +29,13 @@ use FFI;
  * - `shared` (string): A name for this host's shared state of the layout and node values, shown by `snowflake shared list` (1 to 64 of A-Z a-z 0-9 . _ -). Every generator shares it by default; two names for one layout and node values name one state.
  * - `state_file` (string): A durable high-water mark: a restart after the clock stepped back never repeats an ID.
  * - `state_window_ms` (int, default 1000): How far ahead the state file (or a lease's mark) reserves time: one write per window.
- * - `lease` (string): Claim a free value of the worker field for this process: on this host (local), or in Redis (TLS, unix socket, Sentinel).
+ * - `lease` (string): Claim a free value of the worker field for this process: on this host (local), or across hosts in Redis (TLS, unix socket, Sentinel, Cluster), PostgreSQL, or MySQL/MariaDB.
  * - `lease_field` (string): The node field a lease claims (default: `worker`, or the only node field).
- * - `lease_ttl_ms` (int, default 5000): How long a Redis lease lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
- * - `lease_password_file` (string): A file holding the Redis password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.
- * - `lease_tls_ca` (string): PEM CA certificates that a rediss:// server's certificate must chain to (default: the system's roots).
- * - `lease_tls_cert` (string): A PEM client certificate for a rediss:// server that asks for one (mutual TLS); give lease_tls_key too.
+ * - `lease_ttl_ms` (int, default 5000): How long a lease across hosts lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
+ * - `max_clock_skew_ms` (int, default 1000): How far this host's clock may be from the lease store's (Redis TIME, the database's clock): a claim is refused beyond it, and a renewal that finds it beyond counts it in stats().
+ * - `lease_password_file` (string): A file holding the lease store's password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.
+ * - `lease_tls_ca` (string): PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots.
+ * - `lease_tls_cert` (string): A PEM client certificate for a lease store over TLS that asks for one (mutual TLS); give lease_tls_key too.
  * - `lease_tls_key` (string): The PEM private key of lease_tls_cert.
  * </options>
  *
@@ -56,7 +57,13 @@ final class Generator
     private ?FFI\CData $blockPtr = null;
     private int $bufLen = 0;
 
-    /** Buffers above this many IDs are allocated per call instead of being kept. */
+    /**
+     * The most IDs one nextIds() returns: core's MAX_IDS_PER_CALL (2^28; tests/php check it
+     * against tests/vectors/tables.json). Take more in several calls.
+     */
+    public const MAX_IDS_PER_CALL = 268435456;
+
+    /** The most IDs asked of the library at once: the size of the kept buffer. */
     private const KEEP_BUFFER = 65536;
 
     /**
@@ -70,7 +77,7 @@ final class Generator
      * @param array<string, int>|string|null $node node field values, `['datacenter' => 1, 'worker' => 3]` or the
      *        text `'datacenter=1,worker=3'`: every node field of the layout (null, [] or '': from the
      *        environment, else all zeros)
-     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
+     * @param array{max_drift_ms?: int|null, max_wait_ms?: int|null, sequence_start?: string|null, rollover?: string|null, isolated?: bool|null, process_only?: bool|null, shared?: string|null, state_file?: string|null, state_window_ms?: int|null, lease?: string|null, lease_field?: string|null, lease_ttl_ms?: int|null, max_clock_skew_ms?: int|null, lease_password_file?: string|null, lease_tls_ca?: string|null, lease_tls_cert?: string|null, lease_tls_key?: string|null} $options
      * @throws LayoutException for an invalid spec
      * @throws ValueException for a node value outside its field, an unknown field or option
      * @throws \TypeError for a node value or option of the wrong type
@@ -150,10 +157,20 @@ final class Generator
     /**
      * The next ID at the caller's clock reading `$unixMs` (an int, or a decimal string):
      * deterministic, never waits. This is how the shared test vectors run.
+     *
+     * It continues the state that every generator with this layout and node values shares: a
+     * time behind it (by more than `max_drift_ms`) is a {@see ClockBehindException}, since an
+     * ID there could repeat one already issued; a time more than `max_drift_ms` + 1 s ahead of
+     * the clock is a {@see ValueException}, since the state would stay there and lock every
+     * other caller out. Replays and backfills need `'isolated' => true` and node values of
+     * their own.
+     *
+     * @throws TypeException for a float, a bool or a string that is not a decimal number
+     * @throws TimeRangeException for a negative time, or one outside the layout
      */
     public function nextIdAt(mixed $unixMs): int|string
     {
-        $ms = is_int($unixMs) && $unixMs >= 0 ? $unixMs : Layout::u64Arg($unixMs, 'unix_ms');
+        $ms = is_int($unixMs) && $unixMs >= 0 ? $unixMs : Layout::timeArg($unixMs);
         $st = $this->ffi->snowflake_next_id_at($this->handle, $ms, $this->outPtr);
         if ($st !== 0) {
             throw SnowflakeException::fromStatus($st);
@@ -163,44 +180,44 @@ final class Generator
     }
 
     /**
-     * `$n` increasing IDs, from one call into the library (a block of IDs per tick). Waits
-     * like nextId(), for each tick.
+     * `$n` increasing IDs, from one call into the library for up to 65536 of them (a block
+     * of IDs per tick). Waits like nextId(), for each tick.
      *
      * @return list<int|string>
+     * @throws TypeException for a count that is not an int
+     * @throws ValueException for a negative count, or one above {@see self::MAX_IDS_PER_CALL}
      */
     public function nextIds(mixed $n): array
     {
-        if (!is_int($n)) {
-            throw new \TypeError('nextIds() takes an int count, ' . get_debug_type($n) . ' given');
+        $n = self::count($n, 0, self::MAX_IDS_PER_CALL);
+        if ($n === 0) {
+            return [];
         }
-        if ($n <= 0) {
-            if ($n === 0) {
-                return [];
-            }
-            throw ValueException::of("n = $n is negative");
+        // One buffer of at most KEEP_BUFFER IDs, kept, filled again for each chunk; C is told
+        // its real length. (A buffer per call of `$n` IDs overflowed the heap: FFI kept the
+        // low 32 bits of the length, and C wrote `$n` IDs past it.)
+        $len = min($n, self::KEEP_BUFFER);
+        if ($len > $this->bufLen) {
+            $this->buf = $this->ffi->new("uint64_t[$len]");
+            $this->bufLen = $len;
         }
-        if ($n <= $this->bufLen) {
-            $buf = $this->buf;
-        } else {
-            $buf = $this->ffi->new("uint64_t[$n]");
-            if ($n <= self::KEEP_BUFFER) {
-                $this->buf = $buf;
-                $this->bufLen = $n;
-            }
-        }
-        $st = $this->ffi->snowflake_next_ids($this->handle, $buf, $n);
-        if ($st !== 0) {
-            throw SnowflakeException::fromStatus($st);
-        }
+        $buf = $this->buf;
         $ids = [];
-        if ($this->wide) {
-            for ($i = 0; $i < $n; $i++) {
-                $id = $buf[$i];
-                $ids[] = $id >= 0 ? $id : sprintf('%u', $id);
+        for ($left = $n; $left > 0; $left -= $k) {
+            $k = min($left, $this->bufLen);
+            $st = $this->ffi->snowflake_next_ids($this->handle, $buf, $k);
+            if ($st !== 0) {
+                throw SnowflakeException::fromStatus($st);
             }
-        } else {
-            for ($i = 0; $i < $n; $i++) {
-                $ids[] = $buf[$i];
+            if ($this->wide) {
+                for ($i = 0; $i < $k; $i++) {
+                    $id = $buf[$i];
+                    $ids[] = $id >= 0 ? $id : sprintf('%u', $id);
+                }
+            } else {
+                for ($i = 0; $i < $k; $i++) {
+                    $ids[] = $buf[$i];
+                }
             }
         }
         return $ids;
@@ -209,15 +226,13 @@ final class Generator
     /**
      * Up to `$n` IDs of one tick taken at once (at least one; fewer when the tick has less
      * room): `first`, `first + stride`, ... Waits like nextId().
+     *
+     * @throws TypeException for a count that is not an int
+     * @throws ValueException for a count below 1
      */
     public function reserve(mixed $n): Block
     {
-        if (!is_int($n)) {
-            throw new \TypeError('reserve() takes an int count, ' . get_debug_type($n) . ' given');
-        }
-        if ($n < 0) {
-            throw ValueException::of("n = $n is negative");
-        }
+        $n = self::count($n, 1, PHP_INT_MAX);
         $block = $this->block ??= $this->ffi->new('SnowflakeBlock');
         $this->blockPtr ??= FFI::addr($block);
         $st = $this->ffi->snowflake_reserve($this->handle, $n, $this->blockPtr);
@@ -225,6 +240,24 @@ final class Generator
             throw SnowflakeException::fromStatus($st);
         }
         return new Block(Id::fromU64($block->first), $block->count, $block->stride);
+    }
+
+    /**
+     * A count from `$min` to `$max`: an int (a float, even 5.0, a numeric string or a bool is
+     * the library's TYPE kind, as for every whole number), worded like the library's checks.
+     */
+    private static function count(mixed $n, int $min, int $max): int
+    {
+        if (!is_int($n)) {
+            throw new TypeException('`n` must be a whole number, not ' . get_debug_type($n), SnowflakeException::STATUS_TYPE);
+        }
+        if ($n < $min) {
+            throw ValueException::of("n = $n is out of range: the smallest allowed is $min");
+        }
+        if ($n > $max) {
+            throw ValueException::of("n = $n is out of range: the largest allowed is $max");
+        }
+        return $n;
     }
 
     /** What this generator has done, and how far ahead of the clock its state is. */
@@ -248,6 +281,8 @@ final class Generator
             Id::fromU64($s->last_unix_ms),
             Id::fromU64($s->ms_left),
             $s->years_left,
+            $s->clock_skew_measured ? $s->clock_skew_ms : null,
+            $s->skewed_renewals,
             $this->sources(),
         );
     }

@@ -256,7 +256,7 @@ final class Layout implements \Stringable
     {
         $node = $this->nodeSpec($fields);
         $seq = self::u64Arg($sequence, 'sequence');
-        $this->check($this->ffi->snowflake_layout_compose($this->handle, self::u64Arg($unixMs, 'unix_ms'), $node, $seq, $this->u64Ptr));
+        $this->check($this->ffi->snowflake_layout_compose($this->handle, self::timeArg($unixMs), $node, $seq, $this->u64Ptr));
         return Id::fromU64($this->u64->cdata);
     }
 
@@ -266,14 +266,14 @@ final class Layout implements \Stringable
      */
     public function minId(mixed $unixMs): int|string
     {
-        $this->check($this->ffi->snowflake_layout_min_id($this->handle, self::u64Arg($unixMs, 'unix_ms'), $this->u64Ptr));
+        $this->check($this->ffi->snowflake_layout_min_id($this->handle, self::timeArg($unixMs), $this->u64Ptr));
         return Id::fromU64($this->u64->cdata);
     }
 
     /** The largest ID of the tick holding `$unixMs`. */
     public function maxId(mixed $unixMs): int|string
     {
-        $this->check($this->ffi->snowflake_layout_max_id($this->handle, self::u64Arg($unixMs, 'unix_ms'), $this->u64Ptr));
+        $this->check($this->ffi->snowflake_layout_max_id($this->handle, self::timeArg($unixMs), $this->u64Ptr));
         return Id::fromU64($this->u64->cdata);
     }
 
@@ -374,7 +374,8 @@ final class Layout implements \Stringable
     }
 
     /**
-     * An unsigned 64-bit argument: an int >= 0, or a decimal string.
+     * An unsigned 64-bit argument: an int >= 0, or a decimal string (anything else is the
+     * library's TYPE kind, naming `$what`).
      *
      * @internal
      */
@@ -386,7 +387,25 @@ final class Layout implements \Stringable
         if (is_int($value)) {
             throw ValueException::of("$what = $value is negative");
         }
+        if (is_string($value) && ($value === '' || strspn($value, '0123456789') !== strlen($value))) {
+            // A time or a count is no ID: not an InvalidIdException, but a value of the wrong form.
+            throw new TypeException("`$what` must be an int or a decimal string, not '" . substr($value, 0, 40) . "'", SnowflakeException::STATUS_TYPE);
+        }
         return Id::toU64($value, $what);
+    }
+
+    /**
+     * A caller's time in Unix ms, by core's rule (`Value::instant`): an int, or a decimal
+     * string; before 1970 is a TimeRangeException, as a time before the layout's epoch is.
+     *
+     * @internal
+     */
+    public static function timeArg(mixed $value): int
+    {
+        if (is_int($value) && $value < 0) {
+            throw new TimeRangeException("time $value (Unix ms) is before 1970-01-01T00:00:00Z, before every layout's epoch", SnowflakeException::STATUS_TIME_RANGE);
+        }
+        return self::u64Arg($value, 'unix_ms');
     }
 
     private static function specText(string $spec): string

@@ -40,11 +40,16 @@ final class PublicIds
     {
         $this->ffi = Library::ffi();
         $len = strlen($key);
-        $bytes = $this->ffi->new('uint8_t[' . max(1, $len) . ']');
-        FFI::memcpy($bytes, $key, $len);
+        // The buffer has a fixed size, never the caller's length: FFI keeps only the low 32
+        // bits of an array length, so a key of 2^32 + 1 bytes got a 1-byte buffer.
+        if ($len !== 16) {
+            throw ValueException::of("`key of $len bytes`: a public-ID key is exactly 16 bytes (128 bits)");
+        }
+        $bytes = $this->ffi->new('uint8_t[16]');
+        FFI::memcpy($bytes, $key, 16);
         $out = $this->ffi->new('struct SnowflakePublicIds *');
-        $st = $this->ffi->snowflake_public_new($bytes, $len, Id::cString($encoding, 'encoding'), FFI::addr($out));
-        FFI::memset($bytes, 0, max(1, $len));
+        $st = $this->ffi->snowflake_public_new($bytes, 16, Id::cString($encoding, 'encoding'), FFI::addr($out));
+        FFI::memset($bytes, 0, 16);
         if ($st !== 0) {
             throw SnowflakeException::fromStatus($st);
         }

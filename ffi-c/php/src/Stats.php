@@ -33,6 +33,13 @@ final class Stats
         /** `msLeft` in years of 365.2425 days. */
         public readonly float $yearsLeft = 0.0,
         /**
+         * This host's clock minus the lease store's (Redis TIME, the database's clock) at the last
+         * claim or renewal, in ms (null without a lease across hosts).
+         */
+        public readonly ?int $clockSkewMs = null,
+        /** How many renewals found the clocks further apart than max_clock_skew_ms. */
+        public readonly int $skewedRenewals = 0,
+        /**
          * Where each value came from: `layout`, `node` and every option => `code`,
          * `default`, or the environment variable (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`,
          * `SNOWFLAKE_OPTIONS`).

@@ -1,95 +1,169 @@
-//! Worker-id leases in Redis (`lease=redis://…`, `rediss://…`, `unix://…`,
-//! `redis+sentinel://…`), for fleets across hosts. The connection is `super::redis_conn`'s.
+//! Worker-id leases across hosts: one protocol over small stores. A store (Redis and
+//! Sentinel, Redis Cluster, PostgreSQL, MySQL/MariaDB: one file each, behind its feature)
+//! keeps, for each identity (the layout and every node value, the leased field's included), a
+//! holder's token with an expiry and a high-water mark, and answers five operations
+//! ([`Store`]); everything else is here, once.
 //!
-//! - **Keys**: one per identity, `libsnowflake:<layout fingerprint>:<every node field=value>`
-//!   (the leased field's value included), and its high-water mark `<key>:hwm`. Holders that
-//!   lease different fields of one layout meet on the same key for the same identity.
-//! - **Claim**: in one script, the first free value of the leased field (the one held before,
-//!   when claiming again; else the lowest), `SET <key> <token> PX <ttl>`, and its stored mark.
-//! - **Renew**: a background thread re-arms the key every `ttl/3` while it still holds our
+//! - **Claim**: the store takes the first free value of the leased field (the one held
+//!   before, when claiming again; else the lowest) for our token, and returns its stored mark.
+//!   A free value whose stored mark is further ahead of the claimant's clock than any holder
+//!   can reach (a poisoned mark: a time far in the future stored once) is passed over, and
+//!   counted in the message when no value is left.
+//! - **Clock check**: before each claim the store's clock is read (Redis `TIME`, the
+//!   database's clock); a host whose clock is further from it than `max_clock_skew_ms` claims
+//!   nothing (its IDs would sort apart from the fleet's, and the marks that order holders
+//!   assume clocks that agree). Each renewal reads the store's clock too: a skew found then
+//!   is counted (`stats()`), and the lease goes on.
+//! - **Renew**: a background thread re-arms the claim every `ttl/3` while it still holds our
 //!   token. The generator issues only while its clock reads less than the last successful
-//!   renewal's send time + 4/5 TTL: cut off from Redis, it stops before its key can expire.
+//!   renewal's send time + 4/5 TTL: cut off from the store, it stops before its claim can
+//!   expire.
 //! - **Reserve**: before issuing at a tick beyond its reservation, the holder stores a new one
-//!   (the tick plus a window of at most [`crate::LEASE_MAX_WINDOW_MS`]) in the mark, in a
-//!   script that first checks the token. Every ID is below a reservation stored while the key
-//!   was ours, so a holder whose key was deleted, taken or lost issues nothing beyond what
-//!   Redis recorded (or, after a data loss, beyond its last window).
-//! - **Next holder**: starts at the stored mark. With none (a value never used, or Redis lost
-//!   its data) it starts [`crate::LEASE_MAX_WINDOW_MS`] + [`crate::LEASE_MAX_DRIFT_MS`] + one
-//!   tick ahead of its clock, past anything a holder that still thinks it owns the value can
-//!   issue, whatever that holder's own settings: every holder obeys those caps. Behind
-//!   Sentinel it always does so (a promoted replica may lack the last writes).
+//!   (the tick plus a window of at most [`crate::LEASE_MAX_WINDOW_MS`]) in the mark, checking
+//!   the token. Every ID is below a reservation stored while the claim was ours, so a holder
+//!   whose claim was deleted, taken or lost issues nothing beyond what the store recorded (or,
+//!   after a data loss, beyond its last window).
+//! - **Next holder**: starts at the stored mark. With none (a value never used, or the store
+//!   lost its data) it starts [`crate::LEASE_MAX_WINDOW_MS`] + [`crate::LEASE_MAX_DRIFT_MS`] +
+//!   one tick ahead of its clock, past anything a holder that still thinks it owns the value
+//!   can issue, whatever that holder's own settings: every holder obeys those caps. It does so
+//!   too when the store says its mark may have lost writes (a Sentinel or Cluster failover, a
+//!   database restarted or failed over since the mark was written).
 //! - **Heal**: a lapsed lease (not renewed in time, or found taken or deleted) is claimed
 //!   again on the generator's next call: the same value if it is free, else another. The
 //!   claim is published under a seqlock (`generation`): an ID is composed with the claim its
 //!   slot was checked against, or its slot is dropped.
-//! - **Release** (on drop): stores the exact end of what was issued and deletes the key.
+//! - **Release** (on drop): stores the exact end of what was issued and frees the value.
+//! - **This host**: every claim holds the host's record of the identity with the value it
+//!   claims (see `arbiter`); a value used on this host another way is given back to the store
+//!   and the next one claimed. Each reservation raises the record's guard, the release settles
+//!   it, and every 50 ms of readings the lease checks that the record is still whole.
 //!
 //! # A host lease (`lease=` with `shared=`)
 //!
 //! Every process of a host that opens the shared name draws from its one state word with one
 //! leased value, so processes per host are not limited by the worker field; hosts are.
 //!
-//! - The shared file holds the host's token: Redis sees one holder, the host. Claims take the
-//!   file's lock and prefer the value the host holds, which is then "still ours": the first
-//!   process claims, the others join its claim.
+//! - The shared file holds the host's token: the store sees one holder, the host. Claims take
+//!   the file's lock and prefer the value the host holds, which is then "still ours": the
+//!   first process claims, the others join its claim.
 //! - Any live process renews. A renewal is recorded in the file, tagged with the claim's
 //!   epoch; a process whose timer finds a renewal from the last third of a TTL adopts it
-//!   instead of asking Redis, so a host renews about once per `ttl/3` however many processes
-//!   it runs. Every process reads the file's clock, so their readings compare.
+//!   instead of asking the store, so a host renews about once per `ttl/3` however many
+//!   processes it runs. Every process reads the file's clock, so their readings compare.
 //! - Reservations are recorded in the file the same way (under its lock): the host stores one
 //!   per window, not one per process. Every ID comes from the shared state word, below a
-//!   reservation stored while the key held the host's token.
+//!   reservation stored while the claim held the host's token.
 //! - Each process holds `<file>.lease` locked shared. The last to exit (the one that can then
-//!   lock it exclusively) stores the end of the state word's issued IDs and deletes the key;
-//!   if the host's processes are killed, the key expires within the TTL.
+//!   lock it exclusively) stores the end of the state word's issued IDs and frees the value;
+//!   if the host's processes are killed, the claim expires within the TTL.
 //! - When the lease is lost (not renewed in time, taken, deleted), every process stops at the
 //!   end of its last adopted validity, before the TTL ends, and the next call claims again
 //!   under the lock: the first process to do so claims, the others join that claim.
 
 use super::arbiter::{HostWords, Mode, Record, Refused, Request};
-use super::redis_conn::{describe, Failure, Settings, Target};
 use crate::clock::{Clock, MonotonicClock};
 use crate::error::Error;
 use crate::generator::{Cell, HighWater, LeaseStats, Word};
 use crate::layout::{Layout, Node};
 use crate::options::{Policy, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-/// Claims the first free value: ARGV head, tail (the key around the value), from, to
-/// (exclusive), token, ttl, the preferred value (or -1). Returns {value, ours, mark or nil}:
-/// `ours` when the key still held our token.
-const CLAIM: &str = "local head, tail, token, ttl = ARGV[1], ARGV[2], ARGV[5], ARGV[6] \
-local function try(v) \
-  local k = head .. string.format('%.0f', v) .. tail \
-  local cur = redis.call('GET', k) \
-  local ours = 0 \
-  if cur == token then ours = 1 elseif cur then return nil end \
-  redis.call('SET', k, token, 'PX', ttl) \
-  return {v, ours, redis.call('GET', k .. ':hwm') or false} \
-end \
-local prefer = tonumber(ARGV[7]) \
-if prefer >= 0 then local r = try(prefer) if r then return r end end \
-for v = tonumber(ARGV[3]), tonumber(ARGV[4]) - 1 do \
-  local r = try(v) if r then return r end \
-end \
-return false";
-const RENEW: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
-return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0";
-const EXTEND: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
-local cur = tonumber(redis.call('GET', KEYS[2]) or '0') \
-if tonumber(ARGV[2]) > cur then redis.call('SET', KEYS[2], ARGV[2]) end return 1";
-const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
-redis.call('SET', KEYS[2], ARGV[2]) redis.call('DEL', KEYS[1]) return 1";
-/// Gives back a value just claimed that this host cannot use (another process of it uses the
-/// identity): the key only, its mark as it was.
-const UNCLAIM: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1";
+/// Why a store's operation failed, with the message a user should see (naming the store's
+/// address without a secret). The store has dropped a spoiled connection already: its next
+/// operation connects again.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub message: String,
+}
 
-/// Values scanned by one claim script: a wide field is scanned in several calls, so that no
-/// call holds Redis for long.
-const SCAN: u64 = 4096;
+/// What a claim asks of a store.
+pub(crate) struct Ask<'a> {
+    pub token: &'a str,
+    pub ttl_ms: u64,
+    /// Tried first: the value held before, or the host's.
+    pub prefer: Option<u64>,
+    /// Then the values `from..to`, in order.
+    pub from: u64,
+    pub to: u64,
+    /// A free value whose stored mark is beyond this tick is passed over (a poisoned mark).
+    pub bound: u64,
+}
+
+/// What a store answers to a claim.
+#[derive(Default)]
+pub(crate) struct Claimed {
+    /// The value claimed, if any was free.
+    pub value: Option<u64>,
+    /// Whether it held our token already (nobody else held it since).
+    pub ours: bool,
+    /// Its stored high-water mark (an exclusive end tick).
+    pub mark: Option<u64>,
+    /// Whether the mark may lack the last writes (a failover, a restart from a snapshot): the
+    /// claim then starts past what an unrecorded holder may issue too.
+    pub mark_stale: bool,
+    /// Free values passed over for a poisoned mark, and the furthest such mark (a tick).
+    pub skipped: u64,
+    pub furthest: u64,
+}
+
+/// Where leases are kept: one identity's values, each a record of a holder's token with an
+/// expiry (on the store's clock) and a high-water mark. Every operation that changes a value
+/// checks the token first, atomically.
+pub(crate) trait Store: Send {
+    /// What to call it in messages: `Redis`, `PostgreSQL`, ...
+    fn name(&self) -> &'static str;
+    /// Where, for messages: the address (no secret) and the keys or rows of the identity.
+    fn place(&self) -> String;
+    /// How many values one claim call may scan (a wide field takes several calls).
+    fn scan(&self) -> u64;
+    /// The store's clock, Unix ms.
+    fn clock_ms(&mut self) -> Result<u64, Failure>;
+    /// Claims the first free value of [`Ask`] for its token.
+    fn claim(&mut self, ask: &Ask<'_>) -> Result<Claimed, Failure>;
+    /// Re-arms `value`'s expiry (`ttl_ms` from now) if it still holds `token`: the store's
+    /// clock when it did, `None` when the value is no longer ours.
+    fn renew(&mut self, value: u64, token: &str, ttl_ms: u64) -> Result<Option<u64>, Failure>;
+    /// Raises `value`'s mark to `end` if it still holds `token`: false when it does not.
+    fn set_mark(&mut self, value: u64, token: &str, end: u64) -> Result<bool, Failure>;
+    /// Sets `value`'s mark to `end` (the exact end of what was issued) and frees it, if it
+    /// still holds `token`.
+    fn release(&mut self, value: u64, token: &str, end: u64) -> Result<(), Failure>;
+    /// Frees `value` if it holds `token`, its mark as it was (a value just claimed that this
+    /// host cannot use).
+    fn unclaim(&mut self, value: u64, token: &str) -> Result<(), Failure>;
+}
+
+/// The identity a store keeps values of: the layout's fingerprint, and the node values
+/// around the leased field's (`datacenter=1,worker=` and `,shard=2`), so that holders that
+/// lease different fields of one layout meet on the same key or row for the same identity.
+pub(crate) struct Identity {
+    pub fingerprint: u64,
+    pub head: String,
+    pub tail: String,
+}
+
+impl Identity {
+    /// `<fingerprint>:<every node field=value>`, the leased field's `value` included.
+    pub(crate) fn name(&self, value: u64) -> String {
+        format!("{:016x}:{}{value}{}", self.fingerprint, self.head, self.tail)
+    }
+}
+
+/// How far a reading `host_ms` taken around a reply of the store's clock `store_ms` is from
+/// it: the host's clock minus the store's (positive: the host is ahead), and the uncertainty
+/// (half the round trip).
+fn skew_of(sent_ms: u64, received_ms: u64, store_ms: u64) -> (i64, u64) {
+    let half = received_ms.saturating_sub(sent_ms) / 2;
+    ((sent_ms + half) as i64 - store_ms as i64, half)
+}
+
+fn utc(unix_ms: u64) -> String {
+    let mut buf = [0u8; crate::time::RFC3339_LEN];
+    crate::time::format_rfc3339(unix_ms, &mut buf).map_or_else(|| unix_ms.to_string(), str::to_string)
+}
 
 /// The shared part of a host lease (see the module docs).
 pub(crate) struct Host {
@@ -146,57 +220,61 @@ impl Host {
     }
 }
 
+/// What the options say about a lease's address.
+pub(crate) struct Settings<'a> {
+    pub url: &'a str,
+    pub password_file: Option<&'a std::path::Path>,
+    pub tls_ca: Option<&'a std::path::Path>,
+    pub tls_cert: Option<&'a std::path::Path>,
+    pub tls_key: Option<&'a std::path::Path>,
+}
+
 /// How a lease is configured.
-pub(crate) struct Config<'a> {
-    pub settings: Settings<'a>,
+pub(crate) struct Config {
     pub ttl_ms: u64,
     pub window_ms: u64,
     pub max_wait_ms: u64,
+    pub max_clock_skew_ms: u64,
 }
 
-/// The key of the value held now.
+/// The value held now.
 struct Held {
     value: u64,
-    key: String,
-    hwm: String,
     /// Counted as lost already (found taken, or lapsed): not renewed, not released.
     lost: bool,
 }
 
-/// What the connection's lock guards: every exchange with Redis is made under it.
+/// What the store's lock guards: every exchange with the store is made under it.
 struct Inner {
-    conn: Option<redis::Connection>,
+    store: Box<dyn Store>,
     held: Option<Held>,
     /// The host's record of the identity with the value held (see `arbiter`): while this
     /// process holds the value, no other way of issuing with it on this host can start.
     guard: Option<(u64, Arc<Record>)>,
-    /// The last failed claim, repeated until `retry_at_ms` (no Redis call per ID).
+    /// The last failed claim, repeated until `retry_at_ms` (no store call per ID).
     last_error: Option<Error>,
 }
 
 /// A held lease.
-pub(crate) struct RedisLease {
-    target: Target,
+pub(crate) struct Lease {
     layout: Layout,
     /// The node values (the leased field's at 0) and the policy, for the value's record.
     node: Node,
     field: usize,
-    /// The key around the leased value: `libsnowflake:<fp>:a=1,worker=` and `,b=2`.
-    head: String,
-    tail: String,
     token: String,
     ttl_ms: u64,
     window_ticks: u64,
-    /// How far ahead of the clock a claim without a stored mark starts, in ticks.
+    /// How far ahead of the clock a claim without a trusted mark starts, in ticks.
     unknown_ticks: u64,
     max_wait_ms: u64,
+    max_clock_skew_ms: u64,
     max_tick: u64,
     clock: MonotonicClock,
     /// The claim's seqlock: odd while a claim is published.
     generation: AtomicU64,
     node_bits: AtomicU64,
     value: AtomicU64,
-    /// The reserved end (exclusive tick), stored in Redis before it is raised here.
+    /// The reserved end (exclusive tick), stored in the store before it is raised here.
     reserved: AtomicU64,
     /// The generator may issue while its clock reads less than this.
     valid_until_ms: AtomicU64,
@@ -208,6 +286,11 @@ pub(crate) struct RedisLease {
     guard_until_ms: AtomicU64,
     claims: AtomicU64,
     losses: AtomicU64,
+    /// This host's clock minus the store's at the last claim or renewal, in ms; whether one
+    /// was measured; and how many renewals found it beyond `max_clock_skew_ms`.
+    clock_skew_ms: AtomicI64,
+    skew_measured: AtomicBool,
+    skewed_renewals: AtomicU64,
     inner: Mutex<Inner>,
     state: Cell,
     word: Word,
@@ -219,36 +302,37 @@ pub(crate) struct RedisLease {
     fork_generation: u64,
 }
 
-fn timeout(ttl_ms: u64) -> Duration {
+/// How long a store may take to answer one operation: a fifth of the TTL, between 50 ms and
+/// 2 s, so that a frozen store costs less than the lease's margin.
+pub(crate) fn timeout(ttl_ms: u64) -> Duration {
     Duration::from_millis((ttl_ms / 5).clamp(50, 2000))
 }
 
-fn eval(
-    conn: &mut redis::Connection,
-    script: &str,
-    keys: &[&str],
-    args: &[String],
-) -> redis::RedisResult<redis::Value> {
-    let mut cmd = redis::cmd("EVAL");
-    cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
-    cmd.query(conn)
-}
-
-fn int(v: &redis::Value) -> Option<i64> {
-    match v {
-        redis::Value::Int(n) => Some(*n),
-        redis::Value::BulkString(b) => std::str::from_utf8(b).ok()?.parse().ok(),
-        _ => None,
+impl Lease {
+    /// The identity a lease of `field` keeps its values under.
+    pub(crate) fn identity(layout: &Layout, node: &Node, field: usize) -> Identity {
+        let mut text = String::new();
+        let mut head = String::new();
+        for (i, (name, v)) in layout.node_values(node).enumerate() {
+            text.push_str(if i == 0 { "" } else { "," });
+            text.push_str(name);
+            text.push('=');
+            if name == layout.fields()[field].name() {
+                head = std::mem::take(&mut text);
+            } else {
+                text.push_str(&v.to_string());
+            }
+        }
+        Identity { fingerprint: layout.fingerprint(), head, tail: text }
     }
-}
 
-impl RedisLease {
-    /// Connects, claims a value of `field` and waits until it may issue (at most
-    /// [`crate::LEASE_MAX_WINDOW_MS`] + [`crate::LEASE_MAX_DRIFT_MS`] + a tick when Redis
+    /// Claims a value of `field` in `store` and waits until it may issue (at most
+    /// [`crate::LEASE_MAX_WINDOW_MS`] + [`crate::LEASE_MAX_DRIFT_MS`] + a tick when the store
     /// has no mark for it). The lease is valid when this returns.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn open(
-        config: &Config<'_>,
+        store: Box<dyn Store>,
+        config: &Config,
         layout: &Layout,
         node: &Node,
         field: usize,
@@ -256,34 +340,17 @@ impl RedisLease {
         word: Word,
         clock: MonotonicClock,
         host: Option<Host>,
-    ) -> Result<Arc<RedisLease>, Error> {
+    ) -> Result<Arc<Lease>, Error> {
         let ttl_ms = config.ttl_ms;
-        let target = Target::new(&config.settings, timeout(ttl_ms))?;
         let tick_ms = layout.tick_ms();
         let window_ms = config.window_ms.min(ttl_ms / 2).clamp(1, LEASE_MAX_WINDOW_MS);
         // The caps in ticks, rounded up: a holder's own window and drift are at most these.
         let unknown_ticks =
             LEASE_MAX_WINDOW_MS.div_ceil(tick_ms).max(1) + LEASE_MAX_DRIFT_MS.div_ceil(tick_ms) + 1;
-        let mut identity = format!("libsnowflake:{:016x}:", layout.fingerprint());
-        let mut head = String::new();
-        for (i, (name, v)) in layout.node_values(node).enumerate() {
-            identity.push_str(if i == 0 { "" } else { "," });
-            identity.push_str(name);
-            identity.push('=');
-            if name == layout.fields()[field].name() {
-                head = std::mem::take(&mut identity);
-            } else {
-                identity.push_str(&v.to_string());
-            }
-        }
-        let tail = identity;
-        let lease = Arc::new(RedisLease {
-            target,
+        let lease = Arc::new(Lease {
             layout: *layout,
             node: node.with(field, 0),
             field,
-            head,
-            tail,
             token: match &host {
                 Some(h) => h.map.host_token(),
                 _ => format!(
@@ -297,6 +364,7 @@ impl RedisLease {
             window_ticks: (window_ms / tick_ms).max(1),
             unknown_ticks,
             max_wait_ms: config.max_wait_ms,
+            max_clock_skew_ms: config.max_clock_skew_ms,
             max_tick: layout.max_tick(),
             clock,
             generation: AtomicU64::new(0),
@@ -309,7 +377,10 @@ impl RedisLease {
             guard_until_ms: AtomicU64::new(0),
             claims: AtomicU64::new(0),
             losses: AtomicU64::new(0),
-            inner: Mutex::new(Inner { conn: None, held: None, guard: None, last_error: None }),
+            clock_skew_ms: AtomicI64::new(0),
+            skew_measured: AtomicBool::new(false),
+            skewed_renewals: AtomicU64::new(0),
+            inner: Mutex::new(Inner { store, held: None, guard: None, last_error: None }),
             state,
             word,
             host,
@@ -333,7 +404,7 @@ impl RedisLease {
             };
             drop(inner);
             if lease.claims.load(Ordering::Relaxed) == 1 {
-                RedisLease::start_renewing(&lease).map_err(|e| {
+                Lease::start_renewing(&lease).map_err(|e| {
                     Error::lease_unavailable(format_args!("cannot start the lease renewal thread: {e}"))
                 })?;
             }
@@ -355,27 +426,27 @@ impl RedisLease {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `f` on the connection (made first if there is none); a failure that spoils the
-    /// connection drops it, and the next call connects again (behind Sentinel: to the master
-    /// the sentinels name then).
-    fn with_conn<T>(
-        &self,
-        inner: &mut Inner,
-        f: impl FnOnce(&mut redis::Connection) -> redis::RedisResult<T>,
-    ) -> Result<T, Failure> {
-        if inner.conn.is_none() {
-            inner.conn = Some(self.target.connect()?);
+    /// Reads the store's clock and refuses a claim when this host's is further from it than
+    /// `max_clock_skew_ms` (beyond the uncertainty of the round trip).
+    fn check_clock(&self, inner: &mut Inner) -> Result<(), Error> {
+        let sent = self.clock.now_ms();
+        let store_ms = inner.store.clock_ms().map_err(|e| Error::lease_unavailable(e.message))?;
+        let (skew, half) = skew_of(sent, self.clock.now_ms(), store_ms);
+        self.clock_skew_ms.store(skew, Ordering::Relaxed);
+        self.skew_measured.store(true, Ordering::Relaxed);
+        if skew.unsigned_abs() <= self.max_clock_skew_ms + half {
+            return Ok(());
         }
-        match f(inner.conn.as_mut().expect("connected above")) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                let failure = describe(&e, &self.target.shown);
-                if failure.reconnect {
-                    inner.conn = None;
-                }
-                Err(failure)
-            }
-        }
+        Err(Error::lease_unavailable(format_args!(
+            "this host's clock reads {} and {} at {} reads {}: this host is {} ms {} the store, more than max_clock_skew_ms={}, so it claims no value (its IDs would sort apart from the fleet's); set the host's time right (NTP), or raise max_clock_skew_ms",
+            utc(sent + half),
+            inner.store.name(),
+            inner.store.place(),
+            utc(store_ms),
+            skew.unsigned_abs(),
+            if skew > 0 { "ahead of" } else { "behind" },
+            self.max_clock_skew_ms
+        )))
     }
 
     /// Claims a value (`prefer` first, else the lowest free), publishes it and raises the
@@ -384,80 +455,75 @@ impl RedisLease {
         // A host lease claims under the host's lock, preferring the host's value: a process
         // that finds it still the host's joins that claim.
         let _host_lock = self.host.as_ref().map(|h| h.lock()).transpose()?;
+        self.check_clock(inner)?;
         let prefer = self.host.as_ref().and_then(|h| h.map.host_value()).or(prefer);
         let f = &self.layout.fields()[self.field];
         let count = f.max().saturating_add(1).min(1 << 53);
-        let unavailable = |m: &str| Error::lease_unavailable(m);
+        let unavailable = |m: String| Error::lease_unavailable(m);
         let mut from: u64 = 0;
         let mut prefer = prefer;
         let mut taken_here: Option<Error> = None;
-        let (sent_at, value, ours, stored, guard) = 'claim: loop {
-            let (sent_at, value, ours, stored) = loop {
+        // Free values passed over for a poisoned mark, and the furthest such mark (a tick).
+        let (mut skipped, mut furthest) = (0u64, 0u64);
+        let (sent_at, value, got, guard) = 'claim: loop {
+            let (sent_at, value, got) = loop {
                 let sent_at = self.clock.now_ms();
-                let to = from.saturating_add(SCAN).min(count);
-                let args = [
-                    self.head.clone(),
-                    self.tail.clone(),
-                    from.to_string(),
-                    to.to_string(),
-                    self.token.clone(),
-                    self.ttl_ms.to_string(),
-                    prefer.map_or("-1".to_string(), |v| v.to_string()),
-                ];
-                let reply = self
-                    .with_conn(inner, |c| eval(c, CLAIM, &[], &args))
-                    .map_err(|e| unavailable(&e.message))?;
-                if let redis::Value::Array(items) = &reply {
-                    let value = items.first().and_then(int).and_then(|v| u64::try_from(v).ok());
-                    let ours = items.get(1).and_then(int) == Some(1);
-                    let stored = items.get(2).and_then(int).and_then(|v| u64::try_from(v).ok());
-                    if let Some(value) = value {
-                        break (sent_at, value, ours, stored);
-                    }
+                let bound = self.layout.tick_of(sent_at)?.saturating_add(self.unknown_ticks);
+                let to = from.saturating_add(inner.store.scan()).min(count);
+                let ask = Ask { token: &self.token, ttl_ms: self.ttl_ms, prefer, from, to, bound };
+                let got = inner.store.claim(&ask).map_err(|e| unavailable(e.message))?;
+                skipped += got.skipped;
+                furthest = furthest.max(got.furthest.saturating_sub(bound));
+                if let Some(value) = got.value {
+                    break (sent_at, value, got);
                 }
                 prefer = None;
                 from = to;
                 if from >= count {
                     let here = taken_here.as_ref().map_or(String::new(), |e| {
-                        format!("; the last value free in Redis is used on this host another way ({e})")
+                        format!(
+                            "; the last value free in {} is used on this host another way ({e})",
+                            inner.store.name()
+                        )
                     });
-                    return Err(Error::lease_retry(
-                        format_args!(
-                            "all {count} values of `{}` are leased in Redis at {} (keys {}*{}){here}; this generator claims again on its next call",
+                    let text = match skipped {
+                        0 => format!(
+                            "all {count} values of `{}` are leased in {}{here}; this generator claims again on its next call",
                             f.name(),
-                            self.target.shown,
-                            self.head,
-                            self.tail
+                            inner.store.place(),
                         ),
-                        self.ttl_ms,
-                    ));
+                        n => format!(
+                            "no value of `{}` can be claimed in {}: {} are leased, and {n} were passed over because the high-water mark stored for them is up to {} ms ahead of this host's clock (a time far in the future was stored, such as a next_id_at of another year, or this clock is far behind the last holders'){here}; this generator claims again on its next call",
+                            f.name(),
+                            inner.store.place(),
+                            count.saturating_sub(n),
+                            furthest.saturating_mul(self.layout.tick_ms())
+                        ),
+                    };
+                    return Err(Error::lease_retry(text, self.ttl_ms));
                 }
             };
             // The host's record of the identity with this value: held before the value is
             // used, so that no other way of issuing with it on this host runs meanwhile.
             match self.guard(inner, value) {
-                Ok(guard) => break 'claim (sent_at, value, ours, stored, guard),
+                Ok(guard) => break 'claim (sent_at, value, got, guard),
                 Err(refused) => {
-                    if !ours {
-                        let key = format!("{}{value}{}", self.head, self.tail);
-                        let _ = self.with_conn(inner, |c| {
-                            eval(c, UNCLAIM, &[&key], std::slice::from_ref(&self.token))
-                        });
+                    if !got.ours {
+                        let _ = inner.store.unclaim(value, &self.token);
                     }
                     match refused {
                         Refused::Taken(e) => {
                             taken_here = Some(e);
-                            if prefer == Some(value) {
-                                prefer = None;
-                            } else {
+                            if prefer != Some(value) {
                                 from = value + 1;
-                                prefer = None;
                             }
+                            prefer = None;
                             if from >= count {
                                 return Err(Error::lease_retry(
                                     format_args!(
-                                        "no value of `{}` free in Redis can be used on this host: {}",
+                                        "no value of `{}` free in {} can be used on this host: {}",
                                         f.name(),
+                                        inner.store.name(),
                                         taken_here.expect("set above")
                                     ),
                                     self.ttl_ms,
@@ -469,25 +535,22 @@ impl RedisLease {
                 }
             }
         };
-        let key = format!("{}{value}{}", self.head, self.tail);
-        let hwm = format!("{key}:hwm");
         let now_tick = self.layout.tick_of(sent_at)?;
         let unknown = now_tick.saturating_add(self.unknown_ticks);
         // `floor`: the state's new start; `reserved`: what may be issued below without
         // storing a reservation first.
-        let (floor, reserved) = match (ours, stored) {
+        let (floor, reserved) = match (got.ours, got.mark) {
             // Still ours: nobody else held it since; our own state (the host's, for a host
             // lease) is above our IDs, and what we reserved is still ours to issue.
             (true, s) => (0, s.unwrap_or(0)),
-            (false, Some(s)) if self.target.is_sentinel() => (s.max(unknown), s.max(unknown)),
+            (false, Some(s)) if got.mark_stale => (s.max(unknown), s.max(unknown)),
             (false, Some(s)) => (s, s),
             (false, None) => (unknown, unknown),
         };
         let end = self.max_tick.saturating_add(1);
         let (floor, reserved) = (floor.min(end), reserved.min(end).max(floor.min(end)));
         if floor > unknown {
-            let end = floor.to_string();
-            let _ = self.with_conn(inner, |c| eval(c, RELEASE, &[&key, &hwm], &[self.token.clone(), end]));
+            let _ = inner.store.release(value, &self.token, floor);
             return Err(Error::lease_unavailable(format_args!(
                 "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
                 f.name(),
@@ -513,7 +576,7 @@ impl RedisLease {
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.valid_until_ms.store(sent_at + self.ttl_ms / 5 * 4, Ordering::Release);
         if let Some(h) = &self.host {
-            let epoch = h.map.host_claimed(value, ours);
+            let epoch = h.map.host_claimed(value, got.ours);
             h.epoch.store(epoch, Ordering::Release);
             h.map.host_renewed(epoch, sent_at + self.ttl_ms / 5 * 4);
         }
@@ -527,7 +590,7 @@ impl RedisLease {
             inner.guard = Some((value, guard));
         }
         self.claims.fetch_add(1, Ordering::Relaxed);
-        inner.held = Some(Held { value, key, hwm, lost: false });
+        inner.held = Some(Held { value, lost: false });
         inner.last_error = None;
         Ok(floor)
     }
@@ -584,8 +647,8 @@ impl RedisLease {
         Record::hold(&req)
     }
 
-    fn start_renewing(lease: &Arc<RedisLease>) -> std::io::Result<()> {
-        let weak: Weak<RedisLease> = Arc::downgrade(lease);
+    fn start_renewing(lease: &Arc<Lease>) -> std::io::Result<()> {
+        let weak: Weak<Lease> = Arc::downgrade(lease);
         let stop = lease.stop.clone();
         let period = Duration::from_millis((lease.ttl_ms / 3).max(1));
         let retry = Duration::from_millis((lease.ttl_ms / 10).max(1));
@@ -607,10 +670,10 @@ impl RedisLease {
     }
 
     /// One renewal of the value held, while it is valid (a lapsed one is claimed again by
-    /// the generator's next call). Returns false when Redis could not be reached.
+    /// the generator's next call). Returns false when the store could not be reached.
     fn renew(&self) -> bool {
         let mut inner = self.lock();
-        let Some(held) = inner.held.as_ref().filter(|h| !h.lost) else { return true };
+        let Some(value) = inner.held.as_ref().filter(|h| !h.lost).map(|h| h.value) else { return true };
         let sent_at = self.clock.now_ms();
         if sent_at >= self.valid_until_ms.load(Ordering::Acquire) {
             return true;
@@ -623,18 +686,24 @@ impl RedisLease {
         {
             return true;
         }
-        let key = held.key.clone();
-        let args = [self.token.clone(), self.ttl_ms.to_string()];
-        match self.with_conn(&mut inner, |c| eval(c, RENEW, &[&key], &args)) {
-            Ok(redis::Value::Int(1)) => {
+        match inner.store.renew(value, &self.token, self.ttl_ms) {
+            Ok(Some(store_ms)) => {
                 self.valid_until_ms.fetch_max(sent_at + self.ttl_ms / 5 * 4, Ordering::AcqRel);
                 if let Some(h) = &self.host {
                     h.map.host_renewed(h.epoch.load(Ordering::Acquire), sent_at + self.ttl_ms / 5 * 4);
                 }
+                // The clock, read with the renewal: a skew is recorded, the lease goes on (its
+                // IDs are unique whatever the clocks say; a claim is where a skew is refused).
+                let (skew, half) = skew_of(sent_at, self.clock.now_ms(), store_ms);
+                self.clock_skew_ms.store(skew, Ordering::Relaxed);
+                self.skew_measured.store(true, Ordering::Relaxed);
+                if skew.unsigned_abs() > self.max_clock_skew_ms + half {
+                    self.skewed_renewals.fetch_add(1, Ordering::Relaxed);
+                }
                 true
             }
-            Ok(_) => {
-                // The key is gone or another's.
+            Ok(None) => {
+                // Expired, freed or another's.
                 self.lose(&mut inner);
                 true
             }
@@ -678,7 +747,7 @@ impl RedisLease {
         }
         Err(Error::lease_retry(
             format_args!(
-                "`{}`={} was claimed again and Redis had no high-water mark for it, so its IDs start in {} ms, once any earlier holder has stopped",
+                "`{}`={} was claimed again without a high-water mark it can trust (a new store, or one that lost or may have lost writes), so its IDs start in {} ms, once any earlier holder has stopped",
                 self.layout.fields()[self.field].name(),
                 self.value.load(Ordering::Relaxed),
                 start_ms - now_ms
@@ -739,7 +808,7 @@ impl RedisLease {
         }
     }
 
-    /// Stores a reservation past `tick` in Redis (checking ownership), then raises it here.
+    /// Stores a reservation past `tick` in the store (checking ownership), then raises it here.
     fn store_past(&self, tick: u64) -> Result<(), Error> {
         if self.reserved.load(Ordering::Acquire) > tick {
             return Ok(());
@@ -748,11 +817,10 @@ impl RedisLease {
         if self.reserved.load(Ordering::Acquire) > tick {
             return Ok(());
         }
-        let Some(held) = inner.held.as_ref().filter(|h| !h.lost) else {
+        let Some(value) = inner.held.as_ref().filter(|h| !h.lost).map(|h| h.value) else {
             drop(inner);
             return self.heal();
         };
-        let (key, hwm) = (held.key.clone(), held.hwm.clone());
         // A host lease reserves for the host: one process stores, the others adopt.
         let host = match &self.host {
             Some(h) => {
@@ -767,9 +835,8 @@ impl RedisLease {
             None => None,
         };
         let new_end = tick.saturating_add(self.window_ticks).min(self.max_tick.saturating_add(1));
-        let args = [self.token.clone(), new_end.to_string()];
-        match self.with_conn(&mut inner, |c| eval(c, EXTEND, &[&key, &hwm], &args)) {
-            Ok(redis::Value::Int(1)) => {
+        match inner.store.set_mark(value, &self.token, new_end) {
+            Ok(true) => {
                 if let Some((_, g)) = &inner.guard {
                     g.guard_reserve(new_end);
                 }
@@ -779,7 +846,7 @@ impl RedisLease {
                 }
                 Ok(())
             }
-            Ok(_) => {
+            Ok(false) => {
                 // Taken or deleted: claim again now, as the next call would.
                 drop(host);
                 self.lose(&mut inner);
@@ -787,7 +854,7 @@ impl RedisLease {
                 self.heal()
             }
             Err(e) => Err(Error::lease_retry(
-                format_args!("cannot reserve time in Redis: {}", e.message),
+                format_args!("cannot reserve time in {}: {}", inner.store.name(), e.message),
                 (self.ttl_ms / 10).max(1),
             )),
         }
@@ -807,7 +874,7 @@ impl RedisLease {
     }
 }
 
-impl HighWater for RedisLease {
+impl HighWater for Lease {
     #[inline]
     fn reserved(&self) -> &AtomicU64 {
         &self.reserved
@@ -847,17 +914,23 @@ impl HighWater for RedisLease {
             claims: self.claims.load(Ordering::Relaxed),
             losses: self.losses.load(Ordering::Relaxed),
             value: self.value.load(Ordering::Relaxed),
+            clock_skew_ms: self
+                .skew_measured
+                .load(Ordering::Relaxed)
+                .then(|| self.clock_skew_ms.load(Ordering::Relaxed)),
+            skewed_renewals: self.skewed_renewals.load(Ordering::Relaxed),
         })
     }
 }
 
-impl Drop for RedisLease {
+impl Drop for Lease {
     fn drop(&mut self) {
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
-        // A child of fork(): the parent still holds and uses the lease (and the socket, whose
-        // TLS session a close here would end).
+        // A child of fork(): the parent still holds and uses the lease (and the connection,
+        // whose TLS session a close here would end).
         if self.fork_generation != crate::sys::current_fork_generation() {
-            std::mem::forget(inner.conn.take());
+            let store = std::mem::replace(&mut inner.store, Box::new(Forgotten));
+            std::mem::forget(store);
             return;
         }
         self.stop_renewing();
@@ -866,16 +939,13 @@ impl Drop for RedisLease {
             let Some(_last) = host.last_user() else { return };
             let _lock = host.lock();
             let Some(value) = host.map.host_value() else { return };
-            let key = format!("{}{value}{}", self.head, self.tail);
-            let hwm = format!("{key}:hwm");
             // Every ID of the host came from the state word: its end is exact.
             let Some(end) = self.word.issued_end(self.state.load(Ordering::Acquire)) else { return };
             let mut inner = self.lock();
             if let Some((_, guard)) = inner.guard.take() {
                 guard.settle(self.word, end);
             }
-            let args = [self.token.clone(), end.to_string()];
-            let _ = self.with_conn(&mut inner, |c| eval(c, RELEASE, &[&key, &hwm], &args));
+            let _ = inner.store.release(value, &self.token, end);
             return;
         }
         let mut inner = self.lock();
@@ -887,7 +957,40 @@ impl Drop for RedisLease {
             guard.settle(self.word, end);
         }
         let Some(held) = inner.held.take().filter(|h| !h.lost) else { return };
-        let args = [self.token.clone(), end.to_string()];
-        let _ = self.with_conn(&mut inner, |c| eval(c, RELEASE, &[&held.key, &held.hwm], &args));
+        let _ = inner.store.release(held.value, &self.token, end);
+    }
+}
+
+/// What a child of fork() leaves in place of its parent's store, whose connection it must
+/// neither use nor close.
+struct Forgotten;
+
+impl Store for Forgotten {
+    fn name(&self) -> &'static str {
+        "the store"
+    }
+    fn place(&self) -> String {
+        String::new()
+    }
+    fn scan(&self) -> u64 {
+        1
+    }
+    fn clock_ms(&mut self) -> Result<u64, Failure> {
+        Err(Failure { message: "a child of fork() does not use its parent's lease".into() })
+    }
+    fn claim(&mut self, _: &Ask<'_>) -> Result<Claimed, Failure> {
+        self.clock_ms().map(|_| Claimed::default())
+    }
+    fn renew(&mut self, _: u64, _: &str, _: u64) -> Result<Option<u64>, Failure> {
+        self.clock_ms().map(|_| None)
+    }
+    fn set_mark(&mut self, _: u64, _: &str, _: u64) -> Result<bool, Failure> {
+        self.clock_ms().map(|_| false)
+    }
+    fn release(&mut self, _: u64, _: &str, _: u64) -> Result<(), Failure> {
+        self.clock_ms().map(|_| ())
+    }
+    fn unclaim(&mut self, _: u64, _: &str) -> Result<(), Failure> {
+        self.clock_ms().map(|_| ())
     }
 }

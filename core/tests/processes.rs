@@ -30,7 +30,17 @@ fn worker(spec: &str) {
     let layout = Layout::parse(layout).unwrap();
     let out = std::io::stdout();
     let mut out = std::io::BufWriter::new(out.lock());
+    // Racers that together ask for more than a tick holds may each lose every tick to the
+    // others for longer than the default second under a loaded machine (no fair share is
+    // promised), and then fail with SEQUENCE_EXHAUSTED, as documented. These tests count
+    // repeats, not waits: a worker waits up to a minute unless its spec names max_wait_ms.
     let opened = Options::parse(options)
+        .map(|mut o| {
+            if !options.contains("max_wait_ms") {
+                o.max_wait_ms = 60_000;
+            }
+            o
+        })
         .and_then(|o| Ok((layout.parse_node(node)?, o)))
         .and_then(|(n, o)| Generator::new(&layout, n, o));
     let g = match opened {

@@ -65,9 +65,18 @@ class Holder:
         self.lang, self.dir, self.name = lang, dir, name
         e = dict(os.environ, **(env or {}))
         e.setdefault("SNOWFLAKE_LIB", str(ROOT / "target" / "release" / "libsnowflake.so"))
-        self.proc = subprocess.Popen(command(lang) + [url, options, str(dir), name], stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True, env=e)
-        self.first = self.proc.stdout.readline().strip()
+        # Opened again while the store did not answer a claim in time (a loaded machine, five
+        # holders claiming at once): what the test asserts is what an open gives.
+        deadline = time.monotonic() + MINUTES
+        while True:
+            self.proc = subprocess.Popen(command(lang) + [url, options, str(dir), name], stdout=subprocess.PIPE,
+                                         stderr=subprocess.STDOUT, text=True, env=e)
+            self.first = self.proc.stdout.readline().strip()
+            if "did not answer in time" not in self.first or time.monotonic() > deadline:
+                break
+            print(f"     {lang} {name}: opening again: {self.first}", flush=True)
+            self.proc.wait()
+            time.sleep(0.2)
 
     def value(self) -> int:
         assert self.first.startswith("OPEN "), f"{self.lang} {self.name}: {self.first}"

@@ -146,7 +146,9 @@ pub(crate) struct Identity {
 }
 
 impl Identity {
-    /// `<fingerprint>:<every node field=value>`, the leased field's `value` included.
+    /// `<fingerprint>:<every node field=value>`, the leased field's `value` included (a SQL
+    /// store's row name; Redis builds its keys from the parts).
+    #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
     pub(crate) fn name(&self, value: u64) -> String {
         format!("{:016x}:{}{value}{}", self.fingerprint, self.head, self.tail)
     }
@@ -253,6 +255,11 @@ struct Inner {
     guard: Option<(u64, Arc<Record>)>,
     /// The last failed claim, repeated until `retry_at_ms` (no store call per ID).
     last_error: Option<Error>,
+    /// A claim failed since the last one whose reply came (a timeout, a dropped connection):
+    /// the store may have taken a value for our token all the same, after another holder had
+    /// it. The next claim that finds a value "still ours" cannot tell, so it takes the stored
+    /// mark as a newcomer does, never trusting that this process's state is above it.
+    unsure: bool,
 }
 
 /// A held lease.
@@ -380,7 +387,7 @@ impl Lease {
             clock_skew_ms: AtomicI64::new(0),
             skew_measured: AtomicBool::new(false),
             skewed_renewals: AtomicU64::new(0),
-            inner: Mutex::new(Inner { store, held: None, guard: None, last_error: None }),
+            inner: Mutex::new(Inner { store, held: None, guard: None, last_error: None, unsure: false }),
             state,
             word,
             host,
@@ -471,7 +478,15 @@ impl Lease {
                 let bound = self.layout.tick_of(sent_at)?.saturating_add(self.unknown_ticks);
                 let to = from.saturating_add(inner.store.scan()).min(count);
                 let ask = Ask { token: &self.token, ttl_ms: self.ttl_ms, prefer, from, to, bound };
-                let got = inner.store.claim(&ask).map_err(|e| unavailable(e.message))?;
+                let mut got = match inner.store.claim(&ask) {
+                    Ok(got) => got,
+                    Err(e) => {
+                        inner.unsure = true;
+                        return Err(unavailable(e.message));
+                    }
+                };
+                // (A host lease's token is the host's: its processes' claims are the host's.)
+                got.ours &= !inner.unsure || self.host.is_some();
                 skipped += got.skipped;
                 furthest = furthest.max(got.furthest.saturating_sub(bound));
                 if let Some(value) = got.value {
@@ -592,6 +607,7 @@ impl Lease {
         self.claims.fetch_add(1, Ordering::Relaxed);
         inner.held = Some(Held { value, lost: false });
         inner.last_error = None;
+        inner.unsure = false;
         Ok(floor)
     }
 
@@ -709,6 +725,18 @@ impl Lease {
             }
             Err(_) => false, // unreachable: the validity runs out on its own
         }
+    }
+
+    /// How long each of `n` renewals takes, one after the other (see
+    /// [`crate::coord::lease_renewal_times`]).
+    pub(crate) fn time_renewals(&self, n: usize) -> Vec<std::time::Duration> {
+        (0..n)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                self.renew();
+                start.elapsed()
+            })
+            .collect()
     }
 
     /// A host lease: the validity of the last renewal of this process's claim, by any process

@@ -382,6 +382,42 @@ fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &Leas
     Ok(g.leased(claimed, field, true).assemble(cell, Some(lease), false))
 }
 
+/// For `benches/lease.rs`, not part of the API: how long each of `n` renewals of a lease of
+/// one process takes on the store that `options` name, each made as its renewal thread makes
+/// it (beside that thread, which renews on its own schedule). The value is released after.
+#[doc(hidden)]
+#[cfg(feature = "lease-remote")]
+pub fn lease_renewal_times(
+    layout: &Layout,
+    node: Node,
+    options: &Options,
+    n: usize,
+) -> Result<Vec<std::time::Duration>> {
+    let Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) = &options.lease
+    else {
+        return Err(bad(
+            "lease",
+            "renewals are timed on a store across hosts (redis://, postgres://, mysql://)",
+        ));
+    };
+    let field = leased_field(layout, &node, options)?;
+    let clock = MonotonicClock::process();
+    let g = Generator::build(layout, node, options.policy(), clock)?;
+    let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let lease = lease::Lease::open(
+        open_store(kind, options, layout, &node, field)?,
+        &lease_config(options),
+        layout,
+        &node,
+        field,
+        Cell::new(state, |w| w),
+        g.word_format(),
+        clock,
+        None,
+    )?;
+    Ok(lease.time_renewals(n))
+}
+
 /// A host lease (`lease=` a store with `shared=`): the host's processes share one state and
 /// one leased value (see `lease`), each holding the value's record with the others.
 #[cfg(feature = "lease-remote")]

@@ -86,13 +86,24 @@ fn failure(e: &mysql::Error, shown: &str) -> Failure {
             m.message
         ),
         mysql::Error::MySqlError(m) => format!("MySQL at {shown}: {} ({})", m.message, m.code),
-        mysql::Error::IoError(io) if matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock) => {
-            format!("MySQL at {shown} did not answer in time")
-        }
+        e if timed_out(e) => format!("MySQL at {shown} did not answer in time"),
         mysql::Error::UrlError(_) => format!("the lease address `{shown}` is not a MySQL address"),
         other => format!("cannot reach MySQL at {shown}: {other}"),
     };
     Failure { message }
+}
+
+/// A read or write past the socket's timeout (EAGAIN or ETIMEDOUT), from the socket itself or
+/// from the packet codec reading from it.
+fn timed_out(e: &mysql::Error) -> bool {
+    let io = match e {
+        mysql::Error::IoError(io) => Some(io),
+        mysql::Error::CodecError(codec) => {
+            std::error::Error::source(codec).and_then(|s| s.downcast_ref::<std::io::Error>())
+        }
+        _ => None,
+    };
+    io.is_some_and(|io| matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock))
 }
 
 /// A MySQL (or MariaDB) store for `lease=mysql://…`.

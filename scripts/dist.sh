@@ -23,7 +23,13 @@
 #
 # SNOWFLAKE_DIST_PLATFORMS (space separated) builds only some of the other platforms, for a
 # quicker turn while working on one; unset, every one of scripts/dist.env's DIST_PLATFORMS
-# (what CI and a release build).
+# (what CI and a release build); empty, x86_64 glibc's alone.
+#
+# `dist.sh --build-others` only compiles the other platforms' binaries (the slow part, in a
+# target directory of their own) and writes nothing to dist/. scripts/check.sh starts it in
+# the background at the beginning, at the lowest priority, so that it takes the CPU the test
+# steps leave idle; its last step runs the whole dist.sh, whose cargo runs then find those
+# binaries built.
 #
 # How each is built (docs/contributing.md, "Other platforms"):
 # - x86_64 glibc, this machine's target, with rustup's toolchain: zig (the `ziglang` package)
@@ -47,6 +53,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
+BUILD_ONLY=false
+case "${1:-}" in
+  "") ;;
+  --build-others) BUILD_ONLY=true ;;
+  *) echo "usage: scripts/dist.sh [--build-others]" >&2; exit 2 ;;
+esac
 export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
@@ -68,8 +80,11 @@ has() { [[ " $OTHERS " == *" $1 "* ]]; }
 # Where each platform's binaries land: x86_64 glibc's with the dist profile (LTO), the
 # others' with dist-cross (no LTO, parallel code generation: their builds are most of
 # dist.sh's time), macOS's with dist-macos (dist-cross with LTO, which keeps its dylibs'
-# symbols to the entry points: see Cargo.toml).
+# symbols to the entry points: see Cargo.toml). The others are built by another cargo
+# (Debian's) in a target directory of their own, so that a `--build-others` run beside the
+# host's builds never waits on them (nor they on it).
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+CROSS_DIR=$TARGET_DIR/cross
 profile_of() {
   case $1 in
     x86_64-linux-gnu) echo dist ;;
@@ -77,7 +92,12 @@ profile_of() {
     *) echo dist-cross ;;
   esac
 }
-out_dir() { echo "$TARGET_DIR/${RUST_TARGET[$1]}/$(profile_of "$1")"; }
+out_dir() {
+  case $1 in
+    x86_64-linux-gnu) echo "$TARGET_DIR/${RUST_TARGET[$1]}/$(profile_of "$1")" ;;
+    *) echo "$CROSS_DIR/${RUST_TARGET[$1]}/$(profile_of "$1")" ;;
+  esac
+}
 
 
 # Each step's heading says how long the step before it took (the cross builds are CI's budget).
@@ -113,6 +133,77 @@ for p in $PLATFORMS; do
     { echo "dist.sh: bindings-node/native.js's PREBUILT does not list ${NAPI_NAME[$p]}" >&2; exit 1; }
 done
 
+# --- the other platforms: Debian's rustc-web, cargo-zigbuild --------------------------------
+# Debian's cargo and rustc (/usr/bin) come first on the PATH of these runs (cargo-zigbuild
+# runs `cargo`), the .venv's Python before them (for zig). The binaries share their
+# dependencies within each run: all four packages at once. What the toolchain route lacks,
+# made once in $XTOOLS:
+# - Windows: Debian's rustc links x86_64-pc-windows-gnu programs with -lssp_nonshared -lssp
+#   (Debian's mingw-w64 builds C with the stack protector); zig's mingw-w64 has neither, and
+#   nothing linked here calls them: empty archives stand in for both.
+# - Windows' Node addon: napi-build (windows-gnu) wants LIBNODE_PATH to hold a libnode.dll
+#   and links -lnode, but napi-sys finds every Node-API function in the host process at run
+#   time on Windows, so nothing is imported: an empty archive is the import library (node.lib,
+#   a name zig's linker looks for), and the libnode.dll beside it is for that check.
+# - Windows' Python extension: PyO3 writes python3.dll's import library itself, with zig's
+#   dlltool when ZIG_COMMAND names zig (as maturin --zig does), under the name zig's linker
+#   looks for (python3.lib; with mingw-w64's dlltool it would be python3.dll.a, which zig
+#   does not take).
+# - macOS: rustc strips Mach-O files with `rust-objcopy`, which rustup ships and Debian does
+#   not: LLVM's llvm-objcopy is the same program. Security and CoreFoundation, which the
+#   leases' TLS calls, and SystemConfiguration, which tokio-postgres's `whoami` links, are
+#   link-time stubs (scripts/macos-frameworks/README.md).
+build_others() {
+  XTOOLS=$TARGET_DIR/cross-tools
+  mkdir -p "$XTOOLS/no-ssp" "$XTOOLS/libnode" "$XTOOLS/bin"
+  for a in no-ssp/libssp.a no-ssp/libssp_nonshared.a libnode/node.lib libnode/libnode.dll; do
+    [ -f "$XTOOLS/$a" ] || ar rc "$XTOOLS/$a"
+  done
+  ln -sf "$(command -v llvm-objcopy)" "$XTOOLS/bin/rust-objcopy"
+  cross() {
+    env PATH="$XTOOLS/bin:$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+      CARGO_TARGET_DIR="$CROSS_DIR" \
+      LIBNODE_PATH="$XTOOLS/libnode" ZIG_COMMAND="$ROOT/.venv/bin/python -m ziglang" \
+      CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
+      CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-L native=$XTOOLS/no-ssp" \
+      CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
+      CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
+      "$@"
+  }
+  PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
+  if has aarch64-linux-gnu; then
+    step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
+    cross cargo zigbuild --profile dist-cross --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
+  fi
+  # The platforms whose standard library cargo builds from Debian's rust-web-src (-Zbuild-std,
+  # which needs RUSTC_BOOTSTRAP=1: see docs/contributing.md; the project's own crates use no
+  # unstable feature, and rustup's stable toolchain builds them for this machine). One run per
+  # profile, each building every target's std once. musl: the shared libraries link musl's
+  # libc.so (a cdylib needs -crt-static off); zig links the CLI statically all the same. macOS:
+  # Rust's oldest systems (10.12 on Intel, 11 on Apple silicon), its targets' default.
+  build_std() { # <profile> <platform...>
+    local profile=$1 targets=() p
+    shift
+    for p in "$@"; do [[ " $OTHERS " == *" $p "* ]] && targets+=(--target "${RUST_TARGET[$p]}"); done
+    [ ${#targets[@]} -gt 0 ] || return 0
+    step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig, profile $profile)"
+    cross env RUSTC_BOOTSTRAP=1 cargo zigbuild -Zbuild-std --profile "$profile" "${targets[@]}" "${PACKAGES[@]}"
+  }
+  build_std dist-cross x86_64-linux-musl x86_64-windows
+  build_std dist-macos x86_64-darwin aarch64-darwin
+  if has aarch64-linux-gnu; then
+    step "libsnowflake_minimal.a: no leases (aarch64, glibc $GLIBC_FLOOR, Debian's rustc, zig)"
+    cross env CARGO_TARGET_DIR="$CROSS_DIR/minimal" cargo zigbuild --profile dist-cross \
+      --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" -p snowflake-ffi --no-default-features --features minimal
+  fi
+}
+if $BUILD_ONLY; then
+  started=$(date +%s)
+  build_others
+  step "the other platforms' binaries built in $(($(date +%s) - started)) s"
+  exit 0
+fi
+
 DIST=$ROOT/dist
 rm -rf "$DIST"
 mkdir -p "$DIST/python" "$DIST/node" "$DIST/php" "$DIST/c"
@@ -137,62 +228,7 @@ cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
   -p snowflake-ffi -p snowflake-cli -p snowflake-node
 OUT=$(out_dir x86_64-linux-gnu)
 
-# --- the other platforms: Debian's rustc-web, cargo-zigbuild --------------------------------
-# Debian's cargo and rustc (/usr/bin) come first on the PATH of these runs (cargo-zigbuild
-# runs `cargo`), the .venv's Python before them (for zig). The binaries share their
-# dependencies within each run: all four packages at once. What the toolchain route lacks,
-# made once in $XTOOLS:
-# - Windows: Debian's rustc links x86_64-pc-windows-gnu programs with -lssp_nonshared -lssp
-#   (Debian's mingw-w64 builds C with the stack protector); zig's mingw-w64 has neither, and
-#   nothing linked here calls them: empty archives stand in for both.
-# - Windows' Node addon: napi-build (windows-gnu) wants LIBNODE_PATH to hold a libnode.dll
-#   and links -lnode, but napi-sys finds every Node-API function in the host process at run
-#   time on Windows, so nothing is imported: an empty archive is the import library (node.lib,
-#   a name zig's linker looks for), and the libnode.dll beside it is for that check.
-# - Windows' Python extension: PyO3 writes python3.dll's import library itself, with zig's
-#   dlltool when ZIG_COMMAND names zig (as maturin --zig does), under the name zig's linker
-#   looks for (python3.lib; with mingw-w64's dlltool it would be python3.dll.a, which zig
-#   does not take).
-# - macOS: rustc strips Mach-O files with `rust-objcopy`, which rustup ships and Debian does
-#   not: LLVM's llvm-objcopy is the same program. Security and CoreFoundation, which the
-#   leases' TLS calls, and SystemConfiguration, which tokio-postgres's `whoami` links, are
-#   link-time stubs (scripts/macos-frameworks/README.md).
-XTOOLS=$TARGET_DIR/cross-tools
-mkdir -p "$XTOOLS/no-ssp" "$XTOOLS/libnode" "$XTOOLS/bin"
-for a in no-ssp/libssp.a no-ssp/libssp_nonshared.a libnode/node.lib libnode/libnode.dll; do
-  [ -f "$XTOOLS/$a" ] || ar rc "$XTOOLS/$a"
-done
-ln -sf "$(command -v llvm-objcopy)" "$XTOOLS/bin/rust-objcopy"
-cross() {
-  env PATH="$XTOOLS/bin:$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
-    LIBNODE_PATH="$XTOOLS/libnode" ZIG_COMMAND="$ROOT/.venv/bin/python -m ziglang" \
-    CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
-    CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-L native=$XTOOLS/no-ssp" \
-    CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
-    CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
-    "$@"
-}
-PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
-if has aarch64-linux-gnu; then
-  step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
-  cross cargo zigbuild --profile dist-cross --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
-fi
-# The platforms whose standard library cargo builds from Debian's rust-web-src (-Zbuild-std,
-# which needs RUSTC_BOOTSTRAP=1: see docs/contributing.md; the project's own crates use no
-# unstable feature, and rustup's stable toolchain builds them for this machine). One run per
-# profile, each building every target's std once. musl: the shared libraries link musl's
-# libc.so (a cdylib needs -crt-static off); zig links the CLI statically all the same. macOS:
-# Rust's oldest systems (10.12 on Intel, 11 on Apple silicon), its targets' default.
-build_std() { # <profile> <platform...>
-  local profile=$1 targets=() p
-  shift
-  for p in "$@"; do [[ " $OTHERS " == *" $p "* ]] && targets+=(--target "${RUST_TARGET[$p]}"); done
-  [ ${#targets[@]} -gt 0 ] || return 0
-  step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig, profile $profile)"
-  cross env RUSTC_BOOTSTRAP=1 cargo zigbuild -Zbuild-std --profile "$profile" "${targets[@]}" "${PACKAGES[@]}"
-}
-build_std dist-cross x86_64-linux-musl x86_64-windows
-build_std dist-macos x86_64-darwin aarch64-darwin
+build_others
 
 # --- Python: each other platform's wheel, from the x86_64 wheel and the platform's extension -
 WHEEL=$(ls "$DIST"/python/libsnowflake-"$VERSION"-*manylinux*x86_64*.whl)
@@ -220,18 +256,14 @@ done
 # --- the minimal C library: no leases (no Redis client, no TLS) -----------------------------
 # A cargo run of its own, in a target directory of its own: snowflake-core with other
 # features, and an output of the same name.
-# x86_64 with rustup's toolchain, aarch64 with Debian's (the .debs of both carry it).
+# x86_64 with rustup's toolchain here, aarch64 with Debian's in build_others (the .debs of
+# both carry it).
 declare -A OUT_MINIMAL
 step "libsnowflake_minimal.a: no leases ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
 CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
   -p snowflake-ffi --no-default-features --features minimal
 OUT_MINIMAL[x86_64-linux-gnu]=$ROOT/target/dist-minimal/$DIST_TARGET/dist
-if has aarch64-linux-gnu; then
-  step "libsnowflake_minimal.a: no leases (aarch64, glibc $GLIBC_FLOOR, Debian's rustc, zig)"
-  cross env CARGO_TARGET_DIR="$ROOT/target/dist-minimal" cargo zigbuild --profile dist-cross \
-    --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" -p snowflake-ffi --no-default-features --features minimal
-  OUT_MINIMAL[aarch64-linux-gnu]=$ROOT/target/dist-minimal/aarch64-unknown-linux-gnu/dist-cross
-fi
+! has aarch64-linux-gnu || OUT_MINIMAL[aarch64-linux-gnu]=$CROSS_DIR/minimal/aarch64-unknown-linux-gnu/dist-cross
 
 # --- Node: the napi-rs packages -------------------------------------------------------------
 # The addon's file on each platform: a shared library under the name Node loads it by.

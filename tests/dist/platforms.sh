@@ -104,6 +104,27 @@ if [ "$failed" -ne 0 ]; then
 fi
 check "the tests' PATH has no cargo or rustc" rust_is_gone
 
+# scripts/check.sh runs tests/dist/run.sh on x86_64 glibc's packages alone (dist.sh with no
+# other platform), before these builds are done; what differs once every platform is in:
+main_lists_every_platform() {
+  node - "$NPM_MAIN" "$VERSION" $(for p in x86_64-linux-gnu $DIST_PLATFORMS; do echo "${NAPI_NAME[$p]}"; done) <<'JS'
+const { execFileSync } = require('node:child_process');
+const assert = require('node:assert/strict');
+const [main, version, ...platforms] = process.argv.slice(2);
+const m = JSON.parse(execFileSync('tar', ['-xzOf', main, 'package/package.json'], { encoding: 'utf8' }));
+assert.deepEqual(m.optionalDependencies, Object.fromEntries(platforms.map((n) => [`@libsnowflake/${n}`, version])));
+JS
+}
+check "the npm package libsnowflake lists each platform's package as optional, at $VERSION" main_lists_every_platform
+# Seven glibc binaries a glibc platform ships (the wheel's, the .node, the Composer package's,
+# the tarball's library and CLI, the .deb's), five musl ones for musl (no .deb).
+GLIBC_BINARIES=7
+MUSL_BINARIES=0
+! has aarch64-linux-gnu || GLIBC_BINARIES=14
+! has x86_64-linux-musl || MUSL_BINARIES=5
+check "every glibc binary in dist/ (x86_64 and aarch64) needs at most GLIBC_$GLIBC_FLOOR, with no unversioned libc symbol; musl's link musl" \
+  python3 tests/dist/glibc_floor.py "$DIST" "$GLIBC_FLOOR" --expect "$GLIBC_BINARIES" --expect-musl "$MUSL_BINARIES"
+
 # wheel_is <wheel> <platform tags...>: the WHEEL file's tags are exactly these (abi3), and the
 # wheel holds the Python package with the extension under the name given last.
 wheel_is() {

@@ -13,9 +13,18 @@
 const { existsSync, readFileSync } = require('node:fs');
 const path = require('node:path');
 
-// The platforms with a prebuilt package, and the oldest glibc their addon loads on
-// (scripts/dist.env's GLIBC_FLOOR: the addon is linked against that glibc).
-const PREBUILT = { 'linux-x64-gnu': { glibc: '2.17' } };
+// The platforms with a prebuilt package (scripts/dist.sh builds one addon for each), and the
+// oldest glibc a Linux glibc addon loads on (scripts/dist.env's GLIBC_FLOOR: the addon is
+// linked against that glibc). Windows' addon is built with mingw-w64 (`win32-x64-gnu`): Node
+// loads it like an MSVC-built one, since Node-API is a C interface.
+const PREBUILT = {
+  'linux-x64-gnu': { glibc: '2.17' },
+  'linux-arm64-gnu': { glibc: '2.17' },
+  'linux-x64-musl': {},
+  'win32-x64-gnu': {},
+  'darwin-x64': {},
+  'darwin-arm64': {},
+};
 
 // musl or glibc, as napi-rs's loaders tell them: /usr/bin/ldd names its C library (cheap),
 // else Node's diagnostic report carries glibc's version (a few ms).
@@ -39,6 +48,16 @@ function platformName() {
   return `${platform}-${arch}`;
 }
 
+/**
+ * The prebuilt package for the platform `name`, if one is published: on Windows, an addon
+ * built with MSVC (`win32-x64-msvc`, what `npm run build` names it there) or with mingw-w64
+ * (`-gnu`) serves alike.
+ */
+function prebuiltName(name) {
+  const candidates = name.startsWith('win32-') ? [name, name.replace(/-msvc$/, '-gnu')] : [name];
+  return candidates.find((c) => Object.prototype.hasOwnProperty.call(PREBUILT, c));
+}
+
 /** The file a from-source build writes, beside this file. */
 function localAddonPath(name = platformName()) {
   return path.join(__dirname, `libsnowflake.${name}.node`);
@@ -60,8 +79,9 @@ function load() {
   const local = localAddonPath(name);
   if (existsSync(local)) return require(local);
 
-  const prebuilt = PREBUILT[name];
-  const pkg = `@libsnowflake/${name}`;
+  const published = prebuiltName(name);
+  const prebuilt = published && PREBUILT[published];
+  const pkg = `@libsnowflake/${published}`;
   if (!prebuilt) {
     throw noAddon(
       `no prebuilt addon for this platform (${name}); prebuilt packages exist for ` +
@@ -87,4 +107,4 @@ function load() {
   }
 }
 
-module.exports = { load, platformName, localAddonPath, PREBUILT };
+module.exports = { load, platformName, prebuiltName, localAddonPath, PREBUILT };

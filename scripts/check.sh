@@ -13,18 +13,35 @@ export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm
 chmod 755 "$RUN_DIR"
 mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
 
-# Each step's heading, after the time the step before it took and the time so far (CI time is
-# a budget). The last step's own summary stays the last line printed.
+# Each step's heading, after the time the step before it took, how busy the machine's CPUs were
+# meanwhile (everything on the machine, the background builds below among it), and the time so
+# far (CI time is a budget). The last step's own summary stays the last line printed.
 SUITE_T0=$(date +%s)
 STEP_T0=$SUITE_T0
+cpu_ticks() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+read -r STEP_BUSY0 STEP_IDLE0 < <(cpu_ticks)
 step() {
-  local now
+  local now busy idle
   now=$(date +%s)
-  [ -z "${STEP_NAME:-}" ] || printf '(%s: %d s; %d s so far)\n' "$STEP_NAME" $((now - STEP_T0)) $((now - SUITE_T0))
+  read -r busy idle < <(cpu_ticks)
+  [ -z "${STEP_NAME:-}" ] || printf '(%s: %d s, CPU %d%% busy; %d s so far)\n' "$STEP_NAME" $((now - STEP_T0)) \
+    $((100 * (busy - STEP_BUSY0) / (busy - STEP_BUSY0 + idle - STEP_IDLE0 + 1))) $((now - SUITE_T0))
   STEP_NAME=${1%%:*}
   STEP_T0=$now
+  STEP_BUSY0=$busy
+  STEP_IDLE0=$idle
   printf '\n==== %s ====\n' "$*"
 }
+
+# The other platforms' binaries (scripts/dist.sh --build-others: Debian's rustc, cross linkers,
+# the standard library built from source for four of them) are the slowest build here. They
+# start now, in the background at the lowest priority: they take what CPU the steps below leave
+# idle (waiting on servers, locks, leases and sleeps), and the last step waits for them.
+CROSS_LOG=$RUN_DIR/dist-build-others.log
+# (A session of its own, so that an early exit stops its cargo runs with it.)
+setsid nice -n 19 bash scripts/dist.sh --build-others >"$CROSS_LOG" 2>&1 &
+CROSS_PID=$!
+trap 'kill -- -"$CROSS_PID" 2>/dev/null; rm -rf "$RUN_DIR"' EXIT
 
 step "lint: rustfmt, clippy"
 cargo fmt --all --check
@@ -49,9 +66,10 @@ done
 cargo clippy -q -p snowflake-core --lib -- -D warnings
 python3 scripts/modcycles.py core/src
 
-step "Packages: scripts/dist.sh (glibc $(sed -n 's/^GLIBC_FLOOR=//p' scripts/dist.env), zig), installed without Rust (tests/dist)"
-bash scripts/dist.sh
-bash tests/dist/run.sh
+# This machine's packages now (the steps below install them); every platform's at the end.
+step "Packages: scripts/dist.sh for x86_64 glibc $(sed -n 's/^GLIBC_FLOOR=//p' scripts/dist.env) (zig), installed without Rust (tests/dist)"
+SNOWFLAKE_DIST_PLATFORMS="" bash scripts/dist.sh
+SNOWFLAKE_DIST_PLATFORMS="" bash tests/dist/run.sh
 
 step "C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind"
 bash tests/c/run.sh
@@ -75,3 +93,13 @@ python3 tests/fleet/run.py
 
 step "README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout"
 python3 tests/readme/run.py
+
+step "Every platform's packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian's rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)"
+if ! wait "$CROSS_PID"; then
+  tail -n 60 "$CROSS_LOG"
+  echo "check.sh: scripts/dist.sh --build-others failed (its log's end above)" >&2
+  exit 1
+fi
+grep -E '^---- dist|Finished' "$CROSS_LOG"
+bash scripts/dist.sh
+bash tests/dist/platforms.sh

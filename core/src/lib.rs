@@ -81,7 +81,7 @@ mod public;
 mod redis_script;
 #[cfg(feature = "sql")]
 mod sql;
-#[cfg(all(feature = "std", unix))]
+#[cfg(feature = "std")]
 mod sys;
 mod text;
 pub mod time;
@@ -90,10 +90,10 @@ mod uuid;
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
 pub use clock::{MonotonicClock, SystemClock};
-#[cfg(all(feature = "lease-remote", unix))]
+#[cfg(feature = "lease-remote")]
 #[doc(hidden)]
 pub use coord::lease_renewal_times;
-#[cfg(all(feature = "std", unix))]
+#[cfg(feature = "std")]
 pub use coord::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };

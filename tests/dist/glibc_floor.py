@@ -11,7 +11,11 @@ dpkg-deb), finds each ELF file inside, and reads its dynamic symbols with `objdu
   newer functions such as statx at run time), or come from the program that loads the file
   (napi_* from Node, Py* from Python): an unversioned libc symbol would bind to whatever the
   system has, and fail on an older one when called;
-- --expect N: exactly N binaries found, so that a package that lost its binary fails too.
+- musl binaries (the x86_64-linux-musl packages) need no glibc at all: one whose only C
+  library is musl's (`libc.so`, or none: linked statically) is listed as `musl`, and any
+  GLIBC symbol in it fails;
+- --expect N: exactly N glibc binaries found, --expect-musl M: exactly M musl ones, so that a
+  package that lost its binary fails too.
 
 Prints one line per binary: `<newest GLIBC symbol>  <package>:<path>`; exits 1 on a failure.
 """
@@ -65,9 +69,21 @@ def binaries(dist, scratch):
                     yield f"{label}:{os.path.relpath(path, out)}", path
 
 
+def is_musl(path):
+    """Whether the ELF file's C library is musl's: it needs `libc.so` (musl's loader answers to
+    that name; glibc's is libc.so.6), or it is a program linked statically (no loader, no
+    library: an executable, or a static PIE). A shared library that needs nothing is not
+    musl's: it is checked as a glibc one (its undefined symbols must have versions)."""
+    dynamic = subprocess.run(["readelf", "-h", "-d", "-l", path], check=True, capture_output=True, text=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+    program = re.search(r"Type:\s+EXEC", dynamic) is not None or re.search(r"FLAGS_1\).*\bPIE\b", dynamic) is not None
+    static = not needed and "INTERP" not in dynamic and program
+    return "libc.so" in needed or "ld-musl" in dynamic or static
+
+
 def examine(path):
     """(newest glibc version or None, [unversioned strong undefined symbols])."""
-    dump = subprocess.run(["objdump", "-T", path], check=True, capture_output=True, text=True).stdout
+    dump = subprocess.run(["objdump", "-T", path], capture_output=True, text=True).stdout
     newest, loose = None, []
     host = next((rx for suffix, rx in HOST_SYMBOLS.items() if path.endswith(suffix)), None)
     for line in dump.splitlines():
@@ -86,18 +102,29 @@ def examine(path):
 
 def main():
     args = sys.argv[1:]
-    expect = None
+    expect = expect_musl = None
     if "--expect" in args:
         i = args.index("--expect")
         expect = int(args[i + 1])
+        del args[i : i + 2]
+    if "--expect-musl" in args:
+        i = args.index("--expect-musl")
+        expect_musl = int(args[i + 1])
         del args[i : i + 2]
     if len(args) != 2:
         sys.exit(__doc__)
     dist, floor = args
     failures = 0
-    count = 0
+    count = musl = 0
     with tempfile.TemporaryDirectory(prefix="snowflake-glibc-") as scratch:
         for label, path in binaries(dist, scratch):
+            if is_musl(path):
+                musl += 1
+                newest, _ = examine(path)
+                verdict = "ok  " if newest is None else "FAIL"
+                failures += newest is not None
+                print(f"{verdict} musl{'' if newest is None else f' with GLIBC_{newest}'}  {label}")
+                continue
             count += 1
             newest, loose = examine(path)
             verdict = "ok  "
@@ -111,9 +138,12 @@ def main():
                 print(f"FAIL {label}: undefined symbols without a version: {' '.join(sorted(loose))}")
             print(f"{verdict} GLIBC_{newest}  {label}")
     if expect is not None and count != expect:
-        print(f"FAIL found {count} binaries in {dist}, expected {expect}")
+        print(f"FAIL found {count} glibc binaries in {dist}, expected {expect}")
         failures += 1
-    print(f"{count} binaries, floor GLIBC_{floor}: {'all within it' if not failures else f'{failures} failures'}")
+    if expect_musl is not None and musl != expect_musl:
+        print(f"FAIL found {musl} musl binaries in {dist}, expected {expect_musl}")
+        failures += 1
+    print(f"{count} glibc binaries, floor GLIBC_{floor}, and {musl} musl ones: {'all within it' if not failures else f'{failures} failures'}")
     sys.exit(1 if failures else 0)
 
 

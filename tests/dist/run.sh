@@ -71,79 +71,9 @@ export SNOWFLAKE_SHM_DIR=$WORK/shm TMPDIR=$WORK/tmp
 mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$TMPDIR"
 unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
 
-passed=0
-failed=0
-# check <description> <command...>: one check, its output shown only when it fails.
-check() {
-  local desc=$1
-  shift
-  if "$@" >"$WORK/log" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok   $desc"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $desc"
-    tail -n 40 "$WORK/log" | sed 's/^/     /'
-  fi
-}
-# program <description> <command...>: a test program that ends with
-# "RESULT <p> passed, <f> failed"; its checks are added to the count.
-program() {
-  local desc=$1 status line p f
-  shift
-  "$@" >"$WORK/log" 2>&1
-  status=$?
-  line=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$WORK/log" | tail -n 1)
-  if [ -z "$line" ]; then p=0 f=1; else read -r _ p _ f _ <<<"$line"; fi
-  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-  passed=$((passed + p))
-  failed=$((failed + f))
-  if [ "$f" -eq 0 ]; then
-    echo "ok   $desc ($p checks)"
-  else
-    echo "FAIL $desc (exit $status, ${line:-no RESULT line})"
-    grep -v '^RESULT' "$WORK/log" | tail -n 40 | sed 's/^/     /'
-  fi
-}
-# says <pattern> <command...>: the command succeeds and its output matches the pattern.
-says() {
-  local pattern=$1
-  shift
-  "$@" >"$WORK/out" 2>&1
-  local status=$?
-  cat "$WORK/out"
-  [ "$status" -eq 0 ] && grep -Eq "$pattern" "$WORK/out"
-}
-now_ms() { date +%s%3N; }
-section() { printf -- '-- %s\n' "$*"; }
-
-# The PATH of every user-side command: without ~/.cargo/bin, and with any other directory
-# that holds a Rust tool (Debian's cargo-web and rustc-web put theirs in /usr/bin, beside
-# node and php) replaced by a directory of links to everything else in it.
-NORUST_PATH=$(
-  IFS=:
-  keep=()
-  n=0
-  for dir in $PATH; do
-    [ "$dir" = "$HOME/.cargo/bin" ] && continue
-    if [ -x "$dir/cargo" ] || [ -x "$dir/rustc" ]; then
-      n=$((n + 1))
-      shim=$WORK/norust-bin-$n
-      mkdir -p "$shim"
-      for f in "$dir"/*; do
-        case ${f##*/} in
-          cargo | cargo-* | rustc | rustc-* | rustdoc | rustup | rust-gdb* | rust-lldb | rustfmt | clippy-driver) ;;
-          *) ln -s "$f" "$shim/" 2>/dev/null ;;
-        esac
-      done
-      dir=$shim
-    fi
-    keep+=("$dir")
-  done
-  echo "${keep[*]}"
-)
-no_rust() { env PATH="$NORUST_PATH" "$@"; }
-rust_is_gone() { ! no_rust bash -c 'command -v cargo || command -v rustc'; }
+# check, program, says, section, no_rust: tests/dist/lib.sh (shared with tests/dist/platforms.sh).
+# shellcheck source=tests/dist/lib.sh
+. tests/dist/lib.sh
 
 # --- C: the minimal static library (issue 29) ---------------------------------------------
 # libsnowflake_minimal.a has no leases (no Redis client, no TLS): a static program against it
@@ -330,10 +260,16 @@ docs_state_the_floor() {
 check "README.md and every docs/ page say which systems the packages support (glibc $GLIBC_FLOOR or later)" docs_state_the_floor
 
 # --- glibc floor -----------------------------------------------------------------------------
+# Seven glibc binaries a glibc platform (the wheel's, the .node, the Composer package's, the
+# tarball's library and CLI, the .deb's), five musl ones for musl (no .deb).
+GLIBC_BINARIES=7
+MUSL_BINARIES=0
+[[ " $DIST_PLATFORMS " != *" aarch64-linux-gnu "* ]] || GLIBC_BINARIES=14
+[[ " $DIST_PLATFORMS " != *" x86_64-linux-musl "* ]] || MUSL_BINARIES=5
 section "glibc: every shipped binary within GLIBC_$GLIBC_FLOOR"
 check "wheel, .node, Composer .so, tarball .so and CLI, .deb .so and CLI: at most GLIBC_$GLIBC_FLOOR, no unversioned libc symbol" \
-  python3 tests/dist/glibc_floor.py "$DIST" "$GLIBC_FLOOR" --expect 7
-cat "$WORK/log" | grep -E '^(ok|FAIL) +GLIBC' | sed 's/^/     /'
+  python3 tests/dist/glibc_floor.py "$DIST" "$GLIBC_FLOOR" --expect "$GLIBC_BINARIES" --expect-musl "$MUSL_BINARIES"
+cat "$WORK/log" | grep -E '^(ok|FAIL) +(GLIBC|musl)' | sed 's/^/     /'
 # The check can fail: below the floor the same binaries are refused, and so is a library
 # with an undefined symbol that has no version.
 floor_check_fails() {
@@ -405,16 +341,16 @@ section "Node: $(basename "$NPM_MAIN"), $(basename "$NPM_PLATFORM")"
 NODE_PROJECT=$WORK/node-project
 NODE_MS=""
 manifests_are_napi_rs() {
-  node - "$NPM_MAIN" "$NPM_PLATFORM" "$VERSION" <<'JS'
+  node - "$NPM_MAIN" "$NPM_PLATFORM" "$VERSION" $(for p in x86_64-linux-gnu $DIST_PLATFORMS; do echo "${NAPI_NAME[$p]}"; done) <<'JS'
 const { execFileSync } = require('node:child_process');
 const assert = require('node:assert/strict');
-const [main, platform, version] = process.argv.slice(2);
+const [main, platform, version, ...platforms] = process.argv.slice(2);
 const manifest = (tgz) => JSON.parse(execFileSync('tar', ['-xzOf', tgz, 'package/package.json'], { encoding: 'utf8' }));
 const list = (tgz) => execFileSync('tar', ['-tzf', tgz], { encoding: 'utf8' }).trim().split('\n').sort();
 const m = manifest(main);
 assert.equal(m.name, 'libsnowflake');
 assert.equal(m.version, version);
-assert.deepEqual(m.optionalDependencies, { '@libsnowflake/linux-x64-gnu': version });
+assert.deepEqual(m.optionalDependencies, Object.fromEntries(platforms.map((n) => [`@libsnowflake/${n}`, version])));
 for (const s of ['preinstall', 'install', 'postinstall', 'prepare']) assert.equal((m.scripts || {})[s], undefined, s);
 assert.ok(!list(main).some((f) => f.endsWith('.node')), 'the main package carries no addon');
 const p = manifest(platform);
@@ -425,7 +361,7 @@ assert.equal(p.main, 'libsnowflake.linux-x64-gnu.node');
 assert.ok(list(platform).includes('package/libsnowflake.linux-x64-gnu.node'));
 JS
 }
-check "libsnowflake lists @libsnowflake/linux-x64-gnu@$VERSION as optional, has no install script; the platform package holds the addon" \
+check "libsnowflake lists every platform's package (@libsnowflake/linux-x64-gnu@$VERSION, ...) as optional, has no install script; the platform package holds the addon" \
   manifests_are_napi_rs
 npm_installs() {
   mkdir -p "$NODE_PROJECT" &&

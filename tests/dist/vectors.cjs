@@ -7,7 +7,7 @@ const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
 
-module.exports = function check({ Layout, Generator, PublicIds, encode, decodeStr, VERSION }, vectorsDir, version) {
+module.exports = function check({ Layout, Generator, PublicIds, encode, decodeStr, VERSION }, vectorsDir, version, generatorOptions = {}) {
   const read = (name) => JSON.parse(fs.readFileSync(path.join(vectorsDir, name), 'utf8'));
   assert.equal(VERSION, version, 'the installed version');
   let checked = 0;
@@ -81,7 +81,7 @@ module.exports = function check({ Layout, Generator, PublicIds, encode, decodeSt
   }
 
   // New IDs from the system clock: unique, increasing, of this node.
-  const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 } });
+  const gen = new Generator({ layout: 'twitter', node: { datacenter: 1, worker: 3 }, ...generatorOptions });
   const ids = [];
   for (let i = 0; i < 1000; i++) ids.push(gen.nextId());
   ids.push(...gen.nextIds(9000));

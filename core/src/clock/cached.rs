@@ -84,7 +84,6 @@ fn start() {
     }
     {
         // Inside the fork gate: a fork never finds this `Once` half-run.
-        #[cfg(unix)]
         let _gate = crate::sys::ForkGate::enter();
         FORK_HOOK.call_once(|| crate::sys::at_fork(noop, noop, forget_in_child));
     }

@@ -95,15 +95,13 @@ impl Clock for ManualClock {
     }
 }
 
-#[cfg(all(feature = "std", unix))]
+#[cfg(feature = "std")]
 mod cached;
 
 #[cfg(feature = "std")]
 mod std_clocks {
     use super::Clock;
     use std::sync::OnceLock;
-    #[cfg(not(unix))]
-    use std::time::Instant;
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
     fn system_ns() -> u64 {
@@ -174,17 +172,11 @@ mod std_clocks {
         offset_ms: i64,
     }
 
-    /// `CLOCK_MONOTONIC` in nanoseconds: the same clock in every process of the host.
-    #[cfg(unix)]
+    /// `CLOCK_MONOTONIC` in nanoseconds (Windows: `QueryPerformanceCounter`'s): the same
+    /// clock in every process of the host.
     #[inline]
     pub(crate) fn monotonic_raw_ns() -> u64 {
         crate::sys::monotonic_ns()
-    }
-
-    #[cfg(not(unix))]
-    pub(crate) fn monotonic_raw_ns() -> u64 {
-        static START: OnceLock<Instant> = OnceLock::new();
-        START.get_or_init(Instant::now).elapsed().as_nanos() as u64
     }
 
     impl MonotonicClock {
@@ -239,10 +231,7 @@ mod std_clocks {
         }
         #[inline]
         fn now_ms_cached(&self) -> u64 {
-            #[cfg(unix)]
-            return (super::cached::raw_ms() as i64 + self.offset_ms).max(0) as u64;
-            #[cfg(not(unix))]
-            return self.now_ms();
+            (super::cached::raw_ms() as i64 + self.offset_ms).max(0) as u64
         }
         fn wait_until_ms(&self, unix_ms: u64) {
             wait_until(|| self.now_ns(), unix_ms)

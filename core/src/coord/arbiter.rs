@@ -23,7 +23,8 @@
 //! # The files
 //!
 //! One file per user and identity, `libsnowflake-<key>-<uid>.shm`, in the host's directory
-//! ([`shm_dir`]: `$SNOWFLAKE_SHM_DIR`, else `/dev/shm`, else the temporary directory). `key`
+//! ([`shm_dir`]: `$SNOWFLAKE_SHM_DIR`, else the system's: `/dev/shm` on Linux, `/var/tmp` on
+//! macOS, `%ProgramData%\libsnowflake` on Windows; see `sys`). `key`
 //! is 16 hex digits of a hash of the layout and the node values (with a rollover field at 0).
 //! A record is readable by every user and written only by its owner (mode 0644): users meet
 //! by reading each other's records, never by writing them, so no user can make another's
@@ -46,6 +47,9 @@
 //! | 2176 | the label (`shared=NAME`) |
 //!
 //! # Locks, and what the kernel lists of them
+//!
+//! As Linux has them (`sys::locks`; macOS and Windows keep the users' and set-up locks with
+//! the same meaning, and say in `sys` what they cannot keep of the rest):
 //!
 //! - **Users** (an open-file-description lock on byte [`USERS_AT`]): every process using the
 //!   record holds it, shared (`Host`, `LeaseGuard`, `HostLease`) or exclusive (`Alone`,
@@ -91,11 +95,10 @@ use crate::error::Error;
 use crate::generator::{Validity, Word};
 use crate::layout::{Layout, Node};
 use crate::options::{valid_shared_name, Policy, SequenceStart};
-use crate::sys::{self, ofd, Access, Dir, Flock, ForkGate, Map, Refusal};
+use crate::sys::{self, locks, Access, Dir, FileId, ForkGate, Map, Refusal, Setup};
 use crate::text::Name;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -202,9 +205,10 @@ impl Mode {
     }
 }
 
-/// The directory of the host's records: `$SNOWFLAKE_SHM_DIR`, else `/dev/shm`, else the
-/// temporary directory. An empty `SNOWFLAKE_SHM_DIR` counts as unset; a relative one is
-/// refused (two processes in two working directories would not meet).
+/// The directory of the host's records: `$SNOWFLAKE_SHM_DIR`, else the system's (`/dev/shm`,
+/// else the temporary directory, on Linux; `/var/tmp` on macOS; `%ProgramData%\libsnowflake`
+/// on Windows). An empty `SNOWFLAKE_SHM_DIR` counts as unset; a relative one is refused (two
+/// processes in two working directories would not meet).
 pub fn shm_dir() -> Result<PathBuf, Error> {
     if let Some(dir) = std::env::var_os("SNOWFLAKE_SHM_DIR").filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
@@ -216,23 +220,7 @@ pub fn shm_dir() -> Result<PathBuf, Error> {
         }
         return Ok(dir);
     }
-    // Looked for once: a generator made per request asks for the directory each time, and
-    // finds its record held in the process without a system call (see `Record::hold`).
-    // (An atomic, not a lock: a child of fork() never waits for a parent's thread.)
-    static DEV_SHM: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0); // 0: not looked yet
-    let dev_shm = Path::new("/dev/shm");
-    let found = match DEV_SHM.load(Ordering::Relaxed) {
-        0 => {
-            let found = dev_shm.is_dir();
-            DEV_SHM.store(if found { 1 } else { 2 }, Ordering::Relaxed);
-            found
-        }
-        known => known == 1,
-    };
-    if found {
-        return Ok(dev_shm.to_path_buf());
-    }
-    Ok(std::env::temp_dir())
+    Ok(sys::default_record_dir())
 }
 
 /// The key of an identity: a hash of the layout and the node values, with `rollover`'s (or,
@@ -298,14 +286,9 @@ fn sequence_code(s: SequenceStart) -> u64 {
     }
 }
 
+/// This boot's name, as a record keeps it (`?`s where the system names none).
 pub(crate) fn boot_id() -> [u8; 36] {
-    let mut id = [b'?'; 36];
-    if let Ok(text) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") {
-        let b = text.trim().as_bytes();
-        let n = b.len().min(36);
-        id[..n].copy_from_slice(&b[..n]);
-    }
-    id
+    sys::boot_id().unwrap_or([b'?'; 36])
 }
 
 /// This process's view of the host's time base: `/proc/uptime` minus `CLOCK_MONOTONIC`, in
@@ -388,7 +371,7 @@ pub(crate) struct Record {
     pub(crate) companion: Mutex<Option<Weak<dyn std::any::Any + Send + Sync>>>,
     name: OsString,
     path: PathBuf,
-    id: (u64, u64),
+    id: FileId,
     key: u64,
     mode: Mode,
     /// The layout and the state word's format (for the wait at the end, see `Drop`).
@@ -551,13 +534,13 @@ impl Record {
         let mode_bits = if req.mode == Mode::HostLease { 0o600 } else { 0o644 };
         let (file, meta) = sys::open_in(dir, name, Access::Own(Some(mode_bits)))
             .map_err(|r| refusal("opening the host's record", path, r))?;
-        let Some(setup) =
-            Flock::within(&file, Some(req.deadline())).map_err(|e| io_err("locking", path, e))?
+        let Some(setup) = sys::setup_lock(dir, name, &file, Some(req.deadline()))
+            .map_err(|e| io_err("locking", path, e))?
         else {
-            return Err(busy(path, "its set-up lock", sys::flock_holder(&file)).into());
+            return Err(busy(path, "its set-up lock", sys::setup_holder(&file)).into());
         };
         match sys::id_in(dir, name).map_err(|e| io_err("reading", path, e))? {
-            Some(id) if id == (meta.dev(), meta.ino()) => {}
+            Some(id) if id == meta.id => {}
             _ => return Ok(None),
         }
         let len = file.metadata().map_err(|e| io_err("reading", path, e))?.len();
@@ -575,7 +558,7 @@ impl Record {
             companion: Mutex::new(None),
             name: name.to_os_string(),
             path: path.to_path_buf(),
-            id: (meta.dev(), meta.ino()),
+            id: meta.id,
             key,
             mode: req.mode,
             layout: *req.layout,
@@ -584,7 +567,7 @@ impl Record {
             valid_until: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
         };
-        let in_use = ofd::held(&record.file, USERS_AT, 1, true).map_err(|e| io_err("locking", path, e))?;
+        let in_use = locks::taken(&record.file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
         let magic = record.read(0);
         if magic == 0 {
             record.set_up(req, dir)?;
@@ -614,7 +597,19 @@ impl Record {
                 Some(_) => record.take_over(req),
                 None => {}
             }
-            if record.bytes(BOOT_AT, 36) != boot_id() {
+            let anchor = record.read(ANCHOR_AT) as i64;
+            let rebooted = match sys::boot_id() {
+                Some(id) => record.bytes(BOOT_AT, 36) != id,
+                // Where the system names no boot: a record that no process uses and whose
+                // clock reads behind the wall clock by more than TIME_BASE_MS was anchored in
+                // an earlier boot (or the wall clock stepped forward since): anchored anew.
+                None => {
+                    !in_use
+                        && MonotonicClock::current_offset_ns().saturating_sub(anchor)
+                            > TIME_BASE_MS as i64 * 1_000_000
+                }
+            };
+            if rebooted {
                 // Another boot: CLOCK_MONOTONIC restarted. Anchor anew; the state word keeps
                 // every new ID above the ones issued before.
                 record.write(ANCHOR_AT, MonotonicClock::current_offset_ns() as u64);
@@ -630,7 +625,7 @@ impl Record {
         record.clock = MonotonicClock::with_offset_ns(record.read(ANCHOR_AT) as i64);
         // Join: the users' lock, shared or exclusive, decides.
         let exclusive = req.mode.exclusive();
-        if !ofd::lock(&record.file, USERS_AT, 1, exclusive).map_err(|e| io_err("locking", path, e))? {
+        if !locks::take(&record.file, USERS_AT, exclusive).map_err(|e| io_err("locking", path, e))? {
             let e = record.in_use_error(req.mode);
             return Err(Refused::Taken(e));
         }
@@ -639,7 +634,7 @@ impl Record {
             sys::drop_in_child(&record.file);
         }
         record.count_process();
-        let _ = ofd::lock(&record.file, beacon_at(key, dir), req.ahead_ms.min((1 << 27) - 1) + 1, false);
+        locks::beacon(&record.file, beacon_at(key, dir), req.ahead_ms.min((1 << 27) - 1) + 1);
         record.write(MODE_AT, req.mode as u64);
         record.write(OWNER_AT, u64::from(sys::euid()));
         drop(setup);
@@ -653,7 +648,7 @@ impl Record {
     /// Adds this process to the record's "who" locks (a child of fork() that goes on using its
     /// parent's record adds its own).
     fn count_process(&self) {
-        let _ = ofd::lock(&self.file, PID_AT + u64::from(sys::pid()), 1, false);
+        locks::mark_process(&self.file, PID_AT);
         self.write(PID_WORD_AT, u64::from(sys::pid()));
     }
 
@@ -675,7 +670,7 @@ impl Record {
         // what it may borrow ahead; with none, at the next tick (a holder killed during this
         // one, whose file was then removed, could have issued in it), or, on a layout of
         // coarse ticks, at this one.
-        let start = match self.removed_copies(dir) {
+        let start = match self.removed_copies(dir, req) {
             Some(drift_ms) => layout
                 .tick_of(now_ms.saturating_add(RECHECK_MS).saturating_add(drift_ms))
                 .unwrap_or(now_tick)
@@ -702,26 +697,25 @@ impl Record {
     }
 
     /// How far ahead processes still using a removed (or truncated) copy of this record may
-    /// issue, from their beacons: `None` when there are none (or the kernel does not list
-    /// locks: then `RECHECK_MS` covers live holders without drift).
-    fn removed_copies(&self, dir: &Dir) -> Option<u64> {
-        let Ok(locks) = sys::system_locks() else { return Some(0) };
-        let dev = sys::dev_parts(dir.dev());
-        // The records of this key that are at their names now (other users'), by inode.
-        let current: Vec<u64> = dir
+    /// issue, from their beacons: `None` when there are none (or the system keeps a record in
+    /// use from being removed). Where the kernel lists no locks, a removed copy's users are
+    /// taken to borrow as far ahead as this one may (`max_drift_ms`), and `RECHECK_MS`
+    /// covers them.
+    fn removed_copies(&self, dir: &Dir, req: &Request<'_>) -> Option<u64> {
+        let found = match locks::beacons(dir, beacon_at(self.key, dir)) {
+            locks::Beacons::Unneeded => return None,
+            locks::Beacons::Unlisted => return Some(req.policy.max_drift_ms),
+            locks::Beacons::Listed(found) => found,
+        };
+        // The records of this key that are at their names now (other users').
+        let current: Vec<FileId> = dir
             .names()
             .unwrap_or_default()
             .iter()
             .filter(|n| parse_name(n).is_some_and(|(k, uid, _)| k == self.key && uid != sys::euid()))
             .filter_map(|n| sys::id_in(dir, n).ok().flatten())
-            .map(|(_, ino)| ino)
             .collect();
-        let at = beacon_at(self.key, dir);
-        locks
-            .iter()
-            .filter(|l| l.dev == dev && l.start == at && !current.contains(&l.ino))
-            .map(|l| l.end.map_or(0, |end| end - l.start))
-            .max()
+        found.iter().filter(|(id, _)| !current.contains(id)).map(|(_, len)| *len).max()
     }
 
     /// Takes over a record that no process uses, for `req`'s terms (under the set-up lock):
@@ -893,14 +887,14 @@ impl Record {
             let Ok((file, meta)) = sys::open_in(&self.dir, &name, Access::Read) else { continue };
             // A record is its owner's, named with its uid, and written by it alone: another
             // (a file planted under another's name) is nobody's record.
-            if meta.uid() != their_uid || meta.mode() & 0o022 != 0 {
+            if meta.owner != their_uid || meta.shared_write {
                 continue;
             }
             let Ok(header) = sys::read_bounded(&file, SIZE) else { continue };
             if header.len() < SIZE || word_at(&header, 0) != MAGIC {
                 continue;
             }
-            let live = ofd::held(&file, USERS_AT, 1, true).unwrap_or(true);
+            let live = locks::taken(&file, USERS_AT).unwrap_or(true);
             let same_identity = word_at(&header, FINGERPRINT_AT) == layout.fingerprint() && k == self.key;
             match probe {
                 Probe::Same if live && same_identity => {
@@ -1058,7 +1052,7 @@ impl Record {
     /// Whether another open file (another process, or another copy of the library in this
     /// one) uses the record now.
     pub(crate) fn others_use_it(&self) -> bool {
-        ofd::held(&self.file, USERS_AT, 1, true).unwrap_or(true)
+        locks::taken_by_others(&self.file, USERS_AT, self.mode.exclusive(), PID_AT).unwrap_or(true)
     }
 
     /// The record's clock.
@@ -1076,12 +1070,14 @@ impl Record {
         &self.path
     }
 
-    /// The lock for claims and reservations of a host lease (the file's `flock`), waited for
-    /// until `deadline` at most.
-    pub(crate) fn lock_until(&self, deadline: Instant) -> Result<Flock<'_>, Error> {
-        match Flock::within(&self.file, Some(deadline)).map_err(|e| io_err("locking", &self.path, e))? {
+    /// The lock for claims and reservations of a host lease (the record's set-up lock),
+    /// waited for until `deadline` at most.
+    pub(crate) fn lock_until(&self, deadline: Instant) -> Result<Setup<'_>, Error> {
+        match sys::setup_lock(&self.dir, &self.name, &self.file, Some(deadline))
+            .map_err(|e| io_err("locking", &self.path, e))?
+        {
             Some(lock) => Ok(lock),
-            None => Err(busy(&self.path, "its lock", sys::flock_holder(&self.file))),
+            None => Err(busy(&self.path, "its lock", sys::setup_holder(&self.file))),
         }
     }
 
@@ -1177,21 +1173,9 @@ fn beacon_at(key: u64, dir: &Dir) -> u64 {
     BEACON_AT + (h.0 & ((1 << 33) - 1)) * (1 << 28)
 }
 
-/// The processes holding "who" locks on `file`, as the kernel lists them.
+/// The processes holding "who" locks on `file`, where the system lists them.
 fn pids_of(file: &File) -> Vec<u32> {
-    let Ok(meta) = file.metadata() else { return Vec::new() };
-    let (dev, ino) = (sys::dev_parts(meta.dev()), meta.ino());
-    let me = sys::pid();
-    let mut pids: Vec<u32> = sys::system_locks()
-        .unwrap_or_default()
-        .iter()
-        .filter(|l| l.dev == dev && l.ino == ino && l.start >= PID_AT && l.start < PID_AT + (1 << 32))
-        .map(|l| (l.start - PID_AT) as u32)
-        .filter(|&p| p != me && sys::process_exists(p))
-        .collect();
-    pids.sort_unstable();
-    pids.dedup();
-    pids
+    locks::marked(file, PID_AT)
 }
 
 /// "Process 123 of user www-data (uid 33)", or what can be known of it.
@@ -1224,11 +1208,9 @@ pub(crate) fn busy(path: &Path, what: &str, holder: Option<u32>) -> Error {
 
 /// A token that no other host's state has: 16 random bytes, in hex.
 fn new_token() -> String {
-    use std::io::Read;
     let mut bytes = [0u8; TOKEN_LEN / 2];
-    let random = std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes));
-    if random.is_err() {
-        // No /dev/urandom: this boot, this process, this instant.
+    if !sys::random_bytes(&mut bytes) {
+        // No random source: this boot, this process, this instant.
         let mut h = crate::hash::Fnv1a::new();
         let _ = std::fmt::Write::write_fmt(
             &mut h,
@@ -1249,7 +1231,7 @@ pub(crate) trait HostWords {
     /// The host's Redis token.
     fn host_token(&self) -> String;
     /// The host's lock, for claims and reservations (the file's `flock`).
-    fn host_lock(&self, deadline: Instant) -> Result<Flock<'_>, Error>;
+    fn host_lock(&self, deadline: Instant) -> Result<Setup<'_>, Error>;
     /// The value the host claimed last.
     fn host_value(&self) -> Option<u64>;
     /// The current claim's epoch.
@@ -1274,7 +1256,7 @@ impl HostWords for Record {
         String::from_utf8_lossy(self.bytes(TOKEN_AT, TOKEN_LEN)).into_owned()
     }
 
-    fn host_lock(&self, deadline: Instant) -> Result<Flock<'_>, Error> {
+    fn host_lock(&self, deadline: Instant) -> Result<Setup<'_>, Error> {
         self.lock_until(deadline)
     }
 
@@ -1482,7 +1464,7 @@ fn read_state(path: &Path, file: &File, uid: u32) -> Result<SharedState, Error> 
         word_at(&header, HIGH_AT),
         word_at(&header, GUARD_AT),
     );
-    let in_use = ofd::held(file, USERS_AT, 1, true).map_err(|e| io_err("locking", path, e))?;
+    let in_use = locks::taken(file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
     let mode_text = match mode {
         Some(Mode::Host) => "host",
         Some(Mode::Alone) => "process_only",
@@ -1525,7 +1507,7 @@ pub fn shared_states() -> Result<Vec<SharedState>, Error> {
         let Some((_, uid, _)) = parse_name(&name) else { continue };
         let path = dir_path.join(&name);
         let Ok((file, meta)) = sys::open_in(&dir, &name, Access::Read) else { continue };
-        if meta.uid() != uid {
+        if meta.owner != uid {
             continue;
         }
         if let Ok(state) = read_state(&path, &file, uid) {
@@ -1584,8 +1566,10 @@ pub fn remove_shared_state(which: &str) -> Result<SharedState, Error> {
     let dir = Dir::open(&dir_path).map_err(|r| refusal("opening", &dir_path, r))?;
     let (file, _) = sys::open_in(&dir, &name, Access::Own(None)).map_err(|r| refusal("opening", &path, r))?;
     let deadline = Instant::now() + Duration::from_millis(OPEN_GRACE_MS);
-    let Some(_lock) = Flock::within(&file, Some(deadline)).map_err(|e| io_err("locking", &path, e))? else {
-        return Err(busy(&path, "its set-up lock", sys::flock_holder(&file)));
+    let Some(_lock) =
+        sys::setup_lock(&dir, &name, &file, Some(deadline)).map_err(|e| io_err("locking", &path, e))?
+    else {
+        return Err(busy(&path, "its set-up lock", sys::setup_holder(&file)));
     };
     let state = read_state(&path, &file, sys::euid())?;
     if state.in_use {
@@ -1610,6 +1594,6 @@ pub fn remove_shared_state(which: &str) -> Result<SharedState, Error> {
             ),
         ));
     }
-    sys::remove_in(&dir, &name).map_err(|e| io_err("removing", &path, e))?;
+    sys::remove_open(&dir, &name, &file).map_err(|e| io_err("removing", &path, e))?;
     Ok(state)
 }

@@ -207,7 +207,7 @@ impl Host {
     }
 
     /// The host's lock, waited for at most `max_wait_ms` (and a second).
-    fn lock(&self) -> Result<crate::sys::Flock<'_>, Error> {
+    fn lock(&self) -> Result<crate::sys::Setup<'_>, Error> {
         let wait = self.max_wait_ms.max(super::arbiter::OPEN_GRACE_MS);
         self.map.host_lock(std::time::Instant::now() + Duration::from_millis(wait))
     }

@@ -215,7 +215,7 @@ impl Location {
         })?;
         match Flock::within(&file, Some(deadline)).map_err(|e| io_err("locking", &lock_path, e))? {
             Some(lock) => std::mem::forget(lock), // released when `file` is closed
-            None => return Err(busy(&lock_path, "the state file's lock", sys::flock_holder(&file))),
+            None => return Err(busy(&lock_path, "the state file's lock", sys::lock_holder(&file))),
         }
         Ok(file)
     }

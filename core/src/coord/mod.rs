@@ -26,27 +26,25 @@ use crate::options::Options;
 use crate::text::Name;
 use std::path::Path;
 
-#[cfg(unix)]
 mod arbiter;
-#[cfg(all(unix, feature = "lease-remote"))]
+#[cfg(feature = "lease-remote")]
 mod lease;
-#[cfg(all(unix, feature = "lease-local"))]
+#[cfg(feature = "lease-local")]
 mod lease_local;
-#[cfg(all(unix, feature = "state-file"))]
+#[cfg(feature = "state-file")]
 mod mark;
-#[cfg(all(unix, feature = "lease-redis"))]
+#[cfg(feature = "lease-redis")]
 mod redis_conn;
 mod registry;
-#[cfg(all(unix, feature = "lease-mysql"))]
+#[cfg(feature = "lease-mysql")]
 mod store_mysql;
-#[cfg(all(unix, feature = "lease-postgres"))]
+#[cfg(feature = "lease-postgres")]
 mod store_postgres;
-#[cfg(all(unix, feature = "lease-redis"))]
+#[cfg(feature = "lease-redis")]
 mod store_redis;
-#[cfg(all(unix, any(feature = "lease-postgres", feature = "lease-mysql")))]
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
 mod store_sql;
 
-#[cfg(unix)]
 pub use arbiter::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };
@@ -143,7 +141,6 @@ impl<C: Clock> Generator<C> {
         }
         let rollover = rollover_index(layout, &options);
         let member = registry::state_for(layout, &node, rollover, &options.policy())?;
-        #[cfg(unix)]
         let guard = {
             let policy = options.policy();
             let req = arbiter::Request {
@@ -165,21 +162,10 @@ impl<C: Clock> Generator<C> {
             g.word_format().raise_to(&member.state, record.issued_end(g.word_format()));
             Some(arbiter::Settle { record, state: member.state.clone(), word: g.word_format() })
         };
-        #[cfg(not(unix))]
-        let guard: Option<()> = None;
         Ok(g.assemble(Cell::new(std::sync::Arc::new((member, guard)), |(m, _)| &*m.state), None, false))
     }
 }
 
-#[cfg(not(unix))]
-fn open(_: &Layout, _: Node, _: &Options) -> Result<Generator> {
-    Err(bad(
-        "shared",
-        "this system has no host record of identities yet: only isolated generators (for tests) work here",
-    ))
-}
-
-#[cfg(unix)]
 fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     match &options.lease {
         #[cfg(feature = "lease-local")]
@@ -199,13 +185,11 @@ fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
 }
 
 /// How many ticks a window of `ms` covers (at least one).
-#[cfg(unix)]
 fn window_ticks(layout: &Layout, ms: u64) -> u64 {
     (ms / layout.tick_ms()).max(1)
 }
 
 /// The field a lease claims, which `node` must leave at 0.
-#[cfg(unix)]
 fn leased_field(layout: &Layout, node: &Node, options: &Options) -> Result<usize> {
     let field = lease_field(layout, options)?;
     if node.get(field) != 0 {
@@ -221,7 +205,6 @@ fn leased_field(layout: &Layout, node: &Node, options: &Options) -> Result<usize
 /// calls); for a drift of up to 100 ms, until the clock reaches it, so that the first calls
 /// have their whole drift to borrow. A far one (a removed copy's holders borrowed far ahead,
 /// or a coarse tick) is left to the calls, whose `max_wait_ms` bounds it.
-#[cfg(unix)]
 fn wait_ready(layout: &Layout, record: &arbiter::Record, max_drift_ms: u64) {
     let clock = record.clock();
     let ready_ms = record.ready_ms().saturating_add(max_drift_ms.min(100));
@@ -234,7 +217,6 @@ fn wait_ready(layout: &Layout, record: &arbiter::Record, max_drift_ms: u64) {
 
 /// The default, `shared=`, `process_only`, a state file and `rollover`: the host's record of
 /// the identity, whose state word every generator of it issues from.
-#[cfg(unix)]
 fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     use std::sync::Arc;
     let policy = options.policy();
@@ -311,7 +293,7 @@ fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generat
 
 /// `lease=local`: the lowest value of the leased field whose record this process can hold
 /// alone, and that record's state word.
-#[cfg(all(unix, feature = "lease-local"))]
+#[cfg(feature = "lease-local")]
 fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     use std::sync::Arc;
     let field = leased_field(layout, &node, options)?;
@@ -328,7 +310,7 @@ fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Ge
 }
 
 /// A lease's settings from `options`.
-#[cfg(all(unix, feature = "lease-remote"))]
+#[cfg(feature = "lease-remote")]
 fn lease_config(options: &Options) -> lease::Config {
     lease::Config {
         ttl_ms: options.lease_ttl_ms.unwrap_or(5000),
@@ -339,7 +321,7 @@ fn lease_config(options: &Options) -> lease::Config {
 }
 
 /// The store of a lease's address, for the identity of `field`.
-#[cfg(all(unix, feature = "lease-remote"))]
+#[cfg(feature = "lease-remote")]
 fn open_store(
     kind: &LeaseKind,
     options: &Options,
@@ -374,7 +356,7 @@ fn open_store(
 
 /// A lease of one process in a store across hosts: a state of its own, raised to each
 /// claim's floor, with a guard on the record of the value it holds.
-#[cfg(all(unix, feature = "lease-remote"))]
+#[cfg(feature = "lease-remote")]
 fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &LeaseKind) -> Result<Generator> {
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
@@ -404,7 +386,7 @@ fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &Leas
 /// one process takes on the store that `options` name, each made as its renewal thread makes
 /// it (beside that thread, which renews on its own schedule). The value is released after.
 #[doc(hidden)]
-#[cfg(all(unix, feature = "lease-remote"))]
+#[cfg(feature = "lease-remote")]
 pub fn lease_renewal_times(
     layout: &Layout,
     node: Node,
@@ -438,7 +420,7 @@ pub fn lease_renewal_times(
 
 /// A host lease (`lease=` a store with `shared=`): the host's processes share one state and
 /// one leased value (see `lease`), each holding the value's record with the others.
-#[cfg(all(unix, feature = "lease-remote"))]
+#[cfg(feature = "lease-remote")]
 fn open_host_lease(
     layout: &Layout,
     node: Node,

@@ -141,6 +141,14 @@ impl Target {
         let place = match (url.split_once("+sentinel://"), url.split_once("+cluster://")) {
             (Some((_, rest)), _) => Target::sentinel(url, rest, tls, password)?,
             (_, Some((_, rest))) => Target::cluster(url, rest, tls, password)?,
+            // The redis crate reaches unix sockets only on Unix systems; elsewhere (Windows)
+            // it cannot read the address at all: say why, as an option that cannot work here.
+            (None, None) if url.starts_with("unix://") && !ConnectionAddr::Unix(Default::default()).is_supported() => {
+                return Err(super::bad(
+                    "lease",
+                    "a unix:// address names Redis's unix socket, and the Redis client has unix sockets only on Unix systems: give the server's host name or IP address and port (redis://host:6379, or rediss:// for TLS)",
+                ))
+            }
             (None, None) => {
                 let info = url.into_connection_info().map_err(|e| {
                     invalid(

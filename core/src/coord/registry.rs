@@ -23,7 +23,6 @@
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Node};
 use crate::options::{Policy, SequenceStart};
-#[cfg(unix)]
 use crate::sys::ForkGate;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, Once, Weak};
@@ -56,13 +55,10 @@ struct Entry {
 }
 
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
-#[cfg(unix)]
 static ATFORK: Once = Once::new();
 
-#[cfg(unix)]
 extern "C" fn none() {}
 
-#[cfg(unix)]
 extern "C" fn child() {
     // No thread was inside the fork gate at the fork, so the lock is free.
     if let Ok(mut entries) = REGISTRY.try_lock() {
@@ -85,9 +81,7 @@ pub(crate) fn state_for(
     rollover: Option<usize>,
     policy: &Policy,
 ) -> Result<Arc<Member>> {
-    #[cfg(unix)]
     let _gate = ForkGate::enter();
-    #[cfg(unix)]
     ATFORK.call_once(|| crate::sys::at_fork(none, none, child));
     let terms = Terms { max_drift_ms: policy.max_drift_ms, sequence_start: policy.sequence_start };
     let mut entries = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
@@ -154,7 +148,6 @@ static HOLDERS: Mutex<Vec<Holder>> = Mutex::new(Vec::new());
 /// of this process uses them another way ([`Error::SharedMismatch`], naming it), or with
 /// another rollover field ([`Error::Conflict`]: the rollover field's values would meet).
 pub(crate) fn hold(layout: &Layout, node: &Node, rollover: Option<usize>, how: Use) -> Result<Arc<Held>> {
-    #[cfg(unix)]
     let _gate = ForkGate::enter();
     let mut holders = HOLDERS.lock().unwrap_or_else(|e| e.into_inner());
     holders.retain(|h| h.alive.strong_count() > 0);

@@ -151,6 +151,20 @@ pub(crate) fn open(
     let mut config: tokio_postgres::Config = rest.parse().map_err(|e: tokio_postgres::Error| {
         Error::lease_unavailable(format_args!("the lease address `{shown}` is not a PostgreSQL address: {e}"))
     })?;
+    // A host that is a path (`host=/run/postgresql`, or `%2F…` in the address) is the
+    // directory of the server's unix socket. tokio-postgres reads it so only where it has unix
+    // sockets (`Host::Unix`); elsewhere (Windows) it keeps the path as a host name to resolve,
+    // which would fail later as an unknown host, or reach a host of that name.
+    if config
+        .get_hosts()
+        .iter()
+        .any(|h| matches!(h, tokio_postgres::config::Host::Tcp(name) if name.starts_with('/')))
+    {
+        return Err(super::bad(
+            "lease",
+            "this PostgreSQL address names a unix socket (a host that is a path, such as host=/run/postgresql), and the PostgreSQL client has unix sockets only on Unix systems: give the server's host name or IP address and port (postgres://user@host:5432/db)",
+        ));
+    }
     if let Some(path) = settings.password_file {
         if config.get_password().is_some() {
             return Err(Error::lease_unavailable(format_args!(

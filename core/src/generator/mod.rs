@@ -429,7 +429,7 @@ pub struct Generator<C: Clock = DefaultClock> {
     counters: Counters,
     /// The fork generation the generator was made in, when its state must not be used in a
     /// child of `fork()` (any state but a shared mapping).
-    #[cfg(all(feature = "std", unix))]
+    #[cfg(feature = "std")]
     fork_generation: Option<u64>,
     /// Whether `mark` heals (see [`HighWater::heals`]), asked once.
     #[cfg(feature = "std")]
@@ -496,12 +496,7 @@ impl<C: Clock> Generator<C> {
         });
         self.fast.on &= mark.is_none() || self.fast_mark.is_some();
         self.mark = mark;
-        #[cfg(unix)]
-        {
-            self.fork_generation = if survives_fork { None } else { Some(crate::sys::fork_generation()) };
-        }
-        #[cfg(not(unix))]
-        let _ = survives_fork;
+        self.fork_generation = if survives_fork { None } else { Some(crate::sys::fork_generation()) };
         self
     }
 
@@ -669,7 +664,7 @@ impl<C: Clock> Generator<C> {
             drift_ticks: policy.max_drift_ms / layout.tick_ms(),
             max_tick: layout.max_tick(),
             counters: Counters::default(),
-            #[cfg(all(feature = "std", unix))]
+            #[cfg(feature = "std")]
             fork_generation: Some(crate::sys::fork_generation()),
             #[cfg(feature = "std")]
             heals: false,
@@ -848,7 +843,7 @@ impl<C: Clock> Generator<C> {
 
     #[inline]
     fn check_fork(&self) -> Result<()> {
-        #[cfg(all(feature = "std", unix))]
+        #[cfg(feature = "std")]
         if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
             return Err(Error::Forked);
         }
@@ -1011,7 +1006,7 @@ impl<C: Clock> Generator<C> {
         if !f.on {
             return None;
         }
-        #[cfg(all(feature = "std", unix))]
+        #[cfg(feature = "std")]
         if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
             return None;
         }
@@ -1276,7 +1271,7 @@ impl<C: Clock> Generator<C> {
             drift_ticks: self.drift_ticks,
             max_tick: self.max_tick,
             counters: self.counters,
-            #[cfg(all(feature = "std", unix))]
+            #[cfg(feature = "std")]
             fork_generation: self.fork_generation,
             #[cfg(feature = "std")]
             heals: self.heals,

@@ -32,7 +32,7 @@ pub struct Pool<'g, C: Clock, const N: usize = 16> {
     used: u64,
     /// The fork generation the bank was filled in: a child of fork() must not hand out the
     /// parent's banked IDs (a shared generator keeps working in a child; its bank must not).
-    #[cfg(all(feature = "std", unix))]
+    #[cfg(feature = "std")]
     fork_generation: u64,
 }
 
@@ -45,7 +45,7 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
             head: 0,
             len: 0,
             used: 0,
-            #[cfg(all(feature = "std", unix))]
+            #[cfg(feature = "std")]
             fork_generation: crate::sys::fork_generation(),
         }
     }
@@ -69,7 +69,7 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
 
     /// How many IDs are banked.
     pub fn banked(&self) -> u64 {
-        #[cfg(all(feature = "std", unix))]
+        #[cfg(feature = "std")]
         if self.fork_generation != crate::sys::current_fork_generation() {
             return 0;
         }
@@ -78,7 +78,7 @@ impl<'g, C: Clock, const N: usize> Pool<'g, C, N> {
 
     /// Forgets the bank if this is a child of fork() of the process that filled it.
     fn forget_after_fork(&mut self) {
-        #[cfg(all(feature = "std", unix))]
+        #[cfg(feature = "std")]
         if self.fork_generation != crate::sys::current_fork_generation() {
             self.fork_generation = crate::sys::current_fork_generation();
             self.len = 0;

@@ -2,6 +2,29 @@
 //! locks, shared mappings, the user id, and the fork hooks. Nothing else in the crate calls
 //! `libc` with `unsafe`, so this file is where to look for what the library asks of the OS.
 //!
+//! # Linux and macOS
+//!
+//! The two share every code path here but the locks that count a host record's users, and
+//! what the kernel tells of them. Each difference is marked `macOS:` where it is made:
+//!
+//! - **The users' lock** ([`locks`]): Linux takes an open-file-description lock (`F_OFD_SETLK`)
+//!   on one byte of the record; macOS, which has no such byte-range locks, a `flock(2)` on
+//!   the whole record, which BSD also ties to the open file description: shared or
+//!   exclusive, kept by a child of `fork()` with its parent, let go when the process dies.
+//!   The one thing macOS cannot say is whether *another* open file holds a shared lock beside
+//!   this one's: [`locks::taken_by_others`] then answers "yes", which only skips what a last
+//!   user may do (lower a state file's reservation, wait for borrowed IDs at exit).
+//! - **The set-up lock** ([`setup_lock`]): a `flock` on the record on Linux (independent of
+//!   its OFD locks); on macOS, where `flock` is the users' lock, a `flock` on
+//!   `<record>.lock` beside it.
+//! - **What the kernel lists**: Linux's `/proc/locks` names the processes that use a record
+//!   and keeps the beacons of a removed one ([`locks::beacons`]); macOS lists nothing, so
+//!   refusals name the user but not the process, and a record made anew after one was
+//!   removed in use starts past the clock by the newcomer's own `max_drift_ms`.
+//! - `/proc/uptime` (the time-base check), `/proc/sys/kernel/random/boot_id` (macOS:
+//!   `kern.bootsessionuuid`), containers (Linux only), and the host's directory (`/dev/shm`;
+//!   macOS: `/var/tmp`, sticky and host-wide, which the system does not clean).
+//!
 //! # fork()
 //!
 //! A child of `fork()` gets a copy of the parent's memory, generators included, and only the
@@ -47,6 +70,20 @@ pub(crate) fn euid() -> u32 {
 
 // ---------------------------------------------------------------------------------------------
 // Opening files: the one way every file the library creates or reads is opened.
+
+/// What identifies a file on the host: its device and inode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct FileId(u64, u64);
+
+/// What [`open_in`] found of a file.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Meta {
+    pub id: FileId,
+    /// Its owner's user id.
+    pub owner: u32,
+    /// Whether users other than its owner may write it (group or others).
+    pub shared_write: bool,
+}
 
 /// Why a file or directory was refused (an I/O failure aside): each says what was found, so
 /// that the caller's error names it.
@@ -127,6 +164,8 @@ fn kind_of(meta: &std::fs::Metadata) -> Option<&'static str> {
 pub(crate) struct Dir {
     file: File,
     path: std::path::PathBuf,
+    /// Its file system (for the beacons on it: Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     dev: u64,
     ino: u64,
 }
@@ -153,6 +192,7 @@ impl Dir {
     }
 
     /// Its file system's device.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn dev(&self) -> u64 {
         self.dev
     }
@@ -190,11 +230,7 @@ pub(crate) enum Access {
 /// link is followed (`O_NOFOLLOW`), nothing blocks on a FIFO (`O_NONBLOCK` while opening),
 /// descriptors close on `exec`, and anything but a regular file is refused before a byte of
 /// it is read or written. Returns the file and what `fstat` said of it.
-pub(crate) fn open_in(
-    dir: &Dir,
-    name: &std::ffi::OsStr,
-    access: Access,
-) -> Result<(File, std::fs::Metadata), Refusal> {
+pub(crate) fn open_in(dir: &Dir, name: &std::ffi::OsStr, access: Access) -> Result<(File, Meta), Refusal> {
     use std::os::unix::ffi::OsStrExt;
     use std::os::unix::fs::MetadataExt;
     use std::os::unix::io::FromRawFd;
@@ -265,7 +301,12 @@ pub(crate) fn open_in(
             return Err(Refusal::Writable { mode: meta.mode() });
         }
     }
-    Ok((file, meta))
+    let found = Meta {
+        id: FileId(meta.dev(), meta.ino()),
+        owner: meta.uid(),
+        shared_write: meta.mode() & 0o022 != 0,
+    };
+    Ok((file, found))
 }
 
 /// Reads at most `max` bytes from the start of `file` (a record is small: never more).
@@ -283,6 +324,12 @@ pub(crate) fn read_bounded(file: &File, max: usize) -> io::Result<Vec<u8>> {
     }
     buf.truncate(n);
     Ok(buf)
+}
+
+/// Removes `name` from `dir`, which `file` (opened with [`Access::Own`]`(None)`) holds open:
+/// a host record, removed under its set-up lock. (Windows removes it through the handle.)
+pub(crate) fn remove_open(dir: &Dir, name: &std::ffi::OsStr, _file: &File) -> io::Result<()> {
+    remove_in(dir, name)
 }
 
 /// Removes `name` from `dir`.
@@ -320,9 +367,9 @@ pub(crate) fn sync_dir(dir: &Dir) -> io::Result<()> {
     dir.file.sync_all()
 }
 
-/// Whether `name` in `dir` is still the file `(dev, ino)`, as `fstatat` without following a
-/// link says: `Ok(None)` when the name is gone.
-pub(crate) fn id_in(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<Option<(u64, u64)>> {
+/// The file that `name` in `dir` is now, as `fstatat` without following a link says:
+/// `Ok(None)` when the name is gone.
+pub(crate) fn id_in(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<Option<FileId>> {
     use std::os::unix::ffi::OsStrExt;
     let cname = std::ffi::CString::new(name.as_bytes())
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a file name with a NUL byte"))?;
@@ -332,7 +379,7 @@ pub(crate) fn id_in(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<Option<(u64
     let r =
         unsafe { libc::fstatat(dir.file.as_raw_fd(), cname.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
     if r == 0 {
-        return Ok(Some((st.st_dev as u64, st.st_ino as u64)));
+        return Ok(Some(FileId(st.st_dev as u64, st.st_ino as u64)));
     }
     let e = io::Error::last_os_error();
     if e.kind() == io::ErrorKind::NotFound {
@@ -359,6 +406,8 @@ pub(crate) fn user_name(uid: u32) -> String {
 
 /// `/proc/uptime`'s boot time in nanoseconds (CLOCK_BOOTTIME as the kernel keeps it, read as
 /// a file: a library that fakes the process's clocks does not move it), if there is one.
+/// macOS: none (the time-base check is not made there).
+#[cfg(not(target_os = "macos"))]
 pub(crate) fn uptime_ns() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/uptime").ok()?;
     let first = text.split_whitespace().next()?;
@@ -371,12 +420,88 @@ pub(crate) fn uptime_ns() -> Option<u64> {
     Some(s * 1_000_000_000 + frac_ns)
 }
 
+#[cfg(target_os = "macos")]
+pub(crate) fn uptime_ns() -> Option<u64> {
+    None
+}
+
+/// What names this boot of the host (36 bytes): a record anchored to another boot's
+/// `CLOCK_MONOTONIC` is anchored anew. `None` where the system names none.
+pub(crate) fn boot_id() -> Option<[u8; 36]> {
+    let mut id = [b'?'; 36];
+    #[cfg(not(target_os = "macos"))]
+    let text = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    // macOS: the kernel's boot session UUID.
+    #[cfg(target_os = "macos")]
+    let text = {
+        let mut buf = [0u8; 64];
+        let mut len = buf.len();
+        // SAFETY: a NUL-terminated name, a buffer and its length as out-values.
+        let r = unsafe {
+            libc::sysctlbyname(
+                c"kern.bootsessionuuid".as_ptr(),
+                buf.as_mut_ptr().cast(),
+                &mut len,
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+        if r != 0 {
+            return None;
+        }
+        String::from_utf8_lossy(&buf[..len]).trim_end_matches('\0').to_string()
+    };
+    let b = text.trim().as_bytes();
+    if b.is_empty() {
+        return None;
+    }
+    let n = b.len().min(36);
+    id[..n].copy_from_slice(&b[..n]);
+    Some(id)
+}
+
+/// Where the host's records are kept unless `SNOWFLAKE_SHM_DIR` says: `/dev/shm`, else the
+/// temporary directory. macOS: `/var/tmp`, sticky and shared by every user like `/dev/shm`
+/// (`$TMPDIR` is a user's own there, and the system cleans `/tmp` of files unused for days).
+pub(crate) fn default_record_dir() -> std::path::PathBuf {
+    #[cfg(target_os = "macos")]
+    return std::path::PathBuf::from("/var/tmp");
+    #[cfg(not(target_os = "macos"))]
+    {
+        // Looked for once: a generator made per request asks for the directory each time, and
+        // finds its record held in the process without a system call (see `Record::hold`).
+        // (An atomic, not a lock: a child of fork() never waits for a parent's thread.)
+        use std::sync::atomic::{AtomicU8, Ordering};
+        static DEV_SHM: AtomicU8 = AtomicU8::new(0); // 0: not looked for yet; 1: found; 2: none
+        let dev_shm = std::path::Path::new("/dev/shm");
+        let found = match DEV_SHM.load(Ordering::Relaxed) {
+            0 => {
+                let found = dev_shm.is_dir();
+                DEV_SHM.store(if found { 1 } else { 2 }, Ordering::Relaxed);
+                found
+            }
+            known => known == 1,
+        };
+        if found {
+            return dev_shm.to_path_buf();
+        }
+        std::env::temp_dir()
+    }
+}
+
+/// Fills `buf` from the system's random source; `false` when there is none to be had.
+pub(crate) fn random_bytes(buf: &mut [u8]) -> bool {
+    use std::io::Read;
+    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(buf)).is_ok()
+}
+
 /// The process id.
 pub(crate) fn pid() -> u32 {
     std::process::id()
 }
 
 /// Whether process `pid` exists (signal 0; a process of another user counts too).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) fn process_exists(pid: u32) -> bool {
     // SAFETY: signal 0 checks only.
     let r = unsafe { libc::kill(pid as libc::pid_t, 0) };
@@ -384,7 +509,8 @@ pub(crate) fn process_exists(pid: u32) -> bool {
 }
 
 /// What this process's container looks like from inside: `Some(what)` when it runs in one
-/// (Docker's `/.dockerenv`, Podman's `/run/.containerenv`, a container cgroup).
+/// (Docker's `/.dockerenv`, Podman's `/run/.containerenv`, a container cgroup). macOS has
+/// none of these files.
 pub(crate) fn container() -> Option<&'static str> {
     if std::path::Path::new("/.dockerenv").exists() {
         return Some("a Docker container");
@@ -406,32 +532,38 @@ pub(crate) struct Flock<'a>(&'a File);
 
 impl<'a> Flock<'a> {
     /// Takes the lock, waiting until `deadline` at most (`None`: one try). `Ok(None)` when
-    /// another open file still holds it then: the caller names the holder ([`flock_holder`])
+    /// another open file still holds it then: the caller names the holder ([`lock_holder`])
     /// in its error. A stopped holder (SIGSTOP, `docker pause`) never makes a caller wait
     /// longer than it allows.
     pub(crate) fn within(
         file: &'a File,
         deadline: Option<std::time::Instant>,
     ) -> io::Result<Option<Flock<'a>>> {
-        let mut pause = std::time::Duration::from_micros(20);
-        loop {
-            // SAFETY: a valid descriptor, borrowed for as long as the lock is held.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-                return Ok(Some(Flock(file)));
-            }
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(libc::EWOULDBLOCK) => {}
-                _ => return Err(e),
-            }
-            let now = std::time::Instant::now();
-            match deadline {
-                Some(d) if now < d => std::thread::sleep(pause.min(d - now)),
-                _ => return Ok(None),
-            }
-            pause = (pause * 2).min(std::time::Duration::from_millis(5));
+        Ok(flock_within(file, deadline)?.then_some(Flock(file)))
+    }
+}
+
+/// An exclusive `flock` on `file`, waited for until `deadline` at most: `Ok(false)` when
+/// another open file still holds it then.
+fn flock_within(file: &File, deadline: Option<std::time::Instant>) -> io::Result<bool> {
+    let mut pause = std::time::Duration::from_micros(20);
+    loop {
+        // SAFETY: a valid descriptor.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(true);
         }
+        let e = io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => {}
+            _ => return Err(e),
+        }
+        let now = std::time::Instant::now();
+        match deadline {
+            Some(d) if now < d => std::thread::sleep(pause.min(d - now)),
+            _ => return Ok(false),
+        }
+        pause = (pause * 2).min(std::time::Duration::from_millis(5));
     }
 }
 
@@ -443,34 +575,29 @@ impl Drop for Flock<'_> {
 }
 
 /// A lock that the kernel lists in `/proc/locks`.
+#[cfg(target_os = "linux")]
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct LockLine {
+struct LockLine {
     /// `flock(2)` (`FLOCK`), an open-file-description lock (`OFDLCK`), or a POSIX one.
-    pub kind: String,
-    pub write: bool,
+    kind: String,
     /// The process that took it; -1 (or 0, in another pid namespace) where the kernel does
     /// not say (open-file-description locks).
-    pub pid: i64,
-    pub dev: (u32, u32),
-    pub ino: u64,
-    pub start: u64,
+    pid: i64,
+    id: FileId,
+    start: u64,
     /// Inclusive; `None` for a lock to the end of the file.
-    pub end: Option<u64>,
-}
-
-/// The major and minor numbers of a device id.
-pub(crate) fn dev_parts(dev: u64) -> (u32, u32) {
-    (libc::major(dev as libc::dev_t) as u32, libc::minor(dev as libc::dev_t) as u32)
+    end: Option<u64>,
 }
 
 /// Every lock of the host, as `/proc/locks` lists them (`Err` where there is no such file).
-pub(crate) fn system_locks() -> io::Result<Vec<LockLine>> {
+#[cfg(target_os = "linux")]
+fn system_locks() -> io::Result<Vec<LockLine>> {
     let text = std::fs::read_to_string("/proc/locks")?;
     let mut out = Vec::new();
     for line in text.lines() {
         // "1: OFDLCK ADVISORY  READ -1 00:1b:49 4096 4096"; a blocked waiter's line has "->".
         let mut f = line.split_whitespace().skip(1);
-        let (Some(kind), Some(_), Some(rw), Some(pid), Some(dev), Some(start), Some(end)) =
+        let (Some(kind), Some(_), Some(_), Some(pid), Some(dev), Some(start), Some(end)) =
             (f.next(), f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
         else {
             continue;
@@ -491,10 +618,8 @@ pub(crate) fn system_locks() -> io::Result<Vec<LockLine>> {
         };
         out.push(LockLine {
             kind: kind.to_string(),
-            write: rw == "WRITE",
             pid,
-            dev: (major, minor),
-            ino,
+            id: FileId(libc::makedev(major, minor) as u64, ino),
             start,
             end: end.parse().ok(),
         });
@@ -502,28 +627,114 @@ pub(crate) fn system_locks() -> io::Result<Vec<LockLine>> {
     Ok(out)
 }
 
-/// The process that holds a `flock(2)` on `file`, where the kernel says.
-pub(crate) fn flock_holder(file: &File) -> Option<u32> {
+/// What identifies `file` on the host.
+#[cfg(target_os = "linux")]
+fn file_id(file: &File) -> io::Result<FileId> {
     use std::os::unix::fs::MetadataExt;
-    let meta = file.metadata().ok()?;
-    let (dev, ino) = (dev_parts(meta.dev()), meta.ino());
-    let me = i64::from(pid());
-    system_locks()
-        .ok()?
-        .into_iter()
-        .find(|l| l.kind == "FLOCK" && l.dev == dev && l.ino == ino && l.pid > 0 && l.pid != me)
-        .map(|l| l.pid as u32)
+    let meta = file.metadata()?;
+    Ok(FileId(meta.dev(), meta.ino()))
 }
 
-/// Byte-range locks that belong to an open file description, not to a process (Linux's
-/// `F_OFD_SETLK`): a lock lives as long as some descriptor of that description is open, so a
-/// child of `fork()` that inherits it counts with its parent, and a process that dies,
-/// however it dies, lets go. Independent of `flock(2)`, so a file can be both set up under a
-/// [`Flock`] and used. Locks past the end of a file are allowed, so ranges far beyond it
-/// carry information: the kernel lists every one in `/proc/locks`.
-pub(crate) mod ofd {
+/// The process that holds a `flock(2)` on `file`, where the kernel says (Linux's
+/// `/proc/locks`; macOS lists nothing).
+pub(crate) fn lock_holder(file: &File) -> Option<u32> {
+    #[cfg(target_os = "linux")]
+    {
+        let id = file_id(file).ok()?;
+        let me = i64::from(pid());
+        system_locks()
+            .ok()?
+            .into_iter()
+            .find(|l| l.kind == "FLOCK" && l.id == id && l.pid > 0 && l.pid != me)
+            .map(|l| l.pid as u32)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        None
+    }
+}
+
+/// A host record's set-up lock (see `coord::arbiter`), taken for a moment and released when
+/// dropped: a `flock` on the record, which is independent of its users' locks. macOS: a
+/// `flock` on `<record>.lock` beside it, the record's own `flock` being its users' lock there.
+pub(crate) struct Setup<'a> {
+    #[cfg(target_os = "linux")]
+    _lock: Flock<'a>,
+    #[cfg(not(target_os = "linux"))]
+    _lock: File,
+    _file: PhantomData<&'a File>,
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Drop for Setup<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a valid descriptor (closing it would release the lock too).
+        unsafe { libc::flock(self._lock.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Takes the set-up lock of the record `file`, at `name` in `dir`, waiting until `deadline`
+/// at most (`None`: one try): `Ok(None)` when another process still holds it then (its holder:
+/// [`setup_holder`]).
+pub(crate) fn setup_lock<'a>(
+    dir: &Dir,
+    name: &std::ffi::OsStr,
+    file: &'a File,
+    deadline: Option<std::time::Instant>,
+) -> io::Result<Option<Setup<'a>>> {
+    #[cfg(target_os = "linux")]
+    {
+        let _ = (dir, name);
+        Ok(Flock::within(file, deadline)?.map(|lock| Setup { _lock: lock, _file: PhantomData }))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = file;
+        let mut lock_name = name.to_os_string();
+        lock_name.push(".lock");
+        let (lock, _) = open_in(dir, &lock_name, Access::Own(Some(0o600))).map_err(|r| match r {
+            Refusal::Io(e) => e,
+            other => io::Error::other(format!("{}: {other}", dir.path().join(&lock_name).display())),
+        })?;
+        if !flock_within(&lock, deadline)? {
+            return Ok(None);
+        }
+        Ok(Some(Setup { _lock: lock, _file: PhantomData }))
+    }
+}
+
+/// The process that holds the set-up lock of the record `file`, where the kernel says.
+pub(crate) fn setup_holder(file: &File) -> Option<u32> {
+    lock_holder(file)
+}
+
+/// The locks that count a host record's users, name its processes and outlive its removal
+/// (see `coord::arbiter`, whose offsets they take). Linux: open-file-description locks
+/// (`F_OFD_SETLK`) on bytes past the record's data, which the kernel lists in `/proc/locks`;
+/// a lock lives as long as some descriptor of its open file description is open, so a child
+/// of `fork()` that inherits it counts with its parent, and a process that dies, however it
+/// dies, lets go. macOS: the users' lock is a `flock(2)`, with the same lifetime; there are
+/// no marks or beacons (see the module docs).
+pub(crate) mod locks {
+    use super::{Dir, FileId};
     use std::fs::File;
     use std::io;
+    #[cfg(not(target_os = "linux"))]
+    use std::os::unix::io::AsRawFd;
+
+    /// The beacons that processes hold on files that may no longer have a name.
+    pub(crate) enum Beacons {
+        /// The kernel lists them: each file and the beacon's length (the caller leaves out the
+        /// files that are still at their names).
+        #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+        Listed(Vec<(FileId, u64)>),
+        /// The kernel lists no locks: a record removed while in use leaves no trace.
+        Unlisted,
+        /// A record in use cannot be removed or replaced here (Windows): nothing to look for.
+        #[allow(dead_code)]
+        Unneeded,
+    }
 
     #[cfg(target_os = "linux")]
     fn fcntl(file: &File, command: i32, kind: i32, at: u64, len: u64) -> io::Result<libc::flock> {
@@ -549,7 +760,7 @@ pub(crate) mod ofd {
     /// Takes a read (`write == false`) or write lock on `len` bytes at `at` without waiting:
     /// `Ok(false)` when another open file holds a conflicting one.
     #[cfg(target_os = "linux")]
-    pub(crate) fn lock(file: &File, at: u64, len: u64, write: bool) -> io::Result<bool> {
+    fn ofd_lock(file: &File, at: u64, len: u64, write: bool) -> io::Result<bool> {
         let kind = if write { libc::F_WRLCK } else { libc::F_RDLCK };
         match fcntl(file, libc::F_OFD_SETLK, kind, at, len) {
             Ok(_) => Ok(true),
@@ -559,30 +770,147 @@ pub(crate) mod ofd {
     }
 
     /// Whether another open file (of this process or another) holds a lock on `len` bytes at
-    /// `at` that a lock of this kind (`write`) would conflict with. A file open for reading
-    /// only can ask.
+    /// `at` that a write lock would conflict with. A file open for reading only can ask.
     #[cfg(target_os = "linux")]
-    pub(crate) fn held(file: &File, at: u64, len: u64, write: bool) -> io::Result<bool> {
-        let kind = if write { libc::F_WRLCK } else { libc::F_RDLCK };
-        Ok(fcntl(file, libc::F_OFD_GETLK, kind, at, len)?.l_type != libc::F_UNLCK as libc::c_short)
+    fn ofd_held(file: &File, at: u64, len: u64) -> io::Result<bool> {
+        Ok(fcntl(file, libc::F_OFD_GETLK, libc::F_WRLCK, at, len)?.l_type != libc::F_UNLCK as libc::c_short)
     }
 
+    /// macOS: a `flock` without waiting; `Ok(false)` when another open file holds a
+    /// conflicting one.
     #[cfg(not(target_os = "linux"))]
-    fn unsupported() -> io::Error {
-        io::Error::new(
-            io::ErrorKind::Unsupported,
-            "this system has no open-file-description locks, which the host's record of identities needs",
-        )
+    fn try_flock(file: &File, how: libc::c_int) -> io::Result<bool> {
+        loop {
+            // SAFETY: a valid descriptor.
+            if unsafe { libc::flock(file.as_raw_fd(), how | libc::LOCK_NB) } == 0 {
+                return Ok(true);
+            }
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::EWOULDBLOCK) => return Ok(false),
+                _ => return Err(e),
+            }
+        }
     }
 
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn lock(_: &File, _: u64, _: u64, _: bool) -> io::Result<bool> {
-        Err(unsupported())
+    /// Takes the users' lock of `file` (at byte `at`), shared or exclusive, without waiting:
+    /// `Ok(false)` when another open file holds a conflicting one. It is held until every
+    /// descriptor of this open file is closed.
+    pub(crate) fn take(file: &File, at: u64, exclusive: bool) -> io::Result<bool> {
+        #[cfg(target_os = "linux")]
+        return ofd_lock(file, at, 1, exclusive);
+        // macOS: a `flock` of the whole file. Another process's look ([`taken`]) holds it
+        // exclusively for an instant, so a refusal is tried again for a few milliseconds.
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = at;
+            let how = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH };
+            for _ in 0..40 {
+                if try_flock(file, how)? {
+                    return Ok(true);
+                }
+                std::thread::sleep(std::time::Duration::from_micros(250));
+            }
+            Ok(false)
+        }
     }
 
-    #[cfg(not(target_os = "linux"))]
-    pub(crate) fn held(_: &File, _: u64, _: u64, _: bool) -> io::Result<bool> {
-        Err(unsupported())
+    /// Whether another open file holds the users' lock of `file` (at `at`), asked through an
+    /// open file that holds none of it (a record not yet joined, another user's).
+    pub(crate) fn taken(file: &File, at: u64) -> io::Result<bool> {
+        #[cfg(target_os = "linux")]
+        return ofd_held(file, at, 1);
+        // macOS: an exclusive `flock` tried and let go at once.
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = at;
+            if try_flock(file, libc::LOCK_EX)? {
+                // SAFETY: a valid descriptor, whose lock was just taken.
+                unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_UN) };
+                return Ok(false);
+            }
+            Ok(true)
+        }
+    }
+
+    /// Whether an open file other than `file`, which holds the users' lock (`exclusive`ly or
+    /// not), holds it too. macOS: beside a shared lock this cannot be known, and the answer
+    /// is "yes" (what only a last user does is then left undone).
+    pub(crate) fn taken_by_others(file: &File, at: u64, exclusive: bool, marks_at: u64) -> io::Result<bool> {
+        let _ = marks_at;
+        if exclusive {
+            return Ok(false);
+        }
+        #[cfg(target_os = "linux")]
+        return ofd_held(file, at, 1);
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (file, at);
+            Ok(true)
+        }
+    }
+
+    /// Marks `file` as used by this process: a read lock at `marks_at + pid`, which the kernel
+    /// lists with the file (Linux). macOS: nothing.
+    pub(crate) fn mark_process(file: &File, marks_at: u64) {
+        #[cfg(target_os = "linux")]
+        let _ = ofd_lock(file, marks_at + u64::from(super::pid()), 1, false);
+        #[cfg(not(target_os = "linux"))]
+        let _ = (file, marks_at);
+    }
+
+    /// The other live processes that marked `file` ([`mark_process`]), where the kernel says.
+    pub(crate) fn marked(file: &File, marks_at: u64) -> Vec<u32> {
+        #[cfg(target_os = "linux")]
+        {
+            let Ok(id) = super::file_id(file) else { return Vec::new() };
+            let me = super::pid();
+            let mut pids: Vec<u32> = super::system_locks()
+                .unwrap_or_default()
+                .iter()
+                .filter(|l| l.id == id && l.start >= marks_at && l.start < marks_at + (1 << 32))
+                .map(|l| (l.start - marks_at) as u32)
+                .filter(|&p| p != me && super::process_exists(p))
+                .collect();
+            pids.sort_unstable();
+            pids.dedup();
+            pids
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (file, marks_at);
+            Vec::new()
+        }
+    }
+
+    /// A beacon: a read lock of `len` bytes at `at`, which the kernel keeps while this
+    /// process lives, even once the file is removed, and lists ([`beacons`]). macOS: nothing.
+    pub(crate) fn beacon(file: &File, at: u64, len: u64) {
+        #[cfg(target_os = "linux")]
+        let _ = ofd_lock(file, at, len, false);
+        #[cfg(not(target_os = "linux"))]
+        let _ = (file, at, len);
+    }
+
+    /// The beacons at `at` on files of `dir`'s file system.
+    pub(crate) fn beacons(dir: &Dir, at: u64) -> Beacons {
+        #[cfg(target_os = "linux")]
+        {
+            let Ok(locks) = super::system_locks() else { return Beacons::Unlisted };
+            Beacons::Listed(
+                locks
+                    .iter()
+                    .filter(|l| l.id.0 == dir.dev() && l.start == at)
+                    .map(|l| (l.id, l.end.map_or(0, |end| end - l.start)))
+                    .collect(),
+            )
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = (dir, at);
+            Beacons::Unlisted
+        }
     }
 }
 
@@ -796,11 +1124,12 @@ fn install_fork_hooks() {
     FORK_HOOKS.call_once(|| at_fork(gate_prepare, gate_parent, gate_child));
 }
 
-/// Runs [`install_fork_hooks`] when the library is loaded (ELF `.init_array`), so that no fork
-/// can find the `Once` above half-run.
-#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+/// Runs [`install_fork_hooks`] when the library is loaded (ELF `.init_array`; macOS: Mach-O's
+/// `__mod_init_func`), so that no fork can find the `Once` above half-run.
+#[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "macos"))]
 #[used]
-#[link_section = ".init_array"]
+#[cfg_attr(not(target_os = "macos"), link_section = ".init_array")]
+#[cfg_attr(target_os = "macos", link_section = "__DATA,__mod_init_func,mod_init_funcs")]
 static INSTALL_AT_LOAD: extern "C" fn() = {
     extern "C" fn install_at_load() {
         install_fork_hooks();

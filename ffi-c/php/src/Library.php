@@ -112,8 +112,9 @@ final class Library
             $ffi = FFI::cdef(self::declarations($header), $lib);
         } catch (FFI\Exception $e) {
             $hint = match (true) {
-                $lib === self::bundledLibraryPath() => 'the library bundled with this package is built for x86_64 Linux with glibc 2.17 or later; '
-                    . 'elsewhere build libsnowflake from source and set SNOWFLAKE_LIB (' . self::packageFile('README.md') . ')',
+                $lib === self::bundledLibraryPath() => 'the library bundled with this package for ' . dirname(substr($lib, strlen(dirname(__DIR__) . '/lib/')))
+                    . ' did not load on this system (the Linux ones need glibc 2.17 or later, or musl); '
+                    . 'build libsnowflake from source and set SNOWFLAKE_LIB (' . self::packageFile('README.md') . ')',
                 !str_contains($lib, '/') => "no SNOWFLAKE_LIB, no library in this package, none installed: $notFound",
                 default => 'set SNOWFLAKE_LIB to a libsnowflake.so built for this system (' . self::packageFile('README.md') . ')',
             };
@@ -167,19 +168,68 @@ final class Library
     }
 
     /**
-     * The prebuilt library in this package, `lib/<machine>-linux-gnu/libsnowflake.so` beside
-     * `src/`, with the header in `include/`: the Composer package that scripts/dist.sh makes
-     * carries one for x86_64 Linux (glibc 2.17 or later), of the same version as these classes,
-     * so it comes before any other install. Null when there is none for this platform (a
-     * checkout, or another OS or machine).
+     * The prebuilt library in this package for this system, with the header in `include/`:
+     * the Composer package that scripts/dist.sh makes carries one for each platform of
+     * {@see Library::bundledLibraryFor()}, of the same version as these classes, so it comes
+     * before any other install. Null when there is none for this system (a checkout, or
+     * another OS or machine).
      */
     public static function bundledLibraryPath(): ?string
     {
-        if (PHP_OS_FAMILY !== 'Linux') {
+        $relative = self::bundledLibraryFor(PHP_OS_FAMILY, php_uname('m'), self::libc());
+        if ($relative === null) {
             return null;
         }
-        $file = dirname(__DIR__) . '/lib/' . php_uname('m') . '-linux-gnu/libsnowflake.so';
+        $file = dirname(__DIR__) . '/lib/' . $relative;
         return is_file($file) ? $file : null;
+    }
+
+    /**
+     * Where, under this package's `lib/`, the prebuilt library for an OS family
+     * (`PHP_OS_FAMILY`), a machine (`php_uname('m')`) and, on Linux, a C library (`gnu` or
+     * `musl`) is: `x86_64-linux-gnu/libsnowflake.so`, `aarch64-linux-gnu/libsnowflake.so`,
+     * `x86_64-linux-musl/libsnowflake.so`, `x86_64-windows/snowflake.dll`,
+     * `x86_64-darwin/libsnowflake.dylib`, `aarch64-darwin/libsnowflake.dylib`. Null for a
+     * system this package's libraries are not built for. Machine names are taken in each OS's
+     * spelling (`AMD64` on Windows, `arm64` on macOS).
+     */
+    public static function bundledLibraryFor(string $osFamily, string $machine, string $libc): ?string
+    {
+        $arch = match (strtolower($machine)) {
+            'x86_64', 'amd64', 'x64' => 'x86_64',
+            'aarch64', 'arm64' => 'aarch64',
+            default => null,
+        };
+        if ($arch === null) {
+            return null;
+        }
+        return match ($osFamily) {
+            'Linux' => match ($libc) {
+                'gnu', 'musl' => "$arch-linux-$libc/libsnowflake.so",
+                default => null,
+            },
+            'Darwin' => "$arch-darwin/libsnowflake.dylib",
+            'Windows' => $arch === 'x86_64' ? 'x86_64-windows/snowflake.dll' : null,
+            default => null,
+        };
+    }
+
+    /**
+     * The C library this PHP runs on, on Linux: `musl` (Alpine) or `gnu`. The process's own
+     * mappings say which one it loaded; where /proc is closed (open_basedir), what
+     * `/usr/bin/ldd` names, as napi-rs's loaders tell them; glibc when neither says.
+     */
+    public static function libc(): string
+    {
+        if (PHP_OS_FAMILY !== 'Linux') {
+            return '';
+        }
+        $maps = @file_get_contents('/proc/self/maps');
+        if (is_string($maps) && $maps !== '') {
+            return preg_match('~/ld-musl-[^/\s]*$~m', $maps) === 1 ? 'musl' : 'gnu';
+        }
+        $ldd = @file_get_contents('/usr/bin/ldd');
+        return is_string($ldd) && str_contains($ldd, 'musl') ? 'musl' : 'gnu';
     }
 
     /**

@@ -92,9 +92,13 @@ profile_of() {
     *) echo dist-cross ;;
   esac
 }
+# aarch64's run has a directory of its own too: its build scripts and proc-macros (built for
+# this machine, under the profile's name) would otherwise be rebuilt by each -Zbuild-std run
+# and it by turns, as RUSTC_BOOTSTRAP, which some of them watch, is set in one and not the other.
 out_dir() {
   case $1 in
     x86_64-linux-gnu) echo "$TARGET_DIR/${RUST_TARGET[$1]}/$(profile_of "$1")" ;;
+    aarch64-linux-gnu) echo "$CROSS_DIR/stable/${RUST_TARGET[$1]}/$(profile_of "$1")" ;;
     *) echo "$CROSS_DIR/${RUST_TARGET[$1]}/$(profile_of "$1")" ;;
   esac
 }
@@ -173,7 +177,8 @@ build_others() {
   PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
   if has aarch64-linux-gnu; then
     step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
-    cross cargo zigbuild --profile dist-cross --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
+    cross env CARGO_TARGET_DIR="$CROSS_DIR/stable" cargo zigbuild --profile dist-cross \
+      --target "aarch64-unknown-linux-gnu.$GLIBC_FLOOR" "${PACKAGES[@]}"
   fi
   # The platforms whose standard library cargo builds from Debian's rust-web-src (-Zbuild-std,
   # which needs RUSTC_BOOTSTRAP=1: see docs/contributing.md; the project's own crates use no

@@ -81,9 +81,9 @@ OUT=$ROOT/target/$DIST_TARGET/dist
 # features, and an output of the same name.
 build_minimal() {
   step "libsnowflake_minimal.a: no leases ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
-  CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
+  CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist-minimal --target "$DIST_TARGET.$GLIBC_FLOOR" \
     -p snowflake-ffi --no-default-features --features minimal
-  OUT_MINIMAL=$ROOT/target/dist-minimal/$DIST_TARGET/dist
+  OUT_MINIMAL=$ROOT/target/dist-minimal/$DIST_TARGET/dist-minimal
 }
 build_minimal
 

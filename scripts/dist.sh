@@ -265,9 +265,9 @@ done
 # both carry it).
 declare -A OUT_MINIMAL
 step "libsnowflake_minimal.a: no leases ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
-CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
+CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist-minimal --target "$DIST_TARGET.$GLIBC_FLOOR" \
   -p snowflake-ffi --no-default-features --features minimal
-OUT_MINIMAL[x86_64-linux-gnu]=$ROOT/target/dist-minimal/$DIST_TARGET/dist
+OUT_MINIMAL[x86_64-linux-gnu]=$ROOT/target/dist-minimal/$DIST_TARGET/dist-minimal
 ! has aarch64-linux-gnu || OUT_MINIMAL[aarch64-linux-gnu]=$CROSS_DIR/minimal/aarch64-unknown-linux-gnu/dist-cross
 
 # --- Node: the napi-rs packages -------------------------------------------------------------

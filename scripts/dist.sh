@@ -79,8 +79,7 @@ PLATFORMS="x86_64-linux-gnu $OTHERS"
 has() { [[ " $OTHERS " == *" $1 "* ]]; }
 # Where each platform's binaries land: x86_64 glibc's with the dist profile (LTO), the
 # others' with dist-cross (no LTO, parallel code generation: their builds are most of
-# dist.sh's time), macOS's with dist-macos (dist-cross with LTO, which keeps its dylibs'
-# symbols to the entry points: see Cargo.toml). The others are built by another cargo
+# dist.sh's time). The others are built by another cargo
 # (Debian's) in a target directory of their own, so that a `--build-others` run beside the
 # host's builds never waits on them (nor they on it).
 TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
@@ -88,7 +87,6 @@ CROSS_DIR=$TARGET_DIR/cross
 profile_of() {
   case $1 in
     x86_64-linux-gnu) echo dist ;;
-    *-darwin) echo dist-macos ;;
     *) echo dist-cross ;;
   esac
 }
@@ -156,7 +154,13 @@ done
 # - macOS: rustc strips Mach-O files with `rust-objcopy`, which rustup ships and Debian does
 #   not: LLVM's llvm-objcopy is the same program. Security and CoreFoundation, which the
 #   leases' TLS calls, and SystemConfiguration, which tokio-postgres's `whoami` links, are
-#   link-time stubs (scripts/macos-frameworks/README.md).
+#   link-time stubs (scripts/macos-frameworks/README.md). zig's Mach-O linker ignores the
+#   list of exported symbols that rustc hands a linker (ELF and Windows linkers apply it), so
+#   a dylib would export every Rust function it holds, and keep them all. macOS's runs are
+#   the one place that passes rustc an unstable option: -Zdefault-visibility=hidden (the
+#   -Zbuild-std run has RUSTC_BOOTSTRAP already) compiles every Rust item hidden except the
+#   C-level entry points (#[no_mangle]: snowflake_*, PyInit__native, the Node addon's), which
+#   is what the list would have done. It changes no code; platforms.sh checks the exports.
 build_others() {
   XTOOLS=$TARGET_DIR/cross-tools
   mkdir -p "$XTOOLS/no-ssp" "$XTOOLS/libnode" "$XTOOLS/bin"
@@ -170,8 +174,8 @@ build_others() {
       LIBNODE_PATH="$XTOOLS/libnode" ZIG_COMMAND="$ROOT/.venv/bin/python -m ziglang" \
       CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
       CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-L native=$XTOOLS/no-ssp" \
-      CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
-      CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks" \
+      CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks -Zdefault-visibility=hidden" \
+      CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks -Zdefault-visibility=hidden" \
       "$@"
   }
   PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
@@ -182,20 +186,18 @@ build_others() {
   fi
   # The platforms whose standard library cargo builds from Debian's rust-web-src (-Zbuild-std,
   # which needs RUSTC_BOOTSTRAP=1: see docs/contributing.md; the project's own crates use no
-  # unstable feature, and rustup's stable toolchain builds them for this machine). One run per
-  # profile, each building every target's std once. musl: the shared libraries link musl's
+  # unstable feature, and rustup's stable toolchain builds them for this machine). One run for
+  # all four, which share its build scripts and proc-macros. musl: the shared libraries link musl's
   # libc.so (a cdylib needs -crt-static off); zig links the CLI statically all the same. macOS:
   # Rust's oldest systems (10.12 on Intel, 11 on Apple silicon), its targets' default.
-  build_std() { # <profile> <platform...>
-    local profile=$1 targets=() p
-    shift
-    for p in "$@"; do [[ " $OTHERS " == *" $p "* ]] && targets+=(--target "${RUST_TARGET[$p]}"); done
-    [ ${#targets[@]} -gt 0 ] || return 0
-    step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig, profile $profile)"
-    cross env RUSTC_BOOTSTRAP=1 cargo zigbuild -Zbuild-std --profile "$profile" "${targets[@]}" "${PACKAGES[@]}"
-  }
-  build_std dist-cross x86_64-linux-musl x86_64-windows
-  build_std dist-macos x86_64-darwin aarch64-darwin
+  local targets=() p
+  for p in x86_64-linux-musl x86_64-windows x86_64-darwin aarch64-darwin; do
+    has "$p" && targets+=(--target "${RUST_TARGET[$p]}")
+  done
+  if [ ${#targets[@]} -gt 0 ]; then
+    step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"
+    cross env RUSTC_BOOTSTRAP=1 cargo zigbuild -Zbuild-std --profile dist-cross "${targets[@]}" "${PACKAGES[@]}"
+  fi
   if has aarch64-linux-gnu; then
     step "libsnowflake_minimal.a: no leases (aarch64, glibc $GLIBC_FLOOR, Debian's rustc, zig)"
     cross env CARGO_TARGET_DIR="$CROSS_DIR/minimal" cargo zigbuild --profile dist-cross \

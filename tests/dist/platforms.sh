@@ -450,6 +450,16 @@ fi
 # --- macOS -----------------------------------------------------------------------------------
 # macho_is <file> <x86_64|arm64>: a Mach-O file of that one architecture.
 macho_is() { file "$1" | grep -q "Mach-O 64-bit.*$([ "$2" = arm64 ] && echo arm64 || echo x86_64)"; }
+# macho_exports <file> <entry points (an ERE)>: what the file's export trie holds is its entry
+# points and what the linker and compiler-rt define (the image's header, __dso_handle, the OS
+# version checks); no Rust function (a mangled _ZN or _R name). zig's linker does not apply
+# rustc's list of exported symbols: -Zdefault-visibility=hidden is what keeps this (dist.sh).
+macho_exports() {
+  llvm-objdump --macho --exports-trie "$1" | awk '/^0x/ { print $2 }' | sort -u >"$1.exports" &&
+    grep -Ev "^(${2})\$|^(__mh_dylib_header|__mh_bundle_header|___dso_handle|___isPlatformVersionAtLeast|___isOSVersionAtLeast)\$" "$1.exports" >"$1.others"
+  echo "$(wc -l <"$1.exports") exported, of which $(grep -cE "^(${2})\$" "$1.exports") entry points; others: $(tr '\n' ' ' <"$1.others")"
+  grep -qE "^(${2})\$" "$1.exports" && ! grep -Eq '^__(ZN|R)' "$1.exports" && [ ! -s "$1.others" ]
+}
 for p in x86_64-darwin aarch64-darwin; do
   has "$p" || continue
   arch=$([ "$p" = aarch64-darwin ] && echo arm64 || echo x86_64)
@@ -461,20 +471,21 @@ for p in x86_64-darwin aarch64-darwin; do
     test \"\$(readlink '$MAC/lib/libsnowflake.dylib')\" = libsnowflake.$SOVERSION.dylib &&
     file '$MAC/lib/libsnowflake.$SOVERSION.dylib' | grep -q 'dynamically linked shared library' &&
     file '$MAC/bin/snowflake' | grep -q 'executable' && test -f '$MAC/include/snowflake.h' && test -f '$MAC/lib/pkgconfig/snowflake.pc'"
-  check "the dylib exports every function of snowflake.h ($API_COUNT)" bash -c "
-    $(declare -f exports_api); WORK='$WORK'; API_COUNT=$API_COUNT; exports_api '$MAC/lib/libsnowflake.$SOVERSION.dylib' -gU"
+  check "the dylib exports every function of snowflake.h ($API_COUNT), and nothing else of its own" bash -c "
+    $(declare -f exports_api macho_exports); WORK='$WORK'; API_COUNT=$API_COUNT; exports_api '$MAC/lib/libsnowflake.$SOVERSION.dylib' -gU &&
+    cp '$MAC/lib/libsnowflake.$SOVERSION.dylib' '$WORK/$p.dylib' && macho_exports '$WORK/$p.dylib' '_snowflake_[a-z0-9_]+'"
   check "the dylib's install name is @rpath/libsnowflake.$SOVERSION.dylib; it and the CLI need only macOS's libSystem (and frameworks)" bash -c "
     llvm-objdump --macho --dylib-id '$MAC/lib/libsnowflake.$SOVERSION.dylib' | tail -n 1 | grep -qx '@rpath/libsnowflake.$SOVERSION.dylib' &&
     llvm-objdump --macho --dylibs-used '$MAC/lib/libsnowflake.$SOVERSION.dylib' '$MAC/bin/snowflake' | sed -n 's/^\t\([^ ]*\) .*/\1/p' | sort -u | tee '$WORK/mac-dylibs' &&
     ! grep -Ev '^(/usr/lib/libSystem\.B\.dylib|/usr/lib/libiconv\.2\.dylib|/usr/lib/libcharset\.1\.dylib|/usr/lib/libresolv\.9\.dylib|/System/Library/Frameworks/.*|@rpath/libsnowflake\.$SOVERSION\.dylib)$' '$WORK/mac-dylibs'"
   check "the wheel: cp39-abi3-${WHEEL_TAGS[$p]}; its extension is Mach-O $arch and exports PyInit__native" bash -c "
-    $(declare -f wheel_is from macho_is); VERSION=$VERSION; wheel_is '$(wheel_of "${WHEEL_TAGS[$p]}")' ${WHEEL_TAGS[$p]} _native.abi3.so &&
+    $(declare -f wheel_is from macho_is macho_exports); VERSION=$VERSION; wheel_is '$(wheel_of "${WHEEL_TAGS[$p]}")' ${WHEEL_TAGS[$p]} _native.abi3.so &&
     from '$(wheel_of "${WHEEL_TAGS[$p]}")' libsnowflake/_native.abi3.so '$WORK/$p-ext.so' && macho_is '$WORK/$p-ext.so' $arch &&
-    llvm-nm -gU '$WORK/$p-ext.so' | grep -q ' _PyInit__native$'"
-  check "npm package: @libsnowflake/${NAPI_NAME[$p]}, os darwin, cpu ${NAPI_NAME[$p]#darwin-}; the addon is Mach-O $arch exporting napi_register_module_v1" bash -c "
-    $(declare -f npm_is from macho_is); VERSION=$VERSION; npm_is '$(npm_of "$p")' ${NAPI_NAME[$p]} darwin ${NAPI_NAME[$p]#darwin-} &&
+    llvm-nm -gU '$WORK/$p-ext.so' | grep -q ' _PyInit__native$' && macho_exports '$WORK/$p-ext.so' _PyInit__native"
+  check "npm package: @libsnowflake/${NAPI_NAME[$p]}, os darwin, cpu ${NAPI_NAME[$p]#darwin-}; the addon is Mach-O $arch exporting napi_register_module_v1 (and nothing else of its own)" bash -c "
+    $(declare -f npm_is from macho_is macho_exports); VERSION=$VERSION; npm_is '$(npm_of "$p")' ${NAPI_NAME[$p]} darwin ${NAPI_NAME[$p]#darwin-} &&
     from '$(npm_of "$p")' package/libsnowflake.${NAPI_NAME[$p]}.node '$WORK/$p.node' && macho_is '$WORK/$p.node' $arch &&
-    llvm-nm -gU '$WORK/$p.node' | grep -q ' _napi_register_module_v1$'"
+    llvm-nm -gU '$WORK/$p.node' | grep -q ' _napi_register_module_v1$' && macho_exports '$WORK/$p.node' '_napi_register_module_v1|_node_api_module_get_api_version_v1'"
 done
 
 # --- every platform: Composer and Node's loader ----------------------------------------------

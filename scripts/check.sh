@@ -38,12 +38,13 @@ step() {
 # start now, in the background at the lowest priority: they take what CPU the steps below leave
 # idle (waiting on servers, locks, leases and sleeps), and the last step waits for them.
 CROSS_LOG=$RUN_DIR/dist-build-others.log
-# (A session of its own, so that an early exit stops its cargo runs with it.)
-setsid nice -n 19 bash scripts/dist.sh --build-others >"$CROSS_LOG" 2>&1 &
+# A session of its own, so that an early exit stops its cargo runs with it. A new session is
+# also a scheduling group of its own (autogroup), whose members' nice values count only among
+# themselves: the group's own nice, which the session sets as it starts, is what yields to the
+# steps below. (Set from outside, it could land on this script's group before setsid ran.)
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash scripts/dist.sh --build-others' \
+  >"$CROSS_LOG" 2>&1 &
 CROSS_PID=$!
-# A new session is a scheduling group of its own (autogroup), whose members' nice values count
-# only among themselves: the group's own nice is what yields to the steps below.
-echo 19 >"/proc/$CROSS_PID/autogroup" 2>/dev/null || true
 trap 'kill -- -"$CROSS_PID" 2>/dev/null; rm -rf "$RUN_DIR"' EXIT
 
 step "lint: rustfmt, clippy"

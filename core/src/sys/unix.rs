@@ -52,6 +52,8 @@ use std::os::unix::io::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
+use super::{FileId, Meta, Refusal};
+
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the host, never going
 /// back.
 #[inline]
@@ -70,71 +72,6 @@ pub(crate) fn euid() -> u32 {
 
 // ---------------------------------------------------------------------------------------------
 // Opening files: the one way every file the library creates or reads is opened.
-
-/// What identifies a file on the host: its device and inode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FileId(u64, u64);
-
-/// What [`open_in`] found of a file.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Meta {
-    pub id: FileId,
-    /// Its owner's user id.
-    pub owner: u32,
-    /// Whether users other than its owner may write it (group or others).
-    pub shared_write: bool,
-}
-
-/// Why a file or directory was refused (an I/O failure aside): each says what was found, so
-/// that the caller's error names it.
-#[derive(Debug)]
-pub(crate) enum Refusal {
-    /// The system call failed.
-    Io(io::Error),
-    /// Not a regular file (a directory, a device, a FIFO, a socket): `what` names it.
-    NotRegular(&'static str),
-    /// Another user's file where this user's was expected.
-    Owner { uid: u32 },
-    /// A file that others may write (`mode`), or a directory that others may write without
-    /// the sticky bit.
-    Writable { mode: u32 },
-    /// A file with other names (hard links) than the one opened.
-    Links(u64),
-    /// A directory that belongs to another user (neither this one nor root).
-    DirOwner { uid: u32, mode: u32 },
-    /// A directory that others may write, without the sticky bit (anyone could swap its
-    /// files).
-    DirWritable { mode: u32 },
-}
-
-impl From<io::Error> for Refusal {
-    fn from(e: io::Error) -> Refusal {
-        Refusal::Io(e)
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Refusal::Io(e) => write!(f, "{e}"),
-            Refusal::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
-            Refusal::Owner { uid } => write!(f, "it belongs to {}, not to this user ({})", user_name(*uid), user_name(euid())),
-            Refusal::Writable { mode } => write!(f, "others may write it (mode {:o})", mode & 0o7777),
-            Refusal::Links(n) => write!(f, "it has {n} names (hard links): another may change it through one of them"),
-            Refusal::DirWritable { mode } => write!(
-                f,
-                "the directory may be written by others and is not sticky (mode {:o}): any user could replace the files in it; make it this user's alone, or sticky (chmod +t) like /tmp and /dev/shm",
-                mode & 0o7777
-            ),
-            Refusal::DirOwner { uid, mode } => write!(
-                f,
-                "the directory belongs to {} (mode {:o}): files of this user's must be in a directory of its own, of root's, or a sticky one like /tmp",
-                user_name(*uid),
-                mode & 0o7777
-            ),
-        }
-    }
-}
 
 /// What a file is, from `fstat`.
 fn kind_of(meta: &std::fs::Metadata) -> Option<&'static str> {

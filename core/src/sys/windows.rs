@@ -39,6 +39,8 @@ use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use super::{FileId, Meta, Refusal};
+
 use windows_sys::Win32::Foundation::{
     CloseHandle, GetLastError, LocalFree, ERROR_ACCESS_DENIED, ERROR_FILE_NOT_FOUND, ERROR_IO_PENDING,
     ERROR_LOCK_VIOLATION, ERROR_PATH_NOT_FOUND, ERROR_SHARING_VIOLATION, GENERIC_READ, GENERIC_WRITE, HANDLE,
@@ -189,65 +191,6 @@ pub(crate) fn euid() -> u32 {
 
 // ---------------------------------------------------------------------------------------------
 // Opening files.
-
-/// What identifies a file on the host: its volume's serial number and its file index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct FileId(u64, u64);
-
-/// What [`open_in`] found of a file.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Meta {
-    pub id: FileId,
-    /// Its owner's id (see [`euid`]).
-    pub owner: u32,
-    /// Whether users other than its owner may write it: left to the directory's ACL here.
-    pub shared_write: bool,
-}
-
-/// Why a file or directory was refused (an I/O failure aside), as on Unix (some kinds are
-/// Unix's only).
-#[derive(Debug)]
-#[allow(dead_code)]
-pub(crate) enum Refusal {
-    /// The system call failed.
-    Io(io::Error),
-    /// Not a regular file (a directory, a device, a link): `what` names it.
-    NotRegular(&'static str),
-    /// Another user's file where this user's was expected.
-    Owner { uid: u32 },
-    /// A file that others may write.
-    Writable { mode: u32 },
-    /// A file with other names (hard links) than the one opened.
-    Links(u64),
-    /// A directory that belongs to another user.
-    DirOwner { uid: u32, mode: u32 },
-    /// A directory that others may write.
-    DirWritable { mode: u32 },
-}
-
-impl From<io::Error> for Refusal {
-    fn from(e: io::Error) -> Refusal {
-        Refusal::Io(e)
-    }
-}
-
-impl std::fmt::Display for Refusal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Refusal::Io(e) => write!(f, "{e}"),
-            Refusal::NotRegular(what) => write!(f, "it is {what}, not a regular file"),
-            Refusal::Owner { uid } => {
-                write!(f, "it belongs to {}, not to this user ({})", user_name(*uid), user_name(euid()))
-            }
-            Refusal::Writable { .. } => write!(f, "others may write it"),
-            Refusal::Links(n) => {
-                write!(f, "it has {n} names (hard links): another may change it through one of them")
-            }
-            Refusal::DirOwner { uid, .. } => write!(f, "the directory belongs to {}", user_name(*uid)),
-            Refusal::DirWritable { .. } => write!(f, "the directory may be written by others"),
-        }
-    }
-}
 
 /// A directory the library keeps files in, open (it cannot be removed while it is).
 pub(crate) struct Dir {

@@ -14,46 +14,9 @@ trap 'rm -rf "$WORK"' EXIT
 PREFIX=$WORK/prefix
 VECTORS=$PWD/tests/vectors
 STRICT=(-Wall -Wextra -Werror -pedantic)
-passed=0
-failed=0
-
-# check <description> <command...>: one check, its output shown only when it fails.
-check() {
-  local desc=$1
-  shift
-  if "$@" >"$WORK/log" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok   $desc"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $desc"
-    tail -n 60 "$WORK/log" | sed 's/^/     /'
-  fi
-}
-
-# program <description> <command...>: a test program that ends with
-# "RESULT <p> passed, <f> failed"; its checks are added to the count.
-program() {
-  local desc=$1 status line p f
-  shift
-  "$@" >"$WORK/log" 2>&1
-  status=$?
-  line=$(grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' "$WORK/log" | tail -n 1)
-  if [ -z "$line" ]; then
-    p=0 f=1
-  else
-    read -r _ p _ f _ <<<"$line"
-  fi
-  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-  passed=$((passed + p))
-  failed=$((failed + f))
-  if [ "$f" -eq 0 ]; then
-    echo "ok   $desc ($p checks)"
-  else
-    echo "FAIL $desc (exit $status, ${line:-no RESULT line})"
-    grep -v '^RESULT' "$WORK/log" | tail -n 60 | sed 's/^/     /'
-  fi
-}
+# check, program, says, section: tests/lib.sh.
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
 
 installed_layout() {
   local lib=$PREFIX/lib

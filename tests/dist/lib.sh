@@ -1,52 +1,15 @@
 # The helpers of the package tests (tests/dist/run.sh, tests/dist/platforms.sh), sourced by
-# them after they set WORK (a scratch directory for each check's output). Each check adds to
-# `passed` or `failed`; the script ends with "N passed, M failed".
-passed=0
-failed=0
-# check <description> <command...>: one check, its output shown only when it fails.
-check() {
-  local desc=$1
-  shift
-  if "$@" >"$WORK/log" 2>&1; then
-    passed=$((passed + 1))
-    echo "ok   $desc"
-  else
-    failed=$((failed + 1))
-    echo "FAIL $desc"
-    tail -n 40 "$WORK/log" | sed 's/^/     /'
-  fi
-}
-# program <description> <command...>: a test program that ends with
-# "RESULT <p> passed, <f> failed"; its checks are added to the count.
-program() {
-  local desc=$1 status line p f
-  shift
-  "$@" >"$WORK/log" 2>&1
-  status=$?
-  # (a Windows program's lines end in \r\n)
-  line=$(tr -d '\r' <"$WORK/log" | grep -E '^RESULT [0-9]+ passed, [0-9]+ failed$' | tail -n 1)
-  if [ -z "$line" ]; then p=0 f=1; else read -r _ p _ f _ <<<"$line"; fi
-  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
-  passed=$((passed + p))
-  failed=$((failed + f))
-  if [ "$f" -eq 0 ]; then
-    echo "ok   $desc ($p checks)"
-  else
-    echo "FAIL $desc (exit $status, ${line:-no RESULT line})"
-    grep -v '^RESULT' "$WORK/log" | tail -n 40 | sed 's/^/     /'
-  fi
-}
-# says <pattern> <command...>: the command succeeds and its output matches the pattern.
-says() {
-  local pattern=$1
-  shift
-  "$@" >"$WORK/out" 2>&1
-  local status=$?
-  cat "$WORK/out"
-  [ "$status" -eq 0 ] && grep -Eq "$pattern" "$WORK/out"
-}
-now_ms() { date +%s%3N; }
-section() { printf -- '-- %s\n' "$*"; }
+# them after they set WORK (a scratch directory for each check's output): tests/lib.sh's
+# (check, program, says, section), this run's isolation, and no_rust.
+# shellcheck source=tests/lib.sh
+. tests/lib.sh
+
+# Isolation from other test runs on this machine: shared states, leases and the CLI's run
+# locks (in $TMPDIR) all go to this run's directory, and no library or header is named from
+# outside.
+export SNOWFLAKE_SHM_DIR=$WORK/shm TMPDIR=$WORK/tmp
+mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$TMPDIR"
+unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
 
 # The PATH of every user-side command: without ~/.cargo/bin, and with any other directory
 # that holds a Rust tool (Debian's cargo-web and rustc-web put theirs in /usr/bin, beside

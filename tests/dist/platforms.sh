@@ -58,9 +58,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-export SNOWFLAKE_SHM_DIR=$WORK/shm TMPDIR=$WORK/tmp
-mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$TMPDIR"
-unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
 # shellcheck source=tests/dist/lib.sh
 . tests/dist/lib.sh
 

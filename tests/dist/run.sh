@@ -65,13 +65,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Isolation from other test runs on this machine: shared states, leases and the CLI's run
-# locks (in $TMPDIR) all go to this run's directory.
-export SNOWFLAKE_SHM_DIR=$WORK/shm TMPDIR=$WORK/tmp
-mkdir -m 700 "$SNOWFLAKE_SHM_DIR" "$TMPDIR"
-unset SNOWFLAKE_LIB SNOWFLAKE_HEADER
-
-# check, program, says, section, no_rust: tests/dist/lib.sh (shared with tests/dist/platforms.sh).
+# check, program, says, section, no_rust, and this run's own SNOWFLAKE_SHM_DIR and TMPDIR:
+# tests/dist/lib.sh (shared with tests/dist/platforms.sh).
 # shellcheck source=tests/dist/lib.sh
 . tests/dist/lib.sh
 

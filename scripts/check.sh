@@ -45,7 +45,7 @@ CROSS_LOG=$RUN_DIR/dist-build-others.log
 setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash scripts/dist.sh --build-others' \
   >"$CROSS_LOG" 2>&1 &
 CROSS_PID=$!
-trap 'kill -- -"$CROSS_PID" 2>/dev/null; rm -rf "$RUN_DIR"' EXIT
+trap 'kill -- -"$CROSS_PID" 2>/dev/null || true; rm -rf "$RUN_DIR"' EXIT
 
 step "lint: rustfmt, clippy"
 cargo fmt --all --check

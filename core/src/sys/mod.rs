@@ -26,6 +26,7 @@ mod windows;
 pub(crate) use windows::*;
 
 use std::io;
+use std::sync::atomic::AtomicU64;
 
 // What both files' `open_in` and `Dir::open` report: the same on every OS.
 
@@ -95,6 +96,51 @@ impl std::fmt::Display for Refusal {
                 mode & 0o7777
             ),
         }
+    }
+}
+
+/// A shared mapping's bytes, made and released by each OS's `Map` (which derefs to this): the
+/// same accessors everywhere. Words in it are only accessed as atomics, or as bytes written
+/// under the file's lock and read after it (see `coord::arbiter`).
+pub(crate) struct View {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl View {
+    /// The 8-byte word at `at` (8-aligned, inside the mapping), as an atomic.
+    pub(crate) fn word(&self, at: usize) -> &AtomicU64 {
+        assert!(at.is_multiple_of(8) && at + 8 <= self.len, "word {at} outside the mapping");
+        // SAFETY: aligned (the mapping is page-aligned), inside the mapping, which outlives
+        // the borrow; every access to it is atomic.
+        unsafe { &*(self.ptr.add(at) as *const AtomicU64) }
+    }
+
+    /// The bytes `at..at + n`.
+    pub(crate) fn bytes(&self, at: usize, n: usize) -> &[u8] {
+        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
+        // SAFETY: inside the mapping; header bytes are written only under the file lock,
+        // by `set_bytes`, and never while a borrow of them is alive in this process.
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), n) }
+    }
+
+    /// Writes `src` at `at`, zero-filling up to `n` bytes (under the file's lock).
+    pub(crate) fn set_bytes(&self, at: usize, n: usize, src: &[u8]) {
+        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
+        let len = src.len().min(n);
+        // SAFETY: inside the mapping; see `bytes`.
+        unsafe {
+            std::ptr::write_bytes(self.ptr.add(at), 0, n);
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), len);
+        }
+    }
+}
+
+impl std::ops::Deref for Map {
+    type Target = View;
+
+    fn deref(&self) -> &View {
+        &self.view
     }
 }
 

@@ -52,7 +52,7 @@ use std::os::unix::io::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
-use super::{FileId, Meta, Refusal};
+use super::{FileId, Meta, Refusal, View};
 
 /// `CLOCK_MONOTONIC` in nanoseconds: one clock for every process of the host, never going
 /// back.
@@ -862,8 +862,8 @@ pub(crate) mod locks {
 /// of any clock, so a generator issues nothing from it and its next check finds the file
 /// truncated. A `SIGBUS` anywhere else goes to the previous handler, or kills as before.
 pub(crate) struct Map {
-    ptr: *mut u8,
-    len: usize,
+    /// The mapped bytes (their accessors are `View`'s, through `Deref`).
+    pub(super) view: View,
     /// The guard's slot (see [`GUARDED`]), if one was free.
     slot: Option<usize>,
 }
@@ -994,40 +994,13 @@ impl Map {
                 }
             }
         }
-        Ok(Map { ptr: ptr.cast(), len, slot })
+        Ok(Map { view: View { ptr: ptr.cast(), len }, slot })
     }
 
     /// Whether the file was truncated under the mapping, which the `SIGBUS` guard then
     /// replaced (see the type's docs).
     pub(crate) fn truncated(&self) -> bool {
         self.slot.is_some_and(|i| GUARD_HIT[i].load(Ordering::Acquire))
-    }
-
-    /// The 8-byte word at `at` (8-aligned, inside the mapping), as an atomic.
-    pub(crate) fn word(&self, at: usize) -> &AtomicU64 {
-        assert!(at.is_multiple_of(8) && at + 8 <= self.len, "word {at} outside the mapping");
-        // SAFETY: aligned (the mapping is page-aligned), inside the mapping, which outlives
-        // the borrow; every access to it is atomic.
-        unsafe { &*(self.ptr.add(at) as *const AtomicU64) }
-    }
-
-    /// The bytes `at..at + n`.
-    pub(crate) fn bytes(&self, at: usize, n: usize) -> &[u8] {
-        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
-        // SAFETY: inside the mapping; header bytes are written only under the file lock,
-        // by `set_bytes`, and never while a borrow of them is alive in this process.
-        unsafe { std::slice::from_raw_parts(self.ptr.add(at), n) }
-    }
-
-    /// Writes `src` at `at`, zero-filling up to `n` bytes (under the file's lock).
-    pub(crate) fn set_bytes(&self, at: usize, n: usize, src: &[u8]) {
-        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
-        let len = src.len().min(n);
-        // SAFETY: inside the mapping; see `bytes`.
-        unsafe {
-            std::ptr::write_bytes(self.ptr.add(at), 0, n);
-            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), len);
-        }
     }
 }
 
@@ -1037,7 +1010,7 @@ impl Drop for Map {
             GUARD_START[i].store(0, Ordering::Release);
         }
         // SAFETY: the mapping made in `shared`, unmapped once.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        unsafe { libc::munmap(self.view.ptr.cast(), self.view.len) };
     }
 }
 

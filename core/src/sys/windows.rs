@@ -35,11 +35,10 @@ use std::marker::PhantomData;
 use std::os::windows::ffi::OsStrExt;
 use std::os::windows::io::{AsRawHandle, FromRawHandle};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::{FileId, Meta, Refusal};
+use super::{FileId, Meta, Refusal, View};
 
 use windows_sys::Win32::Foundation::{
     CloseHandle, GetLastError, LocalFree, ERROR_ACCESS_DENIED, ERROR_FILE_NOT_FOUND, ERROR_IO_PENDING,
@@ -864,8 +863,8 @@ pub(crate) mod locks {
 /// as atomics, or as bytes written under the file's lock. Windows refuses to truncate a file
 /// below a mapped view, so the view never faults.
 pub(crate) struct Map {
-    ptr: *mut u8,
-    len: usize,
+    /// The view's bytes (their accessors are `View`'s, through `Deref`).
+    pub(super) view: View,
     mapping: HANDLE,
 }
 
@@ -900,38 +899,12 @@ impl Map {
             unsafe { CloseHandle(mapping) };
             return Err(e);
         }
-        Ok(Map { ptr: view.Value.cast(), len, mapping })
+        Ok(Map { view: View { ptr: view.Value.cast(), len }, mapping })
     }
 
     /// A file under a view cannot be truncated on Windows.
     pub(crate) fn truncated(&self) -> bool {
         false
-    }
-
-    /// The 8-byte word at `at` (8-aligned, inside the view), as an atomic.
-    pub(crate) fn word(&self, at: usize) -> &AtomicU64 {
-        assert!(at.is_multiple_of(8) && at + 8 <= self.len, "word {at} outside the mapping");
-        // SAFETY: aligned (a view is page-aligned), inside the view, which outlives the
-        // borrow; every access to it is atomic.
-        unsafe { &*(self.ptr.add(at) as *const AtomicU64) }
-    }
-
-    /// The bytes `at..at + n`.
-    pub(crate) fn bytes(&self, at: usize, n: usize) -> &[u8] {
-        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
-        // SAFETY: inside the view; header bytes are written only under the file's lock.
-        unsafe { std::slice::from_raw_parts(self.ptr.add(at), n) }
-    }
-
-    /// Writes `src` at `at`, zero-filling up to `n` bytes (under the file's lock).
-    pub(crate) fn set_bytes(&self, at: usize, n: usize, src: &[u8]) {
-        assert!(at + n <= self.len, "bytes {at}+{n} outside the mapping");
-        let len = src.len().min(n);
-        // SAFETY: inside the view; see `bytes`.
-        unsafe {
-            std::ptr::write_bytes(self.ptr.add(at), 0, n);
-            std::ptr::copy_nonoverlapping(src.as_ptr(), self.ptr.add(at), len);
-        }
     }
 }
 
@@ -939,7 +912,7 @@ impl Drop for Map {
     fn drop(&mut self) {
         // SAFETY: the view and mapping made in `shared`, released once.
         unsafe {
-            UnmapViewOfFile(MEMORY_MAPPED_VIEW_ADDRESS { Value: self.ptr.cast() });
+            UnmapViewOfFile(MEMORY_MAPPED_VIEW_ADDRESS { Value: self.view.ptr.cast() });
             CloseHandle(self.mapping);
         }
     }

@@ -48,3 +48,11 @@ says() {
 }
 now_ms() { date +%s%3N; }
 section() { printf -- '-- %s\n' "$*"; }
+# stop_if_failed: ends the script here, with its summary line, if a check failed (for checks
+# that the rest of the script depends on).
+stop_if_failed() {
+  if [ "$failed" -ne 0 ]; then
+    echo "$passed passed, $failed failed"
+    exit 1
+  fi
+}

@@ -95,10 +95,7 @@ all_there() {
   return $missing
 }
 check "scripts/dist.sh wrote each platform's wheel, npm package and C archive" all_there
-if [ "$failed" -ne 0 ]; then
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
+stop_if_failed
 check "the tests' PATH has no cargo or rustc" rust_is_gone
 
 # scripts/check.sh runs tests/dist/run.sh on x86_64 glibc's packages alone (dist.sh with no

@@ -240,10 +240,7 @@ all_there() {
   return $missing
 }
 check "scripts/dist.sh wrote all 9 packages of version $VERSION" all_there
-if [ "$failed" -ne 0 ]; then
-  echo "$passed passed, $failed failed"
-  exit 1
-fi
+stop_if_failed
 check "the install tests' PATH has no cargo or rustc" rust_is_gone
 docs_state_the_floor() {
   local page ok=0

@@ -56,3 +56,11 @@ stop_if_failed() {
     exit 1
   fi
 }
+# files_there <file...>: each exists; the missing ones are named (scripts/dist.sh writes them).
+files_there() {
+  local f missing=0
+  for f; do
+    [ -n "$f" ] && [ -f "$f" ] || { echo "missing: ${f:-a file} (run scripts/dist.sh)"; missing=1; }
+  done
+  return $missing
+}

@@ -80,18 +80,13 @@ API_COUNT=$(wc -l <"$WORK/api")
 # --- the packages ----------------------------------------------------------------------------
 section "dist/ (version $VERSION): $DIST_PLATFORMS"
 all_there() {
-  local p f missing=0
+  local p missing=0
   for p in $DIST_PLATFORMS; do
-    for f in "$(wheel_of "${WHEEL_TAGS[$p]%% *}")" "$(npm_of "$p")" \
-      "$DIST/c/libsnowflake-$VERSION-$p.$([ "$p" = x86_64-windows ] && echo zip || echo tar.gz)"; do
-      [ -n "$f" ] && [ -f "$f" ] || { echo "missing for $p: ${f:-its wheel} (run scripts/dist.sh)"; missing=1; }
-    done
+    files_there "$(wheel_of "${WHEEL_TAGS[$p]%% *}")" "$(npm_of "$p")" \
+      "$DIST/c/libsnowflake-$VERSION-$p.$([ "$p" = x86_64-windows ] && echo zip || echo tar.gz)" || missing=1
   done
-  if has aarch64-linux-gnu; then
-    for f in "libsnowflake${SOVERSION}_${VERSION}_arm64.deb" "libsnowflake-dev_${VERSION}_arm64.deb" "libsnowflake-tools_${VERSION}_arm64.deb"; do
-      [ -f "$DIST/c/$f" ] || { echo "missing: $f"; missing=1; }
-    done
-  fi
+  ! has aarch64-linux-gnu || files_there "$DIST/c/libsnowflake${SOVERSION}_${VERSION}_arm64.deb" \
+    "$DIST/c/libsnowflake-dev_${VERSION}_arm64.deb" "$DIST/c/libsnowflake-tools_${VERSION}_arm64.deb" || missing=1
   return $missing
 }
 check "scripts/dist.sh wrote each platform's wheel, npm package and C archive" all_there

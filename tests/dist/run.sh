@@ -232,14 +232,8 @@ debs() {
 
 # --- the packages ----------------------------------------------------------------------------
 section "dist/ (version $VERSION)"
-all_there() {
-  local f missing=0
-  for f in "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$COMPOSER_ZIP" "$TARBALL" "${DEBS[@]}"; do
-    [ -f "$f" ] || { echo "missing: $f (run scripts/dist.sh)"; missing=1; }
-  done
-  return $missing
-}
-check "scripts/dist.sh wrote all 9 packages of version $VERSION" all_there
+check "scripts/dist.sh wrote all 9 packages of version $VERSION" \
+  files_there "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$COMPOSER_ZIP" "$TARBALL" "${DEBS[@]}"
 stop_if_failed
 check "the install tests' PATH has no cargo or rustc" rust_is_gone
 docs_state_the_floor() {

@@ -144,6 +144,26 @@ impl std::ops::Deref for Map {
     }
 }
 
+/// Reads at most `max` bytes from the start of a file through `read_at` (the OS's positioned
+/// read): each file's `read_bounded`.
+fn read_up_to(
+    max: usize,
+    mut read_at: impl FnMut(&mut [u8], u64) -> io::Result<usize>,
+) -> io::Result<Vec<u8>> {
+    let mut buf = vec![0u8; max];
+    let mut n = 0;
+    while n < max {
+        match read_at(&mut buf[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    buf.truncate(n);
+    Ok(buf)
+}
+
 #[cfg(not(any(unix, windows)))]
 compile_error!(
     "snowflake-core's `std` feature needs Unix or Windows (its host records, clocks and locks); on other targets build it with `default-features = false`"

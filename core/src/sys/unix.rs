@@ -249,18 +249,7 @@ pub(crate) fn open_in(dir: &Dir, name: &std::ffi::OsStr, access: Access) -> Resu
 /// Reads at most `max` bytes from the start of `file` (a record is small: never more).
 pub(crate) fn read_bounded(file: &File, max: usize) -> io::Result<Vec<u8>> {
     use std::os::unix::fs::FileExt;
-    let mut buf = vec![0u8; max];
-    let mut n = 0;
-    while n < max {
-        match file.read_at(&mut buf[n..], n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    buf.truncate(n);
-    Ok(buf)
+    super::read_up_to(max, |buf, at| file.read_at(buf, at))
 }
 
 /// Removes `name` from `dir`, which `file` (opened with [`Access::Own`]`(None)`) holds open:

@@ -467,18 +467,7 @@ pub(crate) fn open_in(dir: &Dir, name: &OsStr, access: Access) -> Result<(File, 
 /// Reads at most `max` bytes from the start of `file`.
 pub(crate) fn read_bounded(file: &File, max: usize) -> io::Result<Vec<u8>> {
     use std::os::windows::fs::FileExt;
-    let mut buf = vec![0u8; max];
-    let mut n = 0;
-    while n < max {
-        match file.seek_read(&mut buf[n..], n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    buf.truncate(n);
-    Ok(buf)
+    super::read_up_to(max, |buf, at| file.seek_read(buf, at))
 }
 
 /// Removes the record `name` in `dir`, which `file` (opened with [`Access::Own`]`(None)`)

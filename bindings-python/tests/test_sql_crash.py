@@ -68,6 +68,11 @@ def retrying(f: Callable[[], T]) -> T:
             time.sleep(0.1)
 
 
+# What the generated functions read to tell a crash recovery by the running postmaster (which
+# resets the shared statistics) from the run before it (core/src/sql.rs, RUN).
+RUN_MARKER = "SELECT pg_stat_get_bgwriter_stat_reset_time()"
+
+
 def server_ms(conn: psycopg.Connection[Any]) -> int:
     row = conn.execute("SELECT floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint").fetchone()
     assert row is not None
@@ -225,9 +230,19 @@ def test_a_crash_recovery_without_a_restart_raises_the_state_too(pg: Servers) ->
             row = conn.execute("SELECT snowflake_next_id_at(1, 2, %s)", [at]).fetchone()
         assert row is not None
         first = row[0]
+        before = conn.execute(RUN_MARKER).fetchone()
         pid = victim.execute("SELECT pg_backend_pid()").fetchone()
         assert pid is not None
         os.kill(pid[0], signal.SIGKILL)
+
+    # The postmaster notices the killed backend, then resets every process: a connection made
+    # before that is still in the old run (and rightly issues the next ID). Wait for the reset.
+    def recovered() -> None:
+        with connect(pg) as conn:
+            if conn.execute(RUN_MARKER).fetchone() == before:
+                raise psycopg.OperationalError("the crash recovery has not happened yet")
+
+    retrying(recovered)
 
     def again() -> Any:
         with connect(pg) as conn:

@@ -266,6 +266,14 @@ def lock_key(script: str) -> int:
     return int(m.group(1))
 
 
+def end_aborted_transaction(conn: psycopg.Connection[Any]) -> None:
+    while conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        try:
+            conn.rollback()
+        except psycopg.errors.QueryCanceled:
+            pass  # cancelled again: try again
+
+
 def storm_session(pg: PG, k: int, out: list[int], errors: list[BaseException], start: threading.Barrier) -> None:
     rnd = random.Random(k)
     try:
@@ -286,7 +294,9 @@ def storm_session(pg: PG, k: int, out: list[int], errors: list[BaseException], s
                     with conn.transaction(force_rollback=rnd.random() < 0.3):
                         got = [r[0] for r in conn.execute(statement, params).fetchall()]
                 except psycopg.errors.QueryCanceled:
-                    continue  # by the other session: whatever it issued never reached us
+                    # By the interrupter. A cancel that lands on the COMMIT or ROLLBACK ending the
+                    # block, before it runs, leaves the transaction aborted: it is ended here.
+                    end_aborted_transaction(conn)
                 out.extend(got)  # a rolled-back transaction's IDs count: a client may have used them
     except BaseException as e:  # reported by the test
         errors.append(e)

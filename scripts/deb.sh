@@ -22,10 +22,6 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
 
-VERSION=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["workspace"]["package"]["version"])')
-MAJOR=${VERSION%%.*}
-SOVERSION=$MAJOR
-[ "$MAJOR" != 0 ] || SOVERSION=$MAJOR.$(echo "$VERSION" | cut -d. -f2)
 RUNTIME=libsnowflake$SOVERSION
 # The architecture's library directory, binutils' strip for its objects, and how this machine
 # runs its programs (the manual page is the CLI's --help): arm64's under qemu-user, with the

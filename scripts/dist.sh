@@ -113,8 +113,6 @@ step() {
 json_get() { node -p "const v = require(process.argv[1])$2; v === undefined ? '' : v" "$ROOT/$1"; }
 
 # --- one version -------------------------------------------------------------------------
-VERSION=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["workspace"]["package"]["version"])')
-MAJOR=${VERSION%%.*}
 for stated in "bindings-node/package.json:$(json_get bindings-node/package.json .version)" \
   $(for p in $PLATFORMS; do m=bindings-node/npm/${NAPI_NAME[$p]}/package.json; echo "$m:$(json_get "$m" .version)"; done) \
   "include/snowflake.h:$(sed -n 's/^#define SNOWFLAKE_VERSION "\(.*\)"/\1/p' include/snowflake.h)"; do
@@ -335,8 +333,6 @@ COMPOSER_ALLOW_SUPERUSER=1 COMPOSER_HOME=$STAGE/composer-home composer archive -
   --working-dir="$PHP_STAGE" --format=zip --dir="$DIST/php" --file="libsnowflake-snowflake-$VERSION"
 
 # --- C and C++: the relocatable tarballs (a zip for Windows) and the .debs ------------------
-SOVERSION=$MAJOR
-[ "$MAJOR" != 0 ] || SOVERSION=$MAJOR.$(echo "$VERSION" | cut -d. -f2)
 # What a static link of libsnowflake.a needs beside it (rustc --print native-static-libs).
 declare -A LIBS_PRIVATE=([x86_64-linux-gnu]="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc"
   [aarch64-linux-gnu]="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" [x86_64-linux-musl]="-lunwind -lc")

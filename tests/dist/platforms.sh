@@ -41,12 +41,6 @@ PLATFORMS_DIR=$ROOT/tests/dist/platforms
 TOOLS=$ROOT/.tools
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
-VERSION=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["workspace"]["package"]["version"])')
-MAJOR=${VERSION%%.*}
-MINOR=${VERSION#*.}
-MINOR=${MINOR%%.*}
-SOVERSION=$MAJOR
-if [ "$MAJOR" = 0 ]; then SOVERSION=$MAJOR.$MINOR; fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-platforms.XXXXXX")
 # Wine: a prefix of this run's own (its wineserver ends with it).

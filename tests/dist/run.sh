@@ -31,12 +31,6 @@ DIST=$ROOT/dist
 VECTORS=$ROOT/tests/vectors
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
-VERSION=$(python3 -c 'import tomllib; print(tomllib.load(open("Cargo.toml", "rb"))["workspace"]["package"]["version"])')
-MAJOR=${VERSION%%.*}
-MINOR=${VERSION#*.}
-MINOR=${MINOR%%.*}
-SOVERSION=$MAJOR
-if [ "$MAJOR" = 0 ]; then SOVERSION=$MAJOR.$MINOR; fi
 
 WHEEL=$DIST/python/libsnowflake-$VERSION-cp39-abi3-manylinux2014_x86_64.manylinux_2_17_x86_64.whl
 SDIST=$DIST/python/libsnowflake-$VERSION.tar.gz

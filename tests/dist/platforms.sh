@@ -461,7 +461,7 @@ for p in x86_64-darwin aarch64-darwin; do
     llvm-objdump --macho --dylib-id '$MAC/lib/libsnowflake.$SOVERSION.dylib' | tail -n 1 | grep -qx '@rpath/libsnowflake.$SOVERSION.dylib' &&
     llvm-objdump --macho --dylibs-used '$MAC/lib/libsnowflake.$SOVERSION.dylib' '$MAC/bin/snowflake' | sed -n 's/^\t\([^ ]*\) .*/\1/p' | sort -u | tee '$WORK/mac-dylibs' &&
     ! grep -Ev '^(/usr/lib/libSystem\.B\.dylib|/usr/lib/libiconv\.2\.dylib|/usr/lib/libcharset\.1\.dylib|/usr/lib/libresolv\.9\.dylib|/System/Library/Frameworks/.*|@rpath/libsnowflake\.$SOVERSION\.dylib)$' '$WORK/mac-dylibs'"
-  check "the wheel: cp39-abi3-${WHEEL_TAGS[$p]}; its extension is Mach-O $arch and exports PyInit__native" bash -c "
+  check "the wheel: cp39-abi3-${WHEEL_TAGS[$p]}; its extension is Mach-O $arch and exports PyInit__native (and nothing else of its own)" bash -c "
     $(declare -f wheel_is from macho_is macho_exports); VERSION=$VERSION; wheel_is '$(wheel_of "${WHEEL_TAGS[$p]}")' ${WHEEL_TAGS[$p]} _native.abi3.so &&
     from '$(wheel_of "${WHEEL_TAGS[$p]}")' libsnowflake/_native.abi3.so '$WORK/$p-ext.so' && macho_is '$WORK/$p-ext.so' $arch &&
     llvm-nm -gU '$WORK/$p-ext.so' | grep -q ' _PyInit__native$' && macho_exports '$WORK/$p-ext.so' _PyInit__native"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The Node binding's tests (`make test-node`): builds the addon the way `npm install` does,
-# checks that the committed index.d.ts is what the sources generate, and runs every node:test
-# file. Exits non-zero on any failure.
+# The Node binding's tests (`make test-node`): builds the addon (`npm run build`; with
+# SNOWFLAKE_ADDON=<an addon file>, as scripts/check.sh passes dist/node's, that file is put in
+# place instead), checks that the committed index.d.ts is what the sources generate, and runs
+# every node:test file. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")"
 

@@ -2,8 +2,8 @@
 // the loader (native.js) says where it finds no addon. The prebuilt packages users install
 // (dist/node/, from scripts/dist.sh) are tested by tests/dist/run.sh.
 //
-// - npm install <folder> links the checkout (npm 11's default), whose from-source build
-//   (`npm run build`, run by run-tests.sh) is found beside native.js;
+// - npm install <folder> links the checkout (npm 11's default), whose addon beside native.js
+//   (`npm run build`, run by run-tests.sh: built from source, or SNOWFLAKE_ADDON's) is found;
 // - `npm pack` of the checkout carries no addon and has no install script: without the
 //   platform package, require() fails with ERR_SNOWFLAKE_NO_ADDON naming the package and the
 //   fix;
@@ -60,7 +60,7 @@ test.after(() => {
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });
 });
 
-test('npm install <folder> links the checkout and uses its from-source build', () => {
+test('npm install <folder> links the checkout and uses the addon `npm run build` put beside native.js', () => {
   assert.ok(existsSync(path.join(pkgDir, 'libsnowflake.linux-x64-gnu.node')), 'run-tests.sh ran `npm run build`');
   const dir = project();
   npmInstall(dir, pkgDir);

@@ -4,6 +4,10 @@
 // libsnowflake.<platform>.node, the file native.js loads before any prebuilt package. The
 // published packages carry a prebuilt addon instead (scripts/dist.sh); this is for
 // contributors and for platforms without one. Node built-ins only.
+//
+// With SNOWFLAKE_ADDON=<an addon file>, that file is put in place instead of building one:
+// scripts/check.sh passes the addon of dist/node's package for this machine, which tests/dist
+// has just installed with npm, so that CI does not build the addon a second time.
 'use strict';
 
 const { spawnSync } = require('node:child_process');
@@ -42,6 +46,21 @@ function cargo() {
   return fail('builds from source and needs Rust: install it with rustup (https://rustup.rs), then `npm run build` again');
 }
 
+/** Copy then rename: a process that has the old addon loaded keeps a valid file. */
+function install(library) {
+  const tmp = `${out}.${process.pid}.tmp`;
+  fs.copyFileSync(library, tmp);
+  fs.renameSync(tmp, out);
+}
+
+const given = process.env.SNOWFLAKE_ADDON;
+if (given !== undefined && given !== '') {
+  if (!fs.statSync(given, { throwIfNoEntry: false })?.isFile()) fail(`SNOWFLAKE_ADDON=${given}: no such file`);
+  install(given);
+  console.error(`libsnowflake: put ${given} in place as ${path.relative(process.cwd(), out) || out}`);
+  process.exit(0);
+}
+
 const manifestPath = manifest();
 const args = [
   'build',
@@ -74,8 +93,5 @@ for (const line of built.stdout.split('\n')) {
 }
 if (!library) fail('cargo did not report the snowflake_node library');
 
-// Copy then rename: a process that has the old addon loaded keeps a valid file.
-const tmp = `${out}.${process.pid}.tmp`;
-fs.copyFileSync(library, tmp);
-fs.renameSync(tmp, out);
+install(library);
 console.error(`libsnowflake: built ${path.relative(process.cwd(), out) || out}`);

@@ -30,7 +30,8 @@
 # when its workers answer, stopped and removed even if this script dies.
 #
 # Builds what it needs: the release C library (cargo), the Node addon
-# (bindings-node/scripts/build.js), and the Python package into .venv when it does not import
+# (bindings-node/scripts/build.js, which puts $SNOWFLAKE_ADDON in place instead when it is
+# set, as scripts/check.sh does), and the Python package into .venv when it does not import
 # there (bindings-python/run-tests.sh, run before this in scripts/check.sh, installs a fresh
 # wheel). Needs scripts/install-deps.sh's packages (php8.2-cli, php8.2-fpm, libfcgi-bin).
 # Ends with `N passed, M failed`; exits non-zero on any failure.

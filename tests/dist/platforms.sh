@@ -347,7 +347,7 @@ if has x86_64-windows; then
   check "snowflake.exe next -n 1000 --options process_only=true: 1000 increasing IDs" bash -c "
     '$WINE' '$WIN/bin/snowflake.exe' next -n 1000 --options process_only=true | tr -d '\r' >'$WORK/win-ids' &&
     test \"\$(sort -n -u '$WORK/win-ids' | wc -l)\" = 1000 && sort -n -c '$WORK/win-ids'"
-  # Leases across hosts (core/src/coord/lease.rs and its stores) from the Windows CLI: the
+  # Leases across hosts (core/src/coord/lease/ and its stores) from the Windows CLI: the
   # Windows builds of the redis crate, tokio-postgres and the mysql crate, over Wine's
   # sockets, against real servers on this machine (tests/servers). Two processes at once
   # each hold a value of the worker field of their own.

@@ -29,21 +29,9 @@ use std::path::Path;
 mod arbiter;
 #[cfg(feature = "lease-remote")]
 mod lease;
-#[cfg(feature = "lease-local")]
-mod lease_local;
-#[cfg(feature = "state-file")]
-mod mark;
-#[cfg(feature = "lease-redis")]
-mod redis_conn;
 mod registry;
-#[cfg(feature = "lease-mysql")]
-mod store_mysql;
-#[cfg(feature = "lease-postgres")]
-mod store_postgres;
-#[cfg(feature = "lease-redis")]
-mod store_redis;
-#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
-mod store_sql;
+#[cfg(feature = "state-file")]
+mod state_file;
 
 pub use arbiter::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
@@ -231,7 +219,7 @@ fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generat
     #[cfg(feature = "state-file")]
     let state_file = match options.state_file.as_deref() {
         Some(path) => {
-            let location = mark::Location::of(path)?;
+            let location = state_file::Location::of(path)?;
             let floor = location.floor((layout.fingerprint(), layout.node_bits(&identity)))?;
             Some((location, floor))
         }
@@ -272,7 +260,7 @@ fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generat
     if let Some((location, _)) = state_file {
         let (fingerprint, node_bits) = (layout.fingerprint(), layout.node_bits(&identity));
         let window = window_ticks(layout, options.state_window_ms.unwrap_or(1000));
-        let durable = mark::Durable::attach(
+        let durable = state_file::Durable::attach(
             &record,
             location,
             (fingerprint, node_bits),
@@ -281,7 +269,7 @@ fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generat
             policy.max_wait_ms,
             g.word_format(),
         );
-        mark = Some(Arc::new(mark::FileMark(durable)));
+        mark = Some(Arc::new(state_file::FileMark(durable)));
     }
     let mut g = g.with_clock_of(record.clock()).with_validity(record.clone());
     if rollover.is_some() {
@@ -299,7 +287,7 @@ fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Ge
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
     let g = Generator::build(layout, node, policy, MonotonicClock::process())?;
-    let lease = lease_local::claim(layout, &node, field, &policy, g.word_format())?;
+    let lease = arbiter::local::claim(layout, &node, field, &policy, g.word_format())?;
     let claimed = node.with(field, lease.value);
     let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value })?;
     let record = lease.record;
@@ -340,11 +328,11 @@ fn open_store(
     let ttl_ms = lease_config(options).ttl_ms;
     match kind {
         #[cfg(feature = "lease-redis")]
-        LeaseKind::Redis(url) => store_redis::open(&settings(url), &identity, ttl_ms),
+        LeaseKind::Redis(url) => lease::redis::open(&settings(url), &identity, ttl_ms),
         #[cfg(feature = "lease-postgres")]
-        LeaseKind::Postgres(url) => store_postgres::open(url, &settings(url), identity, ttl_ms),
+        LeaseKind::Postgres(url) => lease::postgres::open(url, &settings(url), identity, ttl_ms),
         #[cfg(feature = "lease-mysql")]
-        LeaseKind::Mysql(url) => store_mysql::open(url, &settings(url), identity, ttl_ms),
+        LeaseKind::Mysql(url) => lease::mysql::open(url, &settings(url), identity, ttl_ms),
         // The option table refuses a lease whose feature is missing.
         #[allow(unreachable_patterns)]
         _ => {

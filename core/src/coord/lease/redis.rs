@@ -1,5 +1,5 @@
 //! The lease store in Redis: one server, a Sentinel-managed master, or a Redis Cluster (the
-//! connection is `super::redis_conn`'s). The protocol is `super::lease`'s.
+//! connection is `super::redis_conn`'s). The protocol is `super`'s (`coord::lease`).
 //!
 //! - **Keys**: one per identity, `libsnowflake:{<layout fingerprint>}:<every node
 //!   field=value>` (the leased field's value included) holding the holder's token with a TTL
@@ -10,8 +10,8 @@
 //! - A Sentinel or Cluster failover can promote a replica without the last writes: no stored
 //!   mark is trusted alone there (`mark_stale`).
 
-use super::lease::{Ask, Claimed, Failure, Identity, Store};
 use super::redis_conn::{describe, Conn, Target};
+use super::{Ask, Claimed, Failure, Identity, Store};
 use crate::error::Error;
 
 /// Claims the first free value: KEYS[1] the identity's slot (routing only); ARGV the key
@@ -215,10 +215,10 @@ impl Store for RedisStore {
 
 /// A Redis store for `lease=` (`redis://`, `rediss://`, `unix://`, Sentinel, Cluster).
 pub(crate) fn open(
-    settings: &super::lease::Settings<'_>,
+    settings: &super::Settings<'_>,
     identity: &Identity,
     ttl_ms: u64,
 ) -> Result<Box<dyn Store>, Error> {
-    let target = Target::new(settings, super::lease::timeout(ttl_ms))?;
+    let target = Target::new(settings, super::timeout(ttl_ms))?;
     Ok(Box::new(RedisStore::new(target, identity)))
 }

@@ -1,7 +1,7 @@
 //! The lease store in a SQL database: one table, `libsnowflake_leases`, created on first use,
 //! written in the SQL that PostgreSQL, MySQL and MariaDB share; the client of each database
-//! is one small file (`store_postgres`, `store_mysql`) behind the [`Db`] trait. The protocol
-//! is `super::lease`'s.
+//! is one small file (`postgres`, `mysql`) behind the [`Db`] trait. The protocol
+//! is `super`'s (`coord::lease`).
 //!
 //! The table (docs/processes.md gives it for DBAs who create it by hand):
 //!
@@ -19,7 +19,7 @@
 //!   that check the token and the expiry, so they serialize with a claim on the row's lock.
 //! - Every time is the database's clock, so that hosts' clocks never decide who holds what.
 
-use super::lease::{Ask, Claimed, Failure, Identity, Store};
+use super::{Ask, Claimed, Failure, Identity, Store};
 use crate::error::Error;
 use std::fmt::Write as _;
 

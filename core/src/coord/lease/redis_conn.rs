@@ -19,7 +19,7 @@ use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, RedisConnectionI
 use std::path::Path;
 use std::time::Duration;
 
-pub(crate) use super::lease::Settings;
+pub(crate) use super::Settings;
 
 enum Place {
     /// One server: TCP (plain or TLS) or a unix socket.
@@ -144,7 +144,7 @@ impl Target {
             // The redis crate reaches unix sockets only on Unix systems; elsewhere (Windows)
             // it cannot read the address at all: say why, as an option that cannot work here.
             (None, None) if url.starts_with("unix://") && !ConnectionAddr::Unix(Default::default()).is_supported() => {
-                return Err(super::bad(
+                return Err(crate::coord::bad(
                     "lease",
                     "a unix:// address names Redis's unix socket, and the Redis client has unix sockets only on Unix systems: give the server's host name or IP address and port (redis://host:6379, or rediss:// for TLS)",
                 ))

@@ -1,4 +1,4 @@
-//! The lease store in MySQL or MariaDB (`lease=mysql://…`): `store_sql`'s table through the
+//! The lease store in MySQL or MariaDB (`lease=mysql://…`): `super::sql`'s table through the
 //! `mysql` crate's blocking connection, with read, write and connect timeouts, TLS through
 //! rustls, and `CLIENT_FOUND_ROWS` (an `UPDATE` counts the rows it matched).
 //!
@@ -7,8 +7,8 @@
 //! start past what an unrecorded holder may issue. A server whose commits are not durable
 //! (`innodb_flush_log_at_trx_commit` other than 1) never has its marks trusted alone.
 
-use super::lease::{Failure, Identity, Store};
-use super::store_sql::{self, Cell, Db, Dialect, Param, SqlStore, Tls};
+use super::sql::{self, Cell, Db, Dialect, Param, SqlStore, Tls};
+use super::{Failure, Identity, Store};
 use crate::error::Error;
 use crate::options::redact_url;
 use mysql::prelude::Queryable;
@@ -82,7 +82,7 @@ fn failure(e: &mysql::Error, shown: &str) -> Failure {
         ),
         mysql::Error::MySqlError(m) if [1142, 1044, 1227].contains(&m.code) => format!(
             "the MySQL user at {shown} may not use the table {}: it needs SELECT, INSERT and UPDATE on it ({})",
-            store_sql::TABLE,
+            sql::TABLE,
             m.message
         ),
         mysql::Error::MySqlError(m) => format!("MySQL at {shown}: {} ({})", m.message, m.code),
@@ -109,12 +109,12 @@ fn timed_out(e: &mysql::Error) -> bool {
 /// A MySQL (or MariaDB) store for `lease=mysql://…`.
 pub(crate) fn open(
     url: &str,
-    settings: &super::lease::Settings<'_>,
+    settings: &super::Settings<'_>,
     identity: Identity,
     ttl_ms: u64,
 ) -> Result<Box<dyn Store>, Error> {
     let shown = redact_url(url);
-    let (rest, tls) = store_sql::take_sslmode(url)?;
+    let (rest, tls) = sql::take_sslmode(url)?;
     let opts = mysql::Opts::from_url(&rest).map_err(|e| {
         Error::lease_unavailable(format_args!(
             "the lease address `{shown}` is not a MySQL address: {}",
@@ -134,9 +134,9 @@ pub(crate) fn open(
                 "the lease address `{shown}` has a password, and lease_password_file gives one too: give one"
             )));
         }
-        builder = builder.pass(Some(store_sql::password_from(path, "MySQL")?));
+        builder = builder.pass(Some(sql::password_from(path, "MySQL")?));
     }
-    let timeout = super::lease::timeout(ttl_ms);
+    let timeout = super::timeout(ttl_ms);
     builder = builder
         .read_timeout(Some(timeout))
         .write_timeout(Some(timeout))
@@ -159,7 +159,7 @@ pub(crate) fn open(
     }
     let opts: mysql::Opts = builder.into();
     let connect_shown = shown.clone();
-    let connect: store_sql::Connect = Box::new(move || {
+    let connect: sql::Connect = Box::new(move || {
         let conn = mysql::Conn::new(opts.clone()).map_err(|e| failure(&e, &connect_shown))?;
         Ok(Box::new(My { conn, shown: connect_shown.clone() }) as Box<dyn Db>)
     });

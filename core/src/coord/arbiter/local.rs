@@ -11,7 +11,7 @@
 //! `/dev/shm`), so `TMPDIR`, systemd's `PrivateTmp` and temporary-file cleaners do not split a
 //! host's leases.
 
-use super::arbiter::{Mode, Record, Refused, Request};
+use super::{Mode, Record, Refused, Request};
 use crate::clock::Clock;
 use crate::error::Error;
 use crate::generator::Word;

@@ -89,8 +89,11 @@
 //!   clock) by more than [`TIME_BASE_MS`] is refused while others use the record, and
 //!   re-anchors it when none does.
 
-use super::io_err;
+#[cfg(feature = "lease-local")]
+pub(super) mod local;
+
 use crate::clock::{Clock, MonotonicClock};
+use crate::coord::io_err;
 use crate::error::Error;
 use crate::generator::{Validity, Word};
 use crate::layout::{Layout, Node};
@@ -144,7 +147,7 @@ const PID_AT: u64 = 1 << 40;
 const BEACON_AT: u64 = 1 << 62;
 
 /// How long a check that the file is still at its name covers, in ms of clock readings.
-pub(crate) const RECHECK_MS: u64 = crate::RECORD_AHEAD_MS;
+pub(crate) const RECHECK_MS: u64 = crate::limits::RECORD_AHEAD_MS;
 /// How long opening waits for another process's set-up lock at least, whatever `max_wait_ms`
 /// (a set-up lasts microseconds; a holder stopped in it is named after this).
 pub(crate) const OPEN_GRACE_MS: u64 = 1000;

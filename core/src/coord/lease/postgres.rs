@@ -1,4 +1,4 @@
-//! The lease store in PostgreSQL (`lease=postgres://…`, `postgresql://…`): `store_sql`'s
+//! The lease store in PostgreSQL (`lease=postgres://…`, `postgresql://…`): `super::sql`'s
 //! table through tokio-postgres (the client beneath the `postgres` crate), driven by a
 //! current-thread runtime of its own so that every statement has a timeout (the blocking
 //! `postgres` crate has none, and a frozen server would hang the lease's renewal), with TLS
@@ -9,8 +9,8 @@
 //! (`pg_postmaster_start_time()`): a promoted replica, or a restart that lost commits, makes
 //! the next claim start past what an unrecorded holder may issue.
 
-use super::lease::{Failure, Identity, Store};
-use super::store_sql::{self, Cell, Db, Dialect, Param, SqlStore, Tls};
+use super::sql::{self, Cell, Db, Dialect, Param, SqlStore, Tls};
+use super::{Failure, Identity, Store};
 use crate::error::Error;
 use crate::options::redact_url;
 use std::time::Duration;
@@ -129,7 +129,7 @@ fn failure(e: &tokio_postgres::Error, shown: &str, what: &str) -> Failure {
         ),
         Some(db) if db.code().code() == "42501" => format!(
             "the PostgreSQL user at {shown} may not use the table {}: it needs SELECT, INSERT and UPDATE on it ({})",
-            store_sql::TABLE,
+            sql::TABLE,
             db.message()
         ),
         Some(db) => format!("PostgreSQL at {shown} refused {what}: {} ({})", db.message(), db.code().code()),
@@ -142,12 +142,12 @@ fn failure(e: &tokio_postgres::Error, shown: &str, what: &str) -> Failure {
 /// A PostgreSQL store for `lease=postgres://…`.
 pub(crate) fn open(
     url: &str,
-    settings: &super::lease::Settings<'_>,
+    settings: &super::Settings<'_>,
     identity: Identity,
     ttl_ms: u64,
 ) -> Result<Box<dyn Store>, Error> {
     let shown = redact_url(url);
-    let (rest, tls) = store_sql::take_sslmode(url)?;
+    let (rest, tls) = sql::take_sslmode(url)?;
     let mut config: tokio_postgres::Config = rest.parse().map_err(|e: tokio_postgres::Error| {
         Error::lease_unavailable(format_args!("the lease address `{shown}` is not a PostgreSQL address: {e}"))
     })?;
@@ -160,7 +160,7 @@ pub(crate) fn open(
         .iter()
         .any(|h| matches!(h, tokio_postgres::config::Host::Tcp(name) if name.starts_with('/')))
     {
-        return Err(super::bad(
+        return Err(crate::coord::bad(
             "lease",
             "this PostgreSQL address names a unix socket (a host that is a path, such as host=/run/postgresql), and the PostgreSQL client has unix sockets only on Unix systems: give the server's host name or IP address and port (postgres://user@host:5432/db)",
         ));
@@ -171,9 +171,9 @@ pub(crate) fn open(
                 "the lease address `{shown}` has a password, and lease_password_file gives one too: give one"
             )));
         }
-        config.password(store_sql::password_from(path, "PostgreSQL")?);
+        config.password(sql::password_from(path, "PostgreSQL")?);
     }
-    let timeout = super::lease::timeout(ttl_ms);
+    let timeout = super::timeout(ttl_ms);
     config.connect_timeout(timeout);
     config.application_name("libsnowflake");
     let tls_config = match tls {
@@ -184,11 +184,11 @@ pub(crate) fn open(
         Tls::Verified => {
             config.ssl_mode(tokio_postgres::config::SslMode::Require);
             let client = settings.tls_cert.zip(settings.tls_key);
-            Some(store_sql::rustls_config(settings.tls_ca, client, "PostgreSQL")?)
+            Some(sql::rustls_config(settings.tls_ca, client, "PostgreSQL")?)
         }
     };
     let connect_shown = shown.clone();
-    let connect: store_sql::Connect = Box::new(move || {
+    let connect: sql::Connect = Box::new(move || {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -61,8 +61,19 @@
 //!   end of its last adopted validity, before the TTL ends, and the next call claims again
 //!   under the lock: the first process to do so claims, the others join that claim.
 
-use super::arbiter::{HostWords, Mode, Record, Refused, Request};
+#[cfg(feature = "lease-mysql")]
+pub(super) mod mysql;
+#[cfg(feature = "lease-postgres")]
+pub(super) mod postgres;
+#[cfg(feature = "lease-redis")]
+pub(super) mod redis;
+#[cfg(feature = "lease-redis")]
+mod redis_conn;
+#[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
+mod sql;
+
 use crate::clock::{Clock, MonotonicClock};
+use crate::coord::arbiter::{HostWords, Mode, Record, Refused, Request};
 use crate::error::Error;
 use crate::generator::{Cell, FastMark, HighWater, LeaseStats, Word};
 use crate::layout::{Layout, Node};
@@ -183,7 +194,7 @@ impl Host {
     /// `max_wait_ms` and a second, while a last process releases the lease).
     pub(crate) fn join(map: Arc<Record>, max_wait_ms: u64) -> Result<Host, Error> {
         use crate::sys::{HeldLock, InChild};
-        let wait = max_wait_ms.max(super::arbiter::OPEN_GRACE_MS);
+        let wait = max_wait_ms.max(crate::coord::arbiter::OPEN_GRACE_MS);
         let deadline = std::time::Instant::now() + Duration::from_millis(wait);
         loop {
             let file = map.companion_file(".lease")?;
@@ -195,20 +206,20 @@ impl Host {
                     std::thread::sleep(Duration::from_millis(2))
                 }
                 Ok(None) => {
-                    return Err(super::arbiter::busy(
+                    return Err(crate::coord::arbiter::busy(
                         &map.path().with_extension("host.lease"),
                         "the host lease's lock (a last process releasing the lease)",
                         None,
                     ))
                 }
-                Err(e) => return Err(super::io_err("locking", map.path(), e)),
+                Err(e) => return Err(crate::coord::io_err("locking", map.path(), e)),
             }
         }
     }
 
     /// The host's lock, waited for at most `max_wait_ms` (and a second).
     fn lock(&self) -> Result<crate::sys::Setup<'_>, Error> {
-        let wait = self.max_wait_ms.max(super::arbiter::OPEN_GRACE_MS);
+        let wait = self.max_wait_ms.max(crate::coord::arbiter::OPEN_GRACE_MS);
         self.map.host_lock(std::time::Instant::now() + Duration::from_millis(wait))
     }
 
@@ -631,7 +642,7 @@ impl Lease {
         let Some((_, guard)) = inner.guard.as_ref() else { return Ok(()) };
         match guard.renew(guard.clock().now_ms()) {
             Ok(()) => {
-                self.guard_until_ms.store(now_ms + super::arbiter::RECHECK_MS, Ordering::Release);
+                self.guard_until_ms.store(now_ms + crate::coord::arbiter::RECHECK_MS, Ordering::Release);
                 self.reopen_fast();
                 Ok(())
             }

@@ -5,26 +5,14 @@
 //! throw plain `Error`s with napi status codes and know no parameter names.
 
 use crate::error::{core_error, core_error_at, kind_error, type_error};
+pub use crate::js::type_of;
+use crate::js::{describe, number};
 use napi::bindgen_prelude::FromNapiValue;
 use napi::{sys, Env, JsObject, JsUnknown, NapiValue};
 use snowflake_core::ErrorKind;
 
 /// `Number.MAX_SAFE_INTEGER`.
 const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
-
-pub fn type_of(env: sys::napi_env, v: sys::napi_value) -> napi::Result<sys::napi_valuetype> {
-    let mut t = 0;
-    // SAFETY: valid env and value, handed to us by napi.
-    napi::check_status!(unsafe { sys::napi_typeof(env, v, &mut t) })?;
-    Ok(t)
-}
-
-fn number(env: sys::napi_env, v: sys::napi_value) -> napi::Result<f64> {
-    let mut f = 0.0;
-    // SAFETY: `v` is a number (checked by the caller).
-    napi::check_status!(unsafe { sys::napi_get_value_double(env, v, &mut f) })?;
-    Ok(f)
-}
 
 fn is_safe_integer(f: f64) -> bool {
     f.fract() == 0.0 && f.abs() <= MAX_SAFE
@@ -74,26 +62,6 @@ fn bigint_i128(env: sys::napi_env, v: sys::napi_value) -> napi::Result<i128> {
         (false, false) => i128::MAX,
         (true, false) => i128::MIN,
     })
-}
-
-/// A short description of a JS value for a `TypeError` message: its type, and the value of
-/// a number.
-pub fn describe(env: sys::napi_env, v: sys::napi_value) -> String {
-    match type_of(env, v) {
-        Ok(sys::ValueType::napi_undefined) => "undefined".into(),
-        Ok(sys::ValueType::napi_null) => "null".into(),
-        Ok(sys::ValueType::napi_boolean) => "a boolean".into(),
-        Ok(sys::ValueType::napi_number) => match number(env, v) {
-            Ok(f) => format!("the number {f}"),
-            Err(_) => "a number".into(),
-        },
-        Ok(sys::ValueType::napi_string) => "a string".into(),
-        Ok(sys::ValueType::napi_symbol) => "a symbol".into(),
-        Ok(sys::ValueType::napi_bigint) => "a bigint".into(),
-        Ok(sys::ValueType::napi_function) => "a function".into(),
-        Ok(_) => "an object".into(),
-        Err(_) => "an unknown value".into(),
-    }
 }
 
 /// A u64 as a JS number, or as a bigint above `Number.MAX_SAFE_INTEGER`.

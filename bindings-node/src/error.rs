@@ -198,7 +198,7 @@ fn shaped(env: sys::napi_env, e: Error, at: Option<&str>) -> napi::Error {
 /// A `TypeError` (`ERR_INVALID_ARG_TYPE`) naming the call and parameter (`at`), saying what
 /// was expected and what came: `layout.decode(id): an ID must be …; got an object`.
 pub fn type_error(env: sys::napi_env, at: &str, expected: &str, got: sys::napi_value) -> napi::Error {
-    let got = crate::convert::describe(env, got);
+    let got = crate::js::describe(env, got);
     make(env, Class::TypeError, ERR_INVALID_ARG_TYPE, &format!("{at}: {expected}; got {got}"), |_| {})
 }
 

@@ -11,6 +11,7 @@ mod convert;
 mod encoding;
 mod error;
 mod generator;
+mod js;
 mod layout;
 mod public;
 

@@ -18,7 +18,7 @@ pub(crate) fn encoding_arg(name: &str) -> Result<Encoding, Error> {
 #[pyfunction]
 #[pyo3(signature = (id, encoding = "base62", *, reverse = false))]
 pub fn encode(id: &Bound<'_, PyAny>, encoding: &str, reverse: bool) -> PyResult<String> {
-    let id = crate::generator::whole_arg(id, "id", u64::MAX)?;
+    let id = crate::value::whole_arg(id, "id", u64::MAX)?;
     Ok(snowflake_core::encode(id, encoding_arg(encoding)?, reverse).as_str().to_owned())
 }
 

@@ -16,13 +16,14 @@
 use crate::error::{type_error, Error};
 use crate::layout::{layout_arg, node_arg, node_dict, PyLayout};
 use crate::time::unix_ms;
+use crate::value::{value_of, whole_arg};
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
 use snowflake_core::{
-    Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, Value, MAX_IDS_PER_CALL,
+    Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, MAX_IDS_PER_CALL,
 };
 use std::sync::Mutex;
 
@@ -57,57 +58,6 @@ impl Clock for PyClock {
 fn array_class(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     static ARRAY: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     ARRAY.import(py, "array", "array")
-}
-
-/// Core's `Value` of a Python object: how an option or node value is handed over.
-pub fn value_of<'a>(v: &'a Bound<'_, PyAny>, text: &'a mut Option<String>) -> PyResult<Value<'a>> {
-    if v.is_none() {
-        return Ok(Value::Unset);
-    }
-    if let Ok(b) = v.cast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
-    }
-    if v.is_instance_of::<PyInt>() {
-        // Beyond i128 a value is out of every range anyway: say so by its sign.
-        return Ok(Value::Int(v.extract::<i128>().unwrap_or_else(|_| {
-            if v.lt(0).unwrap_or(false) {
-                i128::MIN
-            } else {
-                i128::MAX
-            }
-        })));
-    }
-    if v.is_instance_of::<PyFloat>() {
-        // A float is not an integer type in Python, whatever its value.
-        return Ok(Value::Other("float"));
-    }
-    if let Ok(s) = v.cast::<PyString>() {
-        return Ok(Value::Text(text.insert(s.to_cow()?.into_owned())));
-    }
-    // os.PathLike (pathlib.Path): its str (bytes paths are not supported).
-    let fspath = v.py().import("os")?.getattr("fspath")?;
-    if let Ok(p) = fspath.call1((v,)) {
-        if let Ok(s) = p.cast::<PyString>() {
-            return Ok(Value::Text(text.insert(s.to_cow()?.into_owned())));
-        }
-    }
-    let type_name = v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "object".into());
-    Ok(Value::Other(text.insert(type_name)))
-}
-
-/// A whole-number argument in `0..=max` (an ID, a count): a plain `int` in range is read at
-/// once; anything else goes through core's rules (`Value::whole`), so a bool or float is a
-/// `SnowflakeTypeError` and an int out of range a `ValueRangeError`, each naming `name`.
-pub fn whole_arg(v: &Bound<'_, PyAny>, name: &str, max: u64) -> PyResult<u64> {
-    if v.is_exact_instance_of::<PyInt>() {
-        if let Ok(n) = v.extract::<u64>() {
-            if n <= max {
-                return Ok(n);
-            }
-        }
-    }
-    let mut text = None;
-    Ok(value_of(v, &mut text)?.whole(name, 0, max).map_err(Error)?)
 }
 
 /// A Snowflake ID generator: thread-safe, lock-free, and never repeating an ID.

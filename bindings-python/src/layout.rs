@@ -80,7 +80,7 @@ pub fn node_arg(layout: &snowflake_core::Layout, value: Option<&Bound<'_, PyAny>
     // error naming the field), as for every front end.
     let mut converted = Vec::with_capacity(values.len());
     for (v, text) in values.iter_mut() {
-        converted.push(crate::generator::value_of(v, text)?);
+        converted.push(crate::value::value_of(v, text)?);
     }
     Ok(layout.node_from_values(names.iter().map(String::as_str).zip(converted)).map_err(Error)?)
 }
@@ -175,7 +175,7 @@ impl PyLayout {
     /// :class:`InvalidIdError` when ``id`` has bits set above the layout's width.
     #[pyo3(signature = (id))]
     fn decode(&self, id: &Bound<'_, PyAny>) -> PyResult<PyParts> {
-        let p = self.0.decode(crate::generator::whole_arg(id, "id", u64::MAX)?).map_err(Error)?;
+        let p = self.0.decode(crate::value::whole_arg(id, "id", u64::MAX)?).map_err(Error)?;
         let fields = self.0.node_values(&p.node).map(|(n, v)| (n.to_owned(), v)).collect();
         Ok(PyParts { id: p.id, unix_ms: p.unix_ms, tick: p.tick, sequence: p.sequence, fields })
     }
@@ -218,7 +218,7 @@ impl PyLayout {
     #[pyo3(signature = (id))]
     #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     fn to_uuid<'py>(&self, py: Python<'py>, id: &Bound<'_, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let uuid = self.0.to_uuid(crate::generator::whole_arg(id, "id", u64::MAX)?).map_err(Error)?;
+        let uuid = self.0.to_uuid(crate::value::whole_arg(id, "id", u64::MAX)?).map_err(Error)?;
         uuid_class(py)?.call((), Some(&[("int", uuid)].into_py_dict(py)?))
     }
 

@@ -8,6 +8,7 @@ mod generator;
 mod layout;
 mod public;
 mod time;
+mod value;
 
 use pyo3::prelude::*;
 

@@ -45,7 +45,7 @@ impl PyPublicIds {
     /// The public text of ``id`` (``0 <= id < 2**64``).
     #[pyo3(signature = (id))]
     fn encode(&self, id: &Bound<'_, PyAny>) -> PyResult<String> {
-        let id = crate::generator::whole_arg(id, "id", u64::MAX)?;
+        let id = crate::value::whole_arg(id, "id", u64::MAX)?;
         Ok(self.0.encode(id).as_str().to_owned())
     }
 

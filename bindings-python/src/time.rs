@@ -45,9 +45,7 @@ pub fn unix_ms(value: &Bound<'_, PyAny>) -> PyResult<u64> {
             }
         }
         let mut text = None;
-        return Ok(crate::generator::value_of(value, &mut text)?
-            .instant("time")
-            .map_err(crate::error::Error)?);
+        return Ok(crate::value::value_of(value, &mut text)?.instant("time").map_err(crate::error::Error)?);
     }
     let py = value.py();
     let m = datetime_module(py)?;

@@ -43,8 +43,9 @@
 
 use crate::error::{Error, Result};
 use crate::layout::{Layout, Node};
-use crate::options::{redact_url, Options, Provenance, Source, Value, OPTIONS};
+use crate::options::{redact_url, Options, Provenance, Source, OPTIONS};
 use crate::text::{Name, Spelling};
+use crate::value::Value;
 use crate::Generator;
 
 /// The variable holding the layout (a preset name or a spec).

@@ -115,7 +115,7 @@ impl fmt::Display for LayoutError {
             TooWide { total_bits } => {
                 write!(f, "the fields add up to {total_bits} bits; at most 64 fit in an ID")
             }
-            TooManyFields => write!(f, "more than {} fields", crate::MAX_FIELDS),
+            TooManyFields => write!(f, "more than {} fields", crate::limits::MAX_FIELDS),
             TimeNotFirst => f.write_str("the first (highest) field must be `time`"),
             NoSequence => f.write_str("the layout has no `sequence` field"),
             TwoSequences => f.write_str("`sequence` appears more than once"),
@@ -905,8 +905,8 @@ impl fmt::Display for Error {
                 "time {unix_ms} (Unix ms) is {} ahead of the clock: a generator whose state outlives the call (shared in this process, on this host, in a state file or under a lease) takes times at most {} ahead now (up to {max_unix_ms}: max_drift_ms + {} ms, or {} ms in the host's record), or its state would stay there and lock every caller of this identity out until the clock caught up; replays and backfills need a generator with `isolated` set to true and node values of their own",
                 Span(*ahead_ms),
                 Span(max_unix_ms.saturating_sub(unix_ms.saturating_sub(*ahead_ms))),
-                crate::AHEAD_SLACK_MS,
-                crate::RECORD_AHEAD_MS
+                crate::limits::AHEAD_SLACK_MS,
+                crate::limits::RECORD_AHEAD_MS
             ),
             Error::SequenceExhausted { retry_after_ms } => write!(
                 f,

@@ -7,13 +7,12 @@
 
 use crate::error::{Error, LayoutError, Result};
 use crate::hash::Fnv1a;
-use crate::options::Value;
 use crate::text::Name;
+use crate::value::Value;
 use core::fmt;
 use core::str::FromStr;
 
-/// The most fields a layout may have.
-pub const MAX_FIELDS: usize = 16;
+pub use crate::limits::MAX_FIELDS;
 
 /// The presets, by name, with their specs (DESIGN §2). `Layout::parse` accepts the names.
 pub const PRESETS: [(&str, &str); 8] = [

@@ -26,15 +26,15 @@
 //! | module | what it is | may use |
 //! |---|---|---|
 //! | `env` | (`std`) configuration from the environment (`SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE`, `SNOWFLAKE_OPTIONS`) for what the code left unset, and where each value came from | everything below |
-//! | `coord` | (`std`) what a generator's state is shared with: the in-process registry; the arbiter, the host's one record of each identity that every way of issuing meets (default, `shared=`, `process_only`, state files, leases, rollover); and behind their features the state file (`state-file`) and local and Redis leases (`lease-local`, `lease-redis`) as its clients | everything below |
+//! | `coord` | (`std`) what a generator's state is shared with, in three rooms: `registry` (this process: one state per identity, the fork gate); `arbiter/` (the host: its one record of each identity, which every way of issuing meets before it issues, the listing of `snowflake shared`, and the local lease, a client of the record) and the state file (`state-file`) beside it; `lease/` (beyond the host: one protocol, the host lease, and one file per store: Redis, PostgreSQL, MySQL) | everything below |
 //! | `plan` | the capacity planner: does a layout fit a fleet's hosts, peak and years; a layout that does | `layout`, `time` |
 //! | `redis_script`, `sql`, `public` | code for other systems: (`redis-script`) the Lua script that issues a layout's IDs inside Redis; (`sql`) the PL/pgSQL that issues, bounds and decodes them inside PostgreSQL; (`public-ids`) `PublicIds`, IDs encrypted for the world to see | the ground floor |
 //! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
-//! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `error`, `text`, `hash` |
-//! | `sys` | (`std`) every `unsafe` system call, one file per OS family: the monotonic clock, the one function that opens every file, locks and what the kernel lists of them, mappings guarded against truncation, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | nothing |
+//! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `layout` (a rollover field is one of its fields), the ground floor |
+//! | `sys` | (`std`) every `unsafe` system call, one file per OS family: the monotonic clock, the one function that opens every file, locks and what the kernel lists of them, mappings guarded against truncation, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | `hash` (Windows names its objects by a hash of the path) |
 //! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
 //! | `uuid` | the UUIDv7 view of a layout's IDs (`Layout::to_uuid`, `from_uuid`), UUID text | `layout`, `error` |
-//! | `layout`, `encoding`, `error`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, encodings, the one error type and its table of kinds ([`KINDS`]), RFC 3339, inline names, hashes | each other, one way: `layout` → `error` → `text` |
+//! | `layout`, `value`, `encoding`, `error`, `limits`, `time`, `text`, `hash` | the `no_std` ground floor: layouts, [`Value`] (a front end's value and the one range check), encodings, the one error type and its table of kinds ([`KINDS`]), the numbers several modules share ([`MAX_FIELDS`], [`AHEAD_SLACK_MS`], [`RECORD_AHEAD_MS`]), RFC 3339, inline names, hashes | each other, one way: `layout` → `value` → `error` → `limits`, `text`, `hash` |
 //!
 //! ```
 //! use snowflake_core::{Generator, Layout, Options, encode, Encoding};
@@ -73,6 +73,7 @@ mod error;
 mod generator;
 pub mod hash;
 mod layout;
+mod limits;
 mod options;
 pub mod plan;
 #[cfg(feature = "public-ids")]
@@ -86,6 +87,7 @@ mod sys;
 mod text;
 pub mod time;
 mod uuid;
+mod value;
 
 pub use clock::{Clock, DefaultClock, ManualClock};
 #[cfg(feature = "std")]
@@ -103,18 +105,16 @@ pub use env::{Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
-pub use generator::{
-    Block, FillError, Generator, Pool, Stats, AHEAD_SLACK_MS, MAX_IDS_PER_CALL, RECORD_AHEAD_MS,
-};
+pub use generator::{Block, FillError, Generator, Pool, Stats, MAX_IDS_PER_CALL};
 pub use layout::{
-    years_of_ms, Field, FieldKind, Layout, LifetimeWarning, Node, Parts, LIFETIME_WARNING_YEARS, MAX_FIELDS,
-    PRESETS,
+    years_of_ms, Field, FieldKind, Layout, LifetimeWarning, Node, Parts, LIFETIME_WARNING_YEARS, PRESETS,
 };
+pub use limits::{AHEAD_SLACK_MS, MAX_FIELDS, RECORD_AHEAD_MS};
 #[cfg(feature = "std")]
 pub use options::{bool_of_text, redact_url, LeaseKind, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 pub use options::{
     valid_shared_name, Conflict, OptionSpec, OptionType, Options, Policy, Provenance, Retired, SequenceStart,
-    Source, Value, CONFLICTS, NEEDS, OPTIONS, OPTION_NAMES, RETIRED,
+    Source, CONFLICTS, NEEDS, OPTIONS, OPTION_NAMES, RETIRED,
 };
 #[cfg(feature = "public-ids")]
 pub use public::{PublicIds, PUBLIC_KEY_LEN};
@@ -124,6 +124,7 @@ pub use redis_script::redis_script;
 pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
 pub use text::{Name, Spelling, MAX_NAME_LEN};
 pub use uuid::{format_uuid, parse_uuid, UuidText, UUID_MAX_UNIX_MS, UUID_TEXT_LEN};
+pub use value::Value;
 
 /// The crate's version, from Cargo.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

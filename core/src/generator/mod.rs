@@ -35,23 +35,8 @@ pub(crate) use word::Word;
 mod count;
 mod pool;
 mod word;
+pub use crate::limits::AHEAD_SLACK_MS;
 pub use pool::Pool;
-
-/// How far ahead of the clock, beyond `max_drift_ms`, a caller's time may be in
-/// [`Generator::next_id_at`] when the generator's state outlives the call (it is shared in the
-/// process, on the host, kept in a state file or held under a lease): a little, for a caller
-/// whose clock runs slightly ahead of this one. A time further ahead is refused
-/// ([`Error::AheadOfClock`]): the state would stay there, and every other caller of the
-/// identity would wait for the clock to catch up (one call for the year 2080 would lock it out
-/// for decades). An isolated generator takes any time: its state is its caller's alone.
-pub const AHEAD_SLACK_MS: u64 = 1000;
-
-/// How far ahead of the clock a caller's time may be where the state is the host's record
-/// (every way of issuing but an isolated generator and Rust's own-clock ones): the record is
-/// checked at least this often, in clock readings, and a record made anew starts this far (plus
-/// the users' `max_drift_ms`) past what its removed copy's processes may issue, so a time
-/// further ahead is refused ([`Error::AheadOfClock`]).
-pub const RECORD_AHEAD_MS: u64 = 50;
 
 /// The most IDs one call of a front end's `next_ids` returns as one list or array (Python,
 /// Node, PHP): 2^28, 2 GiB of 64-bit IDs. A larger count is refused at once
@@ -371,8 +356,8 @@ unsafe impl Send for MarkWords {}
 unsafe impl Sync for MarkWords {}
 
 /// A bound on the clock readings a generator may issue at, kept by the coordination layer: a
-/// shared state checks every so often that its file is still the one at its path (see
-/// `coord::shared`). A reading at or past [`Validity::valid_until`] is first renewed with a
+/// host's record checks every so often that its file is still the one at its path (see
+/// `coord::arbiter`). A reading at or past [`Validity::valid_until`] is first renewed with a
 /// fresh reading, or the generator stops with the error of [`Validity::renew`].
 #[cfg(feature = "std")]
 pub(crate) trait Validity: Send + Sync {

@@ -427,7 +427,7 @@ pub unsafe extern "C" fn snowflake_layout_field_value(
             }
             .into());
         }
-        let (index, _) = l.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
+        let (index, _) = l.field(name).ok_or_else(|| l.unknown_field(name))?;
         // SAFETY: valid for a write by contract.
         unsafe { *out = parts.fields[index] };
         Ok(())

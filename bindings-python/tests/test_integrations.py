@@ -294,6 +294,34 @@ def test_pydantic_snowflake_id() -> None:
         assert json.loads(dumped)["id"] == str(i) and Order.model_validate_json(dumped).id == i
 
 
+def test_pydantic_snowflake_id_agrees_with_every_languages_json_helpers() -> None:
+    # tests/vectors/json_ids.json: the values Node's libsnowflake/json parse() and stringify()
+    # accept and refuse too (issue 40). Python's JSON parser keeps a number's digits, so an
+    # exact_number case reads as its ID here.
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+
+    from libsnowflake.pydantic import SnowflakeId
+
+    class Order(BaseModel):
+        id: SnowflakeId
+
+    cases = load_vectors("json_ids")
+    for c in cases["parse"]:
+        text = '{"id": %s}' % c["json"]
+        if c["id"] is not None:
+            assert Order.model_validate_json(text).id == int(c["id"]), text
+        else:
+            with pytest.raises(ValidationError):
+                Order.model_validate_json(text)
+    adapter = TypeAdapter(SnowflakeId)
+    for c in cases["stringify"]:
+        if c["json"] is not None:
+            assert adapter.dump_json(adapter.validate_python(int(c["id"]))).decode() == c["json"]
+        else:
+            with pytest.raises(ValidationError):
+                adapter.validate_python(int(c["id"]))
+
+
 # ---- SQLAlchemy ------------------------------------------------------------------------------------
 
 

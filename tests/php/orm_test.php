@@ -372,6 +372,10 @@ test('docs/integrations-php.md: every example runs', function () {
         . "require_once '/usr/share/php/Illuminate/Database/autoload.php'; "
         . "require_once '/usr/share/php/Illuminate/Events/autoload.php'; "
         . "require_once '/usr/share/php/Doctrine/ORM/autoload.php';";
+    // The page's Debian lines are the ones these examples run with.
+    foreach (array_slice(explode('; ', $autoload), 1) as $line) {
+        assert_true(str_contains($md, "\n" . rtrim($line, ';') . ";\n"), "docs/integrations-php.md gives Debian's `$line`");
+    }
     foreach ($m[1] as $i => $code) {
         str_contains($code, $vendor) || fail("example $i does not start with $vendor");
         $dir = sys_get_temp_dir() . '/sf-doc-' . getmypid() . "-$i";

@@ -96,7 +96,7 @@ step "Cross-language: one shared state in Python, Node, PHP and C processes, and
 bash tests/cross/run.sh
 
 step "The host's arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)"
-cargo build -q --release -p snowflake-ffi -p snowflake-cli
+cargo build -q --release -p snowflake-ffi -p snowflake-cli --features snowflake-cli/full
 python3 tests/arbiter/run.py
 
 step "Leases in the fleet's engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet/run.py)"

@@ -51,8 +51,8 @@ quiet() { # <description> <command...>: a build step, its output shown when it f
 
 # --- build once -------------------------------------------------------------------------------
 echo "== build (once)"
-quiet "cargo: core and CLI tests" cargo test -p snowflake-core -p snowflake-cli --features snowflake-core/full --tests --no-run
-quiet "cargo: release library and CLI (C, PHP, cross, arbiter)" cargo build --release -p snowflake-ffi -p snowflake-cli
+quiet "cargo: core and CLI tests" cargo test -p snowflake-core -p snowflake-cli --features snowflake-core/full,snowflake-cli/full --tests --no-run
+quiet "cargo: release library and CLI (C, PHP, cross, arbiter)" cargo build --release -p snowflake-ffi -p snowflake-cli --features snowflake-cli/full
 quiet "node: the addon" node bindings-node/scripts/build.js
 quiet "python: the wheel into .venv" .venv/bin/pip install -q --no-deps --force-reinstall ./bindings-python
 mkdir "$WORK/lib"
@@ -72,7 +72,7 @@ run_suite() { # <name>: the suite's command
     core-fleet) cargo test -q -p snowflake-core --features full --test fleet -- --test-threads 3 ;;
     core-processes) cargo test -q -p snowflake-core --features full --test processes --test clock_step ;;
     core-threads) cargo test -q -p snowflake-core --test generator ;;
-    cli) cargo test -q -p snowflake-cli --test cli ;;
+    cli) cargo test -q -p snowflake-cli --features full --test cli ;;
     servers) .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider ;;
     c) "$WORK/test_api" "$ROOT/tests/vectors" ;;
     php) SNOWFLAKE_LIB=$ROOT/target/release/libsnowflake.so php -d memory_limit=1G -d zend.assertions=1 tests/php/all.php ;;

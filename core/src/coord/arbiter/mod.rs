@@ -202,7 +202,7 @@ impl Mode {
             Mode::Alone => "issues alone (process_only=true)",
             Mode::LocalLease => "holds it as a local lease (lease=local)",
             Mode::Guard => "issues alone with a clock of its own",
-            Mode::LeaseGuard => "holds it as a Redis lease's value",
+            Mode::LeaseGuard => "holds it as the value of a lease across hosts (Redis, PostgreSQL or MySQL)",
             Mode::HostLease => "shares a host lease",
         }
     }
@@ -841,7 +841,7 @@ impl Record {
             Mode::Alone => "issue alone (process_only)",
             Mode::LocalLease => "hold it as a local lease",
             Mode::Guard => "issue alone with a clock of its own",
-            Mode::LeaseGuard => "hold it as a Redis lease's value",
+            Mode::LeaseGuard => "hold it as the value of a lease across hosts",
             Mode::HostLease => "share the host lease",
         };
         Error::shared_mismatch(
@@ -1473,7 +1473,7 @@ fn read_state(path: &Path, file: &File, uid: u32) -> Result<SharedState, Error> 
         Some(Mode::Alone) => "process_only",
         Some(Mode::LocalLease) => "lease=local",
         Some(Mode::Guard) => "own clock",
-        Some(Mode::LeaseGuard) => "Redis lease value",
+        Some(Mode::LeaseGuard) => "store lease value",
         Some(Mode::HostLease) => "host lease",
         None => "?",
     };

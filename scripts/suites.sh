@@ -72,7 +72,8 @@ suite_servers() {
 }
 
 suite_rust() {
-  cargo test --workspace
+  # The CLI's store leases are its `full` feature (cli/Cargo.toml), as the packaged CLI has.
+  cargo test --workspace --features snowflake-cli/full
   cargo test -p snowflake-core --no-default-features --lib --tests
   cargo test -p snowflake-core --lib --tests
   # public-ids is no_std (its cipher too): built alone without std, like the others.

@@ -401,7 +401,7 @@ def run_django(extra_env: dict[str, str]) -> str:
     )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
-    assert "Ran 8 tests" in out and "OK" in out, out
+    assert "Ran 9 tests" in out and "OK" in out, out
     return out
 
 

@@ -4,6 +4,7 @@ keys, and what the generator and the environment decide."""
 import json
 import os
 import time
+from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.core import serializers
@@ -95,3 +96,34 @@ class Issue40Tests(TestCase):
         # Small integers, booleans and the rest stay as they are.
         text = json.dumps({"n": 5, "b": True, "big": [1 << 60], "neg": -(1 << 60)}, cls=SnowflakeJSONEncoder)
         self.assertEqual(json.loads(text), {"n": 5, "b": True, "big": [str(1 << 60)], "neg": str(-(1 << 60))})
+
+
+class DrfTests(TestCase):
+    def test_the_drf_field_agrees_with_every_languages_json_helpers(self) -> None:
+        from rest_framework import serializers
+
+        from libsnowflake.drf import SnowflakeIdField
+
+        class OrderSerializer(serializers.ModelSerializer):
+            id = SnowflakeIdField(read_only=True)
+
+            class Meta:
+                model = Order
+                fields = ["id", "item"]
+
+        class RefSerializer(serializers.Serializer):
+            id = SnowflakeIdField()
+
+        order = Order.objects.create(item="tea")
+        self.assertEqual(OrderSerializer(order).data, {"id": str(order.pk), "item": "tea"})
+        # tests/vectors/json_ids.json: what Node's parse() and pydantic's SnowflakeId accept.
+        vectors = Path(os.environ.get("LIBSNOWFLAKE_VECTORS", Path(__file__).resolve().parents[4] / "tests" / "vectors"))
+        cases = json.loads((vectors / "json_ids.json").read_text())
+        for c in cases["parse"]:
+            s = RefSerializer(data=json.loads('{"id": %s}' % c["json"]))
+            self.assertEqual(s.is_valid(), c["id"] is not None, c["json"])
+            if c["id"] is not None:
+                self.assertEqual(s.validated_data["id"], int(c["id"]))
+        for c in cases["stringify"]:
+            s = RefSerializer(data={"id": int(c["id"])})
+            self.assertEqual(s.is_valid(), c["json"] is not None, c["id"])

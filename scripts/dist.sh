@@ -176,7 +176,7 @@ build_others() {
       CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks -Zdefault-visibility=hidden" \
       "$@"
   }
-  PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
+  PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features snowflake-cli/full,libsnowflake-python/extension-module)
   if has aarch64-linux-gnu; then
     step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
     cross env CARGO_TARGET_DIR="$CROSS_DIR/stable" cargo zigbuild --profile dist-cross \
@@ -189,8 +189,8 @@ build_others() {
   # libc.so (a cdylib needs -crt-static off); zig links the CLI statically all the same. macOS:
   # Rust's oldest systems (10.12 on Intel, 11 on Apple silicon), its targets' default.
   local targets=() p
-  for p in x86_64-linux-musl x86_64-windows x86_64-darwin aarch64-darwin; do
-    has "$p" && targets+=(--target "${RUST_TARGET[$p]}")
+  for p in $OTHERS; do
+    [[ " $DEBIAN_STD_PLATFORMS " == *" $p "* ]] || targets+=(--target "${RUST_TARGET[$p]}")
   done
   if [ ${#targets[@]} -gt 0 ]; then
     step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"
@@ -229,8 +229,9 @@ python3 scripts/vendor-sdist.py "$STAGE"/sdist/libsnowflake-"$VERSION".tar.gz "$
 
 # --- the C library, the CLI and the Node addon: one cargo-zigbuild run ----------------------
 step "libsnowflake.so/.a, the snowflake CLI, the Node addon ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
+# The CLI with every store (`full`): what `cargo run` builds leaves them out (cli/Cargo.toml).
 cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
-  -p snowflake-ffi -p snowflake-cli -p snowflake-node
+  -p snowflake-ffi -p snowflake-cli -p snowflake-node --features snowflake-cli/full
 OUT=$(out_dir x86_64-linux-gnu)
 
 build_others
@@ -348,7 +349,7 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
     *) tar --sort=name --owner=0 --group=0 --numeric-owner -C "$STAGE/c" -czf "$2" "$1" ;;
   esac
 }
-# API.md is the contract docs/c.md points to.
+# API.md is the C reference docs/c.md points to (generated from snowflake.h, checked by cargo test).
 docs_into() { install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE ffi-c/API.md -t "$1/share/doc/libsnowflake/"; }
 
 for p in $PLATFORMS; do

@@ -26,6 +26,7 @@ use crate::options::Options;
 use crate::text::Name;
 use std::path::Path;
 
+mod admission;
 mod arbiter;
 #[cfg(feature = "lease-remote")]
 mod lease;
@@ -54,22 +55,36 @@ fn rollover_index(layout: &Layout, options: &Options) -> Option<usize> {
 /// The node field a lease claims: `lease_field`, else `worker`, else the only node field.
 fn lease_field(layout: &Layout, options: &Options) -> Result<usize> {
     let nodes: Vec<(usize, &crate::layout::Field)> = layout.node_fields().collect();
-    let pick =
-        match options.lease_field {
-            Some(name) => layout.field(name.as_str()).map(|(i, _)| i).ok_or(Error::UnknownField { name })?,
-            None => match (layout.field("worker"), nodes.as_slice()) {
+    let pick = match options.lease_field {
+        Some(name) => {
+            layout.field(name.as_str()).map(|(i, _)| i).ok_or_else(|| layout.unknown_field(name.as_str()))?
+        }
+        None => {
+            match (layout.field("worker"), nodes.as_slice()) {
                 (Some((i, _)), _) => i,
                 (None, [(i, _)]) => *i,
                 _ => return Err(bad(
                     "lease_field",
                     "the layout has no `worker` field and more than one node field: name the one to lease",
                 )),
-            },
-        };
+            }
+        }
+    };
     if layout.fields()[pick].kind() != FieldKind::Node {
         return Err(Error::NotANodeField { name: Name::snippet(layout.fields()[pick].name()) });
     }
     Ok(pick)
+}
+
+/// The node fields the generator sets itself under `options` (a bit per index: the leased
+/// field, the rollover field), which node values must leave out. One rule for the code's node
+/// values and `SNOWFLAKE_NODE` alike, so that both open, or neither.
+pub(crate) fn set_by_generator(layout: &Layout, options: &Options) -> Result<u16> {
+    let leased = match options.lease {
+        Some(_) => 1 << lease_field(layout, options)?,
+        None => 0,
+    };
+    Ok(leased | options.rollover_bit(layout))
 }
 
 impl Generator<DefaultClock> {
@@ -91,11 +106,7 @@ impl Generator<DefaultClock> {
     /// ```
     pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
         options.check_combinations()?;
-        let leased = match options.lease {
-            Some(_) => 1 << lease_field(layout, &options)?,
-            None => 0,
-        };
-        layout.check_node_named(&node, leased | options.rollover_bit(layout))?;
+        layout.check_node_named(&node, set_by_generator(layout, &options)?)?;
         if options.isolated {
             return Generator::build(layout, node, options.policy(), DefaultClock::default());
         }
@@ -159,13 +170,11 @@ fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
         #[cfg(feature = "lease-local")]
         Some(LeaseKind::Local) => open_local_lease(layout, node, options),
         #[cfg(feature = "lease-remote")]
-        Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) => {
-            match &options.shared {
-                Some(name) => open_host_lease(layout, node, options, name, kind),
-                None => open_remote_lease(layout, node, options, kind),
-            }
-        }
-        // The option table refuses a lease whose feature is missing.
+        Some(kind @ LeaseKind::Store { .. }) => match &options.shared {
+            Some(name) => open_host_lease(layout, node, options, name, kind),
+            None => open_remote_lease(layout, node, options, kind),
+        },
+        // Parsing `lease=` refuses a lease whose feature is missing.
         #[allow(unreachable_patterns)]
         Some(_) => Err(bad("lease", "this build of snowflake-core has no backend for this lease")),
         None => open_record(layout, node, options),
@@ -317,7 +326,10 @@ fn open_store(
     node: &Node,
     field: usize,
 ) -> Result<Box<dyn lease::Store>> {
-    let settings = |url| lease::Settings {
+    let LeaseKind::Store { scheme, url } = kind else {
+        return Err(bad("lease", "a local lease has no store across hosts"));
+    };
+    let settings = lease::Settings {
         url,
         password_file: options.lease_password_file.as_deref(),
         tls_ca: options.lease_tls_ca.as_deref(),
@@ -325,21 +337,7 @@ fn open_store(
         tls_key: options.lease_tls_key.as_deref(),
     };
     let identity = lease::Lease::identity(layout, node, field);
-    let ttl_ms = lease_config(options).ttl_ms;
-    match kind {
-        #[cfg(feature = "lease-redis")]
-        LeaseKind::Redis(url) => lease::redis::open(&settings(url), &identity, ttl_ms),
-        #[cfg(feature = "lease-postgres")]
-        LeaseKind::Postgres(url) => lease::postgres::open(url, &settings(url), identity, ttl_ms),
-        #[cfg(feature = "lease-mysql")]
-        LeaseKind::Mysql(url) => lease::mysql::open(url, &settings(url), identity, ttl_ms),
-        // The option table refuses a lease whose feature is missing.
-        #[allow(unreachable_patterns)]
-        _ => {
-            let _ = (settings, identity, ttl_ms);
-            Err(bad("lease", "this build of snowflake-core has no backend for this lease"))
-        }
-    }
+    lease::open_store(scheme, &settings, identity, lease_config(options).ttl_ms)
 }
 
 /// A lease of one process in a store across hosts: a state of its own, raised to each
@@ -381,8 +379,7 @@ pub fn lease_renewal_times(
     options: &Options,
     n: usize,
 ) -> Result<Vec<std::time::Duration>> {
-    let Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) = &options.lease
-    else {
+    let Some(kind @ LeaseKind::Store { .. }) = &options.lease else {
         return Err(bad(
             "lease",
             "renewals are timed on a store across hosts (redis://, postgres://, mysql://)",

@@ -154,6 +154,11 @@ pub(crate) const OPEN_GRACE_MS: u64 = 1000;
 /// How far a joiner's `CLOCK_MONOTONIC` may stray from the record's users' (compared through
 /// `/proc/uptime`, which a faked clock does not move) before it is refused.
 pub(crate) const TIME_BASE_MS: u64 = 1000;
+/// The longest a process waits, when it learns that its record was removed or truncated and
+/// when it lets go of the record, for the clock to pass the IDs it borrowed ahead: past this
+/// (a `max_drift_ms` of more, a tick of a day) it does not wait, and says until when its IDs
+/// run, since a record made anew before then may repeat them.
+pub(crate) const LAST_WAIT_MS: u64 = 10_000;
 /// A mark of another user's ahead of the clock by more than `max_drift_ms` can be (a day),
 /// plus this, is no mark any process issued at: it is ignored.
 pub(crate) const FOREIGN_AHEAD_MS: u64 = 86_400_000 + 60_000;
@@ -380,6 +385,10 @@ pub(crate) struct Record {
     /// The layout and the state word's format (for the wait at the end, see `Drop`).
     layout: Layout,
     word: Word,
+    /// How far ahead of a reading this process may issue (`max_drift_ms`), kept in its own
+    /// memory: with `valid_until`, it bounds what this process issued from the record whatever
+    /// the mapping says after a removal or a truncation (see [`Record::own_end_ms`]).
+    drift_ms: u64,
     /// The record's clock (its anchor).
     clock: MonotonicClock,
     /// Clock readings below this may be issued at: a check found the file whole at its name
@@ -566,6 +575,7 @@ impl Record {
             mode: req.mode,
             layout: *req.layout,
             word: req.word,
+            drift_ms: req.policy.max_drift_ms,
             clock: fresh_clock,
             valid_until: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
@@ -1084,11 +1094,55 @@ impl Record {
         }
     }
 
+    /// The end (an exclusive tick) of every ID this process may have issued from the record,
+    /// from its own memory alone: its generators issue at readings below `valid_until`, at
+    /// most `max_drift_ms` ahead of them. What the mapping says does not count (a truncated or
+    /// overwritten record says nothing true). 0 when this process never issued from it.
+    fn own_end(&self) -> u64 {
+        let until = self.valid_until.load(Ordering::Acquire);
+        let Some(last) = until.checked_sub(1).and_then(|ms| self.layout.tick_of(ms).ok()) else {
+            return 0;
+        };
+        last.saturating_add(self.drift_ms / self.layout.tick_ms()).saturating_add(1)
+    }
+
+    /// Waits, holding this process's beacon, until the clock passes the end (an exclusive
+    /// tick) of IDs issued from the record: a record made anew while it waits starts past the
+    /// beacon, and one made after starts past the clock. An end within the next tick needs no
+    /// wait (a record made anew starts there; on a layout of ticks of a second or more, at the
+    /// current tick: that tick is the documented residue); one further than [`LAST_WAIT_MS`]
+    /// is not waited for, and is returned (in Unix ms) for the caller to say so.
+    fn wait_past(&self, end: u64) -> Option<u64> {
+        let now_ms = self.clock.now_ms();
+        let now_tick = self.layout.tick_of(now_ms).unwrap_or(0);
+        if end <= now_tick.saturating_add(1) {
+            return None;
+        }
+        let end_ms = self.layout.unix_ms_of(end.min(self.layout.max_tick()));
+        if end_ms.saturating_sub(now_ms) > LAST_WAIT_MS {
+            return Some(end_ms);
+        }
+        self.clock.wait_until_ms(end_ms);
+        None
+    }
+
+    /// The error for a record lost under this process, once the clock has passed what this
+    /// process issued from it (see [`Record::wait_past`]): the wait is here, where the library
+    /// learns of the loss, so it holds whatever the program does next (`return 1` without
+    /// freeing the generator, `process.exit`, `_exit`, a PHP fatal error).
     fn lost(&self, how: &str) -> Error {
+        let gave_up = match self.wait_past(self.own_end()) {
+            None => String::new(),
+            Some(end_ms) => format!(
+                " This process issued IDs up to {} ({} ms ahead of the clock, more than the {LAST_WAIT_MS} ms it waits): a record made anew before then may repeat them.",
+                rfc3339(end_ms),
+                end_ms.saturating_sub(self.clock.now_ms())
+            ),
+        };
         Error::shared_mismatch(
             "removed",
             format_args!(
-                "{} was {how} while this process used it, so a new process could start a state beside this one: this generator stops issuing (a new one joins the record at the name). systemd-logind removes a user's files in /dev/shm when their last session ends (RemoveIPC=yes, its default): set RemoveIPC=no in /etc/systemd/logind.conf, or run the service as a system user; and keep cleaners away from SNOWFLAKE_SHM_DIR",
+                "{} was {how} while this process used it, so a new process could start a state beside this one: this generator stops issuing (a new one joins the record at the name).{gave_up} systemd-logind removes a user's files in /dev/shm when their last session ends (RemoveIPC=yes, its default): set RemoveIPC=no in /etc/systemd/logind.conf, or run the service as a system user; and keep cleaners away from SNOWFLAKE_SHM_DIR",
                 self.path.display()
             ),
         )
@@ -1097,26 +1151,38 @@ impl Record {
 
 impl Drop for Record {
     /// The last use of the record in this process. When no other process uses it and its
-    /// state is ahead of the clock by more than a tick (IDs borrowed with `max_drift_ms`),
-    /// waits for the clock to pass them, holding the beacon: a record removed now (RemoveIPC
-    /// at logout, a cleaner) and made anew sees the beacon and starts above them. A process
-    /// killed instead leaves no beacon: that residue is documented (docs/processes.md).
+    /// IDs are ahead of the clock (borrowed with `max_drift_ms`), waits for the clock to pass
+    /// them, holding the beacon: a record removed now (RemoveIPC at logout, a cleaner) and
+    /// made anew sees the beacon and starts above them. What this process issued is known from
+    /// its own memory even when the mapping was truncated ([`Record::own_end`]); the state
+    /// word adds what the others that used it issued. The wait is bounded by
+    /// [`LAST_WAIT_MS`], and says so on standard error when it gives up. A process killed
+    /// instead leaves no beacon: that residue is documented (docs/processes.md).
     fn drop(&mut self) {
         let own = self.fork_generation == sys::current_fork_generation();
-        if (own || !self.mode.exclusive())
-            && !self.map.truncated()
-            && self.read(0) == MAGIC
-            && !self.others_use_it()
-        {
-            let end = self.mark(self.word).min(self.layout.max_tick());
-            let end_ms = self.layout.unix_ms_of(end);
-            let now_ms = self.clock.now_ms();
-            // At most the record's drift and two ticks: a state further ahead is a clock of
-            // the caller's, not IDs this clock will reach soon.
-            let bound =
-                self.read(TERMS_AT + 8).saturating_add(2 * self.layout.tick_ms()).saturating_add(RECHECK_MS);
-            if end_ms > now_ms.saturating_add(self.layout.tick_ms()) && end_ms - now_ms <= bound {
-                self.clock.wait_until_ms(end_ms);
+        if (own || !self.mode.exclusive()) && !self.others_use_it() {
+            let mut end = self.own_end();
+            if !self.map.truncated() && self.read(0) == MAGIC {
+                let mark = self.mark(self.word).min(self.layout.max_tick());
+                let ahead_ms = self.layout.unix_ms_of(mark).saturating_sub(self.clock.now_ms());
+                // At most the record's drift and two ticks: a state further ahead is a clock
+                // of the caller's, not IDs this clock will reach soon.
+                let bound = self
+                    .read(TERMS_AT + 8)
+                    .saturating_add(2 * self.layout.tick_ms())
+                    .saturating_add(RECHECK_MS);
+                if ahead_ms <= bound {
+                    end = end.max(mark);
+                }
+            }
+            if let Some(end_ms) = self.wait_past(end) {
+                // A destructor has no caller to tell: standard error is where this is seen.
+                eprintln!(
+                    "libsnowflake: {} was left with IDs issued up to {} ({} ms ahead of the clock); this process did not wait for them (it waits {LAST_WAIT_MS} ms at most): a record of this identity removed and made anew before then may repeat them",
+                    self.path.display(),
+                    rfc3339(end_ms),
+                    end_ms.saturating_sub(self.clock.now_ms())
+                );
             }
         }
         if self.mode.exclusive() && own {

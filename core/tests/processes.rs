@@ -893,6 +893,91 @@ fn a_holder_of_a_truncated_record_repeats_nothing() {
     lost_record_then_gone("truncated-drop", false, false);
 }
 
+/// A worker run as `user` (by `setpriv`, as tests/arbiter/run.py runs them: this test runs
+/// as root, as CI does).
+fn spawn_as(user: &str, spec: &str, env: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new("setpriv");
+    cmd.args([&format!("--reuid={user}"), "--regid=nogroup", "--clear-groups", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .env("SNOWFLAKE_WORKER", spec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// A directory where every user may make records, as /dev/shm (sticky, 1777).
+fn users_shm(name: &str) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp(name);
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    (dir, shm)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// Issue 39: two users on a layout of 2-day ticks. One ID puts a record's exclusive end at the
+/// next tick, about 2 days ahead: past the old "a day plus a minute" cut-off for poisoned
+/// marks, so the second user ignored a real mark and repeated the first's IDs (10 of 20). A
+/// mark within the newcomer's own reach (its tick, its drift, the tick's end) is a floor.
+fn two_users_on_coarse_ticks_repeat_nothing() {
+    let (dir, shm) = users_shm("coarse-users");
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    // The epoch a second ago: the clock is at the start of tick 0, which ends 2 days ahead.
+    let layout = format!("time:20,worker:10,sequence:12;epoch={};tick=172800s", now_ms() - 1000);
+    let spec = format!("{layout}|worker=9|max_wait_ms=0|10|0");
+    let first = collect(spawn_as("nobody", &spec, &env));
+    assert_eq!(first.tail.as_deref(), Some("done"), "{}", first.head);
+    assert_eq!(first.ids.len(), 10);
+    let second = collect(spawn(&spec, &env));
+    assert_eq!(repeats(&[&first, &second]), 0, "root repeated nobody's IDs on a 2-day tick");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 39: another user plants a mark a day ahead in its own record of the victim's identity.
+/// The victim accepted it as a floor, copied it into its own record, and was refused for a
+/// day ("retry in 86,399,968 ms"), even once the planted file was gone. A foreign mark beyond
+/// the newcomer's reach is now refused, naming the user, and never copied.
+fn a_planted_mark_is_refused_and_never_copied() {
+    use std::os::unix::fs::FileExt;
+    let (dir, shm) = users_shm("planted");
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let epoch = 1_288_834_974_657;
+    let layout = format!("time:41,worker:10,sequence:12;epoch={epoch}");
+    let spec = format!("{layout}|worker=11|max_wait_ms=0|3|0");
+    let attacker = collect(spawn_as("nobody", &spec, &env));
+    assert_eq!(attacker.tail.as_deref(), Some("done"), "{}", attacker.head);
+    let planted: Vec<PathBuf> = std::fs::read_dir(&shm).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(planted.len(), 1, "{planted:?}");
+    // The state word (offset 1024): a day ahead, sequence 0 (12 bits).
+    let tick = now_ms() + 86_400_000 - epoch;
+    let file = std::fs::OpenOptions::new().write(true).open(&planted[0]).unwrap();
+    file.write_at(&(tick << 12).to_le_bytes(), 1024).unwrap();
+    drop(file);
+    let victim = collect(spawn(&spec, &env));
+    assert!(
+        victim.head.starts_with("error ERR_SNOWFLAKE_SHARED_MISMATCH") && victim.head.contains("user nobody"),
+        "a planted mark was taken: {} {:?}",
+        victim.head,
+        victim.tail
+    );
+    // The planted file goes: the victim issues at the clock (nothing was copied).
+    std::fs::remove_file(&planted[0]).unwrap();
+    let before = now_ms();
+    let victim = collect(spawn(&spec, &env));
+    assert_eq!(victim.tail.as_deref(), Some("done"), "{} {:?}", victim.head, victim.tail);
+    let layout = Layout::parse(&layout).unwrap();
+    let issued_ms = layout.decode(victim.ids[0]).unwrap().unix_ms;
+    assert!(issued_ms < before + 60_000, "the victim issued at {issued_ms}, a day ahead of {before}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mixing kinds of generator for one identity (issue 13, step 2): made safe, or refused with an
 // error that names the other generator; never a silent repeat.
@@ -1009,7 +1094,7 @@ fn main() {
     let own = tmp("coordination");
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 22] = [
+    let tests: [(&str, fn()); 24] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
@@ -1041,6 +1126,8 @@ fn main() {
         ("a_removed_shared_file_is_noticed", a_removed_shared_file_is_noticed),
         ("a_holder_that_exits_on_removal_repeats_nothing", a_holder_that_exits_on_removal_repeats_nothing),
         ("a_holder_of_a_truncated_record_repeats_nothing", a_holder_of_a_truncated_record_repeats_nothing),
+        ("two_users_on_coarse_ticks_repeat_nothing", two_users_on_coarse_ticks_repeat_nothing),
+        ("a_planted_mark_is_refused_and_never_copied", a_planted_mark_is_refused_and_never_copied),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

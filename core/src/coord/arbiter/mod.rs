@@ -74,8 +74,11 @@
 //! is in use refuses the newcomer, naming the user and the process; one that is not gives
 //! its high-water mark, above which the newcomer starts. Two users starting at once both
 //! take their own lock before they look, so at least one sees the other: both may refuse,
-//! never both issue. Nothing another user wrote is ever issued from: its marks only raise a
-//! floor (and one past any possible clock is ignored, see [`FOREIGN_AHEAD_MS`]).
+//! never both issue. Nothing another user wrote is ever issued from, nor copied beyond this
+//! generator's own reach: a mark within the clock's tick plus `max_drift_ms` (and the tick's
+//! end) raises the state; one beyond it refuses the newcomer, naming the user, until the clock
+//! passes it (a planted mark is a denial of service while its file lasts, never a repeat, and
+//! never outlives the file).
 //!
 //! # Removal, truncation, a stopped holder, a shifted clock
 //!
@@ -159,9 +162,6 @@ pub(crate) const TIME_BASE_MS: u64 = 1000;
 /// (a `max_drift_ms` of more, a tick of a day) it does not wait, and says until when its IDs
 /// run, since a record made anew before then may repeat them.
 pub(crate) const LAST_WAIT_MS: u64 = 10_000;
-/// A mark of another user's ahead of the clock by more than `max_drift_ms` can be (a day),
-/// plus this, is no mark any process issued at: it is ignored.
-pub(crate) const FOREIGN_AHEAD_MS: u64 = 86_400_000 + 60_000;
 
 /// How a process uses a record (see the module docs); recorded in the header for messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -921,10 +921,19 @@ impl Record {
                         word_at(&header, HIGH_AT),
                         word_at(&header, GUARD_AT),
                     );
-                    let limit = layout.tick_of(now_ms.saturating_add(FOREIGN_AHEAD_MS)).unwrap_or(u64::MAX);
-                    if mark <= limit {
-                        floor = floor.max(mark);
+                    // What this generator could reach itself: the clock's tick, its drift, and
+                    // the tick's end. A mark within it is a floor (a real one, on any tick,
+                    // is never ignored); one beyond it would hold this user's record there,
+                    // copied, after the other's is gone: it is refused, never copied.
+                    let now_tick = layout.tick_of(now_ms).unwrap_or(0);
+                    let reach =
+                        now_tick.saturating_add(req.policy.max_drift_ms / layout.tick_ms()).saturating_add(1);
+                    if mark > reach {
+                        return Err(Refused::Taken(
+                            self.ahead_error(&file, &path, their_uid, mark, now_ms, req),
+                        ));
                     }
+                    floor = floor.max(mark);
                 }
                 Probe::Any if live => {
                     return Err(Refused::Taken(self.rollover_error(&file, &path, their_uid, &header, req)));
@@ -955,6 +964,32 @@ impl Record {
                 who_of(file, path, uid),
                 theirs.describe(),
                 path.display()
+            ),
+        )
+    }
+
+    /// The error for another user's record whose mark is beyond what this generator could
+    /// reach (a holder that borrowed ahead and was killed, or a mark planted: layouts and node
+    /// values are public, any ID decodes to them).
+    fn ahead_error(
+        &self,
+        file: &File,
+        path: &Path,
+        uid: u32,
+        mark: u64,
+        now_ms: u64,
+        req: &Request<'_>,
+    ) -> Error {
+        let end_ms = req.layout.unix_ms_of(mark.min(req.layout.max_tick()));
+        Error::shared_mismatch(
+            "user",
+            format_args!(
+                "{} left a record of this layout and node values ({}) whose IDs run to {}, {} ms ahead of this clock, beyond what this generator may borrow (max_drift_ms={}): it would have to start past them. Retry after that time; the mark may have been planted (layouts and node values can be read from any ID): its owner or root can remove the record once no process uses it. Or give this user's processes other node values",
+                who_of(file, path, uid),
+                path.display(),
+                rfc3339(end_ms),
+                end_ms.saturating_sub(now_ms),
+                req.policy.max_drift_ms
             ),
         )
     }

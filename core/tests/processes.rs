@@ -978,6 +978,98 @@ fn a_planted_mark_is_refused_and_never_copied() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A worker in a time namespace of its own whose offsets are `offsets`
+/// (`/proc/self/timens_offsets`' lines: `monotonic 0 900000000\n`), as `unshare --time` or a
+/// CRIU restore makes one.
+fn spawn_in_time_namespace(spec: &str, env: &[(&str, &str)], offsets: &'static str) -> Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.env("SNOWFLAKE_WORKER", spec).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // SAFETY: only system calls between fork and exec; the namespace is entered at exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            const CLONE_NEWTIME: libc::c_int = 0x80;
+            if libc::unshare(CLONE_NEWTIME) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = libc::open(c"/proc/self/timens_offsets".as_ptr(), libc::O_WRONLY);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let n = libc::write(fd, offsets.as_ptr().cast(), offsets.len());
+            libc::close(fd);
+            if n != offsets.len() as isize {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Issue 39: a process whose `CLOCK_MONOTONIC` runs ahead of the record's users' joins them:
+/// 0.9 s (within the 1 s tolerance), or 5 s in a time namespace that shifts boottime with
+/// monotonic (which `/proc/uptime` then shows shifted too, so the check saw nothing). The
+/// record is removed; the processes stop (the joiner without freeing its generator); a new
+/// process makes the record anew from its own clock: below the fast joiner's IDs (13,808 of
+/// 75,904; 8,400 of 73,072). Now the joiner's waits and beacon carry how far ahead it runs,
+/// and a namespace's offset is seen (refused while others use the record).
+fn shifted_joiner(what: &str, offsets: &'static str, new_count: u64, refused: bool) {
+    let dir = tmp(&format!("shifted-{what}"));
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let name = shared_name(&format!("shifted-{what}"));
+    let layout = "time:41,worker:10,sequence:6;epoch=1288834974657";
+    let spec = format!("{layout}|worker=7|shared={name}|100000000|0");
+    let mut holder = spawn(&spec, &env);
+    let mut holder_out = BufReader::new(holder.stdout.take().unwrap());
+    let mut holder_text = String::new();
+    holder_out.read_line(&mut holder_text).unwrap();
+    assert!(holder_text.starts_with("ok"), "{holder_text}");
+    let mut joiner = spawn_in_time_namespace(&spec, &[env[0], ("SNOWFLAKE_WORKER_EXIT", "1")], offsets);
+    let mut joiner_out = BufReader::new(joiner.stdout.take().unwrap());
+    let mut joiner_text = String::new();
+    joiner_out.read_line(&mut joiner_text).unwrap();
+    assert_eq!(!joiner_text.starts_with("ok"), refused, "{what}: {joiner_text}");
+    if joiner_text.starts_with("ok") {
+        // Issuing from its clock, ahead of the holder's: its first batches.
+        for _ in 0..4 * 4096 {
+            joiner_out.read_line(&mut joiner_text).unwrap();
+        }
+    } else {
+        assert!(joiner_text.contains("clock"), "{what}: {joiner_text}");
+    }
+    std::fs::remove_file(state_path(&shm, layout, "worker=7")).unwrap();
+    // Both were told, and are gone: the record is made anew from the clock.
+    joiner_out.read_to_string(&mut joiner_text).unwrap();
+    holder_out.read_to_string(&mut holder_text).unwrap();
+    joiner.wait().unwrap();
+    holder.wait().unwrap();
+    let new = collect(spawn(&format!("{layout}|worker=7|shared={name}|{new_count}|0"), &env));
+    assert_eq!(new.tail.as_deref(), Some("done"), "{what}: {}", new.head);
+    let (holder, joiner) = (parse(&holder_text), parse(&joiner_text));
+    assert_eq!(
+        repeats(&[&holder, &joiner, &new]),
+        0,
+        "{what}: a record made anew repeated a fast joiner's IDs ({})",
+        joiner.head
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn a_joiner_ahead_within_the_tolerance_repeats_nothing() {
+    shifted_joiner("0.9s", "monotonic 0 900000000\n", 64_000, false);
+}
+
+fn a_time_namespace_shifting_boottime_too_repeats_nothing() {
+    // The new process issues for 6 s: across every tick the 5 s joiner could have reached.
+    shifted_joiner("namespace-5s", "monotonic 5 0\nboottime 5 0\n", 384_000, true);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mixing kinds of generator for one identity (issue 13, step 2): made safe, or refused with an
 // error that names the other generator; never a silent repeat.
@@ -1094,7 +1186,7 @@ fn main() {
     let own = tmp("coordination");
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 24] = [
+    let tests: [(&str, fn()); 26] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
@@ -1128,6 +1220,14 @@ fn main() {
         ("a_holder_of_a_truncated_record_repeats_nothing", a_holder_of_a_truncated_record_repeats_nothing),
         ("two_users_on_coarse_ticks_repeat_nothing", two_users_on_coarse_ticks_repeat_nothing),
         ("a_planted_mark_is_refused_and_never_copied", a_planted_mark_is_refused_and_never_copied),
+        (
+            "a_joiner_ahead_within_the_tolerance_repeats_nothing",
+            a_joiner_ahead_within_the_tolerance_repeats_nothing,
+        ),
+        (
+            "a_time_namespace_shifting_boottime_too_repeats_nothing",
+            a_time_namespace_shifting_boottime_too_repeats_nothing,
+        ),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

@@ -389,6 +389,10 @@ pub(crate) struct Record {
     /// memory: with `valid_until`, it bounds what this process issued from the record whatever
     /// the mapping says after a removal or a truncation (see [`Record::own_end_ms`]).
     drift_ms: u64,
+    /// How far this process's `CLOCK_MONOTONIC` runs ahead of the record's users' (within
+    /// [`TIME_BASE_MS`], or it is refused), in ms: its readings of the record's clock are this
+    /// far ahead of theirs, so its beacon and its waits at the end carry it.
+    ahead_of_base_ms: u64,
     /// The record's clock (its anchor).
     clock: MonotonicClock,
     /// Clock readings below this may be issued at: a check found the file whole at its name
@@ -576,6 +580,7 @@ impl Record {
             layout: *req.layout,
             word: req.word,
             drift_ms: req.policy.max_drift_ms,
+            ahead_of_base_ms: 0,
             clock: fresh_clock,
             valid_until: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
@@ -604,7 +609,7 @@ impl Record {
                 )
                 .into());
             }
-            record.check_time_base(in_use)?;
+            record.ahead_of_base_ms = record.check_time_base(in_use)?;
             match record.differ(req) {
                 Some(e) if in_use => return Err(Refused::Taken(e)),
                 Some(_) => record.take_over(req),
@@ -647,7 +652,8 @@ impl Record {
             sys::drop_in_child(&record.file);
         }
         record.count_process();
-        locks::beacon(&record.file, beacon_at(key, dir), req.ahead_ms.min((1 << 27) - 1) + 1);
+        let reach_ms = req.ahead_ms.saturating_add(record.ahead_of_base_ms);
+        locks::beacon(&record.file, beacon_at(key, dir), reach_ms.min((1 << 27) - 1) + 1);
         record.write(MODE_AT, req.mode as u64);
         record.write(OWNER_AT, u64::from(sys::euid()));
         drop(setup);
@@ -776,21 +782,24 @@ impl Record {
     }
 
     /// Refuses a joiner whose monotonic clock strays from the record's users' (see the module
-    /// docs); re-anchors a record that no process uses.
-    fn check_time_base(&self, in_use: bool) -> Result<(), Error> {
+    /// docs); re-anchors a record that no process uses. Returns how far ahead of theirs this
+    /// process's clock runs (ms, within the tolerance; 0 when behind or unknown).
+    fn check_time_base(&self, in_use: bool) -> Result<u64, Error> {
         let theirs = self.read(TIME_BASE_AT);
         let mine = time_base_ns();
         if theirs == 0 || mine == 0 || self.bytes(BOOT_AT, 36) != boot_id() {
-            return Ok(());
+            return Ok(0);
         }
-        let off_ms = (mine as i64).wrapping_sub(theirs as i64).unsigned_abs() / 1_000_000;
+        // A clock ahead reads a larger CLOCK_MONOTONIC: a smaller `uptime - monotonic`.
+        let ahead_ns = (theirs as i64).wrapping_sub(mine as i64);
+        let off_ms = ahead_ns.unsigned_abs() / 1_000_000;
         if off_ms <= TIME_BASE_MS {
-            return Ok(());
+            return Ok(if ahead_ns > 0 { off_ms + 1 } else { 0 });
         }
         if !in_use {
             self.write(ANCHOR_AT, MonotonicClock::current_offset_ns() as u64);
             self.write(TIME_BASE_AT, mine);
-            return Ok(());
+            return Ok(0);
         }
         Err(Error::shared_mismatch(
             "clock",
@@ -1147,8 +1156,12 @@ impl Record {
     /// wait (a record made anew starts there; on a layout of ticks of a second or more, at the
     /// current tick: that tick is the documented residue); one further than [`LAST_WAIT_MS`]
     /// is not waited for, and is returned (in Unix ms) for the caller to say so.
+    ///
+    /// A process whose clock runs ahead of the record's users' (within [`TIME_BASE_MS`])
+    /// waits that much longer: the record made anew reads the others' clock.
     fn wait_past(&self, end: u64) -> Option<u64> {
-        let now_ms = self.clock.now_ms();
+        // This process's reading, on the clock of the record's users.
+        let now_ms = self.clock.now_ms().saturating_sub(self.ahead_of_base_ms);
         let now_tick = self.layout.tick_of(now_ms).unwrap_or(0);
         if end <= now_tick.saturating_add(1) {
             return None;
@@ -1157,7 +1170,7 @@ impl Record {
         if end_ms.saturating_sub(now_ms) > LAST_WAIT_MS {
             return Some(end_ms);
         }
-        self.clock.wait_until_ms(end_ms);
+        self.clock.wait_until_ms(end_ms.saturating_add(self.ahead_of_base_ms));
         None
     }
 

@@ -1070,6 +1070,48 @@ fn a_time_namespace_shifting_boottime_too_repeats_nothing() {
     shifted_joiner("namespace-5s", "monotonic 5 0\nboottime 5 0\n", 384_000, true);
 }
 
+/// Issue 39: rollover counters reaching a live or left identity, each from another process.
+/// `(first, second, what the first does)`: the second must be refused, naming the rollover;
+/// before, each pair was let through and repeated IDs once the clock stepped back.
+/// - `rollover=clock` beside `rollover=worker`: both reach `clock=1,worker=5` (1,000 of 2,006);
+/// - a 13-bit rollover field beside a process at `clock=4100`, above the 4,095 values probed
+///   (817 of 206,100);
+/// - a value used by a process that has since exited (its IDs are still there to repeat).
+fn rollover_reaching_a_live_or_left_identity_is_refused() {
+    let dir = tmp("rollover-reach");
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let narrow = "time:41,clock:3,worker:5,sequence:12;epoch=1288834974657";
+    let wide = "time:41,clock:13,worker:5,sequence:5;epoch=1288834974657";
+    let cases = [
+        (narrow, "worker=5|rollover=clock", "clock=1|rollover=worker", true),
+        (wide, "clock=4100,worker=5|-", "worker=5|rollover=clock", true),
+        (narrow, "clock=2,worker=6|-", "worker=6|rollover=clock", false),
+    ];
+    for (layout, first, second, live) in cases {
+        let first = first.replace("|-", "|");
+        let hold_ms = if live { 600_000 } else { 0 };
+        let mut holder = spawn(&format!("{layout}|{first}|1|{hold_ms}"), &env);
+        let (head, ids, _out) = read_until_done(&mut holder);
+        assert!(head.starts_with("ok") && ids.len() == 1, "{first}: {head}");
+        if !live {
+            holder.wait().unwrap();
+        }
+        let joiner = collect(spawn(&format!("{layout}|{second}|1|0"), &env));
+        let _ = holder.kill();
+        let _ = holder.wait();
+        assert!(
+            joiner.head.starts_with("error ERR_SNOWFLAKE_SHARED_MISMATCH")
+                && joiner.head.contains("rollover"),
+            "{first} ({}) then {second}: {}",
+            if live { "live" } else { "left" },
+            joiner.head
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mixing kinds of generator for one identity (issue 13, step 2): made safe, or refused with an
 // error that names the other generator; never a silent repeat.
@@ -1186,7 +1228,7 @@ fn main() {
     let own = tmp("coordination");
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 26] = [
+    let tests: [(&str, fn()); 27] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
@@ -1227,6 +1269,10 @@ fn main() {
         (
             "a_time_namespace_shifting_boottime_too_repeats_nothing",
             a_time_namespace_shifting_boottime_too_repeats_nothing,
+        ),
+        (
+            "rollover_reaching_a_live_or_left_identity_is_refused",
+            rollover_reaching_a_live_or_left_identity_is_refused,
         ),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));

@@ -873,24 +873,22 @@ impl Record {
         )
     }
 
-    /// After joining: refuses while another user's process uses this identity (or a rollover
-    /// generator anywhere may issue it), and raises the state above the other users' marks.
+    /// After joining: refuses while another user's process uses this identity, or while any
+    /// process uses a record whose IDs may meet this one's through a rollover counter (its or
+    /// this one's); raises the state above the marks this generator can reach; refuses what it
+    /// cannot (see the module docs).
     fn meet_others(&self, req: &Request<'_>) -> Result<(), Refused> {
         let layout = req.layout;
         let node = req.node;
-        // What to look at: the other users' records of this key; for a rollover generator,
-        // every record that its counter may meet; for any other, the records of rollover
-        // generators that may meet its values.
-        let mut probes: Vec<(u64, Probe)> = vec![(self.key, Probe::Same)];
-        if let Some(r) = req.rollover {
-            let max = layout.fields()[r].max().min(4095);
-            for v in 1..=max {
-                probes.push((key_of(layout, &node.with(r, v), None, None), Probe::Any));
-            }
-        }
+        let my_bits = req.node_bits();
+        // What to look at: the other users' records of this key; for a generator without a
+        // rollover field, the records of rollover generators that may reach its values (the
+        // key of its values with that field at 0); a rollover generator looks at every record
+        // of the layout (a counter reaches every value of its field, whatever its width).
+        let mut keys: Vec<u64> = vec![self.key];
         for (i, _) in layout.node_fields() {
             if Some(i) != req.rollover && node.get(i) != 0 {
-                probes.push((key_of(layout, &node.with(i, 0), None, None), Probe::Rollover(i as u64 + 1)));
+                keys.push(key_of(layout, &node.with(i, 0), None, None));
             }
         }
         let dir_path = self.dir.path();
@@ -898,12 +896,20 @@ impl Record {
         let uid = sys::euid();
         let mut floor = 0u64;
         let now_ms = self.clock.now_ms();
+        let now_tick = layout.tick_of(now_ms).unwrap_or(0);
+        // What this generator could reach itself: the clock's tick, its drift, and the tick's
+        // end. A mark within it is a floor (a real one, on any tick, is never ignored); one
+        // beyond it would hold this user's record there, copied, after the other's is gone: it
+        // is refused, never copied.
+        let reach = now_tick.saturating_add(req.policy.max_drift_ms / layout.tick_ms()).saturating_add(1);
         let word = req.word;
         for name in names {
             let Some((k, their_uid, false)) = parse_name(&name) else { continue };
-            let Some(probe) = probes.iter().find(|(key, _)| *key == k).map(|(_, p)| *p) else { continue };
-            if probe == Probe::Same && their_uid == uid {
+            if k == self.key && their_uid == uid {
                 continue; // our own record
+            }
+            if req.rollover.is_none() && !keys.contains(&k) {
+                continue;
             }
             let path = dir_path.join(&name);
             let Ok((file, meta)) = sys::open_in(&self.dir, &name, Access::Read) else { continue };
@@ -913,45 +919,40 @@ impl Record {
                 continue;
             }
             let Ok(header) = sys::read_bounded(&file, SIZE) else { continue };
-            if header.len() < SIZE || word_at(&header, 0) != MAGIC {
+            if header.len() < SIZE
+                || word_at(&header, 0) != MAGIC
+                || word_at(&header, FINGERPRINT_AT) != layout.fingerprint()
+            {
+                continue;
+            }
+            let their_roll = word_at(&header, TERMS_AT).checked_sub(1).map(|i| i as usize);
+            if k != self.key
+                && !reach_meets(layout, my_bits, req.rollover, word_at(&header, NODE_AT), their_roll)
+            {
                 continue;
             }
             let live = locks::taken(&file, USERS_AT).unwrap_or(true);
-            let same_identity = word_at(&header, FINGERPRINT_AT) == layout.fingerprint() && k == self.key;
-            match probe {
-                Probe::Same if live && same_identity => {
-                    return Err(Refused::Taken(self.foreign_error(&file, &path, their_uid, &header)));
-                }
-                Probe::Same if same_identity => {
-                    let their_word = self.word_of(word_at(&header, TERMS_AT), layout);
-                    let mark = header_mark(
-                        their_word,
-                        word_at(&header, STATE_AT),
-                        word_at(&header, HIGH_AT),
-                        word_at(&header, GUARD_AT),
-                    );
-                    // What this generator could reach itself: the clock's tick, its drift, and
-                    // the tick's end. A mark within it is a floor (a real one, on any tick,
-                    // is never ignored); one beyond it would hold this user's record there,
-                    // copied, after the other's is gone: it is refused, never copied.
-                    let now_tick = layout.tick_of(now_ms).unwrap_or(0);
-                    let reach =
-                        now_tick.saturating_add(req.policy.max_drift_ms / layout.tick_ms()).saturating_add(1);
-                    if mark > reach {
-                        return Err(Refused::Taken(
-                            self.ahead_error(&file, &path, their_uid, mark, now_ms, req),
-                        ));
-                    }
-                    floor = floor.max(mark);
-                }
-                Probe::Any if live => {
-                    return Err(Refused::Taken(self.rollover_error(&file, &path, their_uid, &header, req)));
-                }
-                Probe::Rollover(f) if live && word_at(&header, TERMS_AT) == f => {
-                    return Err(Refused::Taken(self.rollover_error(&file, &path, their_uid, &header, req)));
-                }
-                _ => {}
+            if live && k == self.key {
+                return Err(Refused::Taken(self.foreign_error(&file, &path, their_uid, &header)));
             }
+            if live {
+                return Err(Refused::Taken(self.rollover_error(&file, &path, their_uid, &header, req)));
+            }
+            let mark = header_mark(
+                self.word_of(word_at(&header, TERMS_AT), layout),
+                word_at(&header, STATE_AT),
+                word_at(&header, HIGH_AT),
+                word_at(&header, GUARD_AT),
+            );
+            if k != self.key && req.rollover.is_some() {
+                // IDs left at values this generator's counter can reach: its counter restarts
+                // at the clock, wherever that went back to, so no floor covers them.
+                return Err(Refused::Taken(self.left_error(&path, their_uid, mark, req)));
+            }
+            if mark > reach {
+                return Err(Refused::Taken(self.ahead_error(&file, &path, their_uid, mark, now_ms, req)));
+            }
+            floor = floor.max(mark);
         }
         if floor > 0 {
             self.raise(word, floor);
@@ -999,6 +1000,22 @@ impl Record {
                 rfc3339(end_ms),
                 end_ms.saturating_sub(now_ms),
                 req.policy.max_drift_ms
+            ),
+        )
+    }
+
+    /// The error for a rollover generator that meets a record left (no process uses it) at
+    /// node values its counter can reach.
+    fn left_error(&self, path: &Path, uid: u32, mark: u64, req: &Request<'_>) -> Error {
+        let end_ms = req.layout.unix_ms_of(mark.min(req.layout.max_tick()));
+        let field = req.rollover.and_then(|r| req.layout.fields().get(r)).map_or("?", |f| f.name());
+        Error::shared_mismatch(
+            "rollover",
+            format_args!(
+                "{} left {}, a record of node values that this generator's rollover={field} may reach, with IDs up to {}: after a step back of the clock the counter would issue at them again. Remove that record (`snowflake shared remove`, by its user) if nothing issues with those values any more, or give one of them other node values",
+                sys::user_name(uid),
+                path.display(),
+                rfc3339(end_ms)
             ),
         )
     }
@@ -1258,15 +1275,14 @@ impl Drop for Settle {
     }
 }
 
-/// What a look at another record is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Probe {
-    /// Another user's record of this identity: refuse while it is used, else take its mark.
-    Same,
-    /// A record a rollover counter may reach: refuse while it is used.
-    Any,
-    /// A rollover generator's record (its rollover term is this): refuse while it is used.
-    Rollover(u64),
+/// Whether IDs of node bits `a` (with a rollover field `roll_a`, whose value in `a` is 0) and
+/// of `b` (`roll_b`) can carry the same node values: every field agrees, but for a rollover
+/// field of either, which reaches every value.
+fn reach_meets(layout: &Layout, a: u64, roll_a: Option<usize>, b: u64, roll_b: Option<usize>) -> bool {
+    let fields = layout.fields();
+    layout
+        .node_fields()
+        .all(|(i, _)| Some(i) == roll_a || Some(i) == roll_b || fields[i].get(a) == fields[i].get(b))
 }
 
 fn word_at(header: &[u8], at: usize) -> u64 {

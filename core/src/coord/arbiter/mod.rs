@@ -16,7 +16,7 @@
 //! | a host lease (`shared=` with `lease=redis://…`) | also `HostLease` on its own key | the host's lease state |
 //! | a clock of the caller's (Rust's `Generator::with_clock`) | `Guard` | this process alone uses the identity; the end of what it issued is kept in the record |
 //! | `state_file=PATH` | (a term of the above) | the reservation word the state file's reservation lives in |
-//! | `rollover=FIELD` | (a term) | the record of the identity with the field at 0, and a look at the others |
+//! | `rollover=FIELD` | (a term) | the record of the identity with the field at 0, and a look at every record of the layout its counter can reach |
 //!
 //! `isolated` alone stays outside: it is for tests and replays, with a clock of the caller's.
 //!
@@ -84,13 +84,17 @@
 //!
 //! - A process checks, at least every [`RECHECK_MS`] of the clock readings it issues at,
 //!   that the name still holds its file, whole ([`Validity`]); otherwise it stops issuing.
-//!   A fresh record starts past every beacon of a removed copy (above).
+//!   A fresh record starts past every beacon of a removed copy (above). Before the error
+//!   returns, the process waits (holding its beacon, at most [`LAST_WAIT_MS`]) for the clock to
+//!   pass what it issued, known from its own memory, so that no exit path (`return 1` without
+//!   freeing, `_exit`) leaves IDs ahead of a record made anew.
 //! - A truncated file would kill its users with `SIGBUS`: `sys`'s guard replaces the mapping
 //!   with memory that reads as a state far in the future, and the next check reports it.
 //! - Every lock wait is bounded (above).
 //! - A process whose `CLOCK_MONOTONIC` disagrees with the host's (a time namespace, a faked
 //!   clock) by more than [`TIME_BASE_MS`] is refused while others use the record, and
-//!   re-anchors it when none does.
+//!   re-anchors it when none does. One ahead by less carries the difference in its beacon and
+//!   its waits.
 
 #[cfg(feature = "lease-local")]
 pub(super) mod local;

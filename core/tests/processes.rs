@@ -1112,6 +1112,31 @@ fn rollover_reaching_a_live_or_left_identity_is_refused() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Issue 39: a clean exit's wait for borrowed IDs is bounded in time, and says so when it gives
+/// up: a process of a daily layout that borrowed tomorrow's tick (`max_drift_ms` of a day)
+/// waited about two days in `Drop`, saying nothing.
+fn a_clean_exit_a_day_ahead_says_it_did_not_wait() {
+    let dir = tmp("exit-ahead");
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let layout = "time:20,worker:10,sequence:2;epoch=1600000000000;tick=86400s";
+    // Four IDs a tick: the fifth and sixth are borrowed from tomorrow.
+    let spec = format!("{layout}|worker=12|max_wait_ms=0;max_drift_ms=86400000|6|0");
+    let child = Command::new(std::env::current_exe().unwrap())
+        .env("SNOWFLAKE_WORKER", spec)
+        .env("SNOWFLAKE_SHM_DIR", &shm)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = parse(&String::from_utf8(out.stdout).unwrap());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stdout.tail.as_deref(), Some("done"), "{}", stdout.head);
+    assert!(stderr.contains("did not wait") && stderr.contains("ahead of the clock"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mixing kinds of generator for one identity (issue 13, step 2): made safe, or refused with an
 // error that names the other generator; never a silent repeat.
@@ -1228,7 +1253,7 @@ fn main() {
     let own = tmp("coordination");
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 27] = [
+    let tests: [(&str, fn()); 28] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),

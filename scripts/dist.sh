@@ -176,7 +176,7 @@ build_others() {
       CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks -Zdefault-visibility=hidden" \
       "$@"
   }
-  PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features libsnowflake-python/extension-module)
+  PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features snowflake-cli/full,libsnowflake-python/extension-module)
   if has aarch64-linux-gnu; then
     step "aarch64 Linux (glibc $GLIBC_FLOOR, zig): library, CLI, Node addon, Python extension (Debian's rustc and arm64 std, stable)"
     cross env CARGO_TARGET_DIR="$CROSS_DIR/stable" cargo zigbuild --profile dist-cross \
@@ -229,8 +229,9 @@ python3 scripts/vendor-sdist.py "$STAGE"/sdist/libsnowflake-"$VERSION".tar.gz "$
 
 # --- the C library, the CLI and the Node addon: one cargo-zigbuild run ----------------------
 step "libsnowflake.so/.a, the snowflake CLI, the Node addon ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
+# The CLI with every store (`full`): what `cargo run` builds leaves them out (cli/Cargo.toml).
 cargo zigbuild --profile dist --target "$DIST_TARGET.$GLIBC_FLOOR" \
-  -p snowflake-ffi -p snowflake-cli -p snowflake-node
+  -p snowflake-ffi -p snowflake-cli -p snowflake-node --features snowflake-cli/full
 OUT=$(out_dir x86_64-linux-gnu)
 
 build_others

@@ -314,6 +314,12 @@ impl From<io::Error> for Failure {
 impl From<snowflake_core::Error> for Failure {
     fn from(e: snowflake_core::Error) -> Failure {
         use snowflake_core::ErrorKind;
+        // A CLI built from a checkout leaves the stores out (cli/Cargo.toml): say how to get them.
+        if let snowflake_core::Error::MissingFeature { .. } = e {
+            return Failure::Input(format!(
+                "{e}: this snowflake was built without the lease stores; build it with `cargo build --release -p snowflake-cli --features full`, or install the packaged CLI (docs/cli.md)"
+            ));
+        }
         match e.kind() {
             ErrorKind::Layout
             | ErrorKind::Value

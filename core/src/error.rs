@@ -340,7 +340,7 @@ pub enum Error {
     /// The generator's worker-id lease lapsed (not renewed in time, taken by another holder,
     /// or released): it stops issuing rather than risk an ID another holder issues too.
     LeaseLost,
-    /// No worker value could be leased (none is free, Redis cannot be reached or refused the
+    /// No worker value could be leased (none is free, the store cannot be reached or refused the
     /// credentials), or one was claimed again but cannot issue yet.
     #[cfg(feature = "std")]
     LeaseUnavailable {

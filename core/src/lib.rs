@@ -80,6 +80,7 @@ pub mod plan;
 mod public;
 #[cfg(feature = "redis-script")]
 mod redis_script;
+mod schemes;
 #[cfg(feature = "sql")]
 mod sql;
 #[cfg(feature = "std")]
@@ -120,6 +121,7 @@ pub use options::{
 pub use public::{PublicIds, PUBLIC_KEY_LEN};
 #[cfg(feature = "redis-script")]
 pub use redis_script::redis_script;
+pub use schemes::{LeaseScheme, LeaseStore, TlsBy, LEASE_SCHEMES};
 #[cfg(feature = "sql")]
 pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
 pub use text::{Name, Spelling, MAX_NAME_LEN};

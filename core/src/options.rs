@@ -15,9 +15,10 @@
 //! ```
 
 use crate::error::{Error, Result};
+#[cfg(feature = "std")]
+use crate::schemes::LeaseScheme;
 use crate::text::{format_name, Name, Spelling, MAX_NAME_LEN};
-use crate::value::check_range;
-use crate::value::Value;
+use crate::value::{check_range, Value};
 use core::fmt;
 
 /// What an option's value is.
@@ -433,13 +434,14 @@ impl SequenceStart {
 pub enum LeaseKind {
     /// File locks in a directory of this host.
     Local,
-    /// Keys in Redis (one server, Sentinel or Cluster), at the address given (which may hold
-    /// a password: its `Debug` does not show it).
-    Redis(String),
-    /// Rows of a PostgreSQL table, at the address given.
-    Postgres(String),
-    /// Rows of a MySQL or MariaDB table, at the address given.
-    Mysql(String),
+    /// A store across hosts ([`LEASE_SCHEMES`](crate::LEASE_SCHEMES)'s row `scheme`), at the
+    /// address `url` (which may hold a password: its `Debug` does not show it).
+    Store {
+        /// The store's row.
+        scheme: &'static LeaseScheme,
+        /// The store's address.
+        url: String,
+    },
 }
 
 #[cfg(feature = "std")]
@@ -448,19 +450,23 @@ impl LeaseKind {
     pub fn address(&self) -> Option<&str> {
         match self {
             LeaseKind::Local => None,
-            LeaseKind::Redis(url) | LeaseKind::Postgres(url) | LeaseKind::Mysql(url) => Some(url),
+            LeaseKind::Store { url, .. } => Some(url),
         }
     }
 
-    /// Whether the address asks for TLS (`rediss://`, or a database's `sslmode=` other than
-    /// `disable`).
+    /// The row of a lease across hosts (`None` for `local`).
+    pub fn scheme(&self) -> Option<&'static LeaseScheme> {
+        match self {
+            LeaseKind::Local => None,
+            LeaseKind::Store { scheme, .. } => Some(scheme),
+        }
+    }
+
+    /// Whether the address asks for TLS (see [`LeaseScheme::tls`]).
     fn tls(&self) -> bool {
         match self {
             LeaseKind::Local => false,
-            LeaseKind::Redis(url) => url.starts_with("rediss"),
-            LeaseKind::Postgres(url) | LeaseKind::Mysql(url) => url.split_once('?').is_some_and(|(_, q)| {
-                q.split('&').any(|p| p.starts_with("sslmode=") && p != "sslmode=disable")
-            }),
+            LeaseKind::Store { scheme, url } => scheme.tls(url),
         }
     }
 }
@@ -470,9 +476,7 @@ impl fmt::Debug for LeaseKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LeaseKind::Local => f.write_str("Local"),
-            LeaseKind::Redis(url) => f.debug_tuple("Redis").field(&redact_url(url)).finish(),
-            LeaseKind::Postgres(url) => f.debug_tuple("Postgres").field(&redact_url(url)).finish(),
-            LeaseKind::Mysql(url) => f.debug_tuple("Mysql").field(&redact_url(url)).finish(),
+            LeaseKind::Store { scheme, url } => f.debug_tuple(scheme.name).field(&redact_url(url)).finish(),
         }
     }
 }
@@ -607,17 +611,6 @@ pub fn valid_shared_name(name: &str) -> bool {
         && !name.starts_with('.')
         && name.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
-
-/// The schemes of Redis lease addresses.
-const REDIS_SCHEMES: [&str; 7] = [
-    "redis://",
-    "rediss://",
-    "unix://",
-    "redis+sentinel://",
-    "rediss+sentinel://",
-    "redis+cluster://",
-    "rediss+cluster://",
-];
 
 /// `url` with its secrets replaced by `***`, for messages, `Display` and `Debug`. Each rule
 /// below masks a part of the text, on its own, and the text shows only what no rule masked:
@@ -1131,40 +1124,17 @@ impl Options {
                             feature: "lease-local",
                         })
                     }
-                    url if REDIS_SCHEMES.iter().any(|s| url.starts_with(s)) => {
-                        if !feature_enabled("lease-redis") {
-                            return Err(Error::MissingFeature {
-                                option: Name::snippet("lease"),
-                                feature: "lease-redis",
-                            });
-                        }
+                    url => match LeaseScheme::of(url) {
                         // The address itself is checked when the lease is claimed.
-                        LeaseKind::Redis(url.into())
-                    }
-                    url if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-                        if !feature_enabled("lease-postgres") {
+                        Some(scheme) if scheme.built => LeaseKind::Store { scheme, url: url.into() },
+                        Some(scheme) => {
                             return Err(Error::MissingFeature {
                                 option: Name::snippet("lease"),
-                                feature: "lease-postgres",
-                            });
+                                feature: scheme.feature,
+                            })
                         }
-                        LeaseKind::Postgres(url.into())
-                    }
-                    url if url.starts_with("mysql://") => {
-                        if !feature_enabled("lease-mysql") {
-                            return Err(Error::MissingFeature {
-                                option: Name::snippet("lease"),
-                                feature: "lease-mysql",
-                            });
-                        }
-                        LeaseKind::Mysql(url.into())
-                    }
-                    _ => {
-                        return Err(bad(
-                            "lease",
-                            "lease is `local`, or the address of a store across hosts: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), unix:///path/redis.sock?db=N, redis+sentinel://host:port,host:port/master[/db], redis+cluster://host:port,host:port, postgres://user@host[:port]/db[?sslmode=require], or mysql://user@host[:port]/db[?sslmode=require]",
-                        ))
-                    }
+                        None => return Err(no_store()),
+                    },
                 })
             }
             _ => return Err(Error::MissingFeature { option: Name::snippet(name), feature: "std" }),
@@ -1277,14 +1247,23 @@ impl Options {
 
 /// Whether this build has cargo feature `name`.
 #[allow(clippy::match_like_matches_macro)] // each arm is its own `cfg!`
+/// The refusal of a `lease=` that names no store. `Error` is `Copy`, so its text is static: a
+/// test holds it to every form of [`crate::LEASE_SCHEMES`].
+#[cfg(feature = "std")]
+const NO_STORE: &str = "lease is `local`, or the address of a store across hosts: redis://[user[:password]@]host[:port][/db], rediss://… (TLS), unix:///path/redis.sock?db=N, redis+sentinel://host:port,host:port/master[/db], redis+cluster://host:port,host:port, postgres://user@host[:port]/db[?sslmode=require], or mysql://user@host[:port]/db[?sslmode=require]";
+
+#[cfg(feature = "std")]
+fn no_store() -> Error {
+    bad("lease", NO_STORE)
+}
+
+// Each arm is a `cfg!`, true or false by the build: a `matches!` would hide which is which.
+#[allow(clippy::match_like_matches_macro)]
 const fn feature_enabled(name: &str) -> bool {
     match name.as_bytes() {
         b"shared" => cfg!(feature = "shared"),
         b"state-file" => cfg!(feature = "state-file"),
         b"lease-local" => cfg!(feature = "lease-local"),
-        b"lease-redis" => cfg!(feature = "lease-redis"),
-        b"lease-postgres" => cfg!(feature = "lease-postgres"),
-        b"lease-mysql" => cfg!(feature = "lease-mysql"),
         b"lease-remote" => cfg!(feature = "lease-remote"),
         b"redis-script" => cfg!(feature = "redis-script"),
         b"std" => cfg!(feature = "std"),
@@ -1446,5 +1425,17 @@ impl fmt::Display for Provenance {
             write!(f, "{}{name}={source}", if i == 0 { "" } else { ";" })?;
         }
         Ok(())
+    }
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    #[test]
+    fn the_refusal_of_an_address_of_no_store_lists_every_form_of_every_store() {
+        for scheme in &crate::LEASE_SCHEMES {
+            for form in scheme.forms.split(", ") {
+                assert!(super::NO_STORE.contains(form), "{}: {form}", scheme.name);
+            }
+        }
     }
 }

@@ -26,6 +26,7 @@ use crate::options::Options;
 use crate::text::Name;
 use std::path::Path;
 
+mod admission;
 mod arbiter;
 #[cfg(feature = "lease-remote")]
 mod lease;
@@ -159,13 +160,11 @@ fn open(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
         #[cfg(feature = "lease-local")]
         Some(LeaseKind::Local) => open_local_lease(layout, node, options),
         #[cfg(feature = "lease-remote")]
-        Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) => {
-            match &options.shared {
-                Some(name) => open_host_lease(layout, node, options, name, kind),
-                None => open_remote_lease(layout, node, options, kind),
-            }
-        }
-        // The option table refuses a lease whose feature is missing.
+        Some(kind @ LeaseKind::Store { .. }) => match &options.shared {
+            Some(name) => open_host_lease(layout, node, options, name, kind),
+            None => open_remote_lease(layout, node, options, kind),
+        },
+        // Parsing `lease=` refuses a lease whose feature is missing.
         #[allow(unreachable_patterns)]
         Some(_) => Err(bad("lease", "this build of snowflake-core has no backend for this lease")),
         None => open_record(layout, node, options),
@@ -317,7 +316,10 @@ fn open_store(
     node: &Node,
     field: usize,
 ) -> Result<Box<dyn lease::Store>> {
-    let settings = |url| lease::Settings {
+    let LeaseKind::Store { scheme, url } = kind else {
+        return Err(bad("lease", "a local lease has no store across hosts"));
+    };
+    let settings = lease::Settings {
         url,
         password_file: options.lease_password_file.as_deref(),
         tls_ca: options.lease_tls_ca.as_deref(),
@@ -325,21 +327,7 @@ fn open_store(
         tls_key: options.lease_tls_key.as_deref(),
     };
     let identity = lease::Lease::identity(layout, node, field);
-    let ttl_ms = lease_config(options).ttl_ms;
-    match kind {
-        #[cfg(feature = "lease-redis")]
-        LeaseKind::Redis(url) => lease::redis::open(&settings(url), &identity, ttl_ms),
-        #[cfg(feature = "lease-postgres")]
-        LeaseKind::Postgres(url) => lease::postgres::open(url, &settings(url), identity, ttl_ms),
-        #[cfg(feature = "lease-mysql")]
-        LeaseKind::Mysql(url) => lease::mysql::open(url, &settings(url), identity, ttl_ms),
-        // The option table refuses a lease whose feature is missing.
-        #[allow(unreachable_patterns)]
-        _ => {
-            let _ = (settings, identity, ttl_ms);
-            Err(bad("lease", "this build of snowflake-core has no backend for this lease"))
-        }
-    }
+    lease::open_store(scheme, &settings, identity, lease_config(options).ttl_ms)
 }
 
 /// A lease of one process in a store across hosts: a state of its own, raised to each
@@ -381,8 +369,7 @@ pub fn lease_renewal_times(
     options: &Options,
     n: usize,
 ) -> Result<Vec<std::time::Duration>> {
-    let Some(kind @ (LeaseKind::Redis(_) | LeaseKind::Postgres(_) | LeaseKind::Mysql(_))) = &options.lease
-    else {
+    let Some(kind @ LeaseKind::Store { .. }) = &options.lease else {
         return Err(bad(
             "lease",
             "renewals are timed on a store across hosts (redis://, postgres://, mysql://)",

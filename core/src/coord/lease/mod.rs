@@ -62,11 +62,11 @@
 //!   under the lock: the first process to do so claims, the others join that claim.
 
 #[cfg(feature = "lease-mysql")]
-pub(super) mod mysql;
+mod mysql;
 #[cfg(feature = "lease-postgres")]
-pub(super) mod postgres;
+mod postgres;
 #[cfg(feature = "lease-redis")]
-pub(super) mod redis;
+mod redis;
 #[cfg(feature = "lease-redis")]
 mod redis_conn;
 #[cfg(any(feature = "lease-postgres", feature = "lease-mysql"))]
@@ -240,6 +240,31 @@ pub(crate) struct Settings<'a> {
     pub tls_ca: Option<&'a std::path::Path>,
     pub tls_cert: Option<&'a std::path::Path>,
     pub tls_key: Option<&'a std::path::Path>,
+}
+
+/// The store of `scheme`'s row ([`crate::LEASE_SCHEMES`]) at `settings.url`, for `identity`:
+/// every store file has this one `open()`.
+pub(crate) fn open_store(
+    scheme: &'static crate::LeaseScheme,
+    settings: &Settings<'_>,
+    identity: Identity,
+    ttl_ms: u64,
+) -> Result<Box<dyn Store>, Error> {
+    use crate::LeaseStore;
+    match scheme.store {
+        #[cfg(feature = "lease-redis")]
+        LeaseStore::Redis => redis::open(settings, identity, ttl_ms),
+        #[cfg(feature = "lease-postgres")]
+        LeaseStore::Postgres => postgres::open(settings, identity, ttl_ms),
+        #[cfg(feature = "lease-mysql")]
+        LeaseStore::Mysql => mysql::open(settings, identity, ttl_ms),
+        // Parsing `lease=` refuses a store whose feature this build lacks.
+        #[allow(unreachable_patterns)]
+        _ => Err(Error::MissingFeature {
+            option: crate::text::Name::snippet("lease"),
+            feature: scheme.feature,
+        }),
+    }
 }
 
 /// How a lease is configured.

@@ -107,12 +107,12 @@ fn timed_out(e: &mysql::Error) -> bool {
 }
 
 /// A MySQL (or MariaDB) store for `lease=mysql://…`.
-pub(crate) fn open(
-    url: &str,
+pub(super) fn open(
     settings: &super::Settings<'_>,
     identity: Identity,
     ttl_ms: u64,
 ) -> Result<Box<dyn Store>, Error> {
+    let url = settings.url;
     let shown = redact_url(url);
     let (rest, tls) = sql::take_sslmode(url)?;
     let opts = mysql::Opts::from_url(&rest).map_err(|e| {

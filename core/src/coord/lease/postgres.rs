@@ -140,12 +140,12 @@ fn failure(e: &tokio_postgres::Error, shown: &str, what: &str) -> Failure {
 }
 
 /// A PostgreSQL store for `lease=postgres://…`.
-pub(crate) fn open(
-    url: &str,
+pub(super) fn open(
     settings: &super::Settings<'_>,
     identity: Identity,
     ttl_ms: u64,
 ) -> Result<Box<dyn Store>, Error> {
+    let url = settings.url;
     let shown = redact_url(url);
     let (rest, tls) = sql::take_sslmode(url)?;
     let mut config: tokio_postgres::Config = rest.parse().map_err(|e: tokio_postgres::Error| {

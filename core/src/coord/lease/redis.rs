@@ -214,11 +214,11 @@ impl Store for RedisStore {
 }
 
 /// A Redis store for `lease=` (`redis://`, `rediss://`, `unix://`, Sentinel, Cluster).
-pub(crate) fn open(
+pub(super) fn open(
     settings: &super::Settings<'_>,
-    identity: &Identity,
+    identity: Identity,
     ttl_ms: u64,
 ) -> Result<Box<dyn Store>, Error> {
     let target = Target::new(settings, super::timeout(ttl_ms))?;
-    Ok(Box::new(RedisStore::new(target, identity)))
+    Ok(Box::new(RedisStore::new(target, &identity)))
 }

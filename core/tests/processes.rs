@@ -1299,6 +1299,7 @@ fn main() {
             "rollover_reaching_a_live_or_left_identity_is_refused",
             rollover_reaching_a_live_or_left_identity_is_refused,
         ),
+        ("a_clean_exit_a_day_ahead_says_it_did_not_wait", a_clean_exit_a_day_ahead_says_it_did_not_wait),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

@@ -338,7 +338,7 @@ pub(crate) struct Record {
     word: Word,
     /// How far ahead of a reading this process may issue (`max_drift_ms`), kept in its own
     /// memory: with `valid_until`, it bounds what this process issued from the record whatever
-    /// the mapping says after a removal or a truncation (see [`Record::own_end_ms`]).
+    /// the mapping says after a removal or a truncation (see [`Record::own_end`]).
     drift_ms: u64,
     /// How far this process's `CLOCK_MONOTONIC` runs ahead of the record's users' (within
     /// [`TIME_BASE_MS`], or it is refused), in ms: its readings of the record's clock are this

@@ -189,8 +189,8 @@ build_others() {
   # libc.so (a cdylib needs -crt-static off); zig links the CLI statically all the same. macOS:
   # Rust's oldest systems (10.12 on Intel, 11 on Apple silicon), its targets' default.
   local targets=() p
-  for p in x86_64-linux-musl x86_64-windows x86_64-darwin aarch64-darwin; do
-    has "$p" && targets+=(--target "${RUST_TARGET[$p]}")
+  for p in $OTHERS; do
+    [[ " $DEBIAN_STD_PLATFORMS " == *" $p "* ]] || targets+=(--target "${RUST_TARGET[$p]}")
   done
   if [ ${#targets[@]} -gt 0 ]; then
     step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"
@@ -349,7 +349,7 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
     *) tar --sort=name --owner=0 --group=0 --numeric-owner -C "$STAGE/c" -czf "$2" "$1" ;;
   esac
 }
-# API.md is the contract docs/c.md points to.
+# API.md is the C reference docs/c.md points to (generated from snowflake.h, checked by cargo test).
 docs_into() { install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE ffi-c/API.md -t "$1/share/doc/libsnowflake/"; }
 
 for p in $PLATFORMS; do

@@ -34,9 +34,11 @@ pub(crate) use word::Word;
 
 mod count;
 mod pool;
+mod stats;
 mod word;
 pub use crate::limits::AHEAD_SLACK_MS;
 pub use pool::Pool;
+pub use stats::{StatSpec, StatType, StatValue, STATS};
 
 /// The most IDs one call of a front end's `next_ids` returns as one list or array (Python,
 /// Node, PHP): 2^28, 2 GiB of 64-bit IDs. A larger count is refused at once

@@ -25,6 +25,7 @@ mod layout;
 mod options;
 mod public;
 mod sql;
+mod stat_values;
 mod stats_struct;
 
 pub use encoding::{snowflake_decode_str, snowflake_encode};

@@ -189,8 +189,8 @@ build_others() {
   # libc.so (a cdylib needs -crt-static off); zig links the CLI statically all the same. macOS:
   # Rust's oldest systems (10.12 on Intel, 11 on Apple silicon), its targets' default.
   local targets=() p
-  for p in x86_64-linux-musl x86_64-windows x86_64-darwin aarch64-darwin; do
-    has "$p" && targets+=(--target "${RUST_TARGET[$p]}")
+  for p in $OTHERS; do
+    [[ " $DEBIAN_STD_PLATFORMS " == *" $p "* ]] || targets+=(--target "${RUST_TARGET[$p]}")
   done
   if [ ${#targets[@]} -gt 0 ]; then
     step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"

@@ -3,8 +3,8 @@
 # (default 10), under a second CPU-heavy load (one busy loop per core, stopped at the end).
 # Prints each failure with the end of its log (proptest and hypothesis print their seeds
 # there), and a summary; exits non-zero if anything failed. Builds everything once, first.
-# SUITE names (default: all) pick some: core-redis core-fleet core-processes core-threads cli
-# servers c php python node cross arbiter fleet.
+# SUITE names (default: all) pick some: the `flaky` rows of scripts/suites.sh, the one list of
+# suites (`bash -c '. scripts/suites.sh; suite_rows flaky'` prints them).
 #
 # Run it before resolving an issue that adds such tests, and put the result in the closing
 # note ("flaky.sh 10: 0 failures"). tests/servers/README.md says how to write tests that pass it.
@@ -15,7 +15,9 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 N=${1:-10}
 shift || true
-ALL=(core-redis core-fleet core-processes core-threads cli servers c php python node cross arbiter fleet)
+# shellcheck source=scripts/suites.sh
+. scripts/suites.sh
+mapfile -t ALL < <(suite_rows flaky)
 SUITES=("${ALL[@]}")
 [ $# -eq 0 ] || SUITES=("$@")
 
@@ -64,33 +66,10 @@ quiet "C: test_api" gcc -std=c99 -Wall -Wextra -Werror -pedantic -O1 -Iinclude t
   -o "$WORK/test_api" -Ltarget/release -lsnowflake $(pkg-config --cflags --libs libcjson) -pthread \
   -Wl,-rpath,"$WORK/lib"
 
-run_suite() { # <name>: the suite's command
-  case $1 in
-    # Its tests mostly wait for lease TTLs: all at once.
-    core-redis) cargo test -q -p snowflake-core --features full --test redis_lease --test redis_script -- --test-threads 8 ;;
-    # PostgreSQL, MariaDB and a Redis Cluster, each scenario with a server of its own.
-    core-fleet) cargo test -q -p snowflake-core --features full --test fleet -- --test-threads 3 ;;
-    core-processes) cargo test -q -p snowflake-core --features full --test processes --test clock_step ;;
-    core-threads) cargo test -q -p snowflake-core --test generator ;;
-    cli) cargo test -q -p snowflake-cli --features full --test cli ;;
-    servers) .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider ;;
-    c) "$WORK/test_api" "$ROOT/tests/vectors" ;;
-    php) SNOWFLAKE_LIB=$ROOT/target/release/libsnowflake.so php -d memory_limit=1G -d zend.assertions=1 tests/php/all.php ;;
-    python)
-      .venv/bin/python -m pytest -q -p no:cacheprovider bindings-python/tests/test_coordination.py \
-        bindings-python/tests/test_fork.py bindings-python/tests/test_docs.py \
-        bindings-python/tests/test_redis_script.py bindings-python/tests/test_threads.py \
-        bindings-python/tests/test_api.py bindings-python/tests/test_host_lease.py
-      ;;
-    node) (cd bindings-node && node --test __test__/processes.test.mjs __test__/workers.test.mjs __test__/generator.test.mjs) ;;
-    cross) bash tests/cross/run.sh ;;
-    arbiter) python3 tests/arbiter/run.py ;;
-    fleet) python3 tests/fleet/run.py ;;
-    *)
-      echo "no suite $1"
-      return 2
-      ;;
-  esac
+# Each suite's command is its row's function in scripts/suites.sh, in its flaky mode.
+run_suite() { # <name>
+  . scripts/suites.sh
+  suite_run "$1" flaky
 }
 export -f run_suite
 export WORK ROOT

@@ -880,6 +880,25 @@ mod servers;
 /// password in the URL, IPv6 with the password from a file, a unix socket with `db` and `pass`,
 /// TLS verified against a CA file, and Sentinel. Each run claims a value and prints IDs that
 /// no other run repeats; no run shows the password.
+/// A CLI built from a checkout without `full` leaves the store clients out, and says how to get
+/// them rather than fail with a word a user does not know. (Built in one cargo run with a
+/// crate that has them, such as `cargo test --workspace`, it has them: core's features are
+/// the run's, which core's table tells, and then the lease is tried.)
+#[test]
+fn a_store_lease_on_a_cli_without_the_stores_says_how_to_build_one() {
+    let out = snowflake(&["next", "--lease", "redis://127.0.0.1:1/0", "--max-wait-ms", "0"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if snowflake_core::LeaseScheme::of("redis://").unwrap().built {
+        assert!(!out.status.success() && !stderr.contains("--features full"), "{stderr}");
+    } else {
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("--features full") && stderr.contains("lease-redis"), "{stderr}");
+    }
+}
+
+// The store clients are the CLI's `stores` feature: `cargo test --workspace --features
+// snowflake-cli/full` (scripts/suites.sh) runs this.
+#[cfg(feature = "stores")]
 #[test]
 fn next_leases_through_every_form_of_redis_address() {
     let plain = servers::Servers::start("redis", &["--password", "cl1-pw", "--ipv6"]);

@@ -443,8 +443,8 @@ macho_exports() {
   echo "$(wc -l <"$1.exports") exported, of which $(grep -cE "^(${2})\$" "$1.exports") entry points; others: $(tr '\n' ' ' <"$1.others")"
   grep -qE "^(${2})\$" "$1.exports" && ! grep -Eq '^__(ZN|R)' "$1.exports" && [ ! -s "$1.others" ]
 }
-for p in x86_64-darwin aarch64-darwin; do
-  has "$p" || continue
+for p in $DIST_PLATFORMS; do
+  [[ $p == *-darwin ]] || continue
   arch=$([ "$p" = aarch64-darwin ] && echo arm64 || echo x86_64)
   MAC=$WORK/$p/libsnowflake-$VERSION-$p
   section "macOS $arch (built only: nothing here runs macOS): $(basename "$(tarball "$p")")"

@@ -26,6 +26,7 @@ use crate::options::Options;
 use crate::text::Name;
 use std::path::Path;
 
+mod admission;
 mod arbiter;
 #[cfg(feature = "lease-remote")]
 mod lease;

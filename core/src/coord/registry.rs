@@ -108,7 +108,7 @@ pub(crate) fn state_for(
         }
     };
     if let Some(members) = entry.members.upgrade() {
-        return match differ(&members.terms, &terms) {
+        return match differ(layout, &members.terms, &terms) {
             None => Ok(members),
             Some(e) => Err(e),
         };
@@ -186,19 +186,10 @@ pub(crate) fn hold(layout: &Layout, node: &Node, rollover: Option<usize>, how: U
     Ok(held)
 }
 
-/// The error for a generator with terms `mine` beside live ones with `theirs`.
-fn differ(theirs: &Terms, mine: &Terms) -> Option<Error> {
-    let (what, theirs, mine) = if theirs.max_drift_ms != mine.max_drift_ms {
-        ("max_drift_ms", theirs.max_drift_ms.to_string(), mine.max_drift_ms.to_string())
-    } else if theirs.sequence_start != mine.sequence_start {
-        ("sequence_start", theirs.sequence_start.to_string(), mine.sequence_start.to_string())
-    } else {
-        return None;
-    };
-    Some(Error::shared_mismatch(
-        what,
-        format_args!(
-            "another generator of this process with the same layout and node values has {what}={theirs}, not {mine}; generators of one identity share one state, so they must agree on max_drift_ms and sequence_start: give this one {what}={theirs}, or its own node values"
-        ),
-    ))
+/// The error for a generator with terms `mine` beside live ones with `theirs`: the host's
+/// record's rule and words (`super::admission`), for the terms a state of this process keeps.
+fn differ(layout: &Layout, theirs: &Terms, mine: &Terms) -> Option<Error> {
+    let words = |t: &Terms| super::admission::terms(None, t.max_drift_ms, t.sequence_start, 0, None);
+    let (what, detail) = super::admission::differ(&words(theirs), &words(mine), layout, None)?;
+    Some(super::admission::mismatch(what, &detail, "another generator of this process"))
 }

@@ -92,12 +92,13 @@
 #[cfg(feature = "lease-local")]
 pub(super) mod local;
 
+use super::admission;
 use crate::clock::{Clock, MonotonicClock};
 use crate::coord::io_err;
 use crate::error::Error;
 use crate::generator::{Validity, Word};
 use crate::layout::{Layout, Node};
-use crate::options::{valid_shared_name, Policy, SequenceStart};
+use crate::options::{valid_shared_name, Policy};
 use crate::sys::{self, locks, Access, Dir, FileId, ForkGate, Map, Refusal, Setup};
 use crate::text::Name;
 use std::ffi::{OsStr, OsString};
@@ -112,7 +113,7 @@ const SIZE: usize = 4096;
 const FINGERPRINT_AT: usize = 8;
 const NODE_AT: usize = 16;
 const TERMS_AT: usize = 24;
-const TERMS: usize = 5;
+const TERMS: usize = admission::TERMS.len();
 const ANCHOR_AT: usize = 64;
 const BOOT_AT: usize = 72;
 const READY_AT: usize = 112;
@@ -158,55 +159,7 @@ pub(crate) const TIME_BASE_MS: u64 = 1000;
 /// plus this, is no mark any process issued at: it is ignored.
 pub(crate) const FOREIGN_AHEAD_MS: u64 = 86_400_000 + 60_000;
 
-/// How a process uses a record (see the module docs); recorded in the header for messages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// The default, and `shared=NAME`: every such process of the user shares the state word.
-    Host = 1,
-    /// `process_only`: this process alone issues with the identity, from the state word.
-    Alone = 2,
-    /// `lease=local`: the value this process holds alone, and its state word.
-    LocalLease = 3,
-    /// A clock of the caller's: this process alone uses the identity, from a state of its
-    /// own.
-    Guard = 4,
-    /// The value a Redis lease holds (of one process, or a host's): shared only with other
-    /// Redis leases of it, between which Redis decides (a lapsed holder issues nothing).
-    LeaseGuard = 5,
-    /// A host lease's own state (another key: the identity but the leased field).
-    HostLease = 6,
-}
-
-impl Mode {
-    /// Whether a process of this mode uses the record alone.
-    const fn exclusive(self) -> bool {
-        matches!(self, Mode::Alone | Mode::LocalLease | Mode::Guard)
-    }
-
-    fn from_word(w: u64) -> Option<Mode> {
-        Some(match w {
-            1 => Mode::Host,
-            2 => Mode::Alone,
-            3 => Mode::LocalLease,
-            4 => Mode::Guard,
-            5 => Mode::LeaseGuard,
-            6 => Mode::HostLease,
-            _ => return None,
-        })
-    }
-
-    /// What a process of this mode is doing, for messages.
-    fn describe(self) -> &'static str {
-        match self {
-            Mode::Host => "issues from the host's shared state (the default, or shared=)",
-            Mode::Alone => "issues alone (process_only=true)",
-            Mode::LocalLease => "holds it as a local lease (lease=local)",
-            Mode::Guard => "issues alone with a clock of its own",
-            Mode::LeaseGuard => "holds it as the value of a lease across hosts (Redis, PostgreSQL or MySQL)",
-            Mode::HostLease => "shares a host lease",
-        }
-    }
-}
+pub(crate) use super::admission::Mode;
 
 /// The directory of the host's records: `$SNOWFLAKE_SHM_DIR`, else the system's (`/dev/shm`,
 /// else the temporary directory, on Linux; `/var/tmp` on macOS; `%ProgramData%\libsnowflake`
@@ -282,13 +235,6 @@ pub fn shared_path(layout: &Layout, node: &Node, rollover: Option<&str>) -> Path
     dir.join(file_name(key_of(layout, node, rollover, None), sys::euid(), false))
 }
 
-fn sequence_code(s: SequenceStart) -> u64 {
-    match s {
-        SequenceStart::Zero => 0,
-        SequenceStart::Spread(k) => k,
-    }
-}
-
 /// This boot's name, as a record keeps it (`?`s where the system names none).
 pub(crate) fn boot_id() -> [u8; 36] {
     sys::boot_id().unwrap_or([b'?'; 36])
@@ -339,17 +285,18 @@ impl Request<'_> {
 
     /// The terms a record's users agree on.
     fn terms(&self) -> [u64; TERMS] {
-        [
-            self.rollover.map_or(0, |i| i as u64 + 1),
+        let state_file = self.state_file.map_or(0, |p| {
+            let mut h = crate::hash::Fnv1a::new();
+            let _ = std::fmt::Write::write_str(&mut h, &p.to_string_lossy());
+            h.0 | 1
+        });
+        admission::terms(
+            self.rollover,
             self.policy.max_drift_ms,
-            sequence_code(self.policy.sequence_start),
-            self.state_file.map_or(0, |p| {
-                let mut h = crate::hash::Fnv1a::new();
-                let _ = std::fmt::Write::write_str(&mut h, &p.to_string_lossy());
-                h.0 | 1
-            }),
-            self.host_lease.map_or(0, |i| i as u64 + 1),
-        ]
+            self.policy.sequence_start,
+            state_file,
+            self.host_lease,
+        )
     }
 
     fn node_bits(&self) -> u64 {
@@ -794,56 +741,19 @@ impl Record {
     /// The first term `req` disagrees on with the record, as the error that names it.
     fn differ(&self, req: &Request<'_>) -> Option<Error> {
         let theirs: [u64; TERMS] = std::array::from_fn(|i| self.read(TERMS_AT + 8 * i));
-        let words = req.terms();
-        let field = |k: u64| req.layout.fields().get(k as usize).map_or("?", |f| f.name()).to_string();
-        let (what, detail) = if theirs[0] != words[0] {
-            let s = |k: u64| match k {
-                0 => "no rollover field".to_string(),
-                k => format!("rollover={}", field(k - 1)),
-            };
-            ("rollover", format!("{}, not {}", s(theirs[0]), s(words[0])))
-        } else if theirs[1] != words[1] {
-            ("max_drift_ms", format!("max_drift_ms={}, not {}", theirs[1], words[1]))
-        } else if theirs[2] != words[2] {
-            let s = |k: u64| if k == 0 { "zero".to_string() } else { format!("spread:{k}") };
-            ("sequence_start", format!("sequence_start={}, not {}", s(theirs[2]), s(words[2])))
-        } else if theirs[3] != words[3] {
-            let s = |k: u64| if k == 0 { "no state_file" } else { "another state_file" };
-            let mine = req.state_file.map_or("none".to_string(), |p| p.display().to_string());
-            ("state_file", format!("{}, not {mine}", s(theirs[3])))
-        } else if theirs[4] != words[4] {
-            let s = |k: u64| match k {
-                0 => "no host lease".to_string(),
-                k => format!("a host lease of `{}`", field(k - 1)),
-            };
-            ("lease", format!("{}, not {}", s(theirs[4]), s(words[4])))
-        } else {
-            return None;
-        };
+        let (what, detail) = admission::differ(&theirs, &req.terms(), req.layout, req.state_file)?;
         let label = self.label();
         let named = if label.is_empty() { String::new() } else { format!(" (shared={label})") };
         let who = who_holds(&self.file, &self.path);
-        Some(Error::shared_mismatch(
-            what,
-            format_args!(
-                "{who} uses {}{named}, the host's record of this layout and node values, with {detail}. Generators that issue with one layout and node values at once share one state and must agree on {what}: give this one the same, or stop the others first (a record that no process uses is taken over by the next configuration, keeping its high-water mark). `snowflake shared list` shows the records and who uses them",
-                self.path.display()
-            ),
-        ))
+        let who = format!("{who}, through the host's record {}{named},", self.path.display());
+        Some(admission::mismatch(what, &detail, &who))
     }
 
     /// The error for a joiner that the users' lock refused: who uses the record, and how.
     fn in_use_error(&self, mine: Mode) -> Error {
         let theirs = Mode::from_word(self.read(MODE_AT)).unwrap_or(Mode::Host);
         let who = who_holds(&self.file, &self.path);
-        let mine = match mine {
-            Mode::Host => "issue from the host's shared state",
-            Mode::Alone => "issue alone (process_only)",
-            Mode::LocalLease => "hold it as a local lease",
-            Mode::Guard => "issue alone with a clock of its own",
-            Mode::LeaseGuard => "hold it as the value of a lease across hosts",
-            Mode::HostLease => "share the host lease",
-        };
+        let mine = mine.way().would;
         Error::shared_mismatch(
             "in use",
             format_args!(
@@ -1468,15 +1378,7 @@ fn read_state(path: &Path, file: &File, uid: u32) -> Result<SharedState, Error> 
         word_at(&header, GUARD_AT),
     );
     let in_use = locks::taken(file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
-    let mode_text = match mode {
-        Some(Mode::Host) => "host",
-        Some(Mode::Alone) => "process_only",
-        Some(Mode::LocalLease) => "lease=local",
-        Some(Mode::Guard) => "own clock",
-        Some(Mode::LeaseGuard) => "store lease value",
-        Some(Mode::HostLease) => "host lease",
-        None => "?",
-    };
+    let mode_text = mode.map_or("?", |m| m.way().listed);
     let theirs = word_at(&header, TIME_BASE_AT);
     let mine = time_base_ns();
     let off =

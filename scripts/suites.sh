@@ -1,0 +1,168 @@
+# The one list of test suites, sourced by scripts/check.sh (every `check` row, in order: CI's
+# steps) and scripts/flaky.sh (every `flaky` row, repeated under load); scripts/tables.py
+# writes its table into docs/contributing.md. A suite is a row here and a function
+# `suite_<name>` below (dashes become underscores), run from the repository's root with
+# SNOWFLAKE_SHM_DIR set to the run's own directory.
+#
+# Columns: name | runs (check: a step of check.sh; flaky: repeated by flaky.sh) | what it
+# needs built first (flaky.sh builds each once; check.sh's earlier steps build them) | how it is
+# isolated from other runs | what it checks (check.sh's heading).
+# shellcheck disable=SC2034
+SUITE_TABLE='
+lint|check|-|-|lint: rustfmt, clippy
+generated|check|-|-|generated files: vectors (the model), what comes from core'"'"'s tables (README, docs/policies.md, docs/contributing.md, stubs)
+servers|check flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
+rust|check|-|the run'"'"'s SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: core (std and no_std, each feature alone), CLI, import cycles
+core-redis|flaky|cargo tests|servers of serve.py|Rust: Redis leases and the Redis script against real servers (part of rust)
+core-fleet|flaky|cargo tests|a server of its own per scenario|Rust: leases in PostgreSQL, MariaDB and a Redis Cluster (part of rust)
+core-processes|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|Rust: many real processes, kill -9, fork; a real clock step under libfaketime (part of rust)
+core-threads|flaky|cargo tests|-|Rust: the generator from many threads (part of rust)
+cli|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|the CLI'"'"'s tests (part of rust)
+packages|check|-|a directory of its own, no cargo on the PATH|Packages: scripts/dist.sh for this machine (zig, glibc floor), installed without Rust (tests/dist)
+c|check flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
+node|check flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
+python|check flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in .venv, pytest (bindings-python/run-tests.sh)
+php|check flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
+cross|check flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM
+arbiter|check flaky|release library and CLI, addon, wheel|the run'"'"'s SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)
+fleet|check flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet/run.py)
+readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
+platforms|check|the background builds|-|Every platform'"'"'s packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian'"'"'s rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)
+'
+
+# suite_rows RUNS: the names of the rows whose runs column has RUNS (check or flaky), in order.
+suite_rows() {
+  local name runs _
+  while IFS='|' read -r name runs _; do
+    [ -n "$name" ] || continue
+    case " $runs " in *" $1 "*) echo "$name" ;; esac
+  done <<<"$SUITE_TABLE"
+}
+
+# suite_heading NAME: the row's last column.
+suite_heading() {
+  local name rest
+  while IFS='|' read -r name rest; do
+    [ "$name" = "$1" ] && echo "${rest##*|}"
+  done <<<"$SUITE_TABLE"
+}
+
+# suite_run NAME [MODE]: the row's function; MODE is check (the default) or flaky.
+suite_run() {
+  local fn="suite_${1//-/_}"
+  declare -F "$fn" >/dev/null || {
+    echo "suites.sh: no suite $1" >&2
+    return 2
+  }
+  SUITE_MODE=${2:-check} "$fn"
+}
+
+suite_lint() {
+  cargo fmt --all --check
+  cargo clippy --workspace --all-targets -- -D warnings
+}
+
+suite_generated() {
+  python3 tests/vectors/make_vectors.py --check
+  python3 scripts/tables.py --check
+}
+
+suite_servers() {
+  .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider
+}
+
+suite_rust() {
+  # The CLI's store leases are its `full` feature (cli/Cargo.toml), as the packaged CLI has.
+  cargo test --workspace --features snowflake-cli/full
+  cargo test -p snowflake-core --no-default-features --lib --tests
+  cargo test -p snowflake-core --lib --tests
+  # public-ids is no_std (its cipher too): built alone without std, like the others.
+  local feature
+  for feature in shared state-file lease-local lease-redis lease-postgres lease-mysql redis-script sql public-ids; do
+    cargo check -q -p snowflake-core --no-default-features --features "$feature" --lib --tests
+  done
+  # The build a Rust user of the README gets (a path dependency, default features) warns of nothing.
+  cargo clippy -q -p snowflake-core --lib -- -D warnings
+  python3 scripts/modcycles.py core/src
+}
+
+# Its tests mostly wait for lease TTLs: all at once.
+suite_core_redis() { cargo test -q -p snowflake-core --features full --test redis_lease --test redis_script -- --test-threads 8; }
+# PostgreSQL, MariaDB and a Redis Cluster, each scenario with a server of its own.
+suite_core_fleet() { cargo test -q -p snowflake-core --features full --test fleet -- --test-threads 3; }
+suite_core_processes() { cargo test -q -p snowflake-core --features full --test processes --test clock_step; }
+suite_core_threads() { cargo test -q -p snowflake-core --test generator; }
+suite_cli() { cargo test -q -p snowflake-cli --features full --test cli; }
+
+suite_packages() {
+  SNOWFLAKE_DIST_PLATFORMS="" bash scripts/dist.sh
+  SNOWFLAKE_DIST_PLATFORMS="" bash tests/dist/run.sh
+}
+
+suite_c() {
+  if [ "$SUITE_MODE" = flaky ]; then
+    # The API tests alone, against the release library flaky.sh built ($WORK/test_api).
+    "$WORK/test_api" "$ROOT/tests/vectors"
+  else
+    bash tests/c/run.sh
+  fi
+}
+
+suite_node() {
+  if [ "$SUITE_MODE" = flaky ]; then
+    (cd bindings-node && node --test __test__/processes.test.mjs __test__/workers.test.mjs __test__/generator.test.mjs)
+  else
+    # The addon of dist/node's package for this machine, which the packages step has just
+    # installed with npm: bindings-node/scripts/build.js puts it in place rather than build
+    # another (here and in the cross step), as the Python step takes dist/python's wheel.
+    mkdir -p "$RUN_DIR/addon"
+    tar -xzf "$(ls dist/node/libsnowflake-linux-x64-gnu-*.tgz)" -C "$RUN_DIR/addon"
+    SNOWFLAKE_ADDON=$(ls "$RUN_DIR"/addon/package/libsnowflake.*.node)
+    export SNOWFLAKE_ADDON
+    bash bindings-node/run-tests.sh
+  fi
+}
+
+suite_python() {
+  if [ "$SUITE_MODE" = flaky ]; then
+    .venv/bin/python -m pytest -q -p no:cacheprovider bindings-python/tests/test_coordination.py \
+      bindings-python/tests/test_fork.py bindings-python/tests/test_docs.py \
+      bindings-python/tests/test_redis_script.py bindings-python/tests/test_threads.py \
+      bindings-python/tests/test_api.py bindings-python/tests/test_host_lease.py
+  else
+    SNOWFLAKE_WHEEL=$(ls dist/python/libsnowflake-*.whl) bash bindings-python/run-tests.sh
+  fi
+}
+
+suite_php() {
+  if [ "$SUITE_MODE" = flaky ]; then
+    SNOWFLAKE_LIB=$PWD/target/release/libsnowflake.so php -d memory_limit=1G -d zend.assertions=1 tests/php/all.php
+  else
+    bash tests/php/run.sh
+  fi
+}
+
+suite_cross() { bash tests/cross/run.sh; }
+
+suite_arbiter() {
+  [ "$SUITE_MODE" = flaky ] || cargo build -q --release -p snowflake-ffi -p snowflake-cli --features snowflake-cli/full
+  python3 tests/arbiter/run.py
+}
+
+suite_fleet() { python3 tests/fleet/run.py; }
+
+suite_readme() { python3 tests/readme/run.py; }
+
+suite_platforms() {
+  # check.sh started the other platforms' builds in the background at its start.
+  if [ -n "${CROSS_PID:-}" ]; then
+    if ! wait "$CROSS_PID"; then
+      tail -n 60 "$CROSS_LOG"
+      echo "check.sh: scripts/dist.sh --build-others failed (its log's end above)" >&2
+      return 1
+    fi
+    grep -E '^---- dist|Finished' "$CROSS_LOG"
+  fi
+  bash scripts/dist.sh
+  bash tests/dist/platforms.sh
+}

@@ -13,7 +13,10 @@ export interface StringifyOptions {
 /** JSON text of `value`, every bigint written whole (as a string by default). */
 export declare function stringify(value: unknown, options?: StringifyOptions | string | number): string
 
-/** A `JSON.stringify` replacer that writes bigints as decimal strings. */
+/**
+ * A `JSON.stringify` replacer that writes bigints as decimal strings (IDs: from 0 to 2^64 - 1;
+ * another bigint throws). Express: `app.set('json replacer', bigintReplacer)`.
+ */
 export declare function bigintReplacer(key: string, value: unknown): unknown
 
 export interface ParseOptions {
@@ -23,5 +26,10 @@ export interface ParseOptions {
   reviver?: (this: unknown, key: string, value: unknown) => unknown
 }
 
-/** Parses JSON, reading the named ID fields as bigints (exactly, or an error). */
+/**
+ * Parses JSON, reading the named ID fields as bigints (exactly, or an error). Anything else
+ * in a named field (a negative or fractional number, a boolean, null, an array, an object,
+ * text that is not decimal digits) throws an error with `status` and `statusCode` 400, which
+ * Express and Fastify answer as the client's bad input.
+ */
 export declare function parse(text: string, options?: ParseOptions): any

@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Dev dependencies (@napi-rs/cli for the type definitions, typescript for the TS example).
-if [ ! -d node_modules/@napi-rs/cli ] || [ ! -d node_modules/typescript ]; then
+# Dev dependencies (@napi-rs/cli for the type definitions, typescript for the TS example,
+# express and fastify for the JSON helpers against the real frameworks).
+if [ ! -d node_modules/@napi-rs/cli ] || [ ! -d node_modules/typescript ] || [ ! -d node_modules/express ] || [ ! -d node_modules/fastify ]; then
   npm install --no-audit --no-fund --loglevel=error --ignore-scripts
 fi
 

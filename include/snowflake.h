@@ -428,7 +428,8 @@ SnowflakeStatus snowflake_generator_open(const struct SnowflakeLayout *layout, c
  * Makes a generator from the configuration the code gives and the environment fills: the
  * layout `layout`, else `SNOWFLAKE_LAYOUT`, else `twitter`; the node values `node`, else
  * `SNOWFLAKE_NODE`, else all zeros; each option set on `options`, else its value in
- * `SNOWFLAKE_OPTIONS`, else its default. NULL leaves a part to the environment:
+ * `SNOWFLAKE_OPTIONS`, else its default. NULL leaves a part to the environment, and so does an
+ * empty `node` (`""`: no node values, as in every language):
  * `snowflake_generator_from_env(NULL, NULL, NULL, &g)` takes everything from it, which a
  * deployment sets with no code (a Kubernetes pod's `SNOWFLAKE_NODE=worker=3`).
  *
@@ -733,7 +734,8 @@ SnowflakeStatus snowflake_layout_to_uuid(const struct SnowflakeLayout *layout, u
 /**
  * The ID whose UUIDv7 view is `uuid` (the 36-character hyphenated text, either case), into
  * `*out`. `SNOWFLAKE_STATUS_INVALID_ID` for malformed text, another version or variant, or a
- * UUID that no ID of this layout maps to (a random UUIDv7, another layout's).
+ * UUID that no ID of this layout maps to (a random UUIDv7; another layout's view only where
+ * its shape differs: the view does not record the layout, docs/layouts.md).
  *
  * # Safety
  * `layout` is a live handle; `uuid` is NUL-terminated; `out` is valid for a write.

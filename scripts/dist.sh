@@ -349,7 +349,7 @@ with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
     *) tar --sort=name --owner=0 --group=0 --numeric-owner -C "$STAGE/c" -czf "$2" "$1" ;;
   esac
 }
-# API.md is the contract docs/c.md points to.
+# API.md is the C reference docs/c.md points to (generated from snowflake.h, checked by cargo test).
 docs_into() { install -D -m 644 README.md CHANGELOG.md LICENSE-MIT LICENSE-APACHE ffi-c/API.md -t "$1/share/doc/libsnowflake/"; }
 
 for p in $PLATFORMS; do

@@ -79,7 +79,7 @@ fi
   "psycopg[binary]>=3.1"
 # The Python adapters' tests (bindings-python/tests/test_adapters.py, tests/python-orm): the
 # frameworks themselves, against SQLite and a PostgreSQL of the test's own.
-.venv/bin/pip install -q "pydantic>=2.5,<3" "sqlalchemy>=2.0,<3" "django>=4.2,<7"
+.venv/bin/pip install -q "pydantic>=2.5,<3" "sqlalchemy>=2.0,<3" "django>=4.2,<7" "djangorestframework>=3.14,<4"
 # scripts/dist.sh links the prebuilt packages against an old glibc with zig: both come as
 # prebuilt wheels (no compile), pinned to the versions the packages were last built with.
 .venv/bin/pip install -q "ziglang==0.17.1" "cargo-zigbuild==0.24.0"

@@ -16,7 +16,7 @@ import { startServers } from '../../tests/servers/servers.mjs';
 
 const require = createRequire(import.meta.url);
 const twitter = new Layout('twitter');
-const VARS = ['SNOWFLAKE_LAYOUT', 'SNOWFLAKE_NODE', 'SNOWFLAKE_OPTIONS'];
+const VARS = ['SNOWFLAKE_LAYOUT', 'SNOWFLAKE_NODE', 'SNOWFLAKE_OPTIONS', 'SNOWFLAKE_REQUIRE_NODE', 'SNOWFLAKE_NOD'];
 
 function withEnv(vars, fn) {
   const saved = Object.fromEntries(VARS.map((k) => [k, process.env[k]]));
@@ -34,7 +34,7 @@ function withEnv(vars, fn) {
 
 test('new Generator() takes what the code leaves out from the environment', () => {
   withEnv(
-    { SNOWFLAKE_LAYOUT: 'discord', SNOWFLAKE_NODE: 'worker=21,process=7', SNOWFLAKE_OPTIONS: 'max_wait_ms=0;isolated=true' },
+    { SNOWFLAKE_LAYOUT: 'discord', SNOWFLAKE_NODE: 'worker=21,process=7', SNOWFLAKE_OPTIONS: 'max_wait_ms=0;sequence_start=spread:4' },
     () => {
       const g = new Generator();
       assert.equal(g.layout.toString(), new Layout('discord').toString());
@@ -43,7 +43,7 @@ test('new Generator() takes what the code leaves out from the environment', () =
       assert.equal(s.layout, 'SNOWFLAKE_LAYOUT');
       assert.equal(s.node, 'SNOWFLAKE_NODE');
       assert.equal(s.maxWaitMs, 'SNOWFLAKE_OPTIONS');
-      assert.equal(s.isolated, 'SNOWFLAKE_OPTIONS');
+      assert.equal(s.sequenceStart, 'SNOWFLAKE_OPTIONS');
       assert.equal(s.maxDriftMs, 'default');
       // The code's values win, key by key; the environment's node values are read against
       // the code's layout.
@@ -51,7 +51,7 @@ test('new Generator() takes what the code leaves out from the environment', () =
       const h = new Generator({ layout: 'twitter', maxWaitMs: 5 });
       assert.deepEqual(h.node, { datacenter: 3, worker: 4 });
       const t = h.stats().sources;
-      assert.deepEqual([t.layout, t.node, t.maxWaitMs, t.isolated], ['code', 'SNOWFLAKE_NODE', 'code', 'SNOWFLAKE_OPTIONS']);
+      assert.deepEqual([t.layout, t.node, t.maxWaitMs, t.sequenceStart], ['code', 'SNOWFLAKE_NODE', 'code', 'SNOWFLAKE_OPTIONS']);
     },
   );
   withEnv({}, () => {
@@ -63,12 +63,12 @@ test('new Generator() takes what the code leaves out from the environment', () =
 });
 
 test("the layout as the first argument and text node values meet the environment (issues 28 and 29)", () => {
-  withEnv({ SNOWFLAKE_NODE: 'worker=9,process=2', SNOWFLAKE_OPTIONS: 'max_wait_ms=0;max_drift_ms=7;isolated=true' }, () => {
+  withEnv({ SNOWFLAKE_NODE: 'worker=9,process=2', SNOWFLAKE_OPTIONS: 'max_wait_ms=0;max_drift_ms=7;sequence_start=spread:4' }, () => {
     // The first argument is the code's layout; SNOWFLAKE_NODE is read against it.
     const g = new Generator('discord');
     assert.deepEqual(new Layout('discord').decode(g.nextId()).fields, { worker: 9, process: 2 });
     const s = g.stats().sources;
-    assert.deepEqual([s.layout, s.node, s.maxWaitMs, s.isolated], ['code', 'SNOWFLAKE_NODE', 'SNOWFLAKE_OPTIONS', 'SNOWFLAKE_OPTIONS']);
+    assert.deepEqual([s.layout, s.node, s.maxWaitMs, s.sequenceStart], ['code', 'SNOWFLAKE_NODE', 'SNOWFLAKE_OPTIONS', 'SNOWFLAKE_OPTIONS']);
     // The code's text node values and its options win over the environment's, key by key.
     const h = new Generator('discord', { node: 'worker=10,process=3', maxDriftMs: 3 });
     assert.deepEqual(h.node, { worker: 10, process: 3 });
@@ -76,7 +76,7 @@ test("the layout as the first argument and text node values meet the environment
     assert.deepEqual([t.node, t.maxDriftMs, t.maxWaitMs], ['code', 'code', 'SNOWFLAKE_OPTIONS']);
     // Nothing in the first argument: the environment's layout, else twitter.
     process.env.SNOWFLAKE_LAYOUT = 'discord';
-    assert.equal(new Generator({ maxDriftMs: 3 }).layout.toString(), new Layout('discord').toString());
+    assert.equal(new Generator({ maxDriftMs: 3, isolated: true }).layout.toString(), new Layout('discord').toString());
     // A layout given twice by the code is still refused, the environment notwithstanding.
     throwsCode(() => new Generator('discord', { layout: 'twitter' }), 'ERR_SNOWFLAKE_VALUE');
     // Type errors still name the call and the parameter before the environment is read.
@@ -86,6 +86,60 @@ test("the layout as the first argument and text node values meet the environment
   withEnv({}, () => {
     assert.equal(new Generator({ isolated: true }).layout.toString(), twitter.toString());
   });
+});
+
+// Issue 40: the environment's rules are core's, so each message is the same in every front end.
+test('issue 40: the environment refuses what would go wrong silently, in the same words', () => {
+  const cases = [
+    [{ SNOWFLAKE_NODE: 'datacenter=1,worker=0', SNOWFLAKE_OPTIONS: 'lease=local' },
+      'environment variable SNOWFLAKE_NODE="datacenter=1,worker=0": `worker`: this field is set by the generator (the lease or the rollover): give it no node value'],
+    [{ SNOWFLAKE_OPTIONS: 'lease=redis://app:pa;ss@cache:6379/0;max_wait_ms=0' },
+      'environment variable SNOWFLAKE_OPTIONS="lease=redis://***;***;max_wait_ms=0": `lease`: the lease address holds a `;` (in its password?), which separates options: percent-encode it as %3B, or give the password with lease_password_file='],
+    [{ SNOWFLAKE_LAYOUT: 'twitter;lease=redis://app:s3cret@cache/0' },
+      'environment variable SNOWFLAKE_LAYOUT="twitter;lease=***": `lease`: is not part of a layout (a layout takes `epoch=` and `tick=`): options go in SNOWFLAKE_OPTIONS'],
+    [{ SNOWFLAKE_OPTIONS: 'isolated=true' },
+      "environment variable SNOWFLAKE_OPTIONS=\"isolated=true\": `isolated`: isolated takes a generator outside the host's record (for tests and replays with a clock of their own): give it in the code, never from the environment"],
+    [{ SNOWFLAKE_REQUIRE_NODE: '1' },
+      'environment variable SNOWFLAKE_REQUIRE_NODE="1": `SNOWFLAKE_NODE`: no node values are given, in the code or in SNOWFLAKE_NODE, and node 0 is refused: set SNOWFLAKE_NODE (`datacenter=1,worker=7`) or a lease'],
+    [{ SNOWFLAKE_NODE: 'datacenter=1,wroker=7' },
+      'environment variable SNOWFLAKE_NODE="datacenter=1,wroker=7": the layout has no field `wroker`: did you mean `worker`? (its node fields: datacenter, worker)'],
+  ];
+  for (const [vars, message] of cases) {
+    withEnv(vars, () => {
+      const e = throwsCode(() => new Generator(), 'ERR_SNOWFLAKE_VALUE');
+      assert.equal(e.message, message);
+    });
+  }
+  // A lease and the other node values, both from the environment.
+  withEnv({ SNOWFLAKE_NODE: 'datacenter=1', SNOWFLAKE_OPTIONS: 'lease=local;max_wait_ms=0' }, () => {
+    const g = new Generator();
+    assert.equal(twitter.decode(g.nextId()).fields.datacenter, 1);
+    assert.equal(g.stats().sources.node, 'SNOWFLAKE_NODE');
+  });
+  // Empty node values from the code give none: the environment's apply.
+  for (const empty of [{}, '']) {
+    withEnv({ SNOWFLAKE_NODE: 'datacenter=2,worker=9' }, () => {
+      const g = new Generator({ layout: 'twitter', node: empty, maxWaitMs: 0 });
+      assert.deepEqual(g.node, { datacenter: 2, worker: 9 });
+      assert.equal(g.stats().sources.node, 'SNOWFLAKE_NODE');
+    });
+  }
+});
+
+test('issue 40: a misspelt variable and a variable the code overrides are warned about on stderr, once', () => {
+  const script = `
+    const { Generator } = require(${JSON.stringify(path.join(pkgDir, 'index.js'))});
+    for (let i = 0; i < 3; i++) new Generator({ layout: 'twitter', node: { datacenter: 5, worker: 6 }, maxWaitMs: 0 });
+  `;
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !VARS.includes(k)));
+  Object.assign(env, { SNOWFLAKE_NOD: 'datacenter=1,worker=7', SNOWFLAKE_NODE: 'datacenter=3,worker=4', SNOWFLAKE_USER: 'warehouse-user' });
+  const r = spawnSync(process.execPath, ['-e', script], { env, encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(
+    r.stderr,
+    'libsnowflake: warning: environment variable SNOWFLAKE_NOD is not one libsnowflake reads (it is ignored): did you mean SNOWFLAKE_NODE?\n' +
+      'libsnowflake: warning: environment variable SNOWFLAKE_NODE="datacenter=3,worker=4" is set, but the code gives node values (datacenter=5,worker=6), which win: leave node values to the environment, or unset SNOWFLAKE_NODE\n',
+  );
 });
 
 test('a malformed variable throws, naming the variable and its value', () => {

@@ -119,7 +119,7 @@ fn shaped(env: sys::napi_env, e: Error, at: Option<&str>) -> napi::Error {
         None => e.to_string(),
     };
     make(env, class_of(info.node_class), info.node_code, &message, |d| match &e {
-        Error::UnknownField { name } | Error::NotANodeField { name } => d.str("field", name.as_str()),
+        Error::UnknownField { name, .. } | Error::NotANodeField { name } => d.str("field", name.as_str()),
         Error::ValueRange { name, value, min, max } => {
             d.str("field", name.as_str());
             d.i128("value", *value);

@@ -224,7 +224,8 @@ impl PyLayout {
 
     /// The ID whose UUIDv7 view is ``uuid`` (a :class:`uuid.UUID` or its 36-character text).
     /// Raises :class:`InvalidIdError` for a UUID that no ID of this layout maps to (another
-    /// version or variant, a random UUIDv7, another layout's).
+    /// version or variant, a random UUIDv7; another layout's view only where its shape
+    /// differs: the view does not record the layout, docs/layouts.md).
     #[pyo3(signature = (uuid))]
     #[allow(clippy::wrong_self_convention)] // the public names every front end shares (a layout's view)
     fn from_uuid(&self, uuid: &Bound<'_, PyAny>) -> PyResult<u64> {

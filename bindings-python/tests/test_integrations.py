@@ -39,7 +39,7 @@ def pg(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 @pytest.fixture
 def env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in ("SNOWFLAKE_LAYOUT", "SNOWFLAKE_NODE", "SNOWFLAKE_OPTIONS"):
+    for name in ("SNOWFLAKE_LAYOUT", "SNOWFLAKE_NODE", "SNOWFLAKE_OPTIONS", "SNOWFLAKE_REQUIRE_NODE"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -47,23 +47,23 @@ def env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 def test_generator_takes_what_the_code_leaves_unset_from_the_environment(env: pytest.MonkeyPatch) -> None:
     env.setenv("SNOWFLAKE_LAYOUT", "discord")
     env.setenv("SNOWFLAKE_NODE", "worker=21,process=7")
-    env.setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0;isolated=true")
+    env.setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0;sequence_start=spread:4")
     g = sf.Generator()
     assert g.layout == sf.Layout("discord")
     assert g.node == {"worker": 21, "process": 7}
-    assert g.max_wait_ms == 0 and g.isolated
+    assert g.max_wait_ms == 0
     assert sf.Layout("discord").decode(g.next_id()).fields == {"worker": 21, "process": 7}
     sources = g.stats().sources
     assert sources["layout"] == "SNOWFLAKE_LAYOUT" and sources["node"] == "SNOWFLAKE_NODE"
-    assert sources["max_wait_ms"] == "SNOWFLAKE_OPTIONS" and sources["isolated"] == "SNOWFLAKE_OPTIONS"
+    assert sources["max_wait_ms"] == "SNOWFLAKE_OPTIONS" and sources["sequence_start"] == "SNOWFLAKE_OPTIONS"
     assert sources["max_drift_ms"] == "default"
     assert list(sources)[:3] == ["layout", "node", "max_drift_ms"]
 
     # The code's values win, key by key.
     g = sf.Generator("twitter", {"datacenter": 1, "worker": 2}, max_wait_ms=5)
-    assert (g.layout, g.max_wait_ms, g.isolated) == (TWITTER, 5, True)
+    assert (g.layout, g.max_wait_ms) == (TWITTER, 5)
     s = g.stats().sources
-    assert (s["layout"], s["node"], s["max_wait_ms"], s["isolated"]) == ("code", "code", "code", "SNOWFLAKE_OPTIONS")
+    assert (s["layout"], s["node"], s["max_wait_ms"], s["sequence_start"]) == ("code", "code", "code", "SNOWFLAKE_OPTIONS")
     # The code's layout and the environment's node values: read against that layout.
     env.setenv("SNOWFLAKE_NODE", "datacenter=3,worker=4")
     g = sf.Generator("twitter")
@@ -102,14 +102,76 @@ def test_a_malformed_variable_is_a_typed_error_naming_it(
     assert isinstance(e.value, ValueError)
 
 
+# Issue 40: the environment's rules are core's, so each message is the same in every front end.
+ISSUE_40_REFUSED = [
+    # A lease's field is the lease's, from the environment as from the code.
+    ({"SNOWFLAKE_NODE": "datacenter=1,worker=0", "SNOWFLAKE_OPTIONS": "lease=local"}, sf.ValueRangeError,
+     'environment variable SNOWFLAKE_NODE="datacenter=1,worker=0": `worker`: this field is set by the generator (the lease or the rollover): give it no node value'),
+    # A `;` in a lease's password: neither half of it in the message.
+    ({"SNOWFLAKE_OPTIONS": "lease=redis://app:pa;ss@cache:6379/0;max_wait_ms=0"}, sf.ValueRangeError,
+     'environment variable SNOWFLAKE_OPTIONS="lease=redis://***;***;max_wait_ms=0": `lease`: the lease address holds a `;` (in its password?), which separates options: percent-encode it as %3B, or give the password with lease_password_file='),
+    # An option misplaced in the layout's variable: its key, never its value.
+    ({"SNOWFLAKE_LAYOUT": "twitter;lease=redis://app:s3cret@cache/0"}, sf.ValueRangeError,
+     'environment variable SNOWFLAKE_LAYOUT="twitter;lease=***": `lease`: is not part of a layout (a layout takes `epoch=` and `tick=`): options go in SNOWFLAKE_OPTIONS'),
+    ({"SNOWFLAKE_OPTIONS": "isolated=true"}, sf.ValueRangeError,
+     'environment variable SNOWFLAKE_OPTIONS="isolated=true": `isolated`: isolated takes a generator outside the host\'s record (for tests and replays with a clock of their own): give it in the code, never from the environment'),
+    ({"SNOWFLAKE_REQUIRE_NODE": "1"}, sf.ValueRangeError,
+     'environment variable SNOWFLAKE_REQUIRE_NODE="1": `SNOWFLAKE_NODE`: no node values are given, in the code or in SNOWFLAKE_NODE, and node 0 is refused: set SNOWFLAKE_NODE (`datacenter=1,worker=7`) or a lease'),
+    ({"SNOWFLAKE_NODE": "datacenter=1,wroker=7"}, sf.ValueRangeError,
+     'environment variable SNOWFLAKE_NODE="datacenter=1,wroker=7": the layout has no field `wroker`: did you mean `worker`? (its node fields: datacenter, worker)'),
+]
+
+
+@pytest.mark.parametrize("variables, error, message", ISSUE_40_REFUSED)
+def test_issue_40_environment_refusals_say_exactly_what(env: pytest.MonkeyPatch, variables: dict, error: type, message: str) -> None:
+    env.delenv("SNOWFLAKE_REQUIRE_NODE", raising=False)
+    for name, value in variables.items():
+        env.setenv(name, value)
+    with pytest.raises(error) as e:
+        sf.Generator()
+    assert str(e.value) == message
+    assert "s3cret" not in str(e.value) and "pa;ss" not in str(e.value) and "ss@" not in str(e.value)
+
+
+def test_a_lease_and_the_other_node_values_from_the_environment(env: pytest.MonkeyPatch) -> None:
+    env.setenv("SNOWFLAKE_NODE", "datacenter=1")
+    env.setenv("SNOWFLAKE_OPTIONS", "lease=local;max_wait_ms=0")
+    g = sf.Generator()
+    parts = TWITTER.decode(g.next_id())
+    assert parts.fields["datacenter"] == 1 and g.stats().sources["node"] == "SNOWFLAKE_NODE"
+    # The same as the code's `lease="local"` with `node="datacenter=1"`.
+    h = sf.Generator(node="datacenter=1", lease="local", max_wait_ms=0)
+    assert TWITTER.decode(h.next_id()).fields["datacenter"] == 1
+    assert TWITTER.decode(h.next_id()).fields["worker"] != parts.fields["worker"]
+
+
+@pytest.mark.parametrize("empty", [{}, "", None])
+def test_empty_node_values_give_none_so_the_environment_applies(env: pytest.MonkeyPatch, empty: object) -> None:
+    env.setenv("SNOWFLAKE_NODE", "datacenter=2,worker=9")
+    g = sf.Generator("twitter", empty, max_wait_ms=0)
+    assert g.node == {"datacenter": 2, "worker": 9} and g.stats().sources["node"] == "SNOWFLAKE_NODE"
+
+
+def test_warnings_go_to_stderr_once(env: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]) -> None:
+    env.setenv("SNOWFLAKE_NOD", "datacenter=1,worker=7")
+    env.setenv("SNOWFLAKE_NODE", "datacenter=3,worker=4")
+    env.setenv("SNOWFLAKE_USER", "warehouse-user")  # the data warehouse's: never warned about
+    for _ in range(3):
+        sf.Generator("twitter", {"datacenter": 5, "worker": 6}, max_wait_ms=0)
+    err = capfd.readouterr().err
+    assert err.count("libsnowflake: warning: environment variable SNOWFLAKE_NOD is not one libsnowflake reads (it is ignored): did you mean SNOWFLAKE_NODE?\n") == 1, err
+    assert err.count('libsnowflake: warning: environment variable SNOWFLAKE_NODE="datacenter=3,worker=4" is set, but the code gives node values (datacenter=5,worker=6), which win: leave node values to the environment, or unset SNOWFLAKE_NODE\n') == 1, err
+    assert "SNOWFLAKE_USER" not in err
+
+
 def test_the_options_text_and_keywords_win_over_the_environment_key_by_key(env: pytest.MonkeyPatch) -> None:
     # Issue 28 meets issue 29: `options="…"` and the keywords are the code's options, together;
     # SNOWFLAKE_OPTIONS fills only the keys the code gives neither way.
-    env.setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0;max_drift_ms=7;isolated=true")
+    env.setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0;max_drift_ms=7;sequence_start=spread:4")
     g = sf.Generator("twitter", "datacenter=1,worker=5", options="max_wait_ms=25", max_drift_ms=3)
-    assert (g.max_wait_ms, g.max_drift_ms, g.isolated) == (25, 3, True)
+    assert (g.max_wait_ms, g.max_drift_ms) == (25, 3)
     s = g.stats().sources
-    assert (s["max_wait_ms"], s["max_drift_ms"], s["isolated"]) == ("code", "code", "SNOWFLAKE_OPTIONS")
+    assert (s["max_wait_ms"], s["max_drift_ms"], s["sequence_start"]) == ("code", "code", "SNOWFLAKE_OPTIONS")
     # A key given twice by the code is refused, whatever the environment holds.
     with pytest.raises(sf.ValueRangeError, match="given both in the options text and as a keyword"):
         sf.Generator("twitter", "datacenter=1,worker=5", options="max_wait_ms=25", max_wait_ms=3)
@@ -232,6 +294,34 @@ def test_pydantic_snowflake_id() -> None:
         assert json.loads(dumped)["id"] == str(i) and Order.model_validate_json(dumped).id == i
 
 
+def test_pydantic_snowflake_id_agrees_with_every_languages_json_helpers() -> None:
+    # tests/vectors/json_ids.json: the values Node's libsnowflake/json parse() and stringify()
+    # accept and refuse too (issue 40). Python's JSON parser keeps a number's digits, so an
+    # exact_number case reads as its ID here.
+    from pydantic import BaseModel, TypeAdapter, ValidationError
+
+    from libsnowflake.pydantic import SnowflakeId
+
+    class Order(BaseModel):
+        id: SnowflakeId
+
+    cases = load_vectors("json_ids")
+    for c in cases["parse"]:
+        text = '{"id": %s}' % c["json"]
+        if c["id"] is not None:
+            assert Order.model_validate_json(text).id == int(c["id"]), text
+        else:
+            with pytest.raises(ValidationError):
+                Order.model_validate_json(text)
+    adapter = TypeAdapter(SnowflakeId)
+    for c in cases["stringify"]:
+        if c["json"] is not None:
+            assert adapter.dump_json(adapter.validate_python(int(c["id"]))).decode() == c["json"]
+        else:
+            with pytest.raises(ValidationError):
+                adapter.validate_python(int(c["id"]))
+
+
 # ---- SQLAlchemy ------------------------------------------------------------------------------------
 
 
@@ -311,7 +401,7 @@ def run_django(extra_env: dict[str, str]) -> str:
     )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
-    assert "Ran 6 tests" in out and "OK" in out, out
+    assert "Ran 9 tests" in out and "OK" in out, out
     return out
 
 

@@ -54,6 +54,75 @@ pub const ENV_LAYOUT: &str = "SNOWFLAKE_LAYOUT";
 pub const ENV_NODE: &str = "SNOWFLAKE_NODE";
 /// The variable holding options in the text form (`max_wait_ms=0;lease=redis://…`).
 pub const ENV_OPTIONS: &str = "SNOWFLAKE_OPTIONS";
+/// The variable that makes node values required: `1` (or `true`) refuses a generator that
+/// would issue as the all-zero default, with nothing in the code, `SNOWFLAKE_NODE` or a lease
+/// to set them, so that a fleet refuses to start as node 0 (`0`, `false` or empty: not required).
+pub const ENV_REQUIRE_NODE: &str = "SNOWFLAKE_REQUIRE_NODE";
+
+/// The variables of this library that configure a generator: a variable whose name is a
+/// near miss of one of them (`SNOWFLAKE_NOD`, `snowflake_node`) is warned about, naming the one
+/// meant, since unset means the default (node 0) with no word.
+const CONFIG_NAMES: [&str; 5] = [ENV_LAYOUT, ENV_NODE, ENV_OPTIONS, ENV_REQUIRE_NODE, "SNOWFLAKE_SHM_DIR"];
+
+/// Other variables this library's front ends read (exact names, never near misses).
+const OTHER_NAMES: [&str; 4] = ["SNOWFLAKE_LIB", "SNOWFLAKE_HEADER", "SNOWFLAKE_ADDON", "SNOWFLAKE_NO_ADDON"];
+
+/// The Snowflake data warehouse's variables (its connectors and CLI), which share the
+/// `SNOWFLAKE_` prefix: never warned about, though some are near our names
+/// (`SNOWFLAKE_ROLE` is two letters from `SNOWFLAKE_NODE`).
+const WAREHOUSE_NAMES: [&str; 20] = [
+    "SNOWFLAKE_ACCOUNT",
+    "SNOWFLAKE_USER",
+    "SNOWFLAKE_PASSWORD",
+    "SNOWFLAKE_ROLE",
+    "SNOWFLAKE_WAREHOUSE",
+    "SNOWFLAKE_DATABASE",
+    "SNOWFLAKE_SCHEMA",
+    "SNOWFLAKE_HOST",
+    "SNOWFLAKE_PORT",
+    "SNOWFLAKE_PROTOCOL",
+    "SNOWFLAKE_REGION",
+    "SNOWFLAKE_AUTHENTICATOR",
+    "SNOWFLAKE_TOKEN",
+    "SNOWFLAKE_PRIVATE_KEY_PATH",
+    "SNOWFLAKE_PRIVATE_KEY_FILE",
+    "SNOWFLAKE_PRIVATE_KEY_PASSPHRASE",
+    "SNOWFLAKE_CONNECTION_NAME",
+    "SNOWFLAKE_DEFAULT_CONNECTION_NAME",
+    "SNOWFLAKE_HOME",
+    "SNOWFLAKE_MODE",
+];
+
+/// The configuration variable `name` is a near miss of: a case away, or at most two edits
+/// (`SNOWFLAKE_NOD`, `SNOWFLAKE_NODES`, `SNOWFALKE_NODE`); `None` for our own names and the
+/// data warehouse's.
+///
+/// ```
+/// use snowflake_core::near_miss;
+/// assert_eq!(near_miss("SNOWFLAKE_NOD"), Some("SNOWFLAKE_NODE"));
+/// assert_eq!(near_miss("snowflake_node"), Some("SNOWFLAKE_NODE"));
+/// assert_eq!(near_miss("SNOWFLAKE_OPTION"), Some("SNOWFLAKE_OPTIONS"));
+/// assert_eq!(near_miss("SNOWFLAKE_NODE"), None);
+/// assert_eq!(near_miss("SNOWFLAKE_ROLE"), None);
+/// assert_eq!(near_miss("SNOWFLAKE_USER"), None);
+/// assert_eq!(near_miss("PATH"), None);
+/// ```
+pub fn near_miss(name: &str) -> Option<&'static str> {
+    let exact = |names: &[&str]| names.contains(&name);
+    if exact(&CONFIG_NAMES) || exact(&OTHER_NAMES) {
+        return None;
+    }
+    if WAREHOUSE_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+        return None;
+    }
+    CONFIG_NAMES
+        .iter()
+        .map(|n| (crate::text::text_distance(name, n), *n))
+        .filter(|&(d, _)| d <= 2)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
+}
+
 /// The layout when neither the code nor the environment names one.
 pub const DEFAULT_LAYOUT: &str = "twitter";
 
@@ -187,6 +256,9 @@ pub struct Environment {
     layout: Option<String>,
     node: Option<String>,
     options: Option<String>,
+    require_node: Option<String>,
+    /// Variables set whose names are near misses of ours: (the name set, the name meant).
+    near_misses: Vec<(String, &'static str)>,
 }
 
 impl Environment {
@@ -202,12 +274,54 @@ impl Environment {
                 &Error::BadOption { name: Name::snippet(name), reason: "the value is not valid UTF-8" },
             )),
         };
-        Ok(Environment { layout: var(ENV_LAYOUT)?, node: var(ENV_NODE)?, options: var(ENV_OPTIONS)? })
+        let mut env = Environment {
+            layout: var(ENV_LAYOUT)?,
+            node: var(ENV_NODE)?,
+            options: var(ENV_OPTIONS)?,
+            require_node: var(ENV_REQUIRE_NODE)?,
+            near_misses: Vec::new(),
+        };
+        // Names only: a near miss's value is never read (it may be anything, a secret too).
+        for (name, _) in std::env::vars_os() {
+            if let Some(meant) = name.to_str().and_then(near_miss) {
+                env.near_misses.push((name.to_string_lossy().into_owned(), meant));
+            }
+        }
+        Ok(env)
     }
 
     /// The variables as `lookup` gives them (`None`: unset).
     pub fn of(mut lookup: impl FnMut(&str) -> Option<String>) -> Environment {
-        Environment { layout: lookup(ENV_LAYOUT), node: lookup(ENV_NODE), options: lookup(ENV_OPTIONS) }
+        Environment {
+            layout: lookup(ENV_LAYOUT),
+            node: lookup(ENV_NODE),
+            options: lookup(ENV_OPTIONS),
+            require_node: lookup(ENV_REQUIRE_NODE),
+            near_misses: Vec::new(),
+        }
+    }
+
+    /// The variables of the `(name, value)` pairs, as [`Environment::read`] reads the
+    /// process's: ours by name, and every near miss of ours noted for a warning.
+    ///
+    /// ```
+    /// use snowflake_core::{Environment, GivenOptions};
+    /// let env = Environment::from_vars([("SNOWFLAKE_NOD", "datacenter=1,worker=7"), ("SNOWFLAKE_USER", "me")]);
+    /// let (layout, from) = env.layout(None)?;
+    /// let config = env.config(layout, from, None, GivenOptions::new())?;
+    /// assert_eq!(config.warnings, ["environment variable SNOWFLAKE_NOD is not one libsnowflake reads (it is ignored): did you mean SNOWFLAKE_NODE?"]);
+    /// # Ok::<(), snowflake_core::Error>(())
+    /// ```
+    pub fn from_vars<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) -> Environment {
+        let vars: Vec<(&str, &str)> = vars.into_iter().collect();
+        let mut env =
+            Environment::of(|name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string()));
+        for (name, _) in &vars {
+            if let Some(meant) = near_miss(name) {
+                env.near_misses.push((name.to_string(), meant));
+            }
+        }
+        env
     }
 
     /// No variable set: only the code and the defaults.
@@ -223,8 +337,16 @@ impl Environment {
         }
         match &self.layout {
             Some(text) => {
-                let layout = Layout::parse(text.trim())
-                    .map_err(|e| Error::environment(ENV_LAYOUT, shown(text), &e))?;
+                let (redacted, misplaced) = redact_layout(text);
+                let fail = |e: &Error| Error::environment(ENV_LAYOUT, shown(&redacted), e);
+                if let Some(key) = misplaced {
+                    // Its value may be a secret (`lease=redis://…`): named by its key alone.
+                    return Err(fail(&Error::BadOption {
+                        name: Name::snippet(key),
+                        reason: "is not part of a layout (a layout takes `epoch=` and `tick=`): options go in SNOWFLAKE_OPTIONS",
+                    }));
+                }
+                let layout = Layout::parse(text.trim()).map_err(|e| fail(&e))?;
                 Ok((layout, Source::Environment(ENV_LAYOUT)))
             }
             None => Ok((Layout::parse(DEFAULT_LAYOUT)?, Source::Default)),
@@ -234,8 +356,12 @@ impl Environment {
     /// The node values for `layout`: `given`, else `SNOWFLAKE_NODE`, else all zeros; and
     /// where they came from. An empty `SNOWFLAKE_NODE` is an error: a deployment that meant to
     /// set it (a downward-API field that came out empty) must not issue as node 0.
+    ///
+    /// Empty node values from the code (`{}`, `''`, `[]`: a `Node` that names no field) give
+    /// none, so `SNOWFLAKE_NODE` applies: one rule for every front end, since a front end
+    /// cannot always tell an empty argument from a missing one (PHP's `[]` default).
     pub fn node(&self, layout: &Layout, given: Option<Node>) -> Result<(Node, Source)> {
-        if let Some(node) = given {
+        if let Some(node) = given.filter(|n| !n.is_empty()) {
             return Ok((node, Source::Code));
         }
         match &self.node {
@@ -266,8 +392,22 @@ impl Environment {
         let mut options = given.options;
         if let Some(text) = &self.options {
             let fail = |e: &Error| Error::environment(ENV_OPTIONS, shown(&redact_options(text)), e);
+            if split_lease(text) {
+                // The text after the `;` is a password's end: named by no message.
+                return Err(fail(&Error::BadOption {
+                    name: Name::snippet("lease"),
+                    reason: "the lease address holds a `;` (in its password?), which separates options: percent-encode it as %3B, or give the password with lease_password_file=",
+                }));
+            }
             // The whole text is checked (names, values, a key twice), whichever keys apply.
             let from_env = GivenOptions::parse(text).map_err(|e| fail(&e))?;
+            if from_env.options.isolated {
+                // One deployment variable would take every process outside the host's record.
+                return Err(fail(&Error::BadOption {
+                    name: Name::snippet("isolated"),
+                    reason: "isolated takes a generator outside the host's record (for tests and replays with a clock of their own): give it in the code, never from the environment",
+                }));
+            }
             for (i, spec) in OPTIONS.iter().enumerate() {
                 if from_env.given[i] && !given.given[i] {
                     let value = Options::text_pairs(text)
@@ -293,21 +433,115 @@ impl Environment {
         node: Option<Node>,
         options: GivenOptions,
     ) -> Result<Config> {
+        let given = options.clone();
         let (options, sources) = self.options(options)?;
         let (node, node_source) = self.node(&layout, node)?;
+        // The fields the generator sets (a lease's, a rollover's), which node values leave
+        // out: the same rule as `Generator::new`'s, so that what passes here opens there.
+        let exempt = crate::coord::set_by_generator(&layout, &options)?;
         if let (Source::Environment(variable), Some(text)) = (node_source, &self.node) {
             // Checked here, not when the generator opens, so that a partial map names the
-            // variable (the rollover field is the generator's, left out).
+            // variable.
             layout
-                .check_node_named(&node, options.rollover_bit(&layout))
+                .check_node_named(&node, exempt)
                 .map_err(|e| Error::environment(variable, shown(text), &e))?;
         }
+        if self.node_required()? && node_source == Source::Default {
+            let unset = layout.node_fields().any(|(i, _)| exempt & (1 << i) == 0);
+            if unset {
+                return Err(Error::environment(
+                    ENV_REQUIRE_NODE,
+                    shown(self.require_node.as_deref().unwrap_or("")),
+                    &Error::BadOption {
+                        name: Name::snippet(ENV_NODE),
+                        reason: "no node values are given, in the code or in SNOWFLAKE_NODE, and node 0 is refused: set SNOWFLAKE_NODE (`datacenter=1,worker=7`) or a lease",
+                    },
+                ));
+            }
+        }
+        let mut warnings: Vec<String> = self
+            .near_misses
+            .iter()
+            .map(|(name, meant)| {
+                format!("environment variable {name} is not one libsnowflake reads (it is ignored): did you mean {meant}?")
+            })
+            .collect();
+        warnings.extend(self.overridden(&layout, layout_source, &node, node_source, &given, &options));
         Ok(Config {
             layout,
             node,
             options,
             provenance: Provenance { layout: layout_source, node: node_source, options: sources },
+            warnings,
         })
+    }
+
+    /// Whether `SNOWFLAKE_REQUIRE_NODE` requires node values.
+    fn node_required(&self) -> Result<bool> {
+        match self.require_node.as_deref().map(str::trim) {
+            None | Some("" | "0" | "false") => Ok(false),
+            Some("1" | "true") => Ok(true),
+            Some(other) => Err(Error::environment(
+                ENV_REQUIRE_NODE,
+                shown(other),
+                &Error::BadOption {
+                    name: Name::snippet(ENV_REQUIRE_NODE),
+                    reason: "is `1` (or `true`) to require node values, `0` (or `false`, or unset) not to",
+                },
+            )),
+        }
+    }
+
+    /// The warnings for variables that are set but that the code's values override (one
+    /// that gives the same value overrides nothing): a team that sets `SNOWFLAKE_NODE` per pod
+    /// must learn that a hard-coded node wins. Values of options are not quoted (a lease's
+    /// may hold a password).
+    fn overridden(
+        &self,
+        layout: &Layout,
+        layout_source: Source,
+        node: &Node,
+        node_source: Source,
+        given: &GivenOptions,
+        options: &Options,
+    ) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if let (Source::Code, Some(text)) = (layout_source, &self.layout) {
+            if Layout::parse(text.trim()).ok().as_ref() != Some(layout) {
+                warnings.push(format!(
+                    "environment variable {ENV_LAYOUT} is set, but the code gives another layout, which wins: leave the layout to the environment, or unset {ENV_LAYOUT}"
+                ));
+            }
+        }
+        if let (Source::Code, Some(text)) = (node_source, &self.node) {
+            if layout.parse_node(text).ok().as_ref() != Some(node) {
+                warnings.push(format!(
+                    "environment variable {ENV_NODE}=\"{}\" is set, but the code gives node values ({}), which win: leave node values to the environment, or unset {ENV_NODE}",
+                    shown(text),
+                    NodeText(layout, node)
+                ));
+            }
+        }
+        if let Some(text) = &self.options {
+            for (i, spec) in OPTIONS.iter().enumerate() {
+                if !given.given[i] {
+                    continue;
+                }
+                let Some((_, value)) =
+                    Options::text_pairs(text).filter_map(|p| p.ok()).find(|(k, _)| *k == spec.name)
+                else {
+                    continue;
+                };
+                let mut probe = options.clone();
+                if probe.set_text(spec.name, value).is_ok() && probe != *options {
+                    warnings.push(format!(
+                        "environment variable {ENV_OPTIONS} sets {}, but the code gives it another value, which wins: leave it to the environment, or take it out of {ENV_OPTIONS}",
+                        spec.name
+                    ));
+                }
+            }
+        }
+        warnings
     }
 }
 
@@ -322,11 +556,18 @@ pub struct Config {
     pub options: Options,
     /// Where each came from.
     pub provenance: Provenance,
+    /// What [`Config::open`] warns about, once per process each: a variable that the code
+    /// overrides, a variable's name that is a near miss of ours.
+    pub warnings: Vec<String>,
 }
 
 impl Config {
-    /// The generator of this configuration (`Generator::new`), recording its provenance.
+    /// The generator of this configuration (`Generator::new`), recording its provenance. Each
+    /// of [`Config::warnings`] goes to stderr, once per process (`libsnowflake: warning: …`).
     pub fn open(self) -> Result<Generator> {
+        for w in &self.warnings {
+            warn_once(w);
+        }
         Ok(Generator::new(&self.layout, self.node, self.options)?.with_provenance(self.provenance))
     }
 
@@ -339,6 +580,83 @@ impl Config {
     }
 }
 
+/// Writes `message` to stderr, unless this process wrote it already: a generator made per
+/// request must not repeat it per request.
+fn warn_once(message: &str) {
+    use std::io::Write;
+    static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    if !seen.iter().any(|m| m == message) {
+        seen.push(message.to_string());
+        // A closed stderr loses the warning, never the generator.
+        let _ = writeln!(std::io::stderr(), "libsnowflake: warning: {message}");
+    }
+}
+
+/// Node values in their text form.
+struct NodeText<'a>(&'a Layout, &'a Node);
+
+impl core::fmt::Display for NodeText<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, (name, value)) in self.0.node_values(self.1).enumerate() {
+            write!(f, "{}{name}={value}", if i == 0 { "" } else { "," })?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether `item`, after a `lease=` item, is the rest of its address cut at a `;`: not an
+/// option, and not written like one (`key=value`, a lowercase key, no `@`: a misspelt option
+/// is told as such). A password is followed by `@host`, so its end holds an `@`.
+fn lease_tail(item: &str) -> bool {
+    let looks_like_option = |(k, v): (&str, &str)| {
+        let k = k.trim();
+        !k.is_empty() && k.bytes().all(|c| c.is_ascii_lowercase() || c == b'_') && !v.contains('@')
+    };
+    let key = item.split_once('=').map_or(item.trim(), |(k, _)| k.trim());
+    !crate::options::is_option_name(key) && !item.split_once('=').is_some_and(looks_like_option)
+}
+
+/// Whether a `lease=` item of the options text is followed by the rest of its address
+/// (`lease=redis://app:pa;ss@cache/0`): a `;` of the address, which the split cut.
+fn split_lease(text: &str) -> bool {
+    let mut after_lease = false;
+    for item in text.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        if after_lease && lease_tail(item) {
+            return true;
+        }
+        after_lease = item.split_once('=').is_some_and(|(k, _)| k.trim() == "lease");
+    }
+    false
+}
+
+/// `SNOWFLAKE_LAYOUT`'s text with each item that is not a layout's (`epoch=`, `tick=`)
+/// hidden but its key, and the first such key (`option` where it has none that reads as a
+/// name): an option put there by mistake may hold a password.
+fn redact_layout(text: &str) -> (String, Option<&str>) {
+    let mut misplaced = None;
+    let items: Vec<String> = text
+        .split(';')
+        .enumerate()
+        .map(|(i, item)| match item.split_once('=').map(|(k, _)| k.trim()) {
+            _ if i == 0 || item.trim().is_empty() => item.to_string(),
+            Some(key @ ("epoch" | "tick")) => {
+                let _ = key;
+                item.to_string()
+            }
+            Some(key) if !key.is_empty() && key.bytes().all(|c| c.is_ascii_lowercase() || c == b'_') => {
+                misplaced = misplaced.or(Some(key));
+                format!("{key}=***")
+            }
+            _ => {
+                misplaced = misplaced.or(Some("option"));
+                "***".to_string()
+            }
+        })
+        .collect();
+    (items.join(";"), misplaced)
+}
+
 /// `text`, cut short for a message.
 fn shown(text: &str) -> String {
     let mut s: String = text.chars().take(SHOWN_CHARS).collect();
@@ -348,12 +666,21 @@ fn shown(text: &str) -> String {
     s
 }
 
-/// The options text with each `lease=` address's password hidden.
+/// The options text with each `lease=` address's password hidden, and anything after a
+/// `lease=` item that is no option (a password's end past a `;`) hidden whole.
 fn redact_options(text: &str) -> String {
+    let mut after_lease = false;
     text.split(';')
-        .map(|item| match item.split_once('=') {
-            Some((k, v)) if k.trim() == "lease" => format!("{k}={}", redact_url(v.trim())),
-            _ => item.to_string(),
+        .map(|item| {
+            let key = item.split_once('=').map_or(item.trim(), |(k, _)| k.trim());
+            if after_lease && !item.trim().is_empty() && lease_tail(item) {
+                return "***".to_string();
+            }
+            after_lease = key == "lease" || (after_lease && item.trim().is_empty());
+            match item.split_once('=') {
+                Some((k, v)) if k.trim() == "lease" => format!("{k}={}", redact_url(v.trim())),
+                _ => item.to_string(),
+            }
         })
         .collect::<Vec<_>>()
         .join(";")
@@ -368,6 +695,7 @@ mod tests {
             layout: layout.map(String::from),
             node: node.map(String::from),
             options: options.map(String::from),
+            ..Environment::default()
         }
     }
 
@@ -454,6 +782,159 @@ mod tests {
         let mut given = GivenOptions::new();
         given.set_text("max_wait_ms", "0").unwrap();
         assert!(env(None, None, Some("max_wait_ms=x")).config(layout, Source::Code, None, given).is_err());
+    }
+
+    fn config_of(e: &Environment, node: Option<&str>, options: &str) -> Result<Config> {
+        let (layout, source) = e.layout(None)?;
+        let node = node.map(|n| layout.parse_node(n)).transpose()?;
+        e.config(layout, source, node, GivenOptions::parse(options)?)
+    }
+
+    #[test]
+    fn a_lease_and_the_other_node_values_both_from_the_environment() {
+        // The issue's case: the lease holds `worker`, SNOWFLAKE_NODE gives `datacenter`.
+        let e = env(None, Some("datacenter=1"), Some("lease=local;max_wait_ms=0"));
+        let c = config_of(&e, None, "").unwrap();
+        assert_eq!(c.provenance.node, Source::Environment(ENV_NODE));
+        let g = c.open().unwrap();
+        let parts = g.layout().decode(g.next_id().unwrap()).unwrap();
+        assert_eq!(parts.node.get(1), 1, "datacenter from SNOWFLAKE_NODE");
+        // As from the code: the leased field is the lease's, in either place.
+        let e = env(None, Some("datacenter=1,worker=0"), Some("lease=local"));
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert_eq!(err, "environment variable SNOWFLAKE_NODE=\"datacenter=1,worker=0\": `worker`: this field is set by the generator (the lease or the rollover): give it no node value");
+        let e = env(None, None, Some("lease=local"));
+        assert!(config_of(&e, Some("datacenter=1,worker=0"), "").unwrap().open().is_err());
+    }
+
+    #[test]
+    fn secrets_in_the_environment_stay_out_of_messages() {
+        let e = env(None, None, Some("lease=redis://app:pa;ss@cache:6379/0;max_wait_ms=0"));
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert_eq!(err, "environment variable SNOWFLAKE_OPTIONS=\"lease=redis://***;***;max_wait_ms=0\": `lease`: the lease address holds a `;` (in its password?), which separates options: percent-encode it as %3B, or give the password with lease_password_file=");
+        let e = env(Some("twitter;lease=redis://app:s3cret@cache/0"), None, None);
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert_eq!(err, "environment variable SNOWFLAKE_LAYOUT=\"twitter;lease=***\": `lease`: is not part of a layout (a layout takes `epoch=` and `tick=`): options go in SNOWFLAKE_OPTIONS");
+        let e = env(Some("twitter;s3cret"), None, None);
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert!(!err.contains("s3cret"), "{err}");
+        // A misspelt option after a lease is told as such.
+        let e = env(None, None, Some("lease=redis://app:s3cret@cache/0;max_wait=1"));
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert!(err.starts_with("environment variable SNOWFLAKE_OPTIONS=\"lease=redis://app:***@cache/0;max_wait=1\": unknown option `max_wait`"), "{err}");
+        let e = env(None, None, Some("lease=redis://app:pa;ss=x@cache/0"));
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert!(err.starts_with("environment variable SNOWFLAKE_OPTIONS=\"lease=redis://***;***\": `lease`: the lease address holds"), "{err}");
+        // A layout's own options are shown and parsed as ever.
+        assert_eq!(redact_layout("time:41,worker:10,sequence:12;epoch=0;tick=1ms").1, None);
+    }
+
+    #[test]
+    fn isolated_is_refused_from_the_environment() {
+        let e = env(None, None, Some("max_wait_ms=0;isolated=true"));
+        let err = config_of(&e, None, "isolated=true").unwrap_err();
+        assert_eq!(err.to_string(), "environment variable SNOWFLAKE_OPTIONS=\"max_wait_ms=0;isolated=true\": `isolated`: isolated takes a generator outside the host's record (for tests and replays with a clock of their own): give it in the code, never from the environment");
+        assert_eq!(err.kind(), crate::ErrorKind::Value);
+        // From the code it is the code's.
+        let c = config_of(&env(None, None, Some("max_wait_ms=0")), None, "isolated=true").unwrap();
+        assert!(c.options.isolated);
+    }
+
+    #[test]
+    fn empty_node_values_from_the_code_give_none() {
+        let e = env(None, Some("datacenter=2,worker=5"), None);
+        for empty in ["", " , "] {
+            let c = config_of(&e, Some(empty), "").unwrap();
+            assert_eq!(c.provenance.node, Source::Environment(ENV_NODE));
+            assert_eq!(c.layout.node_values(&c.node).collect::<Vec<_>>(), [("datacenter", 2), ("worker", 5)]);
+        }
+        let c = config_of(&Environment::none(), Some(""), "").unwrap();
+        assert_eq!((c.node, c.provenance.node), (Node::default(), Source::Default));
+    }
+
+    #[test]
+    fn near_misses_of_our_names_are_warned_about() {
+        let e = Environment::from_vars([
+            ("SNOWFLAKE_NOD", "datacenter=1,worker=7"),
+            ("snowflake_options", "max_wait_ms=0"),
+            ("SNOWFLAKE_ACCOUNT", "acme"),
+            ("SNOWFLAKE_USER", "me"),
+            ("SNOWFLAKE_ROLE", "admin"),
+            ("SNOWFLAKE_SHM_DIR", "/tmp"),
+        ]);
+        let c = config_of(&e, None, "").unwrap();
+        assert_eq!(
+            c.warnings,
+            [
+                "environment variable SNOWFLAKE_NOD is not one libsnowflake reads (it is ignored): did you mean SNOWFLAKE_NODE?",
+                "environment variable snowflake_options is not one libsnowflake reads (it is ignored): did you mean SNOWFLAKE_OPTIONS?",
+            ]
+        );
+        assert_eq!(c.provenance.node, Source::Default);
+    }
+
+    #[test]
+    fn node_values_can_be_required() {
+        let e = Environment::from_vars([("SNOWFLAKE_REQUIRE_NODE", "1")]);
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert_eq!(err, "environment variable SNOWFLAKE_REQUIRE_NODE=\"1\": `SNOWFLAKE_NODE`: no node values are given, in the code or in SNOWFLAKE_NODE, and node 0 is refused: set SNOWFLAKE_NODE (`datacenter=1,worker=7`) or a lease");
+        config_of(&e, Some("datacenter=0,worker=0"), "").unwrap(); // the code's zeros are meant
+        let e = Environment::from_vars([
+            ("SNOWFLAKE_REQUIRE_NODE", "1"),
+            ("SNOWFLAKE_NODE", "datacenter=1,worker=2"),
+        ]);
+        config_of(&e, None, "").unwrap();
+        // A lease of the only node field sets every one.
+        let e = Environment::from_vars([
+            ("SNOWFLAKE_REQUIRE_NODE", "true"),
+            ("SNOWFLAKE_LAYOUT", "instagram"),
+            ("SNOWFLAKE_OPTIONS", "lease=local"),
+        ]);
+        config_of(&e, None, "").unwrap();
+        let e = Environment::from_vars([("SNOWFLAKE_REQUIRE_NODE", "0")]);
+        config_of(&e, None, "").unwrap();
+        let e = Environment::from_vars([("SNOWFLAKE_REQUIRE_NODE", "yes")]);
+        assert!(config_of(&e, None, "")
+            .unwrap_err()
+            .to_string()
+            .starts_with("environment variable SNOWFLAKE_REQUIRE_NODE=\"yes\": "));
+    }
+
+    #[test]
+    fn the_code_overriding_a_set_variable_is_warned_about() {
+        let e = env(Some("discord"), Some("datacenter=3,worker=4"), Some("max_wait_ms=0;max_drift_ms=5"));
+        let (_, _) = e.layout(None).unwrap();
+        let twitter = Layout::parse("twitter").unwrap();
+        let node = twitter.parse_node("datacenter=1,worker=1").unwrap();
+        let c = e
+            .config(
+                twitter,
+                Source::Code,
+                Some(node),
+                GivenOptions::parse("max_wait_ms=0;max_drift_ms=9").unwrap(),
+            )
+            .unwrap();
+        assert_eq!(
+            c.warnings,
+            [
+                "environment variable SNOWFLAKE_LAYOUT is set, but the code gives another layout, which wins: leave the layout to the environment, or unset SNOWFLAKE_LAYOUT",
+                "environment variable SNOWFLAKE_NODE=\"datacenter=3,worker=4\" is set, but the code gives node values (datacenter=1,worker=1), which win: leave node values to the environment, or unset SNOWFLAKE_NODE",
+                "environment variable SNOWFLAKE_OPTIONS sets max_drift_ms, but the code gives it another value, which wins: leave it to the environment, or take it out of SNOWFLAKE_OPTIONS",
+            ]
+        );
+        // The same values override nothing.
+        let e = env(Some("twitter"), Some("datacenter=1,worker=1"), Some("max_wait_ms=0"));
+        let c = e
+            .config(twitter, Source::Code, Some(node), GivenOptions::parse("max_wait_ms=0").unwrap())
+            .unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    }
+
+    #[test]
+    fn a_typo_in_a_node_name_says_what_was_meant() {
+        let e = env(None, Some("datacenter=1,wroker=7"), None);
+        let err = config_of(&e, None, "").unwrap_err().to_string();
+        assert_eq!(err, "environment variable SNOWFLAKE_NODE=\"datacenter=1,wroker=7\": the layout has no field `wroker`: did you mean `worker`? (its node fields: datacenter, worker)");
     }
 
     #[test]

@@ -196,6 +196,12 @@ pub enum Error {
     UnknownField {
         /// The name given.
         name: Name,
+        /// The layout's node fields (as many as fit), `, ` between them; empty where unknown.
+        fields: Name,
+        /// How many more node fields there are than `fields` names.
+        more: u8,
+        /// Which of `fields` (from 1) `name` is a typo of; 0 for none.
+        near: u8,
     },
     /// `time` or `sequence` given where a node field is expected.
     NotANodeField {
@@ -827,7 +833,17 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Layout(e) => write!(f, "invalid layout: {e}"),
-            Error::UnknownField { name } => write!(f, "the layout has no field `{name}`"),
+            Error::UnknownField { name, near, fields, more } => {
+                write!(f, "the layout has no field `{name}`")?;
+                if let Some(near) = fields.as_str().split(", ").nth(usize::from(*near).wrapping_sub(1)) {
+                    write!(f, ": did you mean `{near}`?")?;
+                }
+                match (fields.as_str().is_empty(), more) {
+                    (true, _) => Ok(()),
+                    (false, 0) => write!(f, " (its node fields: {fields})"),
+                    (false, n) => write!(f, " (its node fields: {fields} and {n} more)"),
+                }
+            }
             Error::NotANodeField { name } => {
                 write!(f, "`{name}` is set by the generator, not a node value")
             }

@@ -113,6 +113,12 @@ impl Node {
         index < MAX_FIELDS && self.named & (1 << index) != 0
     }
 
+    /// Whether no field was named (`{}`, `''`): node values that give none, so that the
+    /// environment's apply ([`crate::Environment::node`]).
+    pub const fn is_empty(&self) -> bool {
+        self.named == 0
+    }
+
     /// The value of the field at `index` in [`Layout::fields`].
     pub const fn get(&self, index: usize) -> u64 {
         self.values[index]
@@ -535,7 +541,7 @@ impl Layout {
         let mut node = Node::default();
         let mut set = [false; MAX_FIELDS];
         for &(name, value) in pairs {
-            let (i, field) = self.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
+            let (i, field) = self.field(name).ok_or_else(|| self.unknown_field(name))?;
             if field.kind != FieldKind::Node {
                 return Err(Error::NotANodeField { name: field.name });
             }
@@ -592,11 +598,17 @@ impl Layout {
         if node.named == 0 || missing == 0 {
             return Ok(());
         }
-        // The missing names, as many as fit in a `Name`, and how many more there are.
+        let (missing, more) = self.node_names(missing);
+        Err(Error::MissingNodeValues { missing, more })
+    }
+
+    /// The names of the node fields in `mask` (a bit per index), as many as fit in a
+    /// `Name` joined by `, `, and how many more there are.
+    fn node_names(&self, mask: u16) -> (Name, u8) {
         let mut text = [0u8; crate::text::MAX_NAME_LEN];
         let (mut len, mut more) = (0usize, 0u8);
         for (i, f) in self.node_fields() {
-            if missing & (1 << i) == 0 {
+            if mask & (1 << i) == 0 {
                 continue;
             }
             let name = f.name().as_bytes();
@@ -609,8 +621,37 @@ impl Layout {
                 more += 1;
             }
         }
-        let missing = Name::snippet(core::str::from_utf8(&text[..len]).unwrap_or(""));
-        Err(Error::MissingNodeValues { missing, more })
+        (Name::snippet(core::str::from_utf8(&text[..len]).unwrap_or("")), more)
+    }
+
+    /// The error for `name`, a field this layout does not have: it names the nearest node
+    /// field when `name` looks like a typo of it, and lists the layout's node fields, so that
+    /// `wroker=7` says what was meant in every front end.
+    ///
+    /// ```
+    /// let twitter = snowflake_core::Layout::parse("twitter").unwrap();
+    /// assert_eq!(
+    ///     twitter.unknown_field("wroker").to_string(),
+    ///     "the layout has no field `wroker`: did you mean `worker`? (its node fields: datacenter, worker)"
+    /// );
+    /// assert_eq!(
+    ///     twitter.unknown_field("shard").to_string(),
+    ///     "the layout has no field `shard` (its node fields: datacenter, worker)"
+    /// );
+    /// ```
+    pub fn unknown_field(&self, name: &str) -> Error {
+        let all = self.node_fields().fold(0u16, |m, (i, _)| m | (1 << i));
+        let (fields, more) = self.node_names(all);
+        let near = fields
+            .as_str()
+            .split(", ")
+            .zip(1u8..)
+            .map(|(f, k)| (crate::text::text_distance(name, f), f.len(), k))
+            // A typo is a letter or two off, and never most of a short name.
+            .filter(|&(d, len, _)| d <= 2 && d * 3 <= len)
+            .min_by_key(|&(d, _, _)| d)
+            .map_or(0, |(_, _, k)| k);
+        Error::UnknownField { name: Name::snippet(name), fields, more, near }
     }
 
     /// Node values from a front end's `(name, value)` pairs (a Python dict, a JS object, a
@@ -632,7 +673,7 @@ impl Layout {
         let mut checked = [("", 0u64); MAX_FIELDS];
         let mut n = 0;
         for (name, value) in pairs {
-            let (_, field) = self.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
+            let (_, field) = self.field(name).ok_or_else(|| self.unknown_field(name))?;
             if field.kind != FieldKind::Node {
                 return Err(Error::NotANodeField { name: field.name });
             }

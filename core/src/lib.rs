@@ -102,7 +102,10 @@ pub use coord::{
 };
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 #[cfg(feature = "std")]
-pub use env::{Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV_NODE, ENV_OPTIONS};
+pub use env::{
+    near_miss, Config, Environment, GivenOptions, DEFAULT_LAYOUT, ENV_LAYOUT, ENV_NODE, ENV_OPTIONS,
+    ENV_REQUIRE_NODE,
+};
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
@@ -126,7 +129,7 @@ pub use redis_script::redis_script;
 pub use schemes::{LeaseScheme, LeaseStore, TlsBy, LEASE_SCHEMES};
 #[cfg(feature = "sql")]
 pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
-pub use text::{Name, Spelling, MAX_NAME_LEN};
+pub use text::{text_distance, Name, Spelling, MAX_NAME_LEN};
 pub use uuid::{format_uuid, parse_uuid, UuidText, UUID_MAX_UNIX_MS, UUID_TEXT_LEN};
 pub use value::Value;
 

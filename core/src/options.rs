@@ -287,6 +287,11 @@ pub const RETIRED: &[Retired] = &[
     },
 ];
 
+/// Whether `key` is an option's name in the text form (snake_case), current or retired.
+pub(crate) fn is_option_name(key: &str) -> bool {
+    OPTIONS.iter().any(|o| o.name == key) || retired(key).is_some()
+}
+
 /// The retired option `name` names, in any spelling.
 fn retired(name: &str) -> Option<&'static Retired> {
     let name = name.trim_start_matches('-');

@@ -183,6 +183,50 @@ pub(crate) fn hex16(v: u64, buf: &mut [u8; 16]) -> &str {
     core::str::from_utf8(buf).unwrap_or("")
 }
 
+/// The edit distance (insertions, deletions, substitutions, and swaps of two neighbours)
+/// between `a` and `b`, ASCII case ignored; `usize::MAX` when either is longer than 64 bytes.
+/// Typos are near: `wroker` is 1 from `worker`, `SNOWFLAKE_NOD` 1 from `SNOWFLAKE_NODE`.
+///
+/// ```
+/// use snowflake_core::text_distance;
+/// assert_eq!(text_distance("wroker", "worker"), 1);
+/// assert_eq!(text_distance("snowflake_node", "SNOWFLAKE_NODE"), 0);
+/// assert_eq!(text_distance("SNOWFLAKE_NOD", "SNOWFLAKE_NODE"), 1);
+/// assert_eq!(text_distance("SNOWFLAKE_USER", "SNOWFLAKE_NODE"), 4);
+/// ```
+pub fn text_distance(a: &str, b: &str) -> usize {
+    const MAX: usize = 64;
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() > MAX || b.len() > MAX {
+        return usize::MAX;
+    }
+    // Three rows of the Damerau-Levenshtein table (optimal string alignment), on the stack.
+    let mut rows = [[0usize; MAX + 1]; 3];
+    for (j, cell) in rows[1].iter_mut().enumerate().take(b.len() + 1) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        let (prev2, rest) = rows.split_at_mut(1);
+        let (prev, cur) = rest.split_at_mut(1);
+        let (prev2, prev, cur) = (&prev2[0], &prev[0], &mut cur[0]);
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let same = a[i - 1].eq_ignore_ascii_case(&b[j - 1]);
+            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + usize::from(!same));
+            if i > 1
+                && j > 1
+                && a[i - 1].eq_ignore_ascii_case(&b[j - 2])
+                && a[i - 2].eq_ignore_ascii_case(&b[j - 1])
+            {
+                d = d.min(prev2[j - 2] + 1);
+            }
+            cur[j] = d;
+        }
+        rows.rotate_left(1);
+    }
+    rows[1][b.len()]
+}
+
 #[cfg(test)]
 mod number_tests {
     #[test]

@@ -207,6 +207,39 @@ mod tests {
         }
     }
 
+    /// What docs/layouts.md says the view cannot tell apart: it records the time and the
+    /// lower bits, not the layout.
+    #[test]
+    fn another_layouts_view_is_told_apart_only_by_its_shape() {
+        let (twitter, discord) = (Layout::parse("twitter").unwrap(), Layout::parse("discord").unwrap());
+        let (instagram, sonyflake) =
+            (Layout::parse("instagram").unwrap(), Layout::parse("sonyflake").unwrap());
+        let id = 175928847299117063; // Discord's documented example
+        let view = discord.to_uuid(id).unwrap();
+        // The same shape (22 lower bits, 1 ms ticks): read as an ID of the same instant whose
+        // lower bits are twitter's fields.
+        let read = twitter.from_uuid(view).unwrap();
+        assert_eq!(twitter.decode(read).unwrap().unix_ms, discord.decode(id).unwrap().unix_ms);
+        assert_eq!(read & ((1 << 22) - 1), id & ((1 << 22) - 1));
+        // More lower bits (instagram's 23) take any view of fewer.
+        assert!(instagram.from_uuid(twitter.to_uuid(read).unwrap()).is_ok());
+        // Told apart: a time off the tick (sonyflake's 10 ms), bits below the view's width.
+        let off_tick = discord
+            .to_uuid(
+                discord
+                    .compose(1_700_000_000_003, &discord.parse_node("worker=1,process=1").unwrap(), 1)
+                    .unwrap(),
+            )
+            .unwrap();
+        assert!(sonyflake.from_uuid(off_tick).is_err());
+        let low_bit = instagram
+            .to_uuid(
+                instagram.compose(1_700_000_000_000, &instagram.parse_node("shard=0").unwrap(), 1).unwrap(),
+            )
+            .unwrap();
+        assert!(twitter.from_uuid(low_bit).is_err());
+    }
+
     #[test]
     fn refuses_what_no_id_maps_to() {
         let twitter = Layout::parse("twitter").unwrap();

@@ -146,6 +146,18 @@ pub(crate) fn set_detail(detail: core::fmt::Arguments<'_>, retry_after_ms: u64) 
 /// Records a core error and returns its status.
 #[cold]
 pub(crate) fn fail(e: Error) -> SnowflakeStatus {
+    // A C user links a library, not a cargo feature: the minimal library's missing leases
+    // are said in the terms of the libraries to link.
+    #[cfg(not(feature = "full"))]
+    if let Error::MissingFeature { option, feature } = &e {
+        if feature.starts_with("lease") {
+            set_detail(
+                format_args!("option `{option}`: libsnowflake_minimal has no leases: link libsnowflake"),
+                0,
+            );
+            return SnowflakeStatus::of(e.kind());
+        }
+    }
     set_detail(format_args!("{e}"), e.retry_after_ms().unwrap_or(0));
     SnowflakeStatus::of(e.kind())
 }

@@ -105,7 +105,8 @@ pub unsafe extern "C" fn snowflake_generator_open(
 /// Makes a generator from the configuration the code gives and the environment fills: the
 /// layout `layout`, else `SNOWFLAKE_LAYOUT`, else `twitter`; the node values `node`, else
 /// `SNOWFLAKE_NODE`, else all zeros; each option set on `options`, else its value in
-/// `SNOWFLAKE_OPTIONS`, else its default. NULL leaves a part to the environment:
+/// `SNOWFLAKE_OPTIONS`, else its default. NULL leaves a part to the environment, and so does an
+/// empty `node` (`""`: no node values, as in every language):
 /// `snowflake_generator_from_env(NULL, NULL, NULL, &g)` takes everything from it, which a
 /// deployment sets with no code (a Kubernetes pod's `SNOWFLAKE_NODE=worker=3`).
 ///

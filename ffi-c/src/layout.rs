@@ -427,7 +427,7 @@ pub unsafe extern "C" fn snowflake_layout_field_value(
             }
             .into());
         }
-        let (index, _) = l.field(name).ok_or(Error::UnknownField { name: Name::snippet(name) })?;
+        let (index, _) = l.field(name).ok_or_else(|| l.unknown_field(name))?;
         // SAFETY: valid for a write by contract.
         unsafe { *out = parts.fields[index] };
         Ok(())
@@ -531,7 +531,8 @@ pub unsafe extern "C" fn snowflake_layout_to_uuid(
 
 /// The ID whose UUIDv7 view is `uuid` (the 36-character hyphenated text, either case), into
 /// `*out`. `SNOWFLAKE_STATUS_INVALID_ID` for malformed text, another version or variant, or a
-/// UUID that no ID of this layout maps to (a random UUIDv7, another layout's).
+/// UUID that no ID of this layout maps to (a random UUIDv7; another layout's view only where
+/// its shape differs: the view does not record the layout, docs/layouts.md).
 ///
 /// # Safety
 /// `layout` is a live handle; `uuid` is NUL-terminated; `out` is valid for a write.

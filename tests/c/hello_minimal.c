@@ -1,7 +1,8 @@
 /* A static hello-world: a generator for this process and one ID. tests/dist/run.sh links it
  * against libsnowflake_minimal.a and against the full libsnowflake.a, stripped and with
  * --gc-sections, and compares their sizes (issue 29). The minimal library has no leases: it
- * refuses `lease=local` with SNOWFLAKE_STATUS_VALUE, naming the feature it lacks. It does read
+ * refuses `lease=local` with SNOWFLAKE_STATUS_VALUE: "libsnowflake_minimal has no leases: link
+ * libsnowflake". It does read
  * the deployment's configuration (SNOWFLAKE_LAYOUT, SNOWFLAKE_NODE, SNOWFLAKE_OPTIONS) as the
  * full one does (issue 28). */
 #include <inttypes.h>

@@ -1597,7 +1597,7 @@ static void test_from_env(void) {
 
   setenv("SNOWFLAKE_LAYOUT", "twitter", 1);
   setenv("SNOWFLAKE_NODE", "datacenter=3,worker=17", 1);
-  setenv("SNOWFLAKE_OPTIONS", "isolated=true;max_wait_ms=0", 1);
+  setenv("SNOWFLAKE_OPTIONS", "sequence_start=spread:4;max_wait_ms=0", 1);
   if (!CHECK_STATUS(snowflake_generator_from_env(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_OK)) {
     CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
     SnowflakeLayout *twitter = NULL;
@@ -1607,7 +1607,7 @@ static void test_from_env(void) {
           (unsigned long long)parts.fields[1], (unsigned long long)parts.fields[2]);
     CHECK_STATUS(snowflake_generator_sources(g, sources, sizeof sources), SNOWFLAKE_STATUS_OK);
     CHECK(strncmp(sources, "layout=SNOWFLAKE_LAYOUT;node=SNOWFLAKE_NODE;max_drift_ms=default;max_wait_ms=SNOWFLAKE_OPTIONS;", 95) == 0, "%s", sources);
-    CHECK(strstr(sources, ";isolated=SNOWFLAKE_OPTIONS;") != NULL, "%s", sources);
+    CHECK(strstr(sources, ";sequence_start=SNOWFLAKE_OPTIONS;") != NULL, "%s", sources);
     CHECK_STATUS(snowflake_generator_sources(g, sources, 10), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
     snowflake_layout_free(twitter);
     snowflake_generator_free(g);
@@ -1619,7 +1619,7 @@ static void test_from_env(void) {
   if (!CHECK_STATUS(snowflake_generator_from_env(discord, "worker=1,process=2", o, &g), SNOWFLAKE_STATUS_OK)) {
     CHECK_STATUS(snowflake_generator_sources(g, sources, sizeof sources), SNOWFLAKE_STATUS_OK);
     CHECK(strncmp(sources, "layout=code;node=code;max_drift_ms=default;max_wait_ms=code;", 60) == 0, "%s", sources);
-    CHECK(strstr(sources, ";isolated=SNOWFLAKE_OPTIONS;") != NULL, "%s", sources);
+    CHECK(strstr(sources, ";sequence_start=SNOWFLAKE_OPTIONS;") != NULL, "%s", sources);
     snowflake_generator_free(g);
   }
   snowflake_options_free(o);
@@ -1639,6 +1639,69 @@ static void test_from_env(void) {
   /* The options text's `;` hint, read from the environment too (issue 29 meets issue 28). */
   CHECK(strstr(snowflake_last_error(), "options are separated by `;`, not `,`") != NULL, "%s", snowflake_last_error());
   unsetenv("SNOWFLAKE_LAYOUT");
+  unsetenv("SNOWFLAKE_NODE");
+  unsetenv("SNOWFLAKE_OPTIONS");
+}
+
+/* Issue 40: the environment's rules are core's; the same words as every other front end. */
+static void test_environment_issue_40(void) {
+  static const struct {
+    const char *layout, *node, *options, *require, *message;
+  } cases[] = {
+      {NULL, "datacenter=1,worker=0", "lease=local", NULL,
+       "environment variable SNOWFLAKE_NODE=\"datacenter=1,worker=0\": `worker`: this field is set by the generator (the lease or the rollover): give it no node value"},
+      {NULL, NULL, "lease=redis://app:pa;ss@cache:6379/0;max_wait_ms=0", NULL,
+       "environment variable SNOWFLAKE_OPTIONS=\"lease=redis://***;***;max_wait_ms=0\": `lease`: the lease address holds a `;` (in its password?), which separates options: percent-encode it as %3B, or give the password with lease_password_file="},
+      {"twitter;lease=redis://app:s3cret@cache/0", NULL, NULL, NULL,
+       "environment variable SNOWFLAKE_LAYOUT=\"twitter;lease=***\": `lease`: is not part of a layout (a layout takes `epoch=` and `tick=`): options go in SNOWFLAKE_OPTIONS"},
+      {NULL, NULL, "isolated=true", NULL,
+       "environment variable SNOWFLAKE_OPTIONS=\"isolated=true\": `isolated`: isolated takes a generator outside the host's record (for tests and replays with a clock of their own): give it in the code, never from the environment"},
+      {NULL, NULL, NULL, "1",
+       "environment variable SNOWFLAKE_REQUIRE_NODE=\"1\": `SNOWFLAKE_NODE`: no node values are given, in the code or in SNOWFLAKE_NODE, and node 0 is refused: set SNOWFLAKE_NODE (`datacenter=1,worker=7`) or a lease"},
+      {NULL, "datacenter=1,wroker=7", NULL, NULL,
+       "environment variable SNOWFLAKE_NODE=\"datacenter=1,wroker=7\": the layout has no field `wroker`: did you mean `worker`? (its node fields: datacenter, worker)"},
+  };
+  SnowflakeGenerator *g = NULL;
+  SnowflakeLayout *twitter = NULL;
+  SnowflakeParts parts;
+  uint64_t id = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *names[] = {"SNOWFLAKE_LAYOUT", "SNOWFLAKE_NODE", "SNOWFLAKE_OPTIONS", "SNOWFLAKE_REQUIRE_NODE"};
+    const char *values[] = {cases[i].layout, cases[i].node, cases[i].options, cases[i].require};
+    for (int k = 0; k < 4; k++) {
+      if (values[k]) setenv(names[k], values[k], 1);
+      else unsetenv(names[k]);
+    }
+    g = NULL;
+    CHECK_STATUS(snowflake_generator_from_env(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_VALUE);
+    CHECK(strcmp(snowflake_last_error(), cases[i].message) == 0, "case %zu: %s", i, snowflake_last_error());
+    CHECK(g == NULL, "nothing written on a failure");
+  }
+  unsetenv("SNOWFLAKE_LAYOUT");
+  unsetenv("SNOWFLAKE_REQUIRE_NODE");
+  CHECK_STATUS(snowflake_layout_new("twitter", &twitter), SNOWFLAKE_STATUS_OK);
+  /* A lease and the other node values, both from the environment. */
+  setenv("SNOWFLAKE_NODE", "datacenter=1", 1);
+  setenv("SNOWFLAKE_OPTIONS", "lease=local;max_wait_ms=0", 1);
+  g = NULL;
+  if (!CHECK_STATUS(snowflake_generator_from_env(NULL, NULL, NULL, &g), SNOWFLAKE_STATUS_OK)) {
+    CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_layout_decode(twitter, id, &parts), SNOWFLAKE_STATUS_OK);
+    CHECK(parts.fields[1] == 1, "datacenter from SNOWFLAKE_NODE beside a lease: %llu", (unsigned long long)parts.fields[1]);
+    snowflake_generator_free(g);
+  }
+  /* Empty node values from the code give none: SNOWFLAKE_NODE applies, as in every front end. */
+  setenv("SNOWFLAKE_NODE", "datacenter=2,worker=9", 1);
+  setenv("SNOWFLAKE_OPTIONS", "max_wait_ms=0", 1);
+  g = NULL;
+  if (!CHECK_STATUS(snowflake_generator_from_env(twitter, "", NULL, &g), SNOWFLAKE_STATUS_OK)) {
+    CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_layout_decode(twitter, id, &parts), SNOWFLAKE_STATUS_OK);
+    CHECK(parts.fields[1] == 2 && parts.fields[2] == 9, "an empty node text reads SNOWFLAKE_NODE: %llu %llu",
+          (unsigned long long)parts.fields[1], (unsigned long long)parts.fields[2]);
+    snowflake_generator_free(g);
+  }
+  snowflake_layout_free(twitter);
   unsetenv("SNOWFLAKE_NODE");
   unsetenv("SNOWFLAKE_OPTIONS");
 }
@@ -1713,6 +1776,7 @@ int main(int argc, char **argv) {
   test_public_errors();
   test_uuid_vectors(vectors);
   test_from_env();
+  test_environment_issue_40();
   test_generator_errors();
   test_strict_input();
   test_edges();

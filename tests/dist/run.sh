@@ -79,12 +79,15 @@ minimal_c() {
     gcc ${flags[*]} \$(pkg-config --cflags snowflake-minimal) tests/c/hello_minimal.c -o '$WORK/hello_minimal' \
       \$(pkg-config --libs snowflake-minimal) && ! ldd '$WORK/hello_minimal' | grep -q libsnowflake &&
     out=\$(SNOWFLAKE_NODE=datacenter=2,worker=3 PATH='$NORUST_PATH' '$WORK/hello_minimal') && echo \"\$out\" &&
-    grep -q 'lease=local: ERR_SNOWFLAKE_VALUE (option .lease. needs the .lease-local. feature' <<<\"\$out\" &&
+    grep -qF 'lease=local: ERR_SNOWFLAKE_VALUE (option \`lease\`: libsnowflake_minimal has no leases: link libsnowflake)' <<<\"\$out\" &&
     grep -qxF 'from the environment: worker=3 (layout=code;node=SNOWFLAKE_NODE)' <<<\"\$out\""
-  # Fully static (glibc too; -lgcc_s has no static form, gcc links its static unwinder itself).
-  check "the same program -static against libsnowflake_minimal.a and against libsnowflake.a" bash -c "
-    gcc ${flags[*]} -static -I'$C_PREFIX/include' tests/c/hello_minimal.c -o '$WORK/hello_minimal_static' \
-      '$libdir/libsnowflake_minimal.a' -lpthread -ldl -lm 2>/dev/null &&
+  # Fully static (glibc too), with docs/c.md's command: pkg-config --static names no -lgcc_s,
+  # which has no static form (gcc links its static unwinder itself).
+  check "the same program -static against libsnowflake_minimal.a (pkg-config --static, as docs/c.md) and against libsnowflake.a" bash -c "
+    grep -qF 'cc -std=c99 -static app.c -o app \$(pkg-config --cflags --static --libs snowflake-minimal)' docs/c.md &&
+    ! pkg-config --static --libs snowflake-minimal | grep -q -- -lgcc_s &&
+    gcc ${flags[*]} -static tests/c/hello_minimal.c -o '$WORK/hello_minimal_static' \
+      \$(pkg-config --cflags --static --libs snowflake-minimal) 2>/dev/null &&
     gcc ${flags[*]} -static -I'$C_PREFIX/include' tests/c/hello_minimal.c -o '$WORK/hello_full_static' \
       '$libdir/libsnowflake.a' -lpthread -ldl -lm 2>/dev/null &&
     gcc ${flags[*]} -I'$C_PREFIX/include' tests/c/hello_minimal.c -o '$WORK/hello_full' '$libdir/libsnowflake.a' -lpthread -ldl -lm &&

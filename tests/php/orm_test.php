@@ -15,7 +15,7 @@ use Snowflake\LayoutException;
 use Snowflake\TimeRangeException;
 use Snowflake\ValueException;
 
-const ORM_ENV = ['SNOWFLAKE_LAYOUT', 'SNOWFLAKE_NODE', 'SNOWFLAKE_OPTIONS'];
+const ORM_ENV = ['SNOWFLAKE_LAYOUT', 'SNOWFLAKE_NODE', 'SNOWFLAKE_OPTIONS', 'SNOWFLAKE_REQUIRE_NODE'];
 
 /** Runs `$fn` with the configuration variables set to `$vars` (the others unset). */
 function with_snowflake_env(array $vars, callable $fn): mixed
@@ -39,7 +39,7 @@ function with_snowflake_env(array $vars, callable $fn): mixed
 
 test('new Generator() takes what the code leaves unset from the environment', function () {
     with_snowflake_env(
-        ['SNOWFLAKE_LAYOUT' => 'discord', 'SNOWFLAKE_NODE' => 'worker=21,process=7', 'SNOWFLAKE_OPTIONS' => 'max_wait_ms=0;isolated=true'],
+        ['SNOWFLAKE_LAYOUT' => 'discord', 'SNOWFLAKE_NODE' => 'worker=21,process=7', 'SNOWFLAKE_OPTIONS' => 'max_wait_ms=0;sequence_start=spread:4'],
         function () {
             $g = new Generator();
             assert_same((string) new Layout('discord'), (string) $g->layout, 'layout');
@@ -54,7 +54,7 @@ test('new Generator() takes what the code leaves unset from the environment', fu
             putenv('SNOWFLAKE_NODE=datacenter=3,worker=4');
             $h = new Generator('twitter', null, ['max_wait_ms' => 5]);
             $t = $h->sources();
-            assert_same(['code', 'SNOWFLAKE_NODE', 'code', 'SNOWFLAKE_OPTIONS'], [$t['layout'], $t['node'], $t['max_wait_ms'], $t['isolated']], 'sources');
+            assert_same(['code', 'SNOWFLAKE_NODE', 'code', 'SNOWFLAKE_OPTIONS'], [$t['layout'], $t['node'], $t['max_wait_ms'], $t['sequence_start']], 'sources');
             assert_same(['datacenter' => 3, 'worker' => 4], $h->layout->decode($h->nextId())->fields, 'node from the environment');
             // A node map with the layout from the environment: core checks it.
             putenv('SNOWFLAKE_LAYOUT=twitter');
@@ -72,13 +72,13 @@ test('new Generator() takes what the code leaves unset from the environment', fu
 
 test('node values as text meet the environment (issues 28 and 29)', function () {
     with_snowflake_env(
-        ['SNOWFLAKE_LAYOUT' => 'discord', 'SNOWFLAKE_NODE' => 'worker=9,process=2', 'SNOWFLAKE_OPTIONS' => 'max_wait_ms=0;isolated=true'],
+        ['SNOWFLAKE_LAYOUT' => 'discord', 'SNOWFLAKE_NODE' => 'worker=9,process=2', 'SNOWFLAKE_OPTIONS' => 'max_wait_ms=0;sequence_start=spread:4'],
         function () {
             $discord = new Layout('discord');
             // The code's text node values win over SNOWFLAKE_NODE, with the code's layout...
             $g = new Generator('discord', 'worker=10,process=3');
             assert_same(['worker' => 10, 'process' => 3], $discord->decode($g->nextId())->fields, 'text node values');
-            assert_same(['code', 'code', 'SNOWFLAKE_OPTIONS'], [$g->sources()['layout'], $g->sources()['node'], $g->sources()['isolated']], 'sources');
+            assert_same(['code', 'code', 'SNOWFLAKE_OPTIONS'], [$g->sources()['layout'], $g->sources()['node'], $g->sources()['sequence_start']], 'sources');
             // ... and with the environment's layout (core reads the text against it).
             $h = new Generator(null, 'worker=11,process=4', ['max_wait_ms' => 5]);
             assert_same(['worker' => 11, 'process' => 4], $discord->decode($h->nextId())->fields, 'against SNOWFLAKE_LAYOUT');
@@ -91,6 +91,46 @@ test('node values as text meet the environment (issues 28 and 29)', function () 
             assert_same('SNOWFLAKE_NODE', $i->sources()['node'], 'node source');
         },
     );
+});
+
+// Issue 40: the environment's rules are core's, so each message is the same in every front end.
+test('issue 40: the environment refuses what would go wrong silently, in the same words', function () {
+    $cases = [
+        [['SNOWFLAKE_NODE' => 'datacenter=1,worker=0', 'SNOWFLAKE_OPTIONS' => 'lease=local'],
+            'environment variable SNOWFLAKE_NODE="datacenter=1,worker=0": `worker`: this field is set by the generator (the lease or the rollover): give it no node value'],
+        [['SNOWFLAKE_OPTIONS' => 'lease=redis://app:pa;ss@cache:6379/0;max_wait_ms=0'],
+            'environment variable SNOWFLAKE_OPTIONS="lease=redis://***;***;max_wait_ms=0": `lease`: the lease address holds a `;` (in its password?), which separates options: percent-encode it as %3B, or give the password with lease_password_file='],
+        [['SNOWFLAKE_LAYOUT' => 'twitter;lease=redis://app:s3cret@cache/0'],
+            'environment variable SNOWFLAKE_LAYOUT="twitter;lease=***": `lease`: is not part of a layout (a layout takes `epoch=` and `tick=`): options go in SNOWFLAKE_OPTIONS'],
+        [['SNOWFLAKE_OPTIONS' => 'isolated=true'],
+            "environment variable SNOWFLAKE_OPTIONS=\"isolated=true\": `isolated`: isolated takes a generator outside the host's record (for tests and replays with a clock of their own): give it in the code, never from the environment"],
+        [['SNOWFLAKE_REQUIRE_NODE' => '1'],
+            'environment variable SNOWFLAKE_REQUIRE_NODE="1": `SNOWFLAKE_NODE`: no node values are given, in the code or in SNOWFLAKE_NODE, and node 0 is refused: set SNOWFLAKE_NODE (`datacenter=1,worker=7`) or a lease'],
+        [['SNOWFLAKE_NODE' => 'datacenter=1,wroker=7'],
+            'environment variable SNOWFLAKE_NODE="datacenter=1,wroker=7": the layout has no field `wroker`: did you mean `worker`? (its node fields: datacenter, worker)'],
+    ];
+    foreach ($cases as [$vars, $message]) {
+        with_snowflake_env($vars, function () use ($message) {
+            $e = assert_throws(ValueException::class, fn () => new Generator(), $message);
+            assert_same($message, $e->getMessage(), 'the message');
+        });
+    }
+    // A map with the code's layout: core's message too.
+    $e = assert_throws(ValueException::class, fn () => new Generator('twitter', ['datacenter' => 1, 'wroker' => 7]), 'wroker');
+    assert_same('the layout has no field `wroker`: did you mean `worker`? (its node fields: datacenter, worker)', $e->getMessage(), 'the message');
+    // A lease and the other node values, both from the environment.
+    with_snowflake_env(['SNOWFLAKE_NODE' => 'datacenter=1', 'SNOWFLAKE_OPTIONS' => 'lease=local;max_wait_ms=0'], function () {
+        $g = new Generator();
+        assert_same(1, $g->layout->decode($g->nextId())->fields['datacenter'], 'datacenter beside a lease');
+        assert_same('SNOWFLAKE_NODE', $g->sources()['node'], 'node source');
+    });
+    // Empty node values give none: SNOWFLAKE_NODE applies (core's rule, as in every front end).
+    with_snowflake_env(['SNOWFLAKE_NODE' => 'datacenter=2,worker=9'], function () {
+        foreach ([[], ''] as $empty) {
+            $g = new Generator('twitter', $empty, ['max_wait_ms' => 0]);
+            assert_same(['datacenter' => 2, 'worker' => 9], $g->layout->decode($g->nextId())->fields, 'empty node values');
+        }
+    });
 });
 
 test('a malformed variable throws, naming the variable and its value', function () {
@@ -332,6 +372,10 @@ test('docs/integrations-php.md: every example runs', function () {
         . "require_once '/usr/share/php/Illuminate/Database/autoload.php'; "
         . "require_once '/usr/share/php/Illuminate/Events/autoload.php'; "
         . "require_once '/usr/share/php/Doctrine/ORM/autoload.php';";
+    // The page's Debian lines are the ones these examples run with.
+    foreach (array_slice(explode('; ', $autoload), 1) as $line) {
+        assert_true(str_contains($md, "\n" . rtrim($line, ';') . ";\n"), "docs/integrations-php.md gives Debian's `$line`");
+    }
     foreach ($m[1] as $i => $code) {
         str_contains($code, $vendor) || fail("example $i does not start with $vendor");
         $dir = sys_get_temp_dir() . '/sf-doc-' . getmypid() . "-$i";

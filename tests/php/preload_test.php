@@ -109,7 +109,7 @@ test('no library at all (a checkout without SNOWFLAKE_LIB, or a copy of the clas
  *
  * @return array{string, string}
  */
-function fpm_request(string $iniLines, string $script): array
+function fpm_request(string $iniLines, string $script, array $serverArgs = []): array
 {
     $cgi = trim((string) shell_exec('command -v cgi-fcgi'));
     if ($cgi === '') {
@@ -119,7 +119,7 @@ function fpm_request(string $iniLines, string $script): array
     file_put_contents("$dir/php.ini", $iniLines);
     chmod("$dir/php.ini", 0644);
     try {
-        $fpm = TestServers::start('fpm', ['--workers', '1', '--ini', "$dir/php.ini"], $dir);
+        $fpm = TestServers::start('fpm', ['--workers', '1', '--ini', "$dir/php.ini", ...$serverArgs], $dir);
     } catch (RuntimeException $e) {
         remove_dir($dir);
         return ['', $e->getMessage()];
@@ -187,6 +187,44 @@ test('preload (PHP-FPM): the lines that snowflake-preload-header --ini prints, a
 });
 
 /** The ```ini block of docs/php.md's PHP-FPM section. */
+/** Every `env[NAME] = value` line of an ```ini block in the docs and READMEs, as written. */
+function docs_fpm_env_lines(): array
+{
+    $root = dirname(__DIR__, 2);
+    $lines = [];
+    foreach ([...glob("$root/docs/*.md"), "$root/README.md", "$root/ffi-c/php/README.md"] as $file) {
+        preg_match_all('/^```ini\n(.*?)^```/ms', (string) file_get_contents($file), $blocks);
+        foreach ($blocks[1] as $block) {
+            foreach (explode("\n", $block) as $line) {
+                if (str_starts_with($line, 'env[')) {
+                    $lines[] = $line;
+                }
+            }
+        }
+    }
+    return $lines;
+}
+
+test('PHP-FPM starts with the docs\' env[...] pool lines, as written, and the generator reads them', function () {
+    $lines = docs_fpm_env_lines();
+    assert_true(in_array('env[SNOWFLAKE_NODE] = "datacenter=1,worker=3"', $lines, true), 'the docs give the node values: ' . implode(' | ', $lines));
+    $args = [];
+    foreach ($lines as $line) {
+        $args[] = "--pool-line=$line";
+    }
+    $ini = "ffi.enable = 1\nauto_prepend_file = " . realpath(PACKAGE) . "/autoload.php\ndisplay_errors = stdout\n";
+    [$body, $log] = fpm_request($ini, realpath(__DIR__ . '/fixtures/fpm_env.php'), $args);
+    $got = json_decode($body, true);
+    assert_true(is_array($got), "FPM response: $body (log: $log)");
+    assert_same('datacenter=1,worker=3', $got['SNOWFLAKE_NODE'], 'the variable as the workers see it');
+    assert_same(['datacenter' => 1, 'worker' => 3], $got['fields'], 'the node values of the IDs');
+    assert_same('SNOWFLAKE_NODE', $got['node'], 'their source');
+    // What the issue met: the same line unquoted stops FPM from starting at all.
+    [$body, $log] = fpm_request($ini, realpath(__DIR__ . '/fixtures/fpm_env.php'), ['--pool-line=env[SNOWFLAKE_NODE] = datacenter=1,worker=3']);
+    assert_same('', $body, 'no response from an FPM that did not start');
+    assert_true(str_contains($log, "unexpected '='"), "FPM's error: $log");
+});
+
 function docs_ini_block(): string
 {
     $md = (string) file_get_contents(dirname(__DIR__, 2) . '/docs/php.md');

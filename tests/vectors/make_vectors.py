@@ -542,8 +542,56 @@ def public_ids_json():
     }
 
 
+def json_ids_json():
+    """What every language's JSON helpers accept in a field named as an ID (Node's
+    libsnowflake/json parse, Python's SnowflakeId), and which IDs they write: the field's JSON
+    text, and the ID it reads as (a decimal string) or null for a refusal. `exact_number`: a
+    JSON number above 2^53, read exactly only where the parser keeps its source text (Python;
+    Node 21+), refused where it would be rounded."""
+    max_id = (1 << 64) - 1
+    cases = [
+        ('"175928847299117063"', "175928847299117063", False),
+        ("175928847299117063", "175928847299117063", True),
+        ("0", "0", False),
+        ('"0"', "0", False),
+        ("12", "12", False),
+        (f'"{max_id}"', str(max_id), False),
+        (str(max_id), str(max_id), True),
+        (f'"{max_id + 1}"', None, False),
+        (str(max_id + 1), None, True),
+        ("-5", None, False),
+        ('"-5"', None, False),
+        ("1.5", None, False),
+        ('"1.5"', None, False),
+        ('" 5"', None, False),
+        ('""', None, False),
+        ('"12a"', None, False),
+        ('"0x10"', None, False),
+        ("true", None, False),
+        ("false", None, False),
+        ("null", None, False),
+        ("[]", None, False),
+        ("[1]", None, False),
+        ("{}", None, False),
+        ('{"id": "1"}', None, False),
+    ]
+    writes = [
+        ("0", '"0"'),
+        ("175928847299117063", '"175928847299117063"'),
+        (str(max_id), f'"{max_id}"'),
+        ("-1", None),
+        (str(1 << 70), None),
+        (str(max_id + 1), None),
+    ]
+    return {
+        "parse": [{"json": j, "id": i, "exact_number": e} for j, i, e in cases],
+        "stringify": [{"id": i, "json": j} for i, j in writes],
+    }
+
+
 def main():
     files = {
+        "json_ids.json": json_ids_json(),
         "layouts.json": layouts_json(),
         "encodings.json": encodings_json(),
         "generator.json": generator_json(),

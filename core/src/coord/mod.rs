@@ -55,22 +55,36 @@ fn rollover_index(layout: &Layout, options: &Options) -> Option<usize> {
 /// The node field a lease claims: `lease_field`, else `worker`, else the only node field.
 fn lease_field(layout: &Layout, options: &Options) -> Result<usize> {
     let nodes: Vec<(usize, &crate::layout::Field)> = layout.node_fields().collect();
-    let pick =
-        match options.lease_field {
-            Some(name) => layout.field(name.as_str()).map(|(i, _)| i).ok_or(Error::UnknownField { name })?,
-            None => match (layout.field("worker"), nodes.as_slice()) {
+    let pick = match options.lease_field {
+        Some(name) => {
+            layout.field(name.as_str()).map(|(i, _)| i).ok_or_else(|| layout.unknown_field(name.as_str()))?
+        }
+        None => {
+            match (layout.field("worker"), nodes.as_slice()) {
                 (Some((i, _)), _) => i,
                 (None, [(i, _)]) => *i,
                 _ => return Err(bad(
                     "lease_field",
                     "the layout has no `worker` field and more than one node field: name the one to lease",
                 )),
-            },
-        };
+            }
+        }
+    };
     if layout.fields()[pick].kind() != FieldKind::Node {
         return Err(Error::NotANodeField { name: Name::snippet(layout.fields()[pick].name()) });
     }
     Ok(pick)
+}
+
+/// The node fields the generator sets itself under `options` (a bit per index: the leased
+/// field, the rollover field), which node values must leave out. One rule for the code's node
+/// values and `SNOWFLAKE_NODE` alike, so that both open, or neither.
+pub(crate) fn set_by_generator(layout: &Layout, options: &Options) -> Result<u16> {
+    let leased = match options.lease {
+        Some(_) => 1 << lease_field(layout, options)?,
+        None => 0,
+    };
+    Ok(leased | options.rollover_bit(layout))
 }
 
 impl Generator<DefaultClock> {
@@ -92,11 +106,7 @@ impl Generator<DefaultClock> {
     /// ```
     pub fn new(layout: &Layout, node: Node, options: Options) -> Result<Self> {
         options.check_combinations()?;
-        let leased = match options.lease {
-            Some(_) => 1 << lease_field(layout, &options)?,
-            None => 0,
-        };
-        layout.check_node_named(&node, leased | options.rollover_bit(layout))?;
+        layout.check_node_named(&node, set_by_generator(layout, &options)?)?;
         if options.isolated {
             return Generator::build(layout, node, options.policy(), DefaultClock::default());
         }

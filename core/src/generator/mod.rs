@@ -606,7 +606,7 @@ impl<C: Clock> Generator<C> {
         }
         let (mut roll_bits, mut roll_shift) = (0, 0);
         if let Some(r) = policy.rollover {
-            let (i, f) = layout.field(r.as_str()).ok_or(Error::UnknownField { name: r })?;
+            let (i, f) = layout.field(r.as_str()).ok_or_else(|| layout.unknown_field(r.as_str()))?;
             if f.kind() != FieldKind::Node {
                 return Err(Error::NotANodeField { name: r });
             }

@@ -89,7 +89,9 @@ final class Generator
         $given = $layout === null ? null : Layout::of($layout);
         $ffi = $this->ffi = Library::ffi();
         $nodeText = match (true) {
-            $node === null || $node === [] || $node === '' => null,
+            // `[]` and `''` give no node values, as `{}` and `''` in every front end: core
+            // reads SNOWFLAKE_NODE for them (its one rule), as for null.
+            $node === null => null,
             $given !== null => $given->nodeSpec($node),
             // The layout comes from the environment: core checks the names and ranges (and
             // reads the text form itself).

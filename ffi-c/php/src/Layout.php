@@ -298,8 +298,8 @@ final class Layout implements \Stringable
     }
 
     /**
-     * Node values in the C API's text form (`datacenter=1,worker=3`), every one checked here
-     * against its field, so that no value reaches C in a form it could misread.
+     * Node values in the C API's text form (`datacenter=1,worker=3`), checked as
+     * {@see Layout::nodeText()} checks them, so that no value reaches C in a form it could misread.
      *
      * @internal
      * @param array<string, int> $node
@@ -312,29 +312,10 @@ final class Layout implements \Stringable
             // The text form C, Python, Node, the CLI and SNOWFLAKE_NODE take: the library reads it.
             return $node;
         }
-        $parts = [];
-        foreach ($node as $name => $value) {
-            if (!is_string($name)) {
-                throw ValueException::of("node values are keyed by field name, got key $name");
-            }
-            $field = $this->byName[$name] ?? null;
-            if ($field === null) {
-                throw ValueException::of("the layout has no field `$name`");
-            }
-            if ($field->kind !== FieldKind::Node) {
-                throw ValueException::of("`$name` is set by the generator, not a node value");
-            }
-            if (!is_int($value)) {
-                // The library's TYPE kind, as for options: a bool, a float (even 3.0) or a string
-                // (even '3') is not a node value.
-                throw new TypeException("`$name` must be a whole number, not " . get_debug_type($value), SnowflakeException::STATUS_TYPE);
-            }
-            if ($value < 0 || $value > $field->max) {
-                throw ValueException::of("$name = $value is out of range: the largest allowed is {$field->max}");
-            }
-            $parts[] = "$name=$value";
-        }
-        return implode(',', $parts);
+        // The PHP types here (a key that is a name, a value that is an int), so that the text
+        // cannot be misread; the names and ranges by core, whose messages every front end
+        // shares ("did you mean `worker`?").
+        return self::nodeText($node);
     }
 
     /**

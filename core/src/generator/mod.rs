@@ -122,7 +122,8 @@ impl std::error::Error for FillError {
     }
 }
 
-/// What a generator has done.
+/// What a generator has done. Every field is a row of [`STATS`] too (append a new one to both),
+/// from which the front ends show it: C's struct, Python, Node, PHP and the docs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// IDs issued through this generator.

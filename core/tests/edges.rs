@@ -185,3 +185,40 @@ fn a_fresh_record_of_coarse_ticks_issues_at_once() {
         );
     }
 }
+
+/// Issue 39: a daily layout whose epoch is today. Its fresh record starts at tick 0 with
+/// nothing issued, a state word of 0, which read as "truncated or overwritten while in use":
+/// it could not issue at all.
+#[test]
+fn a_daily_layout_whose_epoch_is_today_issues() {
+    let epoch = SystemClock.now_ms() - 1000;
+    let layout = Layout::parse(&format!("time:20,worker:10,sequence:20;epoch={epoch};tick=86400s")).unwrap();
+    let node = layout.parse_node(&format!("worker={}", std::process::id() % 1024)).unwrap();
+    let g = Generator::new(&layout, node, Options::parse("max_wait_ms=0").unwrap()).unwrap();
+    let ids: Vec<u64> = (0..10).map(|_| g.next_id().unwrap_or_else(|e| panic!("{e}"))).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(layout.decode(ids[0]).unwrap().tick, 0);
+}
+
+/// Issue 39: a generator of a daily layout that borrowed a tick ahead (`max_drift_ms` of a
+/// day) waited, when freed, for the clock to pass it: about two days. The wait at the end is
+/// bounded in time (`LAST_WAIT_MS`, 10 s), and past it the generator is freed at once.
+#[test]
+fn freeing_a_generator_a_day_ahead_returns() {
+    let epoch = 1_600_000_000_000;
+    let layout = Layout::parse(&format!("time:20,worker:10,sequence:2;epoch={epoch};tick=86400s")).unwrap();
+    let node = layout.parse_node(&format!("worker={}", (std::process::id() + 1) % 1024)).unwrap();
+    let g = Generator::new(&layout, node, Options::parse("max_wait_ms=0;max_drift_ms=86400000").unwrap())
+        .unwrap();
+    let now_tick = (SystemClock.now_ms() - epoch) / layout.tick_ms();
+    // Four IDs a tick: the fifth and later are borrowed from tomorrow.
+    let ids: Vec<u64> = (0..6).map(|_| g.next_id().unwrap_or_else(|e| panic!("{e}"))).collect();
+    assert!(layout.decode(ids[5]).unwrap().tick > now_tick, "nothing was borrowed ahead");
+    let (done, freed) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(g);
+        done.send(()).unwrap();
+    });
+    // The wait it replaces lasted two days; a minute stands for "never" on a loaded machine.
+    assert!(freed.recv_timeout(std::time::Duration::from_secs(60)).is_ok(), "free waited for the clock");
+}

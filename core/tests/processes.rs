@@ -67,6 +67,12 @@ fn worker(spec: &str) {
                         writeln!(out, "{id}").unwrap();
                     }
                     writeln!(out, "error {} {e}", e.kind().code()).unwrap();
+                    // As a C program's `return 1` without freeing the generator, Node's
+                    // `process.exit` or a PHP fatal error: no destructor runs.
+                    if std::env::var_os("SNOWFLAKE_WORKER_EXIT").is_some() {
+                        out.flush().unwrap();
+                        std::process::exit(1);
+                    }
                     return;
                 }
             };
@@ -829,6 +835,308 @@ fn a_removed_shared_file_is_noticed() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Issue 39: a holder borrowing ahead (`max_drift_ms=300`) whose record is removed
+/// (`remove`) or truncated (not `remove`) under it, and which exits as soon as it is told
+/// (`exit`: without freeing its generator, as a C program's `return 1`), before a new process
+/// comes: the new one made a record anew from the clock, below the IDs the holder had
+/// borrowed (6,352 of 82,416 after a removal; 12,464 of 317,008 after a truncation, whose
+/// holder skipped even the wait of a clean exit). The holder now waits for the clock to pass
+/// what it issued, by its own memory, before the error returns.
+fn lost_record_then_gone(what: &str, remove: bool, exit: bool) {
+    let dir = tmp(&format!("lost-{what}"));
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let mut env = vec![("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    if exit {
+        env.push(("SNOWFLAKE_WORKER_EXIT", "1"));
+    }
+    let name = shared_name(&format!("lost-{what}"));
+    // 64 IDs a millisecond: a holder that issues as fast as it can runs ahead by its drift.
+    let layout = "time:41,worker:10,sequence:6;epoch=1288834974657";
+    let mut old = spawn(&format!("{layout}|worker=6|shared={name};max_drift_ms=300|4000000|0"), &env);
+    let mut out = BufReader::new(old.stdout.take().unwrap());
+    let mut head = String::new();
+    out.read_line(&mut head).unwrap();
+    assert!(head.starts_with("ok"), "{head}");
+    // Once it has borrowed ahead (a line is printed only after a batch of 4,096 IDs, 64 ms
+    // of the clock's), its record goes.
+    let mut first = String::new();
+    for _ in 0..3 * 4096 {
+        out.read_line(&mut first).unwrap();
+    }
+    let file = state_path(&shm, layout, "worker=6");
+    if remove {
+        std::fs::remove_file(&file).unwrap();
+    } else {
+        std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(0).unwrap();
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    old.wait().unwrap();
+    let old = parse(&format!("{head}{first}{rest}"));
+    // The holder is gone, and its beacon with it: the new process makes the record anew.
+    let new = spawn(&format!("{layout}|worker=6|shared={name}|64000|0"), &env);
+    let new = collect(new);
+    assert_eq!(new.tail.as_deref(), Some("done"), "{what}: {}", new.head);
+    let tail = old.tail.clone().unwrap_or_default();
+    assert!(tail.contains("ERR_SNOWFLAKE_SHARED_MISMATCH"), "{what}: {tail}");
+    assert_eq!(repeats(&[&old, &new]), 0, "{what}: a record made anew repeated a lost holder's borrowed IDs");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn a_holder_that_exits_on_removal_repeats_nothing() {
+    lost_record_then_gone("removed-exit", true, true);
+}
+
+fn a_holder_of_a_truncated_record_repeats_nothing() {
+    lost_record_then_gone("truncated-exit", false, true);
+    lost_record_then_gone("truncated-drop", false, false);
+}
+
+/// A worker run as `user` (by `setpriv`, as tests/arbiter/run.py runs them: this test runs
+/// as root, as CI does).
+fn spawn_as(user: &str, spec: &str, env: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new("setpriv");
+    cmd.args([&format!("--reuid={user}"), "--regid=nogroup", "--clear-groups", "--"])
+        .arg(std::env::current_exe().unwrap())
+        .env("SNOWFLAKE_WORKER", spec)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// A directory where every user may make records, as /dev/shm (sticky, 1777).
+fn users_shm(name: &str) -> (PathBuf, PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tmp(name);
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    std::fs::set_permissions(&shm, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    (dir, shm)
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+/// Issue 39: two users on a layout of 2-day ticks. One ID puts a record's exclusive end at the
+/// next tick, about 2 days ahead: past the old "a day plus a minute" cut-off for poisoned
+/// marks, so the second user ignored a real mark and repeated the first's IDs (10 of 20). A
+/// mark within the newcomer's own reach (its tick, its drift, the tick's end) is a floor.
+fn two_users_on_coarse_ticks_repeat_nothing() {
+    let (dir, shm) = users_shm("coarse-users");
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    // The epoch a second ago: the clock is at the start of tick 0, which ends 2 days ahead.
+    let layout = format!("time:20,worker:10,sequence:12;epoch={};tick=172800s", now_ms() - 1000);
+    let spec = format!("{layout}|worker=9|max_wait_ms=0|10|0");
+    let first = collect(spawn_as("nobody", &spec, &env));
+    assert_eq!(first.tail.as_deref(), Some("done"), "{}", first.head);
+    assert_eq!(first.ids.len(), 10);
+    let second = collect(spawn(&spec, &env));
+    assert_eq!(repeats(&[&first, &second]), 0, "root repeated nobody's IDs on a 2-day tick");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 39: another user plants a mark a day ahead in its own record of the victim's identity.
+/// The victim accepted it as a floor, copied it into its own record, and was refused for a
+/// day ("retry in 86,399,968 ms"), even once the planted file was gone. A foreign mark beyond
+/// the newcomer's reach is now refused, naming the user, and never copied.
+fn a_planted_mark_is_refused_and_never_copied() {
+    use std::os::unix::fs::FileExt;
+    let (dir, shm) = users_shm("planted");
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let epoch = 1_288_834_974_657;
+    let layout = format!("time:41,worker:10,sequence:12;epoch={epoch}");
+    let spec = format!("{layout}|worker=11|max_wait_ms=0|3|0");
+    let attacker = collect(spawn_as("nobody", &spec, &env));
+    assert_eq!(attacker.tail.as_deref(), Some("done"), "{}", attacker.head);
+    let planted: Vec<PathBuf> = std::fs::read_dir(&shm).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(planted.len(), 1, "{planted:?}");
+    // The state word (offset 1024): a day ahead, sequence 0 (12 bits).
+    let tick = now_ms() + 86_400_000 - epoch;
+    let file = std::fs::OpenOptions::new().write(true).open(&planted[0]).unwrap();
+    file.write_at(&(tick << 12).to_le_bytes(), 1024).unwrap();
+    drop(file);
+    let victim = collect(spawn(&spec, &env));
+    assert!(
+        victim.head.starts_with("error ERR_SNOWFLAKE_SHARED_MISMATCH") && victim.head.contains("user nobody"),
+        "a planted mark was taken: {} {:?}",
+        victim.head,
+        victim.tail
+    );
+    // The planted file goes: the victim issues at the clock (nothing was copied).
+    std::fs::remove_file(&planted[0]).unwrap();
+    let before = now_ms();
+    let victim = collect(spawn(&spec, &env));
+    assert_eq!(victim.tail.as_deref(), Some("done"), "{} {:?}", victim.head, victim.tail);
+    let layout = Layout::parse(&layout).unwrap();
+    let issued_ms = layout.decode(victim.ids[0]).unwrap().unix_ms;
+    assert!(issued_ms < before + 60_000, "the victim issued at {issued_ms}, a day ahead of {before}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// A worker in a time namespace of its own whose offsets are `offsets`
+/// (`/proc/self/timens_offsets`' lines: `monotonic 0 900000000\n`), as `unshare --time` or a
+/// CRIU restore makes one.
+fn spawn_in_time_namespace(spec: &str, env: &[(&str, &str)], offsets: &'static str) -> Child {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.env("SNOWFLAKE_WORKER", spec).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    // SAFETY: only system calls between fork and exec; the namespace is entered at exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            const CLONE_NEWTIME: libc::c_int = 0x80;
+            if libc::unshare(CLONE_NEWTIME) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = libc::open(c"/proc/self/timens_offsets".as_ptr(), libc::O_WRONLY);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let n = libc::write(fd, offsets.as_ptr().cast(), offsets.len());
+            libc::close(fd);
+            if n != offsets.len() as isize {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Issue 39: a process whose `CLOCK_MONOTONIC` runs ahead of the record's users' joins them:
+/// 0.9 s (within the 1 s tolerance), or 5 s in a time namespace that shifts boottime with
+/// monotonic (which `/proc/uptime` then shows shifted too, so the check saw nothing). The
+/// record is removed; the processes stop (the joiner without freeing its generator); a new
+/// process makes the record anew from its own clock: below the fast joiner's IDs (13,808 of
+/// 75,904; 8,400 of 73,072). Now the joiner's waits and beacon carry how far ahead it runs,
+/// and a namespace's offset is seen (refused while others use the record).
+fn shifted_joiner(what: &str, offsets: &'static str, new_count: u64, refused: bool) {
+    let dir = tmp(&format!("shifted-{what}"));
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let name = shared_name(&format!("shifted-{what}"));
+    let layout = "time:41,worker:10,sequence:6;epoch=1288834974657";
+    let spec = format!("{layout}|worker=7|shared={name}|100000000|0");
+    let mut holder = spawn(&spec, &env);
+    let mut holder_out = BufReader::new(holder.stdout.take().unwrap());
+    let mut holder_text = String::new();
+    holder_out.read_line(&mut holder_text).unwrap();
+    assert!(holder_text.starts_with("ok"), "{holder_text}");
+    let mut joiner = spawn_in_time_namespace(&spec, &[env[0], ("SNOWFLAKE_WORKER_EXIT", "1")], offsets);
+    let mut joiner_out = BufReader::new(joiner.stdout.take().unwrap());
+    let mut joiner_text = String::new();
+    joiner_out.read_line(&mut joiner_text).unwrap();
+    assert_eq!(!joiner_text.starts_with("ok"), refused, "{what}: {joiner_text}");
+    if joiner_text.starts_with("ok") {
+        // Issuing from its clock, ahead of the holder's: its first batches.
+        for _ in 0..4 * 4096 {
+            joiner_out.read_line(&mut joiner_text).unwrap();
+        }
+    } else {
+        assert!(joiner_text.contains("clock"), "{what}: {joiner_text}");
+    }
+    std::fs::remove_file(state_path(&shm, layout, "worker=7")).unwrap();
+    // Both were told, and are gone: the record is made anew from the clock.
+    joiner_out.read_to_string(&mut joiner_text).unwrap();
+    holder_out.read_to_string(&mut holder_text).unwrap();
+    joiner.wait().unwrap();
+    holder.wait().unwrap();
+    let new = collect(spawn(&format!("{layout}|worker=7|shared={name}|{new_count}|0"), &env));
+    assert_eq!(new.tail.as_deref(), Some("done"), "{what}: {}", new.head);
+    let (holder, joiner) = (parse(&holder_text), parse(&joiner_text));
+    assert_eq!(
+        repeats(&[&holder, &joiner, &new]),
+        0,
+        "{what}: a record made anew repeated a fast joiner's IDs ({})",
+        joiner.head
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn a_joiner_ahead_within_the_tolerance_repeats_nothing() {
+    shifted_joiner("0.9s", "monotonic 0 900000000\n", 64_000, false);
+}
+
+fn a_time_namespace_shifting_boottime_too_repeats_nothing() {
+    // The new process issues for 6 s: across every tick the 5 s joiner could have reached.
+    shifted_joiner("namespace-5s", "monotonic 5 0\nboottime 5 0\n", 384_000, true);
+}
+
+/// Issue 39: rollover counters reaching a live or left identity, each from another process.
+/// `(first, second, what the first does)`: the second must be refused, naming the rollover;
+/// before, each pair was let through and repeated IDs once the clock stepped back.
+/// - `rollover=clock` beside `rollover=worker`: both reach `clock=1,worker=5` (1,000 of 2,006);
+/// - a 13-bit rollover field beside a process at `clock=4100`, above the 4,095 values probed
+///   (817 of 206,100);
+/// - a value used by a process that has since exited (its IDs are still there to repeat).
+fn rollover_reaching_a_live_or_left_identity_is_refused() {
+    let dir = tmp("rollover-reach");
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let narrow = "time:41,clock:3,worker:5,sequence:12;epoch=1288834974657";
+    let wide = "time:41,clock:13,worker:5,sequence:5;epoch=1288834974657";
+    let cases = [
+        (narrow, "worker=5|rollover=clock", "clock=1|rollover=worker", true),
+        (wide, "clock=4100,worker=5|-", "worker=5|rollover=clock", true),
+        (narrow, "clock=2,worker=6|-", "worker=6|rollover=clock", false),
+    ];
+    for (layout, first, second, live) in cases {
+        let first = first.replace("|-", "|");
+        let hold_ms = if live { 600_000 } else { 0 };
+        let mut holder = spawn(&format!("{layout}|{first}|1|{hold_ms}"), &env);
+        let (head, ids, _out) = read_until_done(&mut holder);
+        assert!(head.starts_with("ok") && ids.len() == 1, "{first}: {head}");
+        if !live {
+            holder.wait().unwrap();
+        }
+        let joiner = collect(spawn(&format!("{layout}|{second}|1|0"), &env));
+        let _ = holder.kill();
+        let _ = holder.wait();
+        assert!(
+            joiner.head.starts_with("error ERR_SNOWFLAKE_SHARED_MISMATCH")
+                && joiner.head.contains("rollover"),
+            "{first} ({}) then {second}: {}",
+            if live { "live" } else { "left" },
+            joiner.head
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Issue 39: a clean exit's wait for borrowed IDs is bounded in time, and says so when it gives
+/// up: a process of a daily layout that borrowed tomorrow's tick (`max_drift_ms` of a day)
+/// waited about two days in `Drop`, saying nothing.
+fn a_clean_exit_a_day_ahead_says_it_did_not_wait() {
+    let dir = tmp("exit-ahead");
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let layout = "time:20,worker:10,sequence:2;epoch=1600000000000;tick=86400s";
+    // Four IDs a tick: the fifth and sixth are borrowed from tomorrow.
+    let spec = format!("{layout}|worker=12|max_wait_ms=0;max_drift_ms=86400000|6|0");
+    let child = Command::new(std::env::current_exe().unwrap())
+        .env("SNOWFLAKE_WORKER", spec)
+        .env("SNOWFLAKE_SHM_DIR", &shm)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = parse(&String::from_utf8(out.stdout).unwrap());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stdout.tail.as_deref(), Some("done"), "{}", stdout.head);
+    assert!(stderr.contains("did not wait") && stderr.contains("ahead of the clock"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Mixing kinds of generator for one identity (issue 13, step 2): made safe, or refused with an
 // error that names the other generator; never a silent repeat.
@@ -945,7 +1253,7 @@ fn main() {
     let own = tmp("coordination");
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 20] = [
+    let tests: [(&str, fn()); 28] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
@@ -975,6 +1283,23 @@ fn main() {
             leases_on_different_fields_never_share_an_identity,
         ),
         ("a_removed_shared_file_is_noticed", a_removed_shared_file_is_noticed),
+        ("a_holder_that_exits_on_removal_repeats_nothing", a_holder_that_exits_on_removal_repeats_nothing),
+        ("a_holder_of_a_truncated_record_repeats_nothing", a_holder_of_a_truncated_record_repeats_nothing),
+        ("two_users_on_coarse_ticks_repeat_nothing", two_users_on_coarse_ticks_repeat_nothing),
+        ("a_planted_mark_is_refused_and_never_copied", a_planted_mark_is_refused_and_never_copied),
+        (
+            "a_joiner_ahead_within_the_tolerance_repeats_nothing",
+            a_joiner_ahead_within_the_tolerance_repeats_nothing,
+        ),
+        (
+            "a_time_namespace_shifting_boottime_too_repeats_nothing",
+            a_time_namespace_shifting_boottime_too_repeats_nothing,
+        ),
+        (
+            "rollover_reaching_a_live_or_left_identity_is_refused",
+            rollover_reaching_a_live_or_left_identity_is_refused,
+        ),
+        ("a_clean_exit_a_day_ahead_says_it_did_not_wait", a_clean_exit_a_day_ahead_says_it_did_not_wait),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

@@ -704,14 +704,18 @@ impl<C: Clock> Generator<C> {
         want: u64,
         allow_ahead: bool,
         may_roll: Roll,
+        zero_checked: bool,
     ) -> core::result::Result<(u64, u64, u64, u64), Blocked> {
+        #[cfg(not(feature = "std"))]
+        let _ = zero_checked;
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
         loop {
-            // A mapped state that reads 0 was lost (its file truncated and grown again): the
-            // check before a wait says so.
+            // A mapped state that reads 0 may have been lost (its file truncated and grown
+            // again): the check before a wait says so, or finds the record whole, and then 0
+            // is a state (tick 0 with nothing issued: a layout whose epoch is this tick).
             #[cfg(feature = "std")]
-            if cur == 0 && self.valid.is_some() {
+            if cur == 0 && self.valid.is_some() && !zero_checked {
                 return Err(Blocked::Wait { until_tick: u64::MAX, logical_tick: u64::MAX, exhausted: false });
             }
             let (l, r, s) = self.word.unpack(cur);
@@ -792,6 +796,7 @@ impl<C: Clock> Generator<C> {
         want: u64,
         allow_ahead: bool,
         may_roll: Roll,
+        zero_checked: bool,
     ) -> Result<core::result::Result<Block, Blocked>> {
         loop {
             // A lease that heals: the claim (its node bits) read before the take, and checked
@@ -803,7 +808,7 @@ impl<C: Clock> Generator<C> {
             };
             #[cfg(not(feature = "std"))]
             let claimed_bits = 0;
-            return Ok(match self.take(t, want, allow_ahead, may_roll) {
+            return Ok(match self.take(t, want, allow_ahead, may_roll, zero_checked) {
                 Ok((tick, roll, seq, count)) => {
                     #[cfg(feature = "std")]
                     if self.heals && !self.mark.as_ref().is_some_and(|m| m.same_claim(generation)) {
@@ -864,6 +869,11 @@ impl<C: Clock> Generator<C> {
         // others, with the clock: that is no clock behind, and the reading taken after says so.
         // The caller's clock is taken at its word.
         let mut confirmed = !live;
+        // Whether a state word of 0 was found with the record whole (see `take`).
+        #[cfg(feature = "std")]
+        let mut zero_checked = false;
+        #[cfg(not(feature = "std"))]
+        let zero_checked = false;
         loop {
             let t = self.layout.tick_of(now_ms)?;
             self.check_valid(now_ms)?;
@@ -876,7 +886,7 @@ impl<C: Clock> Generator<C> {
                 (true, true) => Roll::IfFresh,
                 (true, false) => Roll::AtReading,
             };
-            match self.take_block(t, want, true, roll)? {
+            match self.take_block(t, want, true, roll, zero_checked)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
                     return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
@@ -890,10 +900,15 @@ impl<C: Clock> Generator<C> {
                     if let Some((_, validity)) = &self.valid {
                         validity.renew(self.clock.now_ms())?;
                         if until_tick == u64::MAX {
-                            return Err(Error::shared_mismatch(
-                                "removed",
-                                "the host's record of this layout and node values reads as empty: it was truncated or overwritten while in use; this generator stops issuing (a new one joins the record anew)",
-                            ));
+                            if zero_checked {
+                                return Err(Error::shared_mismatch(
+                                    "removed",
+                                    "the host's record of this layout and node values reads as empty: it was truncated or overwritten while in use; this generator stops issuing (a new one joins the record anew)",
+                                ));
+                            }
+                            // The record is whole at its name: its 0 is a state.
+                            zero_checked = true;
+                            continue;
                         }
                     }
                     if live {
@@ -1178,7 +1193,7 @@ impl<C: Clock> Generator<C> {
         if let Some(mark) = &self.mark {
             mark.check(now_ms)?;
         }
-        Ok(self.take_block(t, u64::MAX, false, Roll::Never)?.ok())
+        Ok(self.take_block(t, u64::MAX, false, Roll::Never, false)?.ok())
     }
 
     /// What this generator has done, and how far ahead of the clock its state is.

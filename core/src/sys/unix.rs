@@ -331,7 +331,10 @@ pub(crate) fn user_name(uid: u32) -> String {
 }
 
 /// `/proc/uptime`'s boot time in nanoseconds (CLOCK_BOOTTIME as the kernel keeps it, read as
-/// a file: a library that fakes the process's clocks does not move it), if there is one.
+/// a file: a library that fakes the process's clocks does not move it), if there is one, as
+/// the host's first time namespace sees it: a time namespace's boottime offset (which
+/// `/proc/uptime` shows, and which `unshare --time` or a CRIU restore shifts with monotonic's,
+/// hiding the shift) is taken back out, so that a shifted `CLOCK_MONOTONIC` shows.
 /// macOS: none (the time-base check is not made there).
 #[cfg(not(target_os = "macos"))]
 pub(crate) fn uptime_ns() -> Option<u64> {
@@ -343,7 +346,25 @@ pub(crate) fn uptime_ns() -> Option<u64> {
     for (i, c) in frac.chars().take(9).enumerate() {
         frac_ns += u64::from(c.to_digit(10)?) * 10u64.pow(8 - i as u32);
     }
-    Some(s * 1_000_000_000 + frac_ns)
+    let seen = (s * 1_000_000_000 + frac_ns) as i64;
+    Some(seen.wrapping_sub(time_namespace_offset_ns("boottime")) as u64)
+}
+
+/// A clock's offset in this process's time namespace (`/proc/self/timens_offsets`: `boottime`
+/// or `monotonic`), in ns; 0 outside one, or where the kernel has none.
+#[cfg(not(target_os = "macos"))]
+fn time_namespace_offset_ns(clock: &str) -> i64 {
+    let Ok(text) = std::fs::read_to_string("/proc/self/timens_offsets") else { return 0 };
+    text.lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            (words.next()? == clock).then_some(())?;
+            let s: i64 = words.next()?.parse().ok()?;
+            let ns: i64 = words.next()?.parse().ok()?;
+            Some(s.saturating_mul(1_000_000_000).saturating_add(ns))
+        })
+        .next()
+        .unwrap_or(0)
 }
 
 #[cfg(target_os = "macos")]

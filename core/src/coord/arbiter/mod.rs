@@ -16,7 +16,7 @@
 //! | a host lease (`shared=` with `lease=redis://…`) | also `HostLease` on its own key | the host's lease state |
 //! | a clock of the caller's (Rust's `Generator::with_clock`) | `Guard` | this process alone uses the identity; the end of what it issued is kept in the record |
 //! | `state_file=PATH` | (a term of the above) | the reservation word the state file's reservation lives in |
-//! | `rollover=FIELD` | (a term) | the record of the identity with the field at 0, and a look at the others |
+//! | `rollover=FIELD` | (a term) | the record of the identity with the field at 0, and a look at every record of the layout its counter can reach |
 //!
 //! `isolated` alone stays outside: it is for tests and replays, with a clock of the caller's.
 //!
@@ -74,20 +74,27 @@
 //! is in use refuses the newcomer, naming the user and the process; one that is not gives
 //! its high-water mark, above which the newcomer starts. Two users starting at once both
 //! take their own lock before they look, so at least one sees the other: both may refuse,
-//! never both issue. Nothing another user wrote is ever issued from: its marks only raise a
-//! floor (and one past any possible clock is ignored, see [`FOREIGN_AHEAD_MS`]).
+//! never both issue. Nothing another user wrote is ever issued from, nor copied beyond this
+//! generator's own reach: a mark within the clock's tick plus `max_drift_ms` (and the tick's
+//! end) raises the state; one beyond it refuses the newcomer, naming the user, until the clock
+//! passes it (a planted mark is a denial of service while its file lasts, never a repeat, and
+//! never outlives the file).
 //!
 //! # Removal, truncation, a stopped holder, a shifted clock
 //!
 //! - A process checks, at least every [`RECHECK_MS`] of the clock readings it issues at,
 //!   that the name still holds its file, whole ([`Validity`]); otherwise it stops issuing.
-//!   A fresh record starts past every beacon of a removed copy (above).
+//!   A fresh record starts past every beacon of a removed copy (above). Before the error
+//!   returns, the process waits (holding its beacon, at most [`LAST_WAIT_MS`]) for the clock to
+//!   pass what it issued, known from its own memory, so that no exit path (`return 1` without
+//!   freeing, `_exit`) leaves IDs ahead of a record made anew.
 //! - A truncated file would kill its users with `SIGBUS`: `sys`'s guard replaces the mapping
 //!   with memory that reads as a state far in the future, and the next check reports it.
 //! - Every lock wait is bounded (above).
 //! - A process whose `CLOCK_MONOTONIC` disagrees with the host's (a time namespace, a faked
 //!   clock) by more than [`TIME_BASE_MS`] is refused while others use the record, and
-//!   re-anchors it when none does.
+//!   re-anchors it when none does. One ahead by less carries the difference in its beacon and
+//!   its waits.
 
 #[cfg(feature = "lease-local")]
 pub(super) mod local;
@@ -155,9 +162,11 @@ pub(crate) const OPEN_GRACE_MS: u64 = 1000;
 /// How far a joiner's `CLOCK_MONOTONIC` may stray from the record's users' (compared through
 /// `/proc/uptime`, which a faked clock does not move) before it is refused.
 pub(crate) const TIME_BASE_MS: u64 = 1000;
-/// A mark of another user's ahead of the clock by more than `max_drift_ms` can be (a day),
-/// plus this, is no mark any process issued at: it is ignored.
-pub(crate) const FOREIGN_AHEAD_MS: u64 = 86_400_000 + 60_000;
+/// The longest a process waits, when it learns that its record was removed or truncated and
+/// when it lets go of the record, for the clock to pass the IDs it borrowed ahead: past this
+/// (a `max_drift_ms` of more, a tick of a day) it does not wait, and says until when its IDs
+/// run, since a record made anew before then may repeat them.
+pub(crate) const LAST_WAIT_MS: u64 = 10_000;
 
 pub(crate) use super::admission::Mode;
 
@@ -327,6 +336,14 @@ pub(crate) struct Record {
     /// The layout and the state word's format (for the wait at the end, see `Drop`).
     layout: Layout,
     word: Word,
+    /// How far ahead of a reading this process may issue (`max_drift_ms`), kept in its own
+    /// memory: with `valid_until`, it bounds what this process issued from the record whatever
+    /// the mapping says after a removal or a truncation (see [`Record::own_end`]).
+    drift_ms: u64,
+    /// How far this process's `CLOCK_MONOTONIC` runs ahead of the record's users' (within
+    /// [`TIME_BASE_MS`], or it is refused), in ms: its readings of the record's clock are this
+    /// far ahead of theirs, so its beacon and its waits at the end carry it.
+    ahead_of_base_ms: u64,
     /// The record's clock (its anchor).
     clock: MonotonicClock,
     /// Clock readings below this may be issued at: a check found the file whole at its name
@@ -513,6 +530,8 @@ impl Record {
             mode: req.mode,
             layout: *req.layout,
             word: req.word,
+            drift_ms: req.policy.max_drift_ms,
+            ahead_of_base_ms: 0,
             clock: fresh_clock,
             valid_until: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
@@ -541,7 +560,7 @@ impl Record {
                 )
                 .into());
             }
-            record.check_time_base(in_use)?;
+            record.ahead_of_base_ms = record.check_time_base(in_use)?;
             match record.differ(req) {
                 Some(e) if in_use => return Err(Refused::Taken(e)),
                 Some(_) => record.take_over(req),
@@ -584,7 +603,8 @@ impl Record {
             sys::drop_in_child(&record.file);
         }
         record.count_process();
-        locks::beacon(&record.file, beacon_at(key, dir), req.ahead_ms.min((1 << 27) - 1) + 1);
+        let reach_ms = req.ahead_ms.saturating_add(record.ahead_of_base_ms);
+        locks::beacon(&record.file, beacon_at(key, dir), reach_ms.min((1 << 27) - 1) + 1);
         record.write(MODE_AT, req.mode as u64);
         record.write(OWNER_AT, u64::from(sys::euid()));
         drop(setup);
@@ -713,21 +733,24 @@ impl Record {
     }
 
     /// Refuses a joiner whose monotonic clock strays from the record's users' (see the module
-    /// docs); re-anchors a record that no process uses.
-    fn check_time_base(&self, in_use: bool) -> Result<(), Error> {
+    /// docs); re-anchors a record that no process uses. Returns how far ahead of theirs this
+    /// process's clock runs (ms, within the tolerance; 0 when behind or unknown).
+    fn check_time_base(&self, in_use: bool) -> Result<u64, Error> {
         let theirs = self.read(TIME_BASE_AT);
         let mine = time_base_ns();
         if theirs == 0 || mine == 0 || self.bytes(BOOT_AT, 36) != boot_id() {
-            return Ok(());
+            return Ok(0);
         }
-        let off_ms = (mine as i64).wrapping_sub(theirs as i64).unsigned_abs() / 1_000_000;
+        // A clock ahead reads a larger CLOCK_MONOTONIC: a smaller `uptime - monotonic`.
+        let ahead_ns = (theirs as i64).wrapping_sub(mine as i64);
+        let off_ms = ahead_ns.unsigned_abs() / 1_000_000;
         if off_ms <= TIME_BASE_MS {
-            return Ok(());
+            return Ok(if ahead_ns > 0 { off_ms + 1 } else { 0 });
         }
         if !in_use {
             self.write(ANCHOR_AT, MonotonicClock::current_offset_ns() as u64);
             self.write(TIME_BASE_AT, mine);
-            return Ok(());
+            return Ok(0);
         }
         Err(Error::shared_mismatch(
             "clock",
@@ -764,24 +787,22 @@ impl Record {
         )
     }
 
-    /// After joining: refuses while another user's process uses this identity (or a rollover
-    /// generator anywhere may issue it), and raises the state above the other users' marks.
+    /// After joining: refuses while another user's process uses this identity, or while any
+    /// process uses a record whose IDs may meet this one's through a rollover counter (its or
+    /// this one's); raises the state above the marks this generator can reach; refuses what it
+    /// cannot (see the module docs).
     fn meet_others(&self, req: &Request<'_>) -> Result<(), Refused> {
         let layout = req.layout;
         let node = req.node;
-        // What to look at: the other users' records of this key; for a rollover generator,
-        // every record that its counter may meet; for any other, the records of rollover
-        // generators that may meet its values.
-        let mut probes: Vec<(u64, Probe)> = vec![(self.key, Probe::Same)];
-        if let Some(r) = req.rollover {
-            let max = layout.fields()[r].max().min(4095);
-            for v in 1..=max {
-                probes.push((key_of(layout, &node.with(r, v), None, None), Probe::Any));
-            }
-        }
+        let my_bits = req.node_bits();
+        // What to look at: the other users' records of this key; for a generator without a
+        // rollover field, the records of rollover generators that may reach its values (the
+        // key of its values with that field at 0); a rollover generator looks at every record
+        // of the layout (a counter reaches every value of its field, whatever its width).
+        let mut keys: Vec<u64> = vec![self.key];
         for (i, _) in layout.node_fields() {
             if Some(i) != req.rollover && node.get(i) != 0 {
-                probes.push((key_of(layout, &node.with(i, 0), None, None), Probe::Rollover(i as u64 + 1)));
+                keys.push(key_of(layout, &node.with(i, 0), None, None));
             }
         }
         let dir_path = self.dir.path();
@@ -789,12 +810,20 @@ impl Record {
         let uid = sys::euid();
         let mut floor = 0u64;
         let now_ms = self.clock.now_ms();
+        let now_tick = layout.tick_of(now_ms).unwrap_or(0);
+        // What this generator could reach itself: the clock's tick, its drift, and the tick's
+        // end. A mark within it is a floor (a real one, on any tick, is never ignored); one
+        // beyond it would hold this user's record there, copied, after the other's is gone: it
+        // is refused, never copied.
+        let reach = now_tick.saturating_add(req.policy.max_drift_ms / layout.tick_ms()).saturating_add(1);
         let word = req.word;
         for name in names {
             let Some((k, their_uid, false)) = parse_name(&name) else { continue };
-            let Some(probe) = probes.iter().find(|(key, _)| *key == k).map(|(_, p)| *p) else { continue };
-            if probe == Probe::Same && their_uid == uid {
+            if k == self.key && their_uid == uid {
                 continue; // our own record
+            }
+            if req.rollover.is_none() && !keys.contains(&k) {
+                continue;
             }
             let path = dir_path.join(&name);
             let Ok((file, meta)) = sys::open_in(&self.dir, &name, Access::Read) else { continue };
@@ -804,36 +833,40 @@ impl Record {
                 continue;
             }
             let Ok(header) = sys::read_bounded(&file, SIZE) else { continue };
-            if header.len() < SIZE || word_at(&header, 0) != MAGIC {
+            if header.len() < SIZE
+                || word_at(&header, 0) != MAGIC
+                || word_at(&header, FINGERPRINT_AT) != layout.fingerprint()
+            {
+                continue;
+            }
+            let their_roll = word_at(&header, TERMS_AT).checked_sub(1).map(|i| i as usize);
+            if k != self.key
+                && !reach_meets(layout, my_bits, req.rollover, word_at(&header, NODE_AT), their_roll)
+            {
                 continue;
             }
             let live = locks::taken(&file, USERS_AT).unwrap_or(true);
-            let same_identity = word_at(&header, FINGERPRINT_AT) == layout.fingerprint() && k == self.key;
-            match probe {
-                Probe::Same if live && same_identity => {
-                    return Err(Refused::Taken(self.foreign_error(&file, &path, their_uid, &header)));
-                }
-                Probe::Same if same_identity => {
-                    let their_word = self.word_of(word_at(&header, TERMS_AT), layout);
-                    let mark = header_mark(
-                        their_word,
-                        word_at(&header, STATE_AT),
-                        word_at(&header, HIGH_AT),
-                        word_at(&header, GUARD_AT),
-                    );
-                    let limit = layout.tick_of(now_ms.saturating_add(FOREIGN_AHEAD_MS)).unwrap_or(u64::MAX);
-                    if mark <= limit {
-                        floor = floor.max(mark);
-                    }
-                }
-                Probe::Any if live => {
-                    return Err(Refused::Taken(self.rollover_error(&file, &path, their_uid, &header, req)));
-                }
-                Probe::Rollover(f) if live && word_at(&header, TERMS_AT) == f => {
-                    return Err(Refused::Taken(self.rollover_error(&file, &path, their_uid, &header, req)));
-                }
-                _ => {}
+            if live && k == self.key {
+                return Err(Refused::Taken(self.foreign_error(&file, &path, their_uid, &header)));
             }
+            if live {
+                return Err(Refused::Taken(self.rollover_error(&file, &path, their_uid, &header, req)));
+            }
+            let mark = header_mark(
+                self.word_of(word_at(&header, TERMS_AT), layout),
+                word_at(&header, STATE_AT),
+                word_at(&header, HIGH_AT),
+                word_at(&header, GUARD_AT),
+            );
+            if k != self.key && req.rollover.is_some() {
+                // IDs left at values this generator's counter can reach: its counter restarts
+                // at the clock, wherever that went back to, so no floor covers them.
+                return Err(Refused::Taken(self.left_error(&path, their_uid, mark, req)));
+            }
+            if mark > reach {
+                return Err(Refused::Taken(self.ahead_error(&file, &path, their_uid, mark, now_ms, req)));
+            }
+            floor = floor.max(mark);
         }
         if floor > 0 {
             self.raise(word, floor);
@@ -855,6 +888,48 @@ impl Record {
                 who_of(file, path, uid),
                 theirs.describe(),
                 path.display()
+            ),
+        )
+    }
+
+    /// The error for another user's record whose mark is beyond what this generator could
+    /// reach (a holder that borrowed ahead and was killed, or a mark planted: layouts and node
+    /// values are public, any ID decodes to them).
+    fn ahead_error(
+        &self,
+        file: &File,
+        path: &Path,
+        uid: u32,
+        mark: u64,
+        now_ms: u64,
+        req: &Request<'_>,
+    ) -> Error {
+        let end_ms = req.layout.unix_ms_of(mark.min(req.layout.max_tick()));
+        Error::shared_mismatch(
+            "user",
+            format_args!(
+                "{} left a record of this layout and node values ({}) whose IDs run to {}, {} ms ahead of this clock, beyond what this generator may borrow (max_drift_ms={}): it would have to start past them. Retry after that time; the mark may have been planted (layouts and node values can be read from any ID): its owner or root can remove the record once no process uses it. Or give this user's processes other node values",
+                who_of(file, path, uid),
+                path.display(),
+                rfc3339(end_ms),
+                end_ms.saturating_sub(now_ms),
+                req.policy.max_drift_ms
+            ),
+        )
+    }
+
+    /// The error for a rollover generator that meets a record left (no process uses it) at
+    /// node values its counter can reach.
+    fn left_error(&self, path: &Path, uid: u32, mark: u64, req: &Request<'_>) -> Error {
+        let end_ms = req.layout.unix_ms_of(mark.min(req.layout.max_tick()));
+        let field = req.rollover.and_then(|r| req.layout.fields().get(r)).map_or("?", |f| f.name());
+        Error::shared_mismatch(
+            "rollover",
+            format_args!(
+                "{} left {}, a record of node values that this generator's rollover={field} may reach, with IDs up to {}: after a step back of the clock the counter would issue at them again. Remove that record (`snowflake shared remove`, by its user) if nothing issues with those values any more, or give one of them other node values",
+                sys::user_name(uid),
+                path.display(),
+                rfc3339(end_ms)
             ),
         )
     }
@@ -994,11 +1069,59 @@ impl Record {
         }
     }
 
+    /// The end (an exclusive tick) of every ID this process may have issued from the record,
+    /// from its own memory alone: its generators issue at readings below `valid_until`, at
+    /// most `max_drift_ms` ahead of them. What the mapping says does not count (a truncated or
+    /// overwritten record says nothing true). 0 when this process never issued from it.
+    fn own_end(&self) -> u64 {
+        let until = self.valid_until.load(Ordering::Acquire);
+        let Some(last) = until.checked_sub(1).and_then(|ms| self.layout.tick_of(ms).ok()) else {
+            return 0;
+        };
+        last.saturating_add(self.drift_ms / self.layout.tick_ms()).saturating_add(1)
+    }
+
+    /// Waits, holding this process's beacon, until the clock passes the end (an exclusive
+    /// tick) of IDs issued from the record: a record made anew while it waits starts past the
+    /// beacon, and one made after starts past the clock. An end within the next tick needs no
+    /// wait (a record made anew starts there; on a layout of ticks of a second or more, at the
+    /// current tick: that tick is the documented residue); one further than [`LAST_WAIT_MS`]
+    /// is not waited for, and is returned (in Unix ms) for the caller to say so.
+    ///
+    /// A process whose clock runs ahead of the record's users' (within [`TIME_BASE_MS`])
+    /// waits that much longer: the record made anew reads the others' clock.
+    fn wait_past(&self, end: u64) -> Option<u64> {
+        // This process's reading, on the clock of the record's users.
+        let now_ms = self.clock.now_ms().saturating_sub(self.ahead_of_base_ms);
+        let now_tick = self.layout.tick_of(now_ms).unwrap_or(0);
+        if end <= now_tick.saturating_add(1) {
+            return None;
+        }
+        let end_ms = self.layout.unix_ms_of(end.min(self.layout.max_tick()));
+        if end_ms.saturating_sub(now_ms) > LAST_WAIT_MS {
+            return Some(end_ms);
+        }
+        self.clock.wait_until_ms(end_ms.saturating_add(self.ahead_of_base_ms));
+        None
+    }
+
+    /// The error for a record lost under this process, once the clock has passed what this
+    /// process issued from it (see [`Record::wait_past`]): the wait is here, where the library
+    /// learns of the loss, so it holds whatever the program does next (`return 1` without
+    /// freeing the generator, `process.exit`, `_exit`, a PHP fatal error).
     fn lost(&self, how: &str) -> Error {
+        let gave_up = match self.wait_past(self.own_end()) {
+            None => String::new(),
+            Some(end_ms) => format!(
+                " This process issued IDs up to {} ({} ms ahead of the clock, more than the {LAST_WAIT_MS} ms it waits): a record made anew before then may repeat them.",
+                rfc3339(end_ms),
+                end_ms.saturating_sub(self.clock.now_ms())
+            ),
+        };
         Error::shared_mismatch(
             "removed",
             format_args!(
-                "{} was {how} while this process used it, so a new process could start a state beside this one: this generator stops issuing (a new one joins the record at the name). systemd-logind removes a user's files in /dev/shm when their last session ends (RemoveIPC=yes, its default): set RemoveIPC=no in /etc/systemd/logind.conf, or run the service as a system user; and keep cleaners away from SNOWFLAKE_SHM_DIR",
+                "{} was {how} while this process used it, so a new process could start a state beside this one: this generator stops issuing (a new one joins the record at the name).{gave_up} systemd-logind removes a user's files in /dev/shm when their last session ends (RemoveIPC=yes, its default): set RemoveIPC=no in /etc/systemd/logind.conf, or run the service as a system user; and keep cleaners away from SNOWFLAKE_SHM_DIR",
                 self.path.display()
             ),
         )
@@ -1007,26 +1130,38 @@ impl Record {
 
 impl Drop for Record {
     /// The last use of the record in this process. When no other process uses it and its
-    /// state is ahead of the clock by more than a tick (IDs borrowed with `max_drift_ms`),
-    /// waits for the clock to pass them, holding the beacon: a record removed now (RemoveIPC
-    /// at logout, a cleaner) and made anew sees the beacon and starts above them. A process
-    /// killed instead leaves no beacon: that residue is documented (docs/processes.md).
+    /// IDs are ahead of the clock (borrowed with `max_drift_ms`), waits for the clock to pass
+    /// them, holding the beacon: a record removed now (RemoveIPC at logout, a cleaner) and
+    /// made anew sees the beacon and starts above them. What this process issued is known from
+    /// its own memory even when the mapping was truncated ([`Record::own_end`]); the state
+    /// word adds what the others that used it issued. The wait is bounded by
+    /// [`LAST_WAIT_MS`], and says so on standard error when it gives up. A process killed
+    /// instead leaves no beacon: that residue is documented (docs/processes.md).
     fn drop(&mut self) {
         let own = self.fork_generation == sys::current_fork_generation();
-        if (own || !self.mode.exclusive())
-            && !self.map.truncated()
-            && self.read(0) == MAGIC
-            && !self.others_use_it()
-        {
-            let end = self.mark(self.word).min(self.layout.max_tick());
-            let end_ms = self.layout.unix_ms_of(end);
-            let now_ms = self.clock.now_ms();
-            // At most the record's drift and two ticks: a state further ahead is a clock of
-            // the caller's, not IDs this clock will reach soon.
-            let bound =
-                self.read(TERMS_AT + 8).saturating_add(2 * self.layout.tick_ms()).saturating_add(RECHECK_MS);
-            if end_ms > now_ms.saturating_add(self.layout.tick_ms()) && end_ms - now_ms <= bound {
-                self.clock.wait_until_ms(end_ms);
+        if (own || !self.mode.exclusive()) && !self.others_use_it() {
+            let mut end = self.own_end();
+            if !self.map.truncated() && self.read(0) == MAGIC {
+                let mark = self.mark(self.word).min(self.layout.max_tick());
+                let ahead_ms = self.layout.unix_ms_of(mark).saturating_sub(self.clock.now_ms());
+                // At most the record's drift and two ticks: a state further ahead is a clock
+                // of the caller's, not IDs this clock will reach soon.
+                let bound = self
+                    .read(TERMS_AT + 8)
+                    .saturating_add(2 * self.layout.tick_ms())
+                    .saturating_add(RECHECK_MS);
+                if ahead_ms <= bound {
+                    end = end.max(mark);
+                }
+            }
+            if let Some(end_ms) = self.wait_past(end) {
+                // A destructor has no caller to tell: standard error is where this is seen.
+                eprintln!(
+                    "libsnowflake: {} was left with IDs issued up to {} ({} ms ahead of the clock); this process did not wait for them (it waits {LAST_WAIT_MS} ms at most): a record of this identity removed and made anew before then may repeat them",
+                    self.path.display(),
+                    rfc3339(end_ms),
+                    end_ms.saturating_sub(self.clock.now_ms())
+                );
             }
         }
         if self.mode.exclusive() && own {
@@ -1054,15 +1189,14 @@ impl Drop for Settle {
     }
 }
 
-/// What a look at another record is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Probe {
-    /// Another user's record of this identity: refuse while it is used, else take its mark.
-    Same,
-    /// A record a rollover counter may reach: refuse while it is used.
-    Any,
-    /// A rollover generator's record (its rollover term is this): refuse while it is used.
-    Rollover(u64),
+/// Whether IDs of node bits `a` (with a rollover field `roll_a`, whose value in `a` is 0) and
+/// of `b` (`roll_b`) can carry the same node values: every field agrees, but for a rollover
+/// field of either, which reaches every value.
+fn reach_meets(layout: &Layout, a: u64, roll_a: Option<usize>, b: u64, roll_b: Option<usize>) -> bool {
+    let fields = layout.fields();
+    layout
+        .node_fields()
+        .all(|(i, _)| Some(i) == roll_a || Some(i) == roll_b || fields[i].get(a) == fields[i].get(b))
 }
 
 fn word_at(header: &[u8], at: usize) -> u64 {

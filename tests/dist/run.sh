@@ -387,9 +387,9 @@ check "on a platform without a prebuilt addon, require() names the platform and 
 # The same installed project under the other runtimes that load Node-API addons, from
 # scripts/install-deps.sh's .tools/js/: Bun runs check.cjs and check.mjs as they are; Deno
 # runs them as docs/node.md says, from the project's node_modules (Deno's default where a
-# package.json is), with only the permissions the package needs (--allow-read, --allow-ffi); tests/dist/runtime.mjs adds the
-# JSON helpers, error codes, nextIdAsync and a worker thread; tests/dist/host_record.cjs puts
-# a Node, a Bun and a Deno process on one identity at once.
+# package.json is), with only the permissions the package needs (--allow-read, --allow-ffi);
+# tests/dist/runtime.mjs adds the JSON helpers, error codes, nextIdAsync and a worker thread;
+# tests/dist/host_record.cjs puts a Node, a Bun and a Deno process on one identity at once.
 BUN=$ROOT/.tools/js/bun
 DENO=$ROOT/.tools/js/deno
 export DENO_DIR=$WORK/deno-dir DENO_NO_UPDATE_CHECK=1

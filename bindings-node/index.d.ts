@@ -108,6 +108,43 @@ export interface GeneratorOptions {
   /** The PEM private key of lease_tls_cert. */
   leaseTlsKey?: string | null
 }
+/** What a generator has done (core's stats table). */
+export interface Stats {
+  /** IDs issued through this generator. */
+  issued: number
+  /** How many times it waited for the clock. */
+  waits: number
+  /** Total time spent waiting, in ms. */
+  waitedMs: number
+  /** How many times it found the clock behind by more than `maxDriftMs`. */
+  clockBehind: number
+  /** How many times it bumped the rollover field. */
+  rollovers: number
+  /** How far ahead of the clock the shared state is now, in ms. */
+  driftMs: number
+  /** How many times a lease was claimed: 1 for a lease held since the generator opened, one more each time a lapsed lease was claimed again (0 without a lease). */
+  leaseClaims: number
+  /** How many times the lease lapsed: not renewed in time, or found taken or deleted. */
+  leaseLosses: number
+  /** The leased field's value the generator issues with now (absent without a lease). */
+  leaseValue?: number
+  /** The layout's last usable instant, in Unix ms. */
+  lastUnixMs: number
+  /** How long the layout has left by the generator's clock, in ms (0 once past its end). */
+  msLeft: number
+  /** `msLeft` in years of 365.2425 days. */
+  yearsLeft: number
+  /** This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the last claim or renewal, in ms (absent without a lease across hosts). */
+  clockSkewMs?: number
+  /** How many renewals found the clocks further apart than `maxClockSkewMs`. */
+  skewedRenewals: number
+  /**
+   * Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
+   * `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
+   * `'SNOWFLAKE_OPTIONS'`).
+   */
+  sources: Record<string, string>
+}
 /** The options of `encode` and `decodeStr`. */
 export interface EncodeOptions {
   /** Encode `2n ** 64n - 1n - id`, so that the newest ID sorts first. */
@@ -131,46 +168,6 @@ export interface Block {
   count: number
   /** The distance between two consecutive IDs. */
   stride: bigint
-}
-/** What a generator has done. */
-export interface Stats {
-  /** IDs issued through this generator. */
-  issued: number
-  /** How many times it waited for the clock. */
-  waits: number
-  /** Total time spent waiting, in ms. */
-  waitedMs: number
-  /** How many times it found the clock behind by more than `maxDriftMs`. */
-  clockBehind: number
-  /** How many times it bumped the rollover field. */
-  rollovers: number
-  /** How far ahead of the clock the shared state is now, in ms. */
-  driftMs: number
-  /** How many times a lease was claimed (again after it lapsed); 0 without a lease. */
-  leaseClaims: number
-  /** How many times the lease lapsed. */
-  leaseLosses: number
-  /** The leased field's value the generator issues with now (absent without a lease). */
-  leaseValue?: number
-  /** The layout's last usable instant, in Unix ms. */
-  lastUnixMs: number
-  /** How long the layout has left by the generator's clock, in ms (0 once past its end). */
-  msLeft: number
-  /** `msLeft` in years of 365.2425 days. */
-  yearsLeft: number
-  /**
-   * This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
-   * last claim or renewal, in ms (absent without a lease across hosts).
-   */
-  clockSkewMs?: number
-  /** How many renewals found the clocks further apart than `maxClockSkewMs`. */
-  skewedRenewals: number
-  /**
-   * Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
-   * `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
-   * `'SNOWFLAKE_OPTIONS'`).
-   */
-  sources: Record<string, string>
 }
 /** One bit field of a layout, from the most significant down. */
 export interface FieldInfo {
@@ -254,7 +251,10 @@ export declare class Generator {
    * the event loop.
    */
   nextIdAsync(): Promise<bigint>
-  /** What this generator has done. */
+  /**
+   * What this generator has done: one property per row of core's stats table (camelCase;
+   * an absent optional one left out), and `sources`.
+   */
   stats(): Stats
   /** The layout. */
   get layout(): Layout

@@ -203,11 +203,20 @@ typedef struct SnowflakeBlock {
 } SnowflakeBlock;
 
 /**
- * What a generator has done.
+ * What a generator has done. Set `size` to `sizeof(SnowflakeStats)` before calling
+ * `snowflake_generator_stats`: the library writes only the fields that end within `size` bytes, so
+ * a program built against an older header (a shorter struct) gets the fields it knows and nothing
+ * past them. Fields are only ever appended.
  */
 typedef struct SnowflakeStats {
   /**
-   * IDs issued through this handle.
+   * The size of the struct the caller allocated, in bytes: `sizeof(SnowflakeStats)`, set by the
+   * caller; at least the first version's (`size` and `issued` to `drift_ms`). The library never
+   * writes it.
+   */
+  size_t size;
+  /**
+   * IDs issued through this generator.
    */
   uint64_t issued;
   /**
@@ -227,20 +236,21 @@ typedef struct SnowflakeStats {
    */
   uint64_t rollovers;
   /**
-   * How far ahead of the clock the state is now, in ms.
+   * How far ahead of the clock the shared state is now, in ms.
    */
   uint64_t drift_ms;
   /**
-   * How many times a lease was claimed (1 when held since the generator opened, one more
-   * each time a lapsed lease was claimed again; 0 without a lease).
+   * How many times a lease was claimed: 1 for a lease held since the generator opened, one more
+   * each time a lapsed lease was claimed again (0 without a lease).
    */
   uint64_t lease_claims;
   /**
-   * How many times the lease lapsed (not renewed in time, or found taken or deleted).
+   * How many times the lease lapsed: not renewed in time, or found taken or deleted.
    */
   uint64_t lease_losses;
   /**
-   * The value of the leased field the generator issues with now; -1 without a lease.
+   * The leased field's value the generator issues with now (absent without a lease). Here -1
+   * when absent.
    */
   int64_t lease_value;
   /**
@@ -256,12 +266,13 @@ typedef struct SnowflakeStats {
    */
   double years_left;
   /**
-   * Whether `clock_skew_ms` was measured (a lease across hosts).
+   * Whether `clock_skew_ms` is there.
    */
   bool clock_skew_measured;
   /**
-   * This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
-   * last claim or renewal, in ms; 0 unless `clock_skew_measured`.
+   * This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the last
+   * claim or renewal, in ms (absent without a lease across hosts). Here 0 unless
+   * `clock_skew_measured`.
    */
   int64_t clock_skew_ms;
   /**
@@ -540,10 +551,16 @@ SnowflakeStatus snowflake_reserve(const struct SnowflakeGenerator *g, uint64_t n
 SnowflakeStatus snowflake_reserve_at(const struct SnowflakeGenerator *g, uint64_t unix_ms, uint64_t n, struct SnowflakeBlock *out);
 
 /**
- * What the generator has done, into `*out`.
+ * What the generator has done, into `*out`. The caller sets `out->size` to
+ * `sizeof(SnowflakeStats)` first; the library writes only the fields that end within it (a
+ * program built against an older, shorter struct gets the fields it knows, and nothing past
+ * them), and never `size` itself. A `size` below the first version's struct (`size` and
+ * `issued` to `drift_ms`: 56 bytes on 64-bit platforms), such as the 0 of a struct whose size
+ * was never set, gives `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` and writes nothing.
  *
  * # Safety
- * `g` is a live handle; `out` is valid for a write.
+ * `g` is a live handle; `out` is valid for reads of its `size` field and for writes of
+ * `out->size` bytes.
  */
 SnowflakeStatus snowflake_generator_stats(const struct SnowflakeGenerator *g, struct SnowflakeStats *out);
 

@@ -292,6 +292,7 @@ class Generator {
   }
   [[nodiscard]] Stats stats() const {
     Stats s{};
+    s.size = sizeof s;  // this header's struct: a newer library fills just these fields
     detail::check(snowflake_generator_stats(get(), &s));
     return s;
   }

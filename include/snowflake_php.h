@@ -48,6 +48,7 @@ typedef struct SnowflakeBlock {
 } SnowflakeBlock;
 
 typedef struct SnowflakeStats {
+  size_t size;
   uint64_t issued;
   uint64_t waits;
   uint64_t waited_ms;

@@ -57,6 +57,29 @@ function generatorOptions() {
   lines.push('}', '');
   return lines.join('\n');
 }
+/** `Stats`, from core's stats table: camelCase numbers, optional ones absent when unknown. */
+function stats() {
+  const t = tables();
+  // Names in a doc (a stat's or an option's, in backquotes) in Node's spelling.
+  const camel = new Map([...t.stats, ...t.options].map((r) => [r.name, r.camel]));
+  const doc = (text) => text.replace(/`([a-z0-9_]+)`/g, (m, name) => (camel.has(name) ? '`' + camel.get(name) + '`' : m));
+  const lines = ['/** What a generator has done (core\'s stats table). */', 'export interface Stats {'];
+  for (const s of t.stats) {
+    const optional = s.type.startsWith('optional_') ? '?' : '';
+    lines.push(`  /** ${doc(s.doc)} */`, `  ${s.camel}${optional}: number`);
+  }
+  lines.push(
+    '  /**',
+    "   * Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,",
+    "   * `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,",
+    "   * `'SNOWFLAKE_OPTIONS'`).",
+    '   */',
+    '  sources: Record<string, string>',
+    '}',
+    '',
+  );
+  return lines.join('\n');
+}
 const outFile = path.resolve(process.argv[2] || path.join(pkgDir, 'index.d.ts'));
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'libsnowflake-dts-'));
 try {
@@ -70,7 +93,7 @@ try {
   );
   if (r.status !== 0) throw new Error(`napi build failed (exit ${r.status})`);
   const header = fs.readFileSync(path.join(__dirname, 'dts-header.d.ts'), 'utf8');
-  fs.writeFileSync(outFile, header + errorCodes() + generatorOptions() + fs.readFileSync(generated, 'utf8'));
+  fs.writeFileSync(outFile, header + errorCodes() + generatorOptions() + stats() + fs.readFileSync(generated, 'utf8'));
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

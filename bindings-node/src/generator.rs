@@ -10,8 +10,8 @@ use napi::bindgen_prelude::{AsyncTask, BigInt, FromNapiValue};
 use napi::{sys, Env, JsObject, JsUnknown, NapiValue, Task};
 use napi_derive::napi;
 use snowflake_core::{
-    encode, Encoding, Environment, Error, Generator, GivenOptions, Layout, Name, Spelling, MAX_IDS_PER_CALL,
-    OPTIONS,
+    encode, Encoding, Environment, Error, Generator, GivenOptions, Layout, Name, Spelling, StatValue,
+    MAX_IDS_PER_CALL, OPTIONS, STATS,
 };
 use std::sync::Arc;
 
@@ -24,44 +24,6 @@ pub struct Block {
     pub count: f64,
     /// The distance between two consecutive IDs.
     pub stride: u64,
-}
-
-/// What a generator has done.
-#[napi(object, object_from_js = false)]
-pub struct Stats {
-    /// IDs issued through this generator.
-    pub issued: f64,
-    /// How many times it waited for the clock.
-    pub waits: f64,
-    /// Total time spent waiting, in ms.
-    pub waited_ms: f64,
-    /// How many times it found the clock behind by more than `maxDriftMs`.
-    pub clock_behind: f64,
-    /// How many times it bumped the rollover field.
-    pub rollovers: f64,
-    /// How far ahead of the clock the shared state is now, in ms.
-    pub drift_ms: f64,
-    /// How many times a lease was claimed (again after it lapsed); 0 without a lease.
-    pub lease_claims: f64,
-    /// How many times the lease lapsed.
-    pub lease_losses: f64,
-    /// The leased field's value the generator issues with now (absent without a lease).
-    pub lease_value: Option<f64>,
-    /// The layout's last usable instant, in Unix ms.
-    pub last_unix_ms: f64,
-    /// How long the layout has left by the generator's clock, in ms (0 once past its end).
-    pub ms_left: f64,
-    /// `msLeft` in years of 365.2425 days.
-    pub years_left: f64,
-    /// This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
-    /// last claim or renewal, in ms (absent without a lease across hosts).
-    pub clock_skew_ms: Option<f64>,
-    /// How many renewals found the clocks further apart than `maxClockSkewMs`.
-    pub skewed_renewals: f64,
-    /// Where each value came from: `layout`, `node` and each option (camelCase) -> `'code'`,
-    /// `'default'`, or the environment variable (`'SNOWFLAKE_LAYOUT'`, `'SNOWFLAKE_NODE'`,
-    /// `'SNOWFLAKE_OPTIONS'`).
-    pub sources: std::collections::HashMap<String, String>,
 }
 
 /// A layout given as a preset name, a spec or a `Layout`, or `None` when `value` is none of
@@ -275,38 +237,33 @@ impl JsGenerator {
         AsyncTask::new(NextId { generator: Arc::clone(&self.inner), error: None })
     }
 
-    /// What this generator has done.
-    #[napi]
-    pub fn stats(&self) -> Stats {
+    /// What this generator has done: one property per row of core's stats table (camelCase;
+    /// an absent optional one left out), and `sources`.
+    #[napi(ts_return_type = "Stats")]
+    pub fn stats(&self, env: Env) -> napi::Result<JsObject> {
         let s = self.inner.stats();
-        Stats {
-            issued: s.issued as f64,
-            waits: s.waits as f64,
-            waited_ms: s.waited_ms as f64,
-            clock_behind: s.clock_behind as f64,
-            rollovers: s.rollovers as f64,
-            drift_ms: s.drift_ms as f64,
-            lease_claims: s.lease_claims as f64,
-            lease_losses: s.lease_losses as f64,
-            lease_value: s.lease_value.map(|v| v as f64),
-            last_unix_ms: s.last_unix_ms as f64,
-            ms_left: s.ms_left as f64,
-            years_left: s.years_left(),
-            clock_skew_ms: s.clock_skew_ms.map(|v| v as f64),
-            skewed_renewals: s.skewed_renewals as f64,
-            sources: self
-                .inner
-                .provenance()
-                .iter()
-                .map(|(name, source)| {
-                    let name = match OPTIONS.iter().find(|o| o.name == name) {
-                        Some(o) => o.spelled(Spelling::Camel).as_str().to_string(),
-                        None => name.to_string(),
-                    };
-                    (name, source.as_str().to_string())
-                })
-                .collect(),
+        let mut out = env.create_object()?;
+        for spec in STATS {
+            // Numbers, as they have always been in Node: every stat stays below 2^53 in
+            // practice but `lastUnixMs`/`msLeft`, which lose only sub-ms precision beyond it.
+            let value = match (spec.get)(&s) {
+                StatValue::U64(v) | StatValue::OptionalU64(Some(v)) => v as f64,
+                StatValue::OptionalI64(Some(v)) => v as f64,
+                StatValue::F64(v) => v,
+                StatValue::OptionalU64(None) | StatValue::OptionalI64(None) => continue,
+            };
+            out.set_named_property(spec.spelled(Spelling::Camel).as_str(), env.create_double(value)?)?;
         }
+        let mut sources = env.create_object()?;
+        for (name, source) in self.inner.provenance().iter() {
+            let name = match OPTIONS.iter().find(|o| o.name == name) {
+                Some(o) => o.spelled(Spelling::Camel).as_str().to_string(),
+                None => name.to_string(),
+            };
+            sources.set_named_property(&name, env.create_string(source.as_str())?)?;
+        }
+        out.set_named_property("sources", sources)?;
+        Ok(out)
     }
 
     /// The layout.

@@ -21,9 +21,10 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyType};
+use pyo3::types::{PyBytes, PyCFunction, PyDict, PyList, PyString, PyType};
 use snowflake_core::{
-    Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, MAX_IDS_PER_CALL,
+    Block, Clock, Environment, GivenOptions, MonotonicClock, SequenceStart, StatValue, Stats,
+    MAX_IDS_PER_CALL, STATS,
 };
 use std::sync::Mutex;
 
@@ -283,23 +284,7 @@ impl PyGenerator {
         for (name, source) in self.inner.provenance().iter() {
             sources.set_item(name, source.as_str())?;
         }
-        Ok(PyStats {
-            issued: s.issued,
-            waits: s.waits,
-            waited_ms: s.waited_ms,
-            clock_behind: s.clock_behind,
-            rollovers: s.rollovers,
-            drift_ms: s.drift_ms,
-            lease_claims: s.lease_claims,
-            lease_losses: s.lease_losses,
-            lease_value: s.lease_value,
-            last_unix_ms: s.last_unix_ms,
-            ms_left: s.ms_left,
-            years_left: s.years_left(),
-            clock_skew_ms: s.clock_skew_ms,
-            skewed_renewals: s.skewed_renewals,
-            sources: sources.unbind(),
-        })
+        Ok(PyStats { stats: s, sources: sources.unbind() })
     }
 
     /// The layout.
@@ -432,70 +417,60 @@ impl BlockIter {
     }
 }
 
-/// What a generator has done: ``issued`` IDs, ``waits`` for the clock and ``waited_ms`` in
-/// them, ``clock_behind`` events (the clock behind by more than ``max_drift_ms``),
-/// ``rollovers``, ``drift_ms``, how far ahead of the clock the state is now, and for a lease
-/// ``lease_claims``, ``lease_losses`` and ``lease_value``, the value it issues with now; and how
-/// long the layout has left: ``last_unix_ms``, its last usable instant, ``ms_left`` and
-/// ``years_left`` until then; with a lease across hosts, ``clock_skew_ms`` (this host's clock
-/// minus the store's at the last claim or renewal) and ``skewed_renewals``; and ``sources``:
-/// where the layout, the node values and each option came from (``"code"``, ``"default"``, or
-/// the environment variable's name, ``"SNOWFLAKE_LAYOUT"``, ``"SNOWFLAKE_NODE"``,
-/// ``"SNOWFLAKE_OPTIONS"``).
-#[pyclass(name = "Stats", module = "libsnowflake", frozen, get_all)]
+/// What a generator has done: one read-only attribute per row of core's stats table
+/// (``issued``, ``waits``, ``waited_ms``, ..., ``years_left``, ``clock_skew_ms``, listed in
+/// docs/policies.md), and ``sources``: where the layout, the node values and each option came
+/// from (``"code"``, ``"default"``, or the environment variable's name, ``"SNOWFLAKE_LAYOUT"``,
+/// ``"SNOWFLAKE_NODE"``, ``"SNOWFLAKE_OPTIONS"``).
+#[pyclass(name = "Stats", module = "libsnowflake", frozen)]
 pub struct PyStats {
-    /// IDs issued through this generator.
-    issued: u64,
-    /// How many times it waited for the clock.
-    waits: u64,
-    /// Total time spent waiting, in ms.
-    waited_ms: u64,
-    /// How many times it found the clock behind by more than ``max_drift_ms``.
-    clock_behind: u64,
-    /// How many times it bumped the rollover field.
-    rollovers: u64,
-    /// How far ahead of the clock the shared state is now, in ms.
-    drift_ms: u64,
-    /// How many times a lease was claimed (again after it lapsed); 0 without a lease.
-    lease_claims: u64,
-    /// How many times the lease lapsed.
-    lease_losses: u64,
-    /// The leased field's value the generator issues with now (``None`` without a lease).
-    lease_value: Option<u64>,
-    /// The layout's last usable instant, in Unix ms.
-    last_unix_ms: u64,
-    /// How long the layout has left by the generator's clock, in ms (0 once past its end).
-    ms_left: u64,
-    /// ``ms_left`` in years of 365.2425 days.
-    years_left: f64,
-    /// This host's clock minus the lease store's (Redis ``TIME``, the database's clock) at the
-    /// last claim or renewal, in ms; ``None`` without a lease across hosts.
-    clock_skew_ms: Option<i64>,
-    /// How many renewals found the clocks further apart than ``max_clock_skew_ms``.
-    skewed_renewals: u64,
+    /// Core's stats, read through its table by the properties [`PyStats::add_table`] makes.
+    stats: Stats,
     /// Where each value came from: ``{"layout": ..., "node": ..., "max_drift_ms": ..., ...}``.
+    #[pyo3(get)]
     sources: Py<PyDict>,
+}
+
+/// One stat as a Python value: an ``int``, ``None`` when absent, or a ``float``.
+fn stat_to_py(py: Python<'_>, value: StatValue) -> PyResult<Py<PyAny>> {
+    Ok(match value {
+        StatValue::U64(v) | StatValue::OptionalU64(Some(v)) => v.into_pyobject(py)?.into_any().unbind(),
+        StatValue::OptionalI64(Some(v)) => v.into_pyobject(py)?.into_any().unbind(),
+        StatValue::OptionalU64(None) | StatValue::OptionalI64(None) => py.None(),
+        StatValue::F64(v) => v.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+impl PyStats {
+    /// Gives the ``Stats`` class one read-only property per row of core's stats table, with the
+    /// row's doc: a stat added to core appears here with no change to this binding.
+    pub(crate) fn add_table(ty: &Bound<'_, PyType>) -> PyResult<()> {
+        let py = ty.py();
+        let property = py.import("builtins")?.getattr("property")?;
+        for spec in STATS {
+            let get =
+                PyCFunction::new_closure(py, None, None, move |args, _kwargs| -> PyResult<Py<PyAny>> {
+                    let this = args.get_item(0)?;
+                    let this = this.cast::<PyStats>()?;
+                    stat_to_py(args.py(), (spec.get)(&this.get().stats))
+                })?;
+            ty.setattr(spec.name, property.call1((get, py.None(), py.None(), spec.doc))?)?;
+        }
+        Ok(())
+    }
 }
 
 #[pymethods]
 impl PyStats {
-    fn __repr__(&self) -> String {
-        format!(
-            "Stats(issued={}, waits={}, waited_ms={}, clock_behind={}, rollovers={}, drift_ms={}, lease_claims={}, lease_losses={}, lease_value={}, last_unix_ms={}, ms_left={}, years_left={:.2}, clock_skew_ms={}, skewed_renewals={})",
-            self.issued,
-            self.waits,
-            self.waited_ms,
-            self.clock_behind,
-            self.rollovers,
-            self.drift_ms,
-            self.lease_claims,
-            self.lease_losses,
-            self.lease_value.map_or("None".to_string(), |v| v.to_string()),
-            self.last_unix_ms,
-            self.ms_left,
-            self.years_left,
-            self.clock_skew_ms.map_or("None".to_string(), |v| v.to_string()),
-            self.skewed_renewals
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut out = String::from("Stats(");
+        for (i, spec) in STATS.iter().enumerate() {
+            let shown = match (spec.get)(&self.stats) {
+                StatValue::F64(v) => format!("{v:.2}"),
+                other => stat_to_py(py, other)?.bind(py).repr()?.to_string(),
+            };
+            out += &format!("{}{}={shown}", if i == 0 { "" } else { ", " }, spec.name);
+        }
+        Ok(out + ")")
     }
 }

@@ -22,6 +22,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<generator::PyBlock>()?;
     m.add_class::<generator::BlockIter>()?;
     m.add_class::<generator::PyStats>()?;
+    generator::PyStats::add_table(&m.py().get_type::<generator::PyStats>())?;
     m.add_class::<public::PyPublicIds>()?;
     m.add_function(wrap_pyfunction!(encoding::encode, m)?)?;
     m.add_function(wrap_pyfunction!(encoding::decode_str, m)?)?;

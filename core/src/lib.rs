@@ -29,7 +29,7 @@
 //! | `coord` | (`std`) what a generator's state is shared with, in three rooms: `registry` (this process: one state per identity, the fork gate); `arbiter/` (the host: its one record of each identity, which every way of issuing meets before it issues, the listing of `snowflake shared`, and the local lease, a client of the record) and the state file (`state-file`) beside it; `lease/` (beyond the host: one protocol, the host lease, and one file per store: Redis, PostgreSQL, MySQL) | everything below |
 //! | `plan` | the capacity planner: does a layout fit a fleet's hosts, peak and years; a layout that does | `layout`, `time` |
 //! | `redis_script`, `sql`, `public` | code for other systems: (`redis-script`) the Lua script that issues a layout's IDs inside Redis; (`sql`) the PL/pgSQL that issues, bounds and decodes them inside PostgreSQL; (`public-ids`) `PublicIds`, IDs encrypted for the world to see | the ground floor |
-//! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`] | the ground floor |
+//! | `generator` | the lock-free state machine over one 64-bit word; knows a state cell and an optional high-water mark, never which backend provides them; the state word's format; [`Pool`]; the stats table ([`STATS`]) | the ground floor |
 //! | `options` | the option table ([`OPTIONS`]): every option's name, type, range, default, doc and refused combinations; [`Options`] set one key at a time or parsed from text | `layout` (a rollover field is one of its fields), the ground floor |
 //! | `sys` | (`std`) every `unsafe` system call, one file per OS family: the monotonic clock, the one function that opens every file, locks and what the kernel lists of them, mappings guarded against truncation, the fork hooks; the fork gate and the locks a child of `fork()` does not keep | `hash` (Windows names its objects by a hash of the path) |
 //! | `clock` | [`Clock`], [`ManualClock`]; with `std` the system and monotonic clocks | `sys` |
@@ -109,7 +109,9 @@ pub use env::{
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
-pub use generator::{Block, FillError, Generator, Pool, Stats, MAX_IDS_PER_CALL};
+pub use generator::{
+    Block, FillError, Generator, Pool, StatSpec, StatType, StatValue, Stats, MAX_IDS_PER_CALL, STATS,
+};
 pub use layout::{
     years_of_ms, Field, FieldKind, Layout, LifetimeWarning, Node, Parts, LIFETIME_WARNING_YEARS, PRESETS,
 };

@@ -80,6 +80,14 @@
 //!   (a negative offset) included, and
 //!   a session setting then spares the check for the session's life, which ends with the run.
 //!
+//! A promotion of a standby is a new timeline, not a new run (the standby's postmaster started
+//! long before), and an asynchronous standby lacks the old primary's last slots: `P_timeline`
+//! names the timeline whose start the state was raised past, and the first call on another
+//! raises the slots past the clock *then* plus the same margin (once per timeline, under the
+//! lock). The timeline is read from the current WAL file's name, which any role may do; a
+//! session on a standby checks nothing until it is promoted. Not covered: the standby's clock
+//! behind the old primary's by more than the margin's slack.
+//!
 //! After a restart, IDs therefore start up to 2 s ahead of the clock: a call with
 //! `max_drift_ms = 0` waits for it (up to `max_wait_ms`). What is not covered: the server's
 //! clock stepping back across the crash, and a restore of an older backup while the old
@@ -169,6 +177,12 @@ const BORN: &str = "; created in the server run of ";
 /// with every crash recovery without a restart of the postmaster (a backend killed), which
 /// resets the shared statistics; never within a run but by `pg_stat_reset_shared('bgwriter')`.
 const RUN: &str = "(extract(epoch FROM greatest(pg_postmaster_start_time(), coalesce(pg_stat_get_bgwriter_stat_reset_time(), pg_postmaster_start_time()))) * 1000000)::bigint";
+
+/// The timeline of the WAL written now, as an SQL expression (a primary's only): a promotion
+/// starts a new one. The first 8 hex digits of the current WAL file's name; both functions are
+/// open to every role.
+const CURRENT_TIMELINE: &str =
+    "('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint";
 
 /// The prefix of the SQL objects when none is given.
 pub const DEFAULT_SQL_PREFIX: &str = "snowflake";
@@ -269,6 +283,7 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
     let last_slot = (layout.max_tick() << seq_bits) | seq_max;
     let state = names.of("state");
     let offset = names.of("offset");
+    let timeline = names.of("timeline");
     let issue = names.of("issue");
     let recover = names.of("recover");
     let marker = format!("libsnowflake state of {layout}");
@@ -384,7 +399,7 @@ fn postgres(layout: &Layout, prefix: &str) -> Result<String> {
         w,
         "-- replace the functions: the state is kept. Callers need EXECUTE on the functions and USAGE,"
     );
-    let _ = writeln!(w, "-- SELECT, UPDATE on the sequences.");
+    let _ = writeln!(w, "-- SELECT, UPDATE on the sequences (state, offset, timeline).");
     let _ = write!(
         w,
         r#"
@@ -411,6 +426,15 @@ BEGIN
     PERFORM setval('{offset_lit}', 0);
     COMMENT ON SEQUENCE {offset} IS 'libsnowflake: slot = value of {state_lit} + this offset; negative while a jump is under way';
   END IF;
+  -- The timeline whose start the state was raised past (see {recover}): this one for a state
+  -- made now, none for an older state (its first call after this install raises it once).
+  IF to_regclass('{timeline_lit}') IS NULL THEN
+    CREATE SEQUENCE {timeline} AS bigint MINVALUE 0 START 0 CACHE 1 NO CYCLE;
+    COMMENT ON SEQUENCE {timeline} IS 'libsnowflake: the timeline (a promotion starts a new one) whose start {state_lit} was raised past';
+    IF _comment IS NULL AND NOT pg_is_in_recovery() THEN
+      PERFORM setval('{timeline_lit}', {current_timeline});
+    END IF;
+  END IF;
 END
 $install$;
 
@@ -434,6 +458,13 @@ $install$;
 -- the tick of this run's start plus {margin_ms} ms, unless the state was created in this run.
 -- After that, a session setting ({guc}) spares the check: a session does not outlive its
 -- server's run.
+--
+-- A promoted standby (asynchronous: the primary's last slots may not have reached it) is not
+-- a new run: its postmaster started long before. Its WAL is a new timeline, though: the first
+-- call on a timeline that {timeline_lit} does not name raises the slots past the clock now
+-- plus {margin_ms} ms, past anything the old primary issued before it was lost (the residue:
+-- the standby's clock behind the old primary's). A session of a standby checks nothing, so
+-- that it checks once promoted.
 CREATE OR REPLACE FUNCTION {recover}()
 RETURNS void LANGUAGE plpgsql VOLATILE AS $fn$
 DECLARE
@@ -443,7 +474,32 @@ DECLARE
   _v bigint;
   _floor bigint;
   _x text;
+  _tl bigint;
 BEGIN
+  IF pg_is_in_recovery() THEN
+    RETURN;
+  END IF;
+  _tl := {current_timeline};
+  IF coalesce(pg_sequence_last_value('{timeline_lit}'), 0) <> _tl THEN
+    BEGIN
+      _x := pg_advisory_lock({lock_key})::text;
+      IF coalesce(pg_sequence_last_value('{timeline_lit}'), 0) <> _tl THEN
+        _e := pg_sequence_last_value('{offset_lit}');
+        _o := CASE WHEN _e >= 0 THEN _e ELSE -1 - _e END;
+        _floor := least(greatest((CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS bigint) + {margin_ms} - {epoch}) / {tick} + 1, 0) << {seq_bits}, {last_slot});
+        IF _e < 0 OR coalesce(pg_sequence_last_value('{state_lit}'), -1) + 1 + _o < _floor THEN
+          _x := setval('{offset_lit}', -1 - _o)::text;
+          _v := nextval('{state_lit}');
+          _x := setval('{offset_lit}', greatest(_v + _o, _floor - 1) - _v)::text;
+        END IF;
+        _x := setval('{timeline_lit}', _tl)::text;
+      END IF;
+      _x := pg_advisory_unlock({lock_key})::text;
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+      _x := pg_advisory_unlock({lock_key})::text;
+      RAISE;
+    END;
+  END IF;
   IF obj_description('{state_lit}'::regclass, 'pg_class') IS DISTINCT FROM '{marker}{born}' || _run::text THEN
     BEGIN
       _x := pg_advisory_lock({lock_key})::text;
@@ -747,6 +803,9 @@ $fn$;
 "#,
         state_lit = state.replace('\'', "''"),
         offset_lit = offset.replace('\'', "''"),
+        timeline_lit = timeline.replace('\'', "''"),
+        timeline = timeline,
+        current_timeline = CURRENT_TIMELINE,
         born = BORN,
         run = RUN,
         guc = guc,

@@ -1,13 +1,14 @@
-//! `tests/vectors/tables.json`: core's option table and error table as data, which every other
+//! `tests/vectors/tables.json`: core's option, error and stats tables as data, which every other
 //! language reads: `scripts/tables.py` generates stubs and docs from it (the `.pyi` options,
-//! `_errors.py`, `index.d.ts`'s `GeneratorOptions`, the PHP docblock, the README's tables),
+//! `_errors.py`, `index.d.ts`'s `GeneratorOptions` and `Stats`, the PHP docblock and `Stats`,
+//! C's `SnowflakeStats`, the README's and docs' tables),
 //! and each binding's tests check their classes and codes against it. This test keeps the
 //! file equal to the tables in the code; `SNOWFLAKE_BLESS=1 cargo test -p snowflake-core
 //! --test tables` rewrites it after a deliberate change.
 
 use serde_json::{json, Value};
 use snowflake_core::{
-    OptionType, Spelling, AHEAD_SLACK_MS, CONFLICTS, KINDS, MAX_IDS_PER_CALL, NEEDS, OPTIONS,
+    OptionType, Spelling, AHEAD_SLACK_MS, CONFLICTS, KINDS, MAX_IDS_PER_CALL, NEEDS, OPTIONS, STATS,
 };
 
 fn tables() -> Value {
@@ -59,7 +60,29 @@ fn tables() -> Value {
     // The numbers that front ends check an argument against before calling core (PHP sizes a
     // buffer by the count), checked against this table by their tests.
     let limits = json!({ "max_ids_per_call": MAX_IDS_PER_CALL, "ahead_slack_ms": AHEAD_SLACK_MS });
-    json!({ "options": options, "conflicts": pairs(CONFLICTS), "needs": pairs(NEEDS), "errors": errors, "limits": limits })
+    // The stats, in the order of C's struct: scripts/tables.py writes that struct, the stubs and
+    // the docs from this section.
+    let stats: Vec<Value> = STATS
+        .iter()
+        .map(|s| {
+            json!({
+                "name": s.name,
+                "camel": s.spelled(Spelling::Camel).as_str(),
+                "type": s.ty.as_str(),
+                "unit": s.unit,
+                "doc": s.doc,
+                "present": s.present,
+            })
+        })
+        .collect();
+    json!({
+        "options": options,
+        "conflicts": pairs(CONFLICTS),
+        "needs": pairs(NEEDS),
+        "errors": errors,
+        "limits": limits,
+        "stats": stats,
+    })
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! function takes the handle as `const`: issuing is one compare-and-swap on shared state, so
 //! any number of threads may call them on one handle at once.
 
-use crate::error::{ffi_boundary, non_null, SnowflakeStatus};
+use crate::error::{fail_with, ffi_boundary, non_null, SnowflakeStatus};
 use crate::layout::{handle as layout_handle, SnowflakeLayout};
 use crate::options::{options_handle, SnowflakeOptions};
+use crate::stats_struct::{write_fitting, SnowflakeStats, MIN_SIZE};
 use crate::{opt_str_arg, str_arg, write_c_string};
 use snowflake_core::{Block, Environment, Generator, GivenOptions, Options};
 use std::ffi::c_char;
@@ -39,44 +40,6 @@ impl From<Block> for SnowflakeBlock {
     fn from(b: Block) -> SnowflakeBlock {
         SnowflakeBlock { first: b.first, count: b.count, stride: b.stride }
     }
-}
-
-/// What a generator has done.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct SnowflakeStats {
-    /// IDs issued through this handle.
-    pub issued: u64,
-    /// How many times it waited for the clock.
-    pub waits: u64,
-    /// Total time spent waiting, in ms.
-    pub waited_ms: u64,
-    /// How many times it found the clock behind by more than `max_drift_ms`.
-    pub clock_behind: u64,
-    /// How many times it bumped the rollover field.
-    pub rollovers: u64,
-    /// How far ahead of the clock the state is now, in ms.
-    pub drift_ms: u64,
-    /// How many times a lease was claimed (1 when held since the generator opened, one more
-    /// each time a lapsed lease was claimed again; 0 without a lease).
-    pub lease_claims: u64,
-    /// How many times the lease lapsed (not renewed in time, or found taken or deleted).
-    pub lease_losses: u64,
-    /// The value of the leased field the generator issues with now; -1 without a lease.
-    pub lease_value: i64,
-    /// The layout's last usable instant, in Unix ms.
-    pub last_unix_ms: u64,
-    /// How long the layout has left by the generator's clock, in ms (0 once past its end).
-    pub ms_left: u64,
-    /// `ms_left` in years of 365.2425 days.
-    pub years_left: f64,
-    /// Whether `clock_skew_ms` was measured (a lease across hosts).
-    pub clock_skew_measured: bool,
-    /// This host's clock minus the lease store's (Redis `TIME`, the database's clock) at the
-    /// last claim or renewal, in ms; 0 unless `clock_skew_measured`.
-    pub clock_skew_ms: i64,
-    /// How many renewals found the clocks further apart than `max_clock_skew_ms`.
-    pub skewed_renewals: u64,
 }
 
 /// Makes a generator for `layout` with the node values `node` (`"datacenter=1,worker=3"`:
@@ -442,10 +405,16 @@ pub unsafe extern "C" fn snowflake_reserve_at(
     })
 }
 
-/// What the generator has done, into `*out`.
+/// What the generator has done, into `*out`. The caller sets `out->size` to
+/// `sizeof(SnowflakeStats)` first; the library writes only the fields that end within it (a
+/// program built against an older, shorter struct gets the fields it knows, and nothing past
+/// them), and never `size` itself. A `size` below the first version's struct (`size` and
+/// `issued` to `drift_ms`: 56 bytes on 64-bit platforms), such as the 0 of a struct whose size
+/// was never set, gives `SNOWFLAKE_STATUS_BUFFER_TOO_SMALL` and writes nothing.
 ///
 /// # Safety
-/// `g` is a live handle; `out` is valid for a write.
+/// `g` is a live handle; `out` is valid for reads of its `size` field and for writes of
+/// `out->size` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn snowflake_generator_stats(
     g: *const SnowflakeGenerator,
@@ -453,28 +422,21 @@ pub unsafe extern "C" fn snowflake_generator_stats(
 ) -> SnowflakeStatus {
     ffi_boundary!({
         non_null!(g, out);
+        // SAFETY: `out` is valid for a read of its first field by contract.
+        let size = unsafe { core::ptr::addr_of!((*out).size).read() };
+        if size < MIN_SIZE {
+            return Err(fail_with(
+                SnowflakeStatus::BufferTooSmall,
+                format_args!(
+                    "snowflake_generator_stats: out->size is {size}, less than the {MIN_SIZE} bytes of the \
+                     first SnowflakeStats; set out->size = sizeof(SnowflakeStats) before the call"
+                ),
+            ));
+        }
         // SAFETY: a live handle by contract.
         let s = unsafe { generator(g) }.stats();
-        let stats = SnowflakeStats {
-            issued: s.issued,
-            waits: s.waits,
-            waited_ms: s.waited_ms,
-            clock_behind: s.clock_behind,
-            rollovers: s.rollovers,
-            drift_ms: s.drift_ms,
-            lease_claims: s.lease_claims,
-            lease_losses: s.lease_losses,
-            // A node field has at most 63 bits.
-            lease_value: s.lease_value.map_or(-1, |v| v as i64),
-            last_unix_ms: s.last_unix_ms,
-            ms_left: s.ms_left,
-            years_left: s.years_left(),
-            clock_skew_measured: s.clock_skew_ms.is_some(),
-            clock_skew_ms: s.clock_skew_ms.unwrap_or(0),
-            skewed_renewals: s.skewed_renewals,
-        };
-        // SAFETY: valid for a write by contract.
-        unsafe { *out = stats };
+        // SAFETY: `out` is valid for writes of `size` bytes by contract.
+        unsafe { write_fitting(out, size, &s) };
         Ok(())
     })
 }

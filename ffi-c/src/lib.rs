@@ -25,6 +25,8 @@ mod layout;
 mod options;
 mod public;
 mod sql;
+mod stat_values;
+mod stats_struct;
 
 pub use encoding::{snowflake_decode_str, snowflake_encode};
 pub use error::{SnowflakeStatus, SnowflakeStatusRaw};
@@ -33,7 +35,6 @@ pub use generator::{
     snowflake_generator_new, snowflake_generator_open, snowflake_generator_sources,
     snowflake_generator_stats, snowflake_next_id, snowflake_next_id_at, snowflake_next_ids,
     snowflake_reserve, snowflake_reserve_at, snowflake_try_next_id, SnowflakeBlock, SnowflakeGenerator,
-    SnowflakeStats,
 };
 pub use layout::{
     snowflake_layout_compose, snowflake_layout_decode, snowflake_layout_field, snowflake_layout_field_count,
@@ -52,6 +53,7 @@ pub use public::{
     SnowflakePublicIds,
 };
 pub use sql::snowflake_layout_sql;
+pub use stats_struct::SnowflakeStats;
 
 use error::{fail_with, ffi_boundary};
 use std::ffi::{c_char, CStr};

@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -469,7 +470,7 @@ static void test_generator_errors(void) {
   SnowflakeLayout *layout = NULL, *tiny = NULL;
   SnowflakeGenerator *g = NULL, *untouched = (SnowflakeGenerator *)&g;
   SnowflakeBlock block = {7, 7, 7};
-  SnowflakeStats stats;
+  SnowflakeStats stats = {.size = sizeof(SnowflakeStats)};
   uint64_t id = 42, buf[8];
 
   if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
@@ -603,11 +604,83 @@ static void test_encoding_errors(void) {
 
 /* ---- generators: real clock, blocks, stats, sharing ---------------------------------- */
 
+/* The struct carries its size: a program built against an older header passes its shorter
+ * struct, and gets exactly the fields it knows, with nothing written past them. */
+typedef struct OldStats { /* the first SnowflakeStats, with a guard after it */
+  size_t size;
+  uint64_t issued, waits, waited_ms, clock_behind, rollovers, drift_ms;
+} OldStats;
+
+static void test_stats_size(void) {
+  SnowflakeLayout *layout = NULL;
+  SnowflakeGenerator *g = NULL;
+  SnowflakeStats full = {.size = sizeof(SnowflakeStats)};
+  struct { OldStats old; unsigned char guard[64]; } older;
+  union { SnowflakeStats stats; unsigned char bytes[sizeof(SnowflakeStats) + 64]; } mem;
+  size_t cuts[5], c, i, first = offsetof(SnowflakeStats, drift_ms) + sizeof(uint64_t);
+  uint64_t ids[3];
+  int untouched;
+
+  if (CHECK_STATUS(snowflake_layout_new("twitter", &layout), SNOWFLAKE_STATUS_OK)) return;
+  if (CHECK_STATUS(snowflake_generator_new(layout, "datacenter=1,worker=2", "isolated=true", &g),
+                   SNOWFLAKE_STATUS_OK) == 0) {
+    CHECK_STATUS(snowflake_next_ids(g, ids, 3), SNOWFLAKE_STATUS_OK);
+    CHECK_STATUS(snowflake_generator_stats(g, &full), SNOWFLAKE_STATUS_OK);
+    CHECK(full.size == sizeof(SnowflakeStats) && full.issued == 3 && full.lease_value == -1 &&
+              full.last_unix_ms == 1288834974657u + (1ull << 41) - 1 && !full.clock_skew_measured,
+          "full struct: size %zu, issued %" PRIu64, full.size, full.issued);
+
+    /* The older program's own struct: its six fields, and its guard intact. */
+    memset(&older, 0xA5, sizeof older);
+    older.old.size = sizeof older.old;
+    CHECK_STATUS(snowflake_generator_stats(g, (SnowflakeStats *)(void *)&older.old), SNOWFLAKE_STATUS_OK);
+    CHECK(older.old.size == sizeof(OldStats) && older.old.issued == 3 && older.old.waits == full.waits &&
+              older.old.clock_behind == 0 && older.old.rollovers == 0,
+          "older struct: size %zu, issued %" PRIu64, older.old.size, older.old.issued);
+    for (i = 0, untouched = 1; i < sizeof older.guard; i++) untouched &= older.guard[i] == 0xA5;
+    CHECK(untouched, "the library wrote past the older program's struct");
+
+    /* Every size from the first version's to the whole struct, a field cut in half among
+     * them: the fields that end within the size are written, and no byte after them. */
+    cuts[0] = first;
+    cuts[1] = offsetof(SnowflakeStats, lease_losses) + sizeof(uint64_t);
+    cuts[2] = offsetof(SnowflakeStats, lease_value) + 4;
+    cuts[3] = offsetof(SnowflakeStats, clock_skew_ms);
+    cuts[4] = sizeof(SnowflakeStats);
+    for (c = 0; c < 5; c++) {
+      size_t written = c == 2 ? offsetof(SnowflakeStats, lease_value) : cuts[c];
+      memset(&mem, 0xA5, sizeof mem);
+      mem.stats.size = cuts[c];
+      CHECK_STATUS(snowflake_generator_stats(g, &mem.stats), SNOWFLAKE_STATUS_OK);
+      CHECK(mem.stats.size == cuts[c] && mem.stats.issued == 3, "size %zu: issued %" PRIu64, cuts[c], mem.stats.issued);
+      if (cuts[c] >= offsetof(SnowflakeStats, lease_losses) + sizeof(uint64_t))
+        CHECK(mem.stats.lease_claims == 0 && mem.stats.lease_losses == 0, "size %zu: lease counts", cuts[c]);
+      /* Padding inside the struct is the caller's too: only a field's own bytes change. */
+      if (c == 3) CHECK(mem.stats.clock_skew_measured == false, "size %zu: clock_skew_measured", cuts[c]);
+      for (i = written, untouched = 1; i < sizeof mem.bytes; i++) untouched &= mem.bytes[i] == 0xA5;
+      CHECK(untouched, "size %zu: a byte at or past %zu was written", cuts[c], written);
+    }
+
+    /* Below the first version's size (0: never set) nothing is written, with a clear status. */
+    memset(&mem, 0xA5, sizeof mem);
+    mem.stats.size = first - 1;
+    CHECK_STATUS(snowflake_generator_stats(g, &mem.stats), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+    CHECK_DETAIL("set out->size = sizeof(SnowflakeStats)");
+    for (i = sizeof(size_t), untouched = 1; i < sizeof mem.bytes; i++) untouched &= mem.bytes[i] == 0xA5;
+    CHECK(untouched && mem.stats.size == first - 1, "a refused call wrote its output");
+    mem.stats.size = 0;
+    CHECK_STATUS(snowflake_generator_stats(g, &mem.stats), SNOWFLAKE_STATUS_BUFFER_TOO_SMALL);
+    CHECK_DETAIL("out->size is 0");
+    snowflake_generator_free(g);
+  }
+  snowflake_layout_free(layout);
+}
+
 static void test_generator_basics(void) {
   SnowflakeLayout *layout = NULL;
   SnowflakeGenerator *g = NULL, *same = NULL, *iso = NULL;
   SnowflakeBlock block;
-  SnowflakeStats stats;
+  SnowflakeStats stats = {.size = sizeof(SnowflakeStats)};
   SnowflakeParts parts;
   uint64_t a = 0, b = 0, c = 0, ids[10000];
   size_t i;
@@ -1361,7 +1434,7 @@ static void test_public_errors(void) {
 static void test_strict_input(void) {
   SnowflakeLayout *twitter = NULL, *untouched = (SnowflakeLayout *)&twitter;
   SnowflakeGenerator *g = NULL, *other = NULL;
-  SnowflakeStats stats;
+  SnowflakeStats stats = {.size = sizeof(SnowflakeStats)};
   char dir[] = "/tmp/snowflake-c-strict-XXXXXX", opts[512], path[256], cmd[128];
   uint64_t id = 0;
   FILE *f;
@@ -1709,6 +1782,7 @@ int main(int argc, char **argv) {
   test_edges();
   test_encoding_errors();
   test_generator_basics();
+  test_stats_size();
   test_threads(per_thread);
   test_fork();
   test_options_object();

@@ -108,7 +108,7 @@ int main(int argc, char **argv) {
 
   CHECK_STATUS(snowflake_layout_new(LAYOUT, &layout), SNOWFLAKE_STATUS_OK);
   for (i = 0; i < FORMS; i++) {
-    SnowflakeStats stats;
+    SnowflakeStats stats = {.size = sizeof(SnowflakeStats)};
     g = open_lease(layout, urls[i], keys[i], values[i], &status);
     CHECK(status == SNOWFLAKE_STATUS_OK, "%s: %s: %s", urls[i], snowflake_status_code(status), snowflake_last_error());
     if (g == NULL) continue;
@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
     size_t got = 0;
     uint64_t first_ms = 0, last_ms = 0;
     SnowflakeParts parts;
-    SnowflakeStats stats;
+    SnowflakeStats stats = {.size = sizeof(SnowflakeStats)};
     CHECK(test_servers_command(&sentinel, "failover") == 0, "failover: %s", sentinel.error);
     deadline = time(NULL) + 180;
     status = SNOWFLAKE_STATUS_OK;
@@ -169,7 +169,7 @@ int main(int argc, char **argv) {
   /* Without a lease, the stats say so. */
   CHECK_STATUS(snowflake_generator_new(layout, "worker=1", NULL, &g), SNOWFLAKE_STATUS_OK);
   if (g != NULL) {
-    SnowflakeStats stats;
+    SnowflakeStats stats = {.size = sizeof(SnowflakeStats)};
     CHECK_STATUS(snowflake_generator_stats(g, &stats), SNOWFLAKE_STATUS_OK);
     CHECK(stats.lease_value == -1 && stats.lease_claims == 0, "no lease: value %lld", (long long)stats.lease_value);
     snowflake_generator_free(g);

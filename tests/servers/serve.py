@@ -1301,6 +1301,12 @@ class Postgres:
         self.port_attempts = 0
         self.proc: Optional[subprocess.Popen] = None
         self.frozen = False
+        # --standby: an asynchronous streaming standby, made by pg_basebackup from the primary.
+        self.standby_data = self.home / "standby"
+        self.standby_log = self.home / "standby.log"
+        self.standby_port: Optional[int] = None
+        self.standby_proc: Optional[subprocess.Popen] = None
+        self.promoted = False
 
     def as_user(self, argv: list[str], **kw: Any) -> subprocess.CompletedProcess:
         if self.user_os:
@@ -1364,6 +1370,43 @@ class Postgres:
                     self.port = None
         raise Failure(f"postgres: no free port after {PORT_ATTEMPTS} attempts", tail(self.log))
 
+    def start_standby(self, deadline: float) -> None:
+        """An asynchronous standby of the primary (hot, streaming), on a port of its own."""
+        if not self.standby_data.exists():
+            r = self.as_user([str(self.bin / "pg_basebackup"), "-D", str(self.standby_data), "-R", "-X", "stream",
+                              "-h", str(self.sockdir), "-p", str(self.port), "-U", self.opts.db_user], timeout=300)
+            if r.returncode != 0:
+                raise Failure("pg_basebackup failed", (r.stdout + r.stderr)[-3000:])
+        for attempt in range(PORT_ATTEMPTS):
+            if self.standby_port is None:
+                self.standby_port = candidate_port(["127.0.0.1"] if self.opts.tcp else [])
+            argv = [str(self.bin / "postgres"), "-D", str(self.standby_data), "-p", str(self.standby_port),
+                    "-k", str(self.sockdir), "-c", f"listen_addresses={'127.0.0.1' if self.opts.tcp else ''}",
+                    "-c", "unix_socket_permissions=0777", "-c", "fsync=off", "-c", "shared_buffers=32MB",
+                    "-c", "max_connections=60", "-c", "logging_collector=off", "-c", "hot_standby=on"]
+            offset = self.standby_log.stat().st_size if self.standby_log.exists() else 0
+            self.standby_proc = spawn(argv, self.standby_log, self.home, user=self.user_os, env=self.env())
+
+            def alive() -> None:
+                if self.standby_proc is not None and self.standby_proc.poll() is not None:
+                    log = tail(self.standby_log, offset=offset)
+                    if "Address already in use" in log:
+                        raise PortInUse()
+                    raise Failure(f"the standby exited with status {self.standby_proc.returncode}", log)
+
+            def streaming() -> bool:
+                r = self.as_user([str(self.bin / "psql"), "-X", "-A", "-t", "-h", str(self.sockdir), "-p", str(self.port),
+                                  "-U", self.opts.db_user, "-d", self.opts.database, "-c",
+                                  "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'"], timeout=60)
+                return r.returncode == 0 and r.stdout.strip() not in ("", "0")
+            try:
+                wait_for("the standby streaming", streaming, deadline, alive)
+                return
+            except PortInUse:
+                end(self.standby_proc, signal.SIGKILL)
+                self.standby_port = None
+        raise Failure(f"standby: no free port after {PORT_ATTEMPTS} attempts", tail(self.standby_log))
+
     def ready(self) -> bool:
         hosts = [str(self.sockdir)] + (["127.0.0.1"] if self.opts.tcp else [])
         for h in hosts:
@@ -1383,14 +1426,29 @@ class Postgres:
 
     def command(self, words: list[str], deadline: float) -> None:
         cmd = words[0]
+        if cmd == "promote":
+            # The standby becomes a primary (a new timeline); the old primary is left as it is
+            # (kill it first to make the failover of an asynchronous standby).
+            if self.standby_proc is None:
+                raise Failure("no standby: start postgres with --standby")
+            r = self.as_user([str(self.bin / "pg_ctl"), "promote", "-w", "-t", "120", "-D", str(self.standby_data)],
+                             timeout=180)
+            if r.returncode != 0:
+                raise Failure("pg_ctl promote failed", (r.stdout + r.stderr)[-3000:])
+            self.promoted = True
+            return
+        if len(words) > 1 and words[1] == "standby" and cmd == "kill":
+            end(self.standby_proc, signal.SIGKILL)
+            return
         if len(words) > 1 and words[1] != "postgres":
-            raise Failure(f"no server named {words[1]!r} (postgres)")
+            raise Failure(f"no server named {words[1]!r} (postgres, standby)")
         if cmd in ("kill", "term", "restart"):
             self.thaw_kids()
         if cmd == "kill":
             end(self.proc, signal.SIGKILL)
             # Its lock files name a pid that may be another process's by the next start.
-            for lock in [self.data / "postmaster.pid", *self.sockdir.glob(".s.PGSQL.*")]:
+            # (Its own: a standby's socket shares the directory.)
+            for lock in [self.data / "postmaster.pid", *self.sockdir.glob(f".s.PGSQL.{self.port}*")]:
                 lock.unlink(missing_ok=True)
         elif cmd == "term":
             end(self.proc, signal.SIGINT, grace_s=60)
@@ -1423,6 +1481,7 @@ class Postgres:
         self.thaw_kids()
         # A fast shutdown (SIGINT) disconnects clients; SIGKILL would leave shared memory.
         end(self.proc, signal.SIGINT, grace_s=60)
+        end(self.standby_proc, signal.SIGINT, grace_s=60)
 
     def describe(self) -> dict[str, Any]:
         o = self.opts
@@ -1437,6 +1496,13 @@ class Postgres:
             "data_dir": str(self.data), "log": str(self.log), "bin_dir": str(self.bin),
             "os_user": self.user_os, "port_attempts": self.port_attempts,
         }
+        if self.standby_proc is not None:
+            running = self.standby_proc.poll() is None
+            d["standby"] = {
+                "pid": self.standby_proc.pid if running else None, "running": running, "port": self.standby_port,
+                "promoted": self.promoted, "data_dir": str(self.standby_data), "log": str(self.standby_log),
+                "dsn": f"postgresql://{auth}@/{o.database}?host={self.sockdir}&port={self.standby_port}",
+            }
         return {"postgres": d}
 
 
@@ -1627,6 +1693,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     g.add_argument("--mysql-config", action="append", metavar="NAME=VALUE", help="a mariadbd --NAME=VALUE option")
     g.add_argument("--os-user", default="postgres", help="who runs PostgreSQL when we are root")
     g.add_argument("--pg-config", action="append", metavar="NAME=VALUE", help="a postgres -c setting")
+    g.add_argument("--standby", action="store_true",
+                   help="postgres: an asynchronous streaming standby too (commands: promote, kill standby)")
     g = p.add_argument_group("fpm")
     g.add_argument("--workers", type=int, default=2, help="static pool size (default 2)")
     g.add_argument("--ini", help="the php.ini to use")
@@ -1688,6 +1756,8 @@ def main(argv: list[str]) -> int:
         else:
             topology = Certs(opts, dir)
         topology.start(deadline)
+        if opts.kind == "postgres" and opts.standby:
+            topology.start_standby(deadline)
 
         def describe() -> dict[str, Any]:
             return {"ok": True, "kind": opts.kind, "dir": str(dir), "supervisor_pid": os.getpid(),

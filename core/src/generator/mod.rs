@@ -34,9 +34,11 @@ pub(crate) use word::Word;
 
 mod count;
 mod pool;
+mod stats;
 mod word;
 pub use crate::limits::AHEAD_SLACK_MS;
 pub use pool::Pool;
+pub use stats::{StatSpec, StatType, StatValue, STATS};
 
 /// The most IDs one call of a front end's `next_ids` returns as one list or array (Python,
 /// Node, PHP): 2^28, 2 GiB of 64-bit IDs. A larger count is refused at once
@@ -120,7 +122,8 @@ impl std::error::Error for FillError {
     }
 }
 
-/// What a generator has done.
+/// What a generator has done. Every field is a row of [`STATS`] too (append a new one to both),
+/// from which the front ends show it: C's struct, Python, Node, PHP and the docs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// IDs issued through this generator.

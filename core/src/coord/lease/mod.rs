@@ -23,12 +23,16 @@
 //!   the token. Every ID is below a reservation stored while the claim was ours, so a holder
 //!   whose claim was deleted, taken or lost issues nothing beyond what the store recorded (or,
 //!   after a data loss, beyond its last window).
-//! - **Next holder**: starts at the stored mark. With none (a value never used, or the store
-//!   lost its data) it starts [`crate::LEASE_MAX_WINDOW_MS`] + [`crate::LEASE_MAX_DRIFT_MS`] +
-//!   one tick ahead of its clock, past anything a holder that still thinks it owns the value
-//!   can issue, whatever that holder's own settings: every holder obeys those caps. It does so
-//!   too when the store says its mark may have lost writes (a Sentinel or Cluster failover, a
-//!   database restarted or failed over since the mark was written).
+//! - **Next holder**: starts at the stored mark when the store proves that mark current: it
+//!   was written in the run of the store that answers now (Redis: its `run_id` and
+//!   replication id; PostgreSQL: its start and timeline; MySQL/MariaDB: its server id, durable
+//!   commits). With no trusted mark (a value never used, a store that lost its data, a mark
+//!   of another run: a restart from a snapshot, a promoted replica, which is then a lower
+//!   bound only) it starts past anything a holder that still thinks it owns the value can
+//!   issue, whatever that holder's own settings: [`crate::LEASE_MAX_WINDOW_MS`] +
+//!   [`crate::LEASE_MAX_DRIFT_MS`] + twice the allowed clock skew + one tick past the
+//!   *store's* clock, read after the claim (every holder obeys those caps; `Lease::open`
+//!   names the error each margin covers).
 //! - **Heal**: a lapsed lease (not renewed in time, or found taken or deleted) is claimed
 //!   again on the generator's next call: the same value if it is free, else another. The
 //!   claim is published under a seqlock (`generation`): an ID is composed with the claim its
@@ -307,8 +311,12 @@ pub(crate) struct Lease {
     token: String,
     ttl_ms: u64,
     window_ticks: u64,
-    /// How far ahead of the clock a claim without a trusted mark starts, in ticks.
+    /// How far ahead of the store's clock a claim without a trusted mark starts, in ticks
+    /// (see [`Lease::open`]).
     unknown_ticks: u64,
+    /// The clock skew a holder of the fleet may have, in ms: this holder's
+    /// `max_clock_skew_ms`, and at least the default (see [`Lease::open`]).
+    fleet_skew_ms: u64,
     max_wait_ms: u64,
     max_clock_skew_ms: u64,
     max_tick: u64,
@@ -394,9 +402,26 @@ impl Lease {
         let ttl_ms = config.ttl_ms;
         let tick_ms = layout.tick_ms();
         let window_ms = config.window_ms.min(ttl_ms / 2).clamp(1, LEASE_MAX_WINDOW_MS);
-        // The caps in ticks, rounded up: a holder's own window and drift are at most these.
-        let unknown_ticks =
-            LEASE_MAX_WINDOW_MS.div_ceil(tick_ms).max(1) + LEASE_MAX_DRIFT_MS.div_ceil(tick_ms) + 1;
+        // A claim with no trusted mark starts past anything any earlier holder may have
+        // issued, measured against the store's clock `T` read after the claim (an earlier
+        // holder's last reservation was stored before it). Each margin, by the error it covers:
+        // - LEASE_MAX_WINDOW_MS: a holder reserves at most this far past the tick it issues;
+        // - LEASE_MAX_DRIFT_MS: it issues at most this far ahead of its own clock;
+        // - once the allowed skew S: that holder's clock was up to S ahead of the store's when
+        //   its claim was checked;
+        // - twice: a holder's clock is checked at its claim only (a renewal counts a larger
+        //   skew but goes on), and each check carries up to half a round trip: the second S
+        //   covers a holder's clock that moved up to S further (NTP slewing, a step smaller
+        //   than S) while it held the value. A step beyond that is the residue
+        //   docs/processes.md names;
+        // - a tick: the earlier holder's last tick is whole, ours starts at the next.
+        // S is the fleet's: this holder's max_clock_skew_ms, and never less than the default
+        // (holders that raise it must all raise it). In ticks, each rounded up.
+        let fleet_skew_ms = config.max_clock_skew_ms.max(crate::options::DEFAULT_MAX_CLOCK_SKEW_MS);
+        let unknown_ticks = LEASE_MAX_WINDOW_MS.div_ceil(tick_ms).max(1)
+            + LEASE_MAX_DRIFT_MS.div_ceil(tick_ms)
+            + (2 * fleet_skew_ms).div_ceil(tick_ms)
+            + 1;
         let lease = Arc::new(Lease {
             layout: *layout,
             node: node.with(field, 0),
@@ -413,6 +438,7 @@ impl Lease {
             ttl_ms,
             window_ticks: (window_ms / tick_ms).max(1),
             unknown_ticks,
+            fleet_skew_ms,
             max_wait_ms: config.max_wait_ms,
             max_clock_skew_ms: config.max_clock_skew_ms,
             max_tick: layout.max_tick(),
@@ -520,7 +546,7 @@ impl Lease {
         let (sent_at, value, got, guard) = 'claim: loop {
             let (sent_at, value, got) = loop {
                 let sent_at = self.clock.now_ms();
-                let bound = self.layout.tick_of(sent_at)?.saturating_add(self.unknown_ticks);
+                let bound = self.furthest_start(sent_at)?;
                 let to = from.saturating_add(inner.store.scan()).min(count);
                 let ask = Ask { token: &self.token, ttl_ms: self.ttl_ms, prefer, from, to, bound };
                 let mut got = match inner.store.claim(&ask) {
@@ -596,20 +622,37 @@ impl Lease {
             }
         };
         let now_tick = self.layout.tick_of(sent_at)?;
-        let unknown = now_tick.saturating_add(self.unknown_ticks);
+        // Past anything an earlier holder may have issued, by the store's clock read now,
+        // after the claim (see `open`): only when no trusted mark says where that ends.
+        // "Still ours" is proven as the mark is: a store restored from a snapshot can hand back
+        // our token after another holder had the value since.
+        let trusted = !got.mark_stale && (got.ours || got.mark.is_some());
+        let unknown = match trusted {
+            true => 0,
+            false => match inner.store.clock_ms() {
+                Ok(store_ms) => self.layout.tick_of(store_ms)?.saturating_add(self.unknown_ticks),
+                Err(e) => {
+                    let _ = inner.store.unclaim(value, &self.token);
+                    inner.unsure = true;
+                    return Err(unavailable(e.message));
+                }
+            },
+        };
         // `floor`: the state's new start; `reserved`: what may be issued below without
         // storing a reservation first.
         let (floor, reserved) = match (got.ours, got.mark) {
             // Still ours: nobody else held it since; our own state (the host's, for a host
             // lease) is above our IDs, and what we reserved is still ours to issue.
-            (true, s) => (0, s.unwrap_or(0)),
-            (false, Some(s)) if got.mark_stale => (s.max(unknown), s.max(unknown)),
-            (false, Some(s)) => (s, s),
-            (false, None) => (unknown, unknown),
+            (true, s) if trusted => (0, s.unwrap_or(0)),
+            (false, Some(s)) if trusted => (s, s),
+            // A mark of another run of the store (a restart from a snapshot, a promoted
+            // replica): a lower bound only.
+            (_, Some(s)) => (s.max(unknown), s.max(unknown)),
+            (_, None) => (unknown, unknown),
         };
         let end = self.max_tick.saturating_add(1);
         let (floor, reserved) = (floor.min(end), reserved.min(end).max(floor.min(end)));
-        if floor > unknown {
+        if floor > self.furthest_start(sent_at)? {
             let _ = inner.store.release(value, &self.token, floor);
             return Err(Error::lease_unavailable(format_args!(
                 "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",
@@ -655,6 +698,17 @@ impl Lease {
         inner.last_error = None;
         inner.unsure = false;
         Ok(floor)
+    }
+
+    /// The furthest tick a claim made at this host's reading `sent_at` may start at: a claim
+    /// without a trusted mark starts `unknown_ticks` past the store's clock, which may be
+    /// ahead of this host's by the fleet's skew, and half a round trip more (counted as another
+    /// skew). A mark beyond it is poisoned (passed over), or this clock is far behind.
+    fn furthest_start(&self, sent_at: u64) -> Result<u64, Error> {
+        Ok(self
+            .layout
+            .tick_of(sent_at.saturating_add(2 * self.fleet_skew_ms))?
+            .saturating_add(self.unknown_ticks))
     }
 
     /// Checks that the value's record on this host is still whole at its name (a record
@@ -705,7 +759,8 @@ impl Lease {
             floor: 0,
             reserved: u64::MAX,
             word: self.word,
-            ahead_ms: LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS,
+            // A claim may start this far ahead of this host's clock (`furthest_start`).
+            ahead_ms: LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + 4 * self.fleet_skew_ms,
         };
         Record::hold(&req)
     }

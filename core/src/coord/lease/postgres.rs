@@ -5,9 +5,11 @@
 //! through rustls.
 //!
 //! Commits are made durable (`synchronous_commit = on` in the session, whatever the server's
-//! default), and a mark is trusted only when written since the server last started
-//! (`pg_postmaster_start_time()`): a promoted replica, or a restart that lost commits, makes
-//! the next claim start past what an unrecorded holder may issue.
+//! default), and a mark is trusted only when written by the same run of the same server: its
+//! cluster's system identifier, its timeline (a promoted standby starts a new one) and its
+//! start (`pg_postmaster_start_time()`) are stored with every mark. A promoted standby, or a
+//! restart that lost commits, makes the next claim start past what an unrecorded holder may
+//! issue.
 
 use super::sql::{self, Cell, Db, Dialect, Param, SqlStore, Tls};
 use super::{Failure, Identity, Store};
@@ -19,7 +21,11 @@ use tokio_postgres::types::{ToSql, Type};
 static POSTGRES: Dialect = Dialect {
     name: "PostgreSQL",
     now_ms: "CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)",
-    server: "CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) * 1000000 AS BIGINT)",
+    // The cluster (system identifier), its history (the timeline of the WAL written now: a
+    // promotion starts a new one) and the server's start (a restart), hashed to a BIGINT. Each
+    // function is open to every role; the current WAL position exists on a primary only,
+    // where marks are written.
+    server: "(SELECT CAST(CAST('x' || SUBSTR(MD5(system_identifier::text || ':' || SUBSTR(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || ':' || CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) * 1000000 AS BIGINT)::text), 1, 16) AS BIT(64)) AS BIGINT) FROM pg_control_system())",
     create: "CREATE TABLE IF NOT EXISTS {} (name TEXT PRIMARY KEY, holder TEXT, expires_at BIGINT, mark BIGINT, mark_server BIGINT)",
     insert_missing: "INSERT INTO {} (name) VALUES (?) ON CONFLICT (name) DO NOTHING",
     returning: true,

@@ -3,16 +3,37 @@
 //!
 //! - **Keys**: one per identity, `libsnowflake:{<layout fingerprint>}:<every node
 //!   field=value>` (the leased field's value included) holding the holder's token with a TTL
-//!   (`PX`), and its high-water mark `<key>:hwm`. The hash tag (`{…}`) puts every key of a
+//!   (`PX`), its high-water mark `<key>:hwm` and the run that wrote it `<key>:run`. The hash tag (`{…}`) puts every key of a
 //!   layout in one slot, so that each script runs on one node of a cluster, and holders that
 //!   lease different fields of one layout meet on the same key for the same identity.
 //! - Every operation is one script, which checks the token and reads `TIME` in the same step.
-//! - A Sentinel or Cluster failover can promote a replica without the last writes: no stored
-//!   mark is trusted alone there (`mark_stale`).
+//! - **Which run wrote a mark**: `<key>:run` holds, with every mark, the server's `run_id` and
+//!   replication id (`master_replid`) as they were when the mark was written. A restart (from
+//!   an RDB snapshot, an AOF that lost its last second) gives a new `run_id`; a promotion (a
+//!   Sentinel or Cluster failover, `REPLICAOF NO ONE`) a new replication id, so a server that
+//!   answers with both as stored has lost no write of that mark since. Any other mark is a
+//!   lower bound only (`mark_stale`), as is a claim key found still ours with no mark of this
+//!   run: a snapshot can hand back our token after another holder had the value.
 
 use super::redis_conn::{describe, Conn, Target};
 use super::{Ask, Claimed, Failure, Identity, Store};
 use crate::error::Error;
+
+/// The run of the server that runs a script: `<run_id>:<master_replid>` (see the module docs),
+/// read in the same atomic step as the keys; `false` when INFO is refused (an ACL user without
+/// +info): then no mark is proven current, and every claim of a used value starts the margin
+/// ahead, as after a failover.
+macro_rules! run_of_server {
+    () => {
+        "local function info_field(section, name) \
+  local r = redis.pcall('INFO', section) \
+  if type(r) ~= 'string' then return nil end \
+  return string.match(r, name .. ':(%w+)') end \
+local rid, rid2 = info_field('server', 'run_id'), info_field('replication', 'master_replid') \
+local run = rid and rid2 and (rid .. ':' .. rid2) \
+local function stamp(k) if run then redis.call('SET', k, run) else redis.call('DEL', k) end end "
+    };
+}
 
 /// Claims the first free value: KEYS[1] the identity's slot (routing only); ARGV the key
 /// around the value (head, tail), from, to (exclusive), token, ttl, and `<preferred value or
@@ -22,8 +43,11 @@ use crate::error::Error;
 /// when the key still held our token; `skipped` how many free values it passed over because
 /// their stored mark was beyond that bound (a poisoned mark: a time far in the future stored
 /// once would lock the value out for everyone), and `furthest` the largest such mark. With
-/// no value claimed, value is -1.
-const CLAIM: &str = "local head, tail, token, ttl = ARGV[1], ARGV[2], ARGV[5], ARGV[6] \
+/// no value claimed, value is -1. A last item, `stale`, is 1 unless the value's `:run` is this
+/// run's (its mark, or our claim, is then proven current).
+const CLAIM: &str = concat!(
+    run_of_server!(),
+    "local head, tail, token, ttl = ARGV[1], ARGV[2], ARGV[5], ARGV[6] \
 local p, b = string.match(ARGV[7], '^(%-?%d+) (%d+)$') \
 local prefer, bound = tonumber(p), tonumber(b) \
 local skipped, furthest = 0, 0 \
@@ -40,22 +64,33 @@ local function try(v) \
     return nil \
   end \
   redis.call('SET', k, token, 'PX', ttl) \
-  return {v, ours, mark or false, skipped, furthest} \
+  local stale = 1 \
+  if run and redis.call('GET', k .. ':run') == run then stale = 0 end \
+  return {v, ours, mark or false, skipped, furthest, stale} \
 end \
 if prefer >= 0 then local r = try(prefer) if r then return r end end \
 for v = tonumber(ARGV[3]), tonumber(ARGV[4]) - 1 do \
   local r = try(v) if r then return r end \
 end \
-return {-1, 0, false, skipped, furthest}";
+return {-1, 0, false, skipped, furthest, 1}"
+);
 /// Re-arms the key if it holds the token: {1 or 0, seconds, microseconds} (the server's clock).
 const RENEW: &str = "local t = redis.call('TIME') \
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) \
 return {1, t[1], t[2]} end return {0, t[1], t[2]}";
-const EXTEND: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
+/// Raises the mark KEYS[2] if KEYS[1] holds the token, and stamps it with this run (KEYS[3]).
+const EXTEND: &str = concat!(
+    run_of_server!(),
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
 local cur = tonumber(redis.call('GET', KEYS[2]) or '0') \
-if tonumber(ARGV[2]) > cur then redis.call('SET', KEYS[2], ARGV[2]) end return 1";
-const RELEASE: &str = "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
-redis.call('SET', KEYS[2], ARGV[2]) redis.call('DEL', KEYS[1]) return 1";
+if tonumber(ARGV[2]) > cur then redis.call('SET', KEYS[2], ARGV[2]) end \
+stamp(KEYS[3]) return 1"
+);
+const RELEASE: &str = concat!(
+    run_of_server!(),
+    "if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end \
+redis.call('SET', KEYS[2], ARGV[2]) stamp(KEYS[3]) redis.call('DEL', KEYS[1]) return 1"
+);
 /// Gives back a value just claimed that this host cannot use (another process of it uses the
 /// identity): the key only, its mark as it was.
 const UNCLAIM: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1";
@@ -177,7 +212,7 @@ impl Store for RedisStore {
             value: num(0),
             ours: num(1) == Some(1),
             mark: num(2),
-            mark_stale: self.target.fails_over(),
+            mark_stale: num(5) != Some(0),
             skipped: num(3).unwrap_or(0),
             furthest: num(4).unwrap_or(0),
         })
@@ -196,15 +231,15 @@ impl Store for RedisStore {
 
     fn set_mark(&mut self, value: u64, token: &str, end: u64) -> Result<bool, Failure> {
         let key = self.key(value);
-        let hwm = format!("{key}:hwm");
-        let reply = self.eval(EXTEND, &[&key, &hwm], &[token.to_string(), end.to_string()])?;
+        let (hwm, run) = (format!("{key}:hwm"), format!("{key}:run"));
+        let reply = self.eval(EXTEND, &[&key, &hwm, &run], &[token.to_string(), end.to_string()])?;
         Ok(int(&reply) == Some(1))
     }
 
     fn release(&mut self, value: u64, token: &str, end: u64) -> Result<(), Failure> {
         let key = self.key(value);
-        let hwm = format!("{key}:hwm");
-        self.eval(RELEASE, &[&key, &hwm], &[token.to_string(), end.to_string()]).map(|_| ())
+        let (hwm, run) = (format!("{key}:hwm"), format!("{key}:run"));
+        self.eval(RELEASE, &[&key, &hwm, &run], &[token.to_string(), end.to_string()]).map(|_| ())
     }
 
     fn unclaim(&mut self, value: u64, token: &str) -> Result<(), Failure> {

@@ -236,12 +236,6 @@ impl Target {
         Ok(Place::Cluster { nodes, node, tls })
     }
 
-    /// Whether a promoted replica may serve the address without the last writes (Sentinel,
-    /// Cluster): then no stored mark is trusted alone (see the lease's claim).
-    pub(crate) fn fails_over(&self) -> bool {
-        matches!(self.place, Place::Sentinel { .. } | Place::Cluster { .. })
-    }
-
     /// Whether the address is a Redis Cluster.
     pub(crate) fn is_cluster(&self) -> bool {
         matches!(self.place, Place::Cluster { .. })

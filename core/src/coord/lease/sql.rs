@@ -182,7 +182,8 @@ impl SqlStore {
             db.execute("COMMIT", &[])?;
             claimed.ours = ours;
             claimed.mark = mark;
-            claimed.mark_stale = always_stale || (mark.is_some() && cell(3) != cell(4));
+            // A row without a mark written in this run (none, or a NULL server) proves nothing.
+            claimed.mark_stale = always_stale || cell(3) == Cell::Null || cell(3) != cell(4);
             Ok(true)
         })
     }

@@ -1,0 +1,363 @@
+//! Issue 38: leases under the faults that production stores and networks have, which repeated
+//! IDs before it (each a regression test; the randomised suite is tests/faults/):
+//!
+//! 1. **Redis restarts from an RDB snapshot.** Host A holds a value at capacity, running
+//!    ahead of its clock (`max_drift_ms=1000`); Redis saves a snapshot, A's reservations move
+//!    past it, Redis is killed and reloads the older file; host B claims A's value and must not
+//!    trust the snapshot's mark (another run of Redis wrote it).
+//! 2. **Skew within the allowed limit, then a data loss.** Host A's clock 0.9 s ahead of the
+//!    store's, host B's 0.9 s behind (each within `max_clock_skew_ms=1000`); the store loses
+//!    every lease (FLUSHALL, TRUNCATE) while A issues ahead of its clock; B claims A's value and
+//!    must start past anything A may have issued: window + drift + twice the skew + a tick past
+//!    the store's clock. On Redis, PostgreSQL and MariaDB.
+//!
+//! Hosts are processes with their own `SNOWFLAKE_SHM_DIR` and their own clock (libfaketime,
+//! the monotonic clock left real). A is stopped (SIGSTOP) before the fault, so that B claims
+//! its value and A's IDs issued up to then are what B must not repeat. Waits follow the
+//! processes (A's own IDs say how far ahead it ran), with deadlines of minutes.
+#![cfg(all(feature = "std", unix))]
+
+#[path = "../../tests/servers/servers.rs"]
+mod servers;
+use servers::Servers;
+use snowflake_core::{Generator, Layout, Options};
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Two values, four IDs a millisecond: a holder reaches capacity (and runs ahead of its
+/// clock) even on a loaded machine.
+const LAYOUT: &str = "time:41,worker:1,sequence:2;epoch=1288834974657";
+const MINUTES: Duration = Duration::from_secs(240);
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
+/// A: at capacity, up to a second ahead of its clock.
+const AHEAD: &str = "lease_ttl_ms=3000;max_drift_ms=1000;max_wait_ms=3000";
+/// B: the defaults but the TTL. TTLs of seconds: a store's replies time out after TTL/5.
+const PLAIN: &str = "lease_ttl_ms=3000;max_wait_ms=3000";
+
+fn now_ms() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64
+}
+
+fn issued_at(id: u64) -> u64 {
+    Layout::parse(LAYOUT).unwrap().decode(id).unwrap().unix_ms
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Kind {
+    Redis,
+    Postgres,
+    Mariadb,
+}
+
+struct Store {
+    kind: Kind,
+    servers: Servers,
+}
+
+impl Store {
+    fn start(kind: Kind) -> Store {
+        let servers = match kind {
+            Kind::Redis => Servers::start("redis", &[]),
+            Kind::Postgres => Servers::start("postgres", &["--tcp"]),
+            Kind::Mariadb => Servers::start("mariadb", &["--password", "m4ria-pw"]),
+        };
+        Store { kind, servers }
+    }
+
+    fn url(&self) -> String {
+        match self.kind {
+            Kind::Redis => self.servers.str("/redis/url").to_string(),
+            Kind::Postgres => self.servers.str("/postgres/dsn").to_string(),
+            Kind::Mariadb => self.servers.str("/mariadb/url").to_string(),
+        }
+    }
+
+    /// Runs an administrator's command: a Redis command, or an SQL statement.
+    fn admin(&self, command: &str) -> String {
+        let out = match self.kind {
+            Kind::Redis => Command::new("redis-cli")
+                .args(["-p", &self.servers.get("/redis/port").to_string()])
+                .args(command.split(' '))
+                .output(),
+            Kind::Postgres => Command::new(format!("{}/psql", self.servers.str("/postgres/bin_dir")))
+                .args(["-X", "-q", "-A", "-t", "-h", self.servers.str("/postgres/socket_dir")])
+                .args([
+                    "-p",
+                    &self.servers.get("/postgres/port").to_string(),
+                    "-U",
+                    "snowflake",
+                    "-d",
+                    "postgres",
+                ])
+                .args(["-c", command])
+                .output(),
+            Kind::Mariadb => {
+                let argv: Vec<String> = self
+                    .servers
+                    .get("/mariadb/client")
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap().to_string())
+                    .collect();
+                Command::new(&argv[0])
+                    .args(&argv[1..])
+                    .args(["--batch", "--skip-column-names", "-e", command])
+                    .output()
+            }
+        }
+        .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success() && !text.starts_with("ERR"),
+            "{command}: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        text
+    }
+
+    /// The store loses every lease and mark.
+    fn wipe(&self) {
+        match self.kind {
+            Kind::Redis => self.admin("FLUSHALL"),
+            _ => self.admin("TRUNCATE libsnowflake_leases"),
+        };
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Holders: this program run again (`SNOWFLAKE_FAULT_WORKER="<options>"`, the address in
+// `SNOWFLAKE_FAULT_URL`). Prints `OPEN <value>` or `OPENERR <message>`, then `ID <id>` lines
+// (and `ERR <message>`) until its stdin closes; then `DONE`.
+
+#[test]
+fn worker_process() {
+    let Ok(options) = std::env::var("SNOWFLAKE_FAULT_WORKER") else { return };
+    let layout = Layout::parse(LAYOUT).unwrap();
+    let out = std::io::stdout();
+    let mut out = std::io::BufWriter::new(out.lock());
+    let mut o = Options::parse(&options).unwrap();
+    o.set_text("lease", &std::env::var("SNOWFLAKE_FAULT_URL").unwrap()).unwrap();
+    // The test harness's own words start the first line: ours start on the next.
+    writeln!(out, "OPENING").unwrap();
+    let start = Instant::now();
+    let g = loop {
+        match Generator::new(&layout, Default::default(), o.clone()) {
+            Ok(g) => break g,
+            Err(e) if e.to_string().contains("in time") && start.elapsed() < MINUTES => {
+                std::thread::sleep(Duration::from_millis(100))
+            }
+            Err(e) => {
+                writeln!(out, "OPENERR {e}").unwrap();
+                return;
+            }
+        }
+    };
+    writeln!(out, "OPEN {}", g.stats().lease_value.unwrap()).unwrap();
+    out.flush().unwrap();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s = stop.clone();
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin(), &mut std::io::sink());
+        s.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let mut buf = [0u64; 16];
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        match g.fill(&mut buf) {
+            Ok(()) => {
+                for id in buf {
+                    writeln!(out, "ID {id}").unwrap();
+                }
+            }
+            Err(e) => {
+                writeln!(out, "ERR {e}").unwrap();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        out.flush().unwrap();
+    }
+    writeln!(out, "DONE").unwrap();
+    out.flush().unwrap();
+}
+
+struct Worker {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Arc<Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    _shm: std::path::PathBuf,
+}
+
+impl Worker {
+    /// A holder on a host of its own (its own record directory), its clock `offset` from the
+    /// real one (`+0.9s`, `-0.9s`, or `""`).
+    fn spawn(name: &str, options: &str, url: &str, offset: &str) -> Worker {
+        static SPAWNED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = SPAWNED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let shm = std::env::temp_dir().join(format!("lease-faults-{}-{n}-{name}", std::process::id()));
+        std::fs::create_dir_all(&shm).unwrap();
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args(["worker_process", "--exact", "--nocapture", "--test-threads", "1"])
+            .env("SNOWFLAKE_FAULT_WORKER", options)
+            .env("SNOWFLAKE_FAULT_URL", url)
+            .env("SNOWFLAKE_SHM_DIR", &shm)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped());
+        if !offset.is_empty() {
+            assert!(std::path::Path::new(FAKETIME).exists(), "libfaketime (apt faketime) is needed");
+            cmd.env("LD_PRELOAD", FAKETIME).env("FAKETIME", offset).env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+        }
+        let mut child = cmd.spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let lines = Arc::new(Mutex::new(vec![]));
+        let l = lines.clone();
+        let reader = std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if ["OPEN", "ID ", "ERR ", "DONE"].iter().any(|p| line.starts_with(p)) {
+                    l.lock().unwrap().push(line);
+                }
+            }
+        });
+        Worker { stdin: child.stdin.take(), child, lines, reader: Some(reader), _shm: shm }
+    }
+
+    fn ids(&self) -> Vec<u64> {
+        self.lines.lock().unwrap().iter().filter_map(|l| l.strip_prefix("ID ")?.parse().ok()).collect()
+    }
+
+    fn last_id(&self) -> Option<u64> {
+        self.lines.lock().unwrap().iter().rev().find_map(|l| l.strip_prefix("ID ")?.parse().ok())
+    }
+
+    fn wait(&self, what: &str, pred: impl Fn(&Worker) -> bool) {
+        let start = Instant::now();
+        while !pred(self) {
+            if start.elapsed() > MINUTES {
+                let lines = self.lines.lock().unwrap().clone();
+                let other: Vec<&String> =
+                    lines.iter().filter(|l| !l.starts_with("ID ")).rev().take(5).collect();
+                panic!("no {what} after {MINUTES:?}: {other:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn opened(&self) -> u64 {
+        self.wait("open", |w| w.lines.lock().unwrap().iter().any(|l| l.starts_with("OPEN")));
+        let line = self.lines.lock().unwrap().iter().find(|l| l.starts_with("OPEN")).unwrap().clone();
+        line.strip_prefix("OPEN ").and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"))
+    }
+
+    fn signal(&self, sig: &str) {
+        assert!(Command::new("kill").args([sig, &self.child.id().to_string()]).status().unwrap().success());
+    }
+
+    fn finish(mut self) -> Vec<u64> {
+        drop(self.stdin.take());
+        let status = self.child.wait().unwrap();
+        self.reader.take().unwrap().join().unwrap();
+        assert!(status.success(), "holder failed ({status})");
+        self.ids()
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self._shm);
+    }
+}
+
+/// How many IDs of `b` A issued too.
+fn repeats(a: &[u64], b: &[u64]) -> usize {
+    let seen: HashSet<u64> = a.iter().copied().collect();
+    b.iter().filter(|id| seen.contains(id)).count()
+}
+
+/// Waits until A's last ID is at least `ahead_ms` ahead of A's clock (`offset_ms` from the
+/// real one): A ran ahead of its clock, as a holder at capacity with `max_drift_ms` does.
+fn wait_ahead(a: &Worker, offset_ms: i64, ahead_ms: u64) {
+    a.wait("IDs ahead of the holder's clock", |a| {
+        a.last_id().is_some_and(|id| issued_at(id) as i64 >= now_ms() as i64 + offset_ms + ahead_ms as i64)
+    });
+}
+
+/// B, once A is stopped and the fault made: B claims A's value, issues 8000 IDs (2 s at
+/// capacity); then A goes on, and both end. Returns (A's IDs, B's IDs, how far B's first ID
+/// was ahead of the real clock when B started: the cost of safety, as a figure).
+fn b_claims_after(url: &str, a: Worker, b_offset: &str, fault: impl FnOnce()) -> (Vec<u64>, Vec<u64>, i64) {
+    let value = a.opened();
+    a.signal("-STOP");
+    fault();
+    let started_at = now_ms();
+    let b = Worker::spawn("b", PLAIN, url, b_offset);
+    assert_eq!(b.opened(), value, "B claims the value A held");
+    b.wait("8000 IDs", |b| b.ids().len() >= 8000);
+    a.signal("-CONT");
+    let b_ids = b.finish();
+    let a_ids = a.finish();
+    (a_ids, b_ids.clone(), issued_at(b_ids[0]) as i64 - started_at as i64)
+}
+
+/// Case 1: Redis killed after a snapshot and restarted from it.
+#[test]
+fn redis_restarted_from_a_snapshot_repeats_nothing() {
+    let mut store = Store::start(Kind::Redis);
+    let a = Worker::spawn("a", AHEAD, &store.url(), "");
+    a.opened();
+    wait_ahead(&a, 0, 500);
+    store.admin("SAVE");
+    let saved_at = now_ms();
+    // The snapshot's claim of A has a TTL of 3 s: once that has passed, the snapshot holds A's
+    // value free, with a mark that A's reservations have since moved past.
+    // (By the real clock: A's own IDs run ahead of it.)
+    a.wait("the snapshot's claim to expire", |_| now_ms() >= saved_at + 3200);
+    wait_ahead(&a, 0, 700);
+    let url = store.url();
+    let (a_ids, b_ids, ahead_ms) = b_claims_after(&url, a, "", || {
+        store.servers.command("kill redis");
+        store.servers.command("start redis keep");
+        assert!(store.admin("DBSIZE").trim() != "0", "Redis reloaded its snapshot");
+    });
+    let n = repeats(&a_ids, &b_ids);
+    eprintln!(
+        "snapshot restart: {n} repeats of {} IDs; B's first ID {ahead_ms} ms past its start",
+        a_ids.len() + b_ids.len()
+    );
+    assert_eq!(n, 0, "B repeated {n} of A's IDs after Redis reloaded a snapshot");
+}
+
+/// Case 2: A 0.9 s ahead of the store's clock, B 0.9 s behind, then a data loss.
+fn skew_then_data_loss(kind: Kind) {
+    let store = Store::start(kind);
+    let a = Worker::spawn("a", AHEAD, &store.url(), "+0.9s");
+    a.opened();
+    wait_ahead(&a, 900, 700);
+    let (a_ids, b_ids, ahead_ms) = b_claims_after(&store.url(), a, "-0.9s", || store.wipe());
+    let n = repeats(&a_ids, &b_ids);
+    eprintln!(
+        "{kind:?}, skew and data loss: {n} repeats of {} IDs; B's first ID {ahead_ms} ms past its start",
+        a_ids.len() + b_ids.len()
+    );
+    assert_eq!(n, 0, "{kind:?}: B repeated {n} of A's IDs after a skew within the limit and a data loss");
+}
+
+#[test]
+fn redis_skew_within_the_limit_then_flushall_repeats_nothing() {
+    skew_then_data_loss(Kind::Redis);
+}
+
+#[test]
+fn postgres_skew_within_the_limit_then_truncate_repeats_nothing() {
+    skew_then_data_loss(Kind::Postgres);
+}
+
+#[test]
+fn mariadb_skew_within_the_limit_then_truncate_repeats_nothing() {
+    skew_then_data_loss(Kind::Mariadb);
+}

@@ -7,7 +7,8 @@
 //    others by their package.json's os, cpu and libc fields).
 //
 // A platform without either gets an Error with code ERR_SNOWFLAKE_NO_ADDON that names the
-// platform and how to build the addon from source.
+// platform and how to build the addon from source; so does Deno without --allow-ffi. Bun and
+// Deno load the same addon as Node (Node-API), through this same file (tests/dist/run.sh).
 'use strict';
 
 const { existsSync, readFileSync } = require('node:fs');
@@ -76,10 +77,27 @@ const FROM_SOURCE =
   'build it from source instead (needs Rust 1.77+ from https://rustup.rs): in a checkout of libsnowflake, ' +
   '`cd bindings-node && npm run build`, then `npm install /path/to/libsnowflake/bindings-node` in your project';
 
+// Deno loads an addon only with --allow-ffi (or -A); without it, require() throws its
+// NotCapable error, which names the flag but not this package nor a code to test for.
+function requireAddon(file) {
+  try {
+    return require(file);
+  } catch (e) {
+    if (e && (e.name === 'NotCapable' || e.name === 'PermissionDenied') && String(e.message).includes('ffi')) {
+      throw noAddon(
+        `Deno loads the native addon only with the --allow-ffi permission (or -A): ` +
+          '`deno run --allow-ffi --allow-read ...`, or `"permissions"` in deno.json',
+        e,
+      );
+    }
+    throw e;
+  }
+}
+
 function load() {
   const name = platformName();
   const local = localAddonPath(name);
-  if (existsSync(local)) return require(local);
+  if (existsSync(local)) return requireAddon(local);
 
   const published = prebuiltName(name);
   const prebuilt = published && PREBUILT[published];
@@ -91,7 +109,7 @@ function load() {
     );
   }
   try {
-    return require(pkg);
+    return requireAddon(pkg);
   } catch (e) {
     if (e && e.code === 'MODULE_NOT_FOUND' && String(e.message).includes(pkg)) {
       throw noAddon(

@@ -103,6 +103,20 @@ if [ ! -f .tools/node/stamp ] || [ "$(cat .tools/node/stamp)" != "${NODE_RUNTIME
   (cd .tools/node && npm install --force --no-audit --no-fund --loglevel=error "${NODE_RUNTIMES[@]}")
   echo "${NODE_RUNTIMES[*]}" >.tools/node/stamp
 fi
+# Bun and Deno, the other JavaScript runtimes that load the N-API addon (issue 43), for
+# tests/dist/run.sh: their binaries from the npm registry (@oven/bun-linux-x64,
+# @deno/linux-x64-glibc), in .tools/js/ (not committed); .tools/js/bun and
+# .tools/js/deno link to them.
+JS_RUNTIMES=(@oven/bun-linux-x64@1.4.5 @deno/linux-x64-glibc@2.9.6)
+if [ ! -f .tools/js/stamp ] || [ "$(cat .tools/js/stamp)" != "${JS_RUNTIMES[*]}" ]; then
+  rm -rf .tools/js
+  mkdir -p .tools/js
+  echo '{ "name": "js-runtimes", "private": true }' >.tools/js/package.json
+  (cd .tools/js && npm install --no-audit --no-fund --loglevel=error "${JS_RUNTIMES[@]}")
+  ln -s node_modules/@oven/bun-linux-x64/bin/bun .tools/js/bun
+  ln -s node_modules/@deno/linux-x64-glibc/deno .tools/js/deno
+  echo "${JS_RUNTIMES[*]}" >.tools/js/stamp
+fi
 # An arm64 CPython 3.11 for the aarch64 wheel, from Debian's arm64 packages unpacked into a
 # directory (qemu-user runs it with -L there; the arm64 C libraries it needs beside these come
 # from the multiarch packages above). Not installed: it would replace this machine's python3.

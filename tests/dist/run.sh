@@ -12,6 +12,9 @@
 #   Node      a new npm project installs both tarballs with --ignore-scripts --offline, used
 #             from CommonJS and from an ES module; the loader's error on a platform without
 #             a prebuilt addon;
+#   Bun, Deno the same project under Bun and Deno (.tools/js/, issue 43): the same checks,
+#             JSON, error codes, a worker thread, Deno's --allow-ffi error, and one host
+#             record shared by a Node, a Bun and a Deno process;
 #   PHP       a new Composer project requires libsnowflake/snowflake from an artifact
 #             repository (dist/php/); the PHP CLI, and a real PHP-FPM preloading it with the
 #             php.ini lines of docs/php.md, use the bundled library with no SNOWFLAKE_LIB;
@@ -379,6 +382,95 @@ other_platform_is_told() {
 }
 check "on a platform without a prebuilt addon, require() names the platform and how to build from source" \
   other_platform_is_told
+
+# --- Bun and Deno (issue 43) ---------------------------------------------------------------
+# The same installed project under the other runtimes that load Node-API addons, from
+# scripts/install-deps.sh's .tools/js/: Bun runs check.cjs and check.mjs as they are; Deno
+# runs them as docs/node.md says, from the project's node_modules (Deno's default where a
+# package.json is), with only the permissions the package needs (--allow-read, --allow-ffi);
+# tests/dist/runtime.mjs adds the JSON helpers, error codes, nextIdAsync and a worker thread;
+# tests/dist/host_record.cjs puts a Node, a Bun and a Deno process on one identity at once.
+BUN=$ROOT/.tools/js/bun
+DENO=$ROOT/.tools/js/deno
+export DENO_DIR=$WORK/deno-dir DENO_NO_UPDATE_CHECK=1
+in_project() { (cd "$NODE_PROJECT" && env PATH="$NORUST_PATH" NO_COLOR=1 "$@"); }
+DENO_RUN=("$DENO" run --allow-read --allow-ffi)
+section "Bun $("$BUN" --version 2>/dev/null || echo missing), $("$DENO" --version 2>/dev/null | head -1 || echo 'Deno missing')"
+RT_T0=$(now_ms)
+check "Bun and Deno are installed (.tools/js/: scripts/install-deps.sh)" test -x "$BUN" -a -x "$DENO"
+cp tests/dist/runtime.mjs tests/dist/host_record.cjs "$NODE_PROJECT/"
+check "Bun, CommonJS: check.cjs decodes the shared vectors and issues IDs" \
+  says "^ok cjs $VERSION [0-9]+ vectors, 10000 IDs from $NODE_PROJECT/node_modules/libsnowflake/index.js" \
+  in_project "$BUN" check.cjs "$VECTORS" "$VERSION"
+check "Bun, ES module: check.mjs decodes the shared vectors and issues IDs" \
+  says "^ok esm $VERSION [0-9]+ vectors, 10000 IDs from file://$NODE_PROJECT/node_modules/libsnowflake/index.mjs" \
+  in_project "$BUN" check.mjs "$VECTORS" "$VERSION"
+check "Bun: JSON helpers, error codes, nextIdAsync, a worker thread on the main thread's identity (runtime.mjs)" \
+  says "^ok runtime bun [0-9.]+: json, 4 error codes, nextIdAsync, a worker thread with 20000 IDs, 0 repeats$" \
+  in_project "$BUN" runtime.mjs
+check "Deno, CommonJS: deno run --allow-read --allow-ffi check.cjs (the project's node_modules)" \
+  says "^ok cjs $VERSION [0-9]+ vectors, 10000 IDs from $NODE_PROJECT/node_modules/libsnowflake/index.js" \
+  in_project "${DENO_RUN[@]}" check.cjs "$VECTORS" "$VERSION"
+check "Deno, ES module: deno run --allow-read --allow-ffi check.mjs (the project's node_modules)" \
+  says "^ok esm $VERSION [0-9]+ vectors, 10000 IDs from file://$NODE_PROJECT/node_modules/libsnowflake/index.mjs" \
+  in_project "${DENO_RUN[@]}" check.mjs "$VECTORS" "$VERSION"
+check "Deno: JSON helpers, error codes, nextIdAsync, a worker thread on the main thread's identity (runtime.mjs)" \
+  says "^ok runtime deno [0-9.]+: json, 4 error codes, nextIdAsync, a worker thread with 20000 IDs, 0 repeats$" \
+  in_project "${DENO_RUN[@]}" runtime.mjs
+# Deno without --allow-ffi: the loader's ERR_SNOWFLAKE_NO_ADDON, naming the permission.
+deno_without_ffi() {
+  printf '%s\n' "try { (await import('libsnowflake')).VERSION; } catch (e) { console.log(e.code + ': ' + e.message); Deno.exit(0); }" \
+    'Deno.exit(1);' >"$NODE_PROJECT/no_ffi.mjs"
+  in_project "$DENO" run --allow-read no_ffi.mjs >"$WORK/err" || return 1
+  cat "$WORK/err"
+  grep -q '^ERR_SNOWFLAKE_NO_ADDON: .*--allow-ffi' "$WORK/err"
+}
+check "Deno without --allow-ffi: import('libsnowflake') throws ERR_SNOWFLAKE_NO_ADDON naming --allow-ffi" deno_without_ffi
+# One host record, three runtimes: a Node, a Bun and a Deno process of the same node values,
+# started together, each waiting (for the file go) until all three hold their generator. While
+# they hold it, a Bun process asking the same identity with another policy is refused; then
+# all three issue at once, and no ID repeats among the 3 x 100,000.
+host_record() {
+  local dir=$WORK/host-record n=100000 pids=() r i
+  mkdir -p "$dir" || return 1
+  in_project node host_record.cjs "$dir/node.ids" "$dir/node.ready" "$dir/go" "$n" &
+  pids+=($!)
+  in_project "$BUN" host_record.cjs "$dir/bun.ids" "$dir/bun.ready" "$dir/go" "$n" &
+  pids+=($!)
+  in_project "${DENO_RUN[@]}" --allow-write="$dir" host_record.cjs "$dir/deno.ids" "$dir/deno.ready" "$dir/go" "$n" &
+  pids+=($!)
+  for i in $(seq 300); do
+    [ -f "$dir/node.ready" ] && [ -f "$dir/bun.ready" ] && [ -f "$dir/deno.ready" ] && break
+    for r in "${pids[@]}"; do kill -0 "$r" 2>/dev/null || break 2; done
+    sleep 0.1
+  done
+  local refused=0
+  if [ -f "$dir/node.ready" ] && [ -f "$dir/bun.ready" ] && [ -f "$dir/deno.ready" ]; then
+    cat "$dir"/*.ready
+    in_project "$BUN" -e "
+      const { Generator } = require('libsnowflake');
+      try { new Generator({ layout: 'twitter', node: { datacenter: 2, worker: 7 }, maxDriftMs: 5 }); }
+      catch (e) { console.log(e.code + ': ' + e.message); process.exit(0); }
+      process.exit(1);" >"$dir/refusal" 2>&1 && grep -q '^ERR_SNOWFLAKE_SHARED_MISMATCH: ' "$dir/refusal" || refused=1
+    cat "$dir/refusal"
+  else
+    echo "not every process became ready"
+    refused=1
+  fi
+  touch "$dir/go"
+  local status=0
+  for r in "${pids[@]}"; do wait "$r" || status=1; done
+  [ "$status" -eq 0 ] && [ "$refused" -eq 0 ] || return 1
+  wc -l "$dir"/*.ids
+  local total unique
+  total=$(cat "$dir"/*.ids | wc -l)
+  unique=$(cat "$dir"/*.ids | sort -u | wc -l)
+  echo "$total IDs, $unique distinct"
+  [ "$total" -eq $((3 * n)) ] && [ "$unique" -eq "$total" ]
+}
+check "one identity in a Node, a Bun and a Deno process at once: another policy is refused (ERR_SNOWFLAKE_SHARED_MISMATCH); 3 x 100,000 IDs, 0 repeats" host_record
+grep -E '^(ERR_|[0-9]+ IDs)' "$WORK/log" | sed 's/^/     /'
+echo "     Bun and Deno checks: $(($(now_ms) - RT_T0)) ms"
 
 # --- PHP -------------------------------------------------------------------------------------
 section "PHP: $(basename "$COMPOSER_ZIP")"

@@ -60,38 +60,11 @@ impl Engine {
 
     /// Runs SQL as the database's administrator.
     fn sql(&self, statement: &str) -> String {
-        let out = match self.kind {
-            Kind::Postgres => Command::new(format!("{}/psql", self.servers.str("/postgres/bin_dir")))
-                .args(["-X", "-q", "-A", "-t", "-h", self.servers.str("/postgres/socket_dir")])
-                .args([
-                    "-p",
-                    &self.servers.get("/postgres/port").to_string(),
-                    "-U",
-                    "snowflake",
-                    "-d",
-                    "postgres",
-                ])
-                .args(["-c", statement])
-                .output(),
-            Kind::Mariadb => {
-                let argv: Vec<String> = self
-                    .servers
-                    .get("/mariadb/client")
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap().to_string())
-                    .collect();
-                Command::new(&argv[0])
-                    .args(&argv[1..])
-                    .args(["--batch", "--skip-column-names", "-e", statement])
-                    .output()
-            }
+        match self.kind {
+            Kind::Postgres => self.servers.admin_sql("postgres", statement),
+            Kind::Mariadb => self.servers.admin_sql("mariadb", statement),
             Kind::Cluster => panic!("no SQL in Redis"),
         }
-        .unwrap();
-        assert!(out.status.success(), "{statement}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// The store loses every lease and mark.

@@ -77,46 +77,24 @@ impl Store {
 
     /// Runs an administrator's command: a Redis command, or an SQL statement.
     fn admin(&self, command: &str) -> String {
-        let out = match self.kind {
-            Kind::Redis => Command::new("redis-cli")
-                .args(["-p", &self.servers.get("/redis/port").to_string()])
-                .args(command.split(' '))
-                .output(),
-            Kind::Postgres => Command::new(format!("{}/psql", self.servers.str("/postgres/bin_dir")))
-                .args(["-X", "-q", "-A", "-t", "-h", self.servers.str("/postgres/socket_dir")])
-                .args([
-                    "-p",
-                    &self.servers.get("/postgres/port").to_string(),
-                    "-U",
-                    "snowflake",
-                    "-d",
-                    "postgres",
-                ])
-                .args(["-c", command])
-                .output(),
-            Kind::Mariadb => {
-                let argv: Vec<String> = self
-                    .servers
-                    .get("/mariadb/client")
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|a| a.as_str().unwrap().to_string())
-                    .collect();
-                Command::new(&argv[0])
-                    .args(&argv[1..])
-                    .args(["--batch", "--skip-column-names", "-e", command])
+        match self.kind {
+            Kind::Redis => {
+                let out = Command::new("redis-cli")
+                    .args(["-p", &self.servers.get("/redis/port").to_string()])
+                    .args(command.split(' '))
                     .output()
+                    .unwrap();
+                let text = String::from_utf8_lossy(&out.stdout).into_owned();
+                assert!(
+                    out.status.success() && !text.starts_with("ERR"),
+                    "{command}: {text} {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                text
             }
+            Kind::Postgres => self.servers.admin_sql("postgres", command),
+            Kind::Mariadb => self.servers.admin_sql("mariadb", command),
         }
-        .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        assert!(
-            out.status.success() && !text.starts_with("ERR"),
-            "{command}: {text} {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        text
     }
 
     /// The store loses every lease and mark.

@@ -86,6 +86,36 @@ impl Servers {
     pub fn str(&self, pointer: &str) -> &str {
         self.get(pointer).as_str().unwrap_or_else(|| panic!("{pointer} is not a string"))
     }
+
+    /// Runs `statement` as the administrator of this set's `kind` of database (`postgres`:
+    /// psql as `snowflake` on its socket; `mariadb`: the client command serve.py gives), and
+    /// returns what it printed, one row a line; panics naming the statement when it fails.
+    pub fn admin_sql(&self, kind: &str, statement: &str) -> String {
+        let out = match kind {
+            "postgres" => Command::new(format!("{}/psql", self.str("/postgres/bin_dir")))
+                .args(["-X", "-q", "-A", "-t", "-h", self.str("/postgres/socket_dir")])
+                .args(["-p", &self.port("/postgres/port").to_string(), "-U", "snowflake", "-d", "postgres"])
+                .args(["-c", statement])
+                .output(),
+            "mariadb" => {
+                let argv: Vec<&str> = self
+                    .get("/mariadb/client")
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|a| a.as_str().unwrap())
+                    .collect();
+                Command::new(argv[0])
+                    .args(&argv[1..])
+                    .args(["--batch", "--skip-column-names", "-e", statement])
+                    .output()
+            }
+            other => panic!("no SQL in {other}"),
+        }
+        .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        assert!(out.status.success(), "{statement}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
 }
 
 impl Drop for Servers {

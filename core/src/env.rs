@@ -790,6 +790,8 @@ mod tests {
         e.config(layout, source, node, GivenOptions::parse(options)?)
     }
 
+    // Its cases open a lease (`lease-local`): the whole build's test (`cargo test --workspace`).
+    #[cfg(feature = "lease-local")]
     #[test]
     fn a_lease_and_the_other_node_values_both_from_the_environment() {
         // The case: the lease holds `worker`, SNOWFLAKE_NODE gives `datacenter`.
@@ -807,6 +809,8 @@ mod tests {
         assert!(config_of(&e, Some("datacenter=1,worker=0"), "").unwrap().open().is_err());
     }
 
+    // Its cases open a lease (`lease-redis`): the whole build's test (`cargo test --workspace`).
+    #[cfg(feature = "lease-redis")]
     #[test]
     fn secrets_in_the_environment_stay_out_of_messages() {
         let e = env(None, None, Some("lease=redis://app:pa;ss@cache:6379/0;max_wait_ms=0"));
@@ -873,6 +877,8 @@ mod tests {
         assert_eq!(c.provenance.node, Source::Default);
     }
 
+    // Its cases open a lease (`lease-local`): the whole build's test (`cargo test --workspace`).
+    #[cfg(feature = "lease-local")]
     #[test]
     fn node_values_can_be_required() {
         let e = Environment::from_vars([("SNOWFLAKE_REQUIRE_NODE", "1")]);

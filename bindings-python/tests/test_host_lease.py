@@ -124,9 +124,10 @@ def redis(tmp_path: Path) -> Iterator[dict[str, Any]]:
 
 
 def lease_keys(node: dict[str, Any]) -> dict[str, int]:
-    """The lease keys in Redis (not their marks), with their time to live in ms."""
+    """The lease keys in Redis (not their marks: `:hwm`, and `:run`, the run that wrote it), with
+    their time to live in ms."""
     keys = [k.decode() if isinstance(k, bytes) else k for k in redis_call(node, "KEYS", "libsnowflake:*")]
-    return {k: int(redis_call(node, "PTTL", k)) for k in keys if not k.endswith(":hwm")}
+    return {k: int(redis_call(node, "PTTL", k)) for k in keys if not k.endswith((":hwm", ":run"))}
 
 
 def value_of(layout: sf.Layout, id_: int) -> int:

@@ -768,7 +768,7 @@ impl Record {
         let label = self.label();
         let named = if label.is_empty() { String::new() } else { format!(" (shared={label})") };
         let who = who_holds(&self.file, &self.path);
-        let who = format!("{who}, through the host's record {}{named},", self.path.display());
+        let who = format!("{who}, which uses the host's record {}{named},", self.path.display());
         Some(admission::mismatch(what, &detail, &who))
     }
 

@@ -341,7 +341,7 @@ function reverseOf(options, call) {
   if (options === undefined || options === null) return 0;
   if (typeof options !== 'object') typeError(`${call}(options)`, 'the options are an object', options);
   for (const key of Object.keys(options)) {
-    if (key !== 'reverse') fail('ERR_SNOWFLAKE_VALUE', `${call}(options)`, `${key}: unknown option (reverse)`);
+    if (key !== 'reverse') check(wasm.sf_encode_option_error(put(key)), `${call}(options)`);
   }
   const r = options.reverse;
   if (r !== undefined && typeof r !== 'boolean') typeError(`${call}(options.reverse)`, 'reverse is a boolean', r);

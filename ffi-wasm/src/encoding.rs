@@ -32,3 +32,13 @@ pub extern "C" fn sf_decode_str(name_len: i32, len: i32, reverse: i32) -> i32 {
         0
     })
 }
+
+/// The error for an option of `encode`/`decodeStr` other than `reverse`, named by the I/O
+/// buffer's text (as the Node package's: core's `BadOption`).
+#[no_mangle]
+pub extern "C" fn sf_encode_option_error(len: i32) -> i32 {
+    crate::error::fail(&Error::BadOption {
+        name: snowflake_core::Name::snippet(io::text(len)),
+        reason: "unknown option (reverse)",
+    })
+}

@@ -71,6 +71,30 @@ check "Bun: the same" \
   says "^ok wasm bun $VERSION [0-9]+ vectors, [0-9]+ IDs$" in_wasm_project "$BUN" check.mjs "$VECTORS" "$VERSION"
 check "Deno: the same (deno run --allow-read: no FFI)" \
   says "^ok wasm deno $VERSION [0-9]+ vectors, [0-9]+ IDs$" in_wasm_project "$DENO" run --allow-read check.mjs "$VECTORS" "$VERSION"
+# The same answers and errors as the native addon, call for call (parity.mjs): the addon of
+# run.sh's Node project, or (alone) dist/node's installed into a project of its own.
+native_index() {
+  if [ -z "${NODE_PROJECT:-}" ]; then
+    NODE_PROJECT=$WORK/native-project
+    mkdir -p "$NODE_PROJECT" && echo '{ "name": "native", "version": "1.0.0", "private": true }' >"$NODE_PROJECT/package.json" &&
+      (cd "$NODE_PROJECT" && no_rust npm install --ignore-scripts --offline --no-audit --no-fund --loglevel=error \
+        "$DIST/node/libsnowflake-$VERSION.tgz" "$DIST/node/libsnowflake-linux-x64-gnu-$VERSION.tgz") >/dev/null || return 1
+  fi
+  echo "$NODE_PROJECT/node_modules/libsnowflake/index.mjs"
+}
+wasm_parity() {
+  local index
+  index=$(native_index) && cp tests/dist/wasm/parity.mjs "$WASM_PROJECT/" &&
+    says "^ok parity [0-9]+ calls" in_wasm_project node parity.mjs "$index"
+}
+check "the same calls through the native addon and the WebAssembly give the same answers and errors (code, class, the addon's detail fields)" wasm_parity
+# The types as a TypeScript user meets them (tsc of bindings-node's devDependencies).
+types_compile() {
+  cp tests/dist/wasm/types.ts "$WASM_PROJECT/" &&
+    in_wasm_project "$ROOT/bindings-node/node_modules/.bin/tsc" --noEmit --strict --target es2022 --module nodenext \
+      --moduleResolution nodenext --lib es2022,dom types.ts
+}
+check "TypeScript: index.d.ts and snowflake.d.ts type a user's program, and refuse coordinated options" types_compile
 # Headless Chromium on a page with everything inlined (page.mjs), driven over a pipe
 # (chromium.mjs), which waits for the page's promise: no server, no port, no fixed wait.
 chromium_runs() {

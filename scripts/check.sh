@@ -32,17 +32,26 @@ mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
 SUITE_T0=$(date +%s)
 STEP_T0=$SUITE_T0
 cpu_ticks() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+# The CPU time of this script's finished children (the steps' own processes; not the background
+# builds, which are reaped only at the end), in clock ticks: a step that takes much wall time
+# and little CPU of its own waits (on servers, leases, sleeps), and can overlap with others.
+own_ticks() { awk '{ print $16 + $17 }' /proc/$$/stat; }
+TICKS_PER_S=$(getconf CLK_TCK)
 read -r STEP_BUSY0 STEP_IDLE0 < <(cpu_ticks)
+STEP_OWN0=$(own_ticks)
 step() {
-  local now busy idle
+  local now busy idle own
   now=$(date +%s)
   read -r busy idle < <(cpu_ticks)
-  [ -z "${STEP_NAME:-}" ] || printf '(%s: %d s, CPU %d%% busy; %d s so far)\n' "$STEP_NAME" $((now - STEP_T0)) \
+  own=$(own_ticks)
+  [ -z "${STEP_NAME:-}" ] || printf '(%s: %d s, %d CPU-s of its own, CPU %d%% busy; %d s so far)\n' "$STEP_NAME" \
+    $((now - STEP_T0)) $(((own - STEP_OWN0) / TICKS_PER_S)) \
     $((100 * (busy - STEP_BUSY0) / (busy - STEP_BUSY0 + idle - STEP_IDLE0 + 1))) $((now - SUITE_T0))
   STEP_NAME=${1%%:*}
   STEP_T0=$now
   STEP_BUSY0=$busy
   STEP_IDLE0=$idle
+  STEP_OWN0=$own
   printf '\n==== %s ====\n' "$*"
 }
 

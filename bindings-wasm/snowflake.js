@@ -229,6 +229,12 @@ class RecordWriter {
   }
 }
 
+// A freed object's handle is 0: using it again is refused, never a read of freed memory.
+function live(handle, what) {
+  if (!handle) fail('ERR_SNOWFLAKE_VALUE', what, 'this object was freed (free()): make another');
+  return handle;
+}
+
 // Objects of the module are freed when their JS object is collected, or by `free()`.
 const registry = new FinalizationRegistry(({ free, handle, clockId }) => {
   if (wasm) wasm[free](handle);
@@ -249,7 +255,7 @@ export class Layout {
     ready();
     toStr(spec, 'new Layout(spec)', 'a layout spec');
     this.#handle = check(wasm.sf_layout_new(put(spec)));
-    this.#info = JSON.parse(got(wasm.sf_layout_describe(this.#handle)));
+    this.#info = JSON.parse(got(wasm.sf_layout_describe(live(this.#handle, 'layout'))));
     this.#info.fields.forEach(Object.freeze);
     Object.freeze(this.#info.fields);
     this.#nodeNames = this.#info.fields.filter((f) => f.kind === 'node').map((f) => f.name);
@@ -257,7 +263,7 @@ export class Layout {
   }
   /** @internal the module's handle, for generators. */
   static handleOf(layout) {
-    return layout.#handle;
+    return live(layout.#handle, 'layout');
   }
   /** The presets: name -> canonical spec. */
   static presets() {
@@ -269,7 +275,7 @@ export class Layout {
   }
   decode(id) {
     const value = toId(id, 'layout.decode(id)');
-    const n = check(wasm.sf_layout_decode(this.#handle, value), 'layout.decode(id)');
+    const n = check(wasm.sf_layout_decode(live(this.#handle, 'layout'), value), 'layout.decode(id)');
     const fields = {};
     for (let i = 0; i < n; i++) {
       const v = out[3 + i];
@@ -284,25 +290,25 @@ export class Layout {
     const r = new RecordWriter();
     r.value(sequence);
     r.node(fields, 'layout.compose(t, fields)');
-    check(wasm.sf_layout_compose(this.#handle, ms), at);
+    check(wasm.sf_layout_compose(live(this.#handle, 'layout'), ms), at);
     return outU64[0];
   }
   toUuid(id) {
     const value = toId(id, 'layout.toUuid(id)');
-    return got(check(wasm.sf_layout_to_uuid(this.#handle, value), 'layout.toUuid(id)'));
+    return got(check(wasm.sf_layout_to_uuid(live(this.#handle, 'layout'), value), 'layout.toUuid(id)'));
   }
   fromUuid(uuid) {
     ready();
     toStr(uuid, 'layout.fromUuid(uuid)', 'a UUID');
-    check(wasm.sf_layout_from_uuid(this.#handle, put(uuid)), 'layout.fromUuid(uuid)');
+    check(wasm.sf_layout_from_uuid(live(this.#handle, 'layout'), put(uuid)), 'layout.fromUuid(uuid)');
     return outU64[0];
   }
   minId(t) {
-    check(wasm.sf_layout_min_id(this.#handle, toMs(t, 'layout.minId(t)')), 'layout.minId(t)');
+    check(wasm.sf_layout_min_id(live(this.#handle, 'layout'), toMs(t, 'layout.minId(t)')), 'layout.minId(t)');
     return outU64[0];
   }
   maxId(t) {
-    check(wasm.sf_layout_max_id(this.#handle, toMs(t, 'layout.maxId(t)')), 'layout.maxId(t)');
+    check(wasm.sf_layout_max_id(live(this.#handle, 'layout'), toMs(t, 'layout.maxId(t)')), 'layout.maxId(t)');
     return outU64[0];
   }
   get fields() {
@@ -386,17 +392,17 @@ export class PublicIds {
   }
   encode(id) {
     const value = toId(id, 'publicIds.encode(id)');
-    return got(wasm.sf_public_encode(this.#handle, value));
+    return got(wasm.sf_public_encode(live(this.#handle, 'publicIds'), value));
   }
   decode(text) {
     ready();
     toStr(text, 'publicIds.decode(text)', 'a public ID');
-    check(wasm.sf_public_decode(this.#handle, put(text)), 'publicIds.decode(text)');
+    check(wasm.sf_public_decode(live(this.#handle, 'publicIds'), put(text)), 'publicIds.decode(text)');
     return outU64[0];
   }
   get encoding() {
     ready();
-    return got(wasm.sf_public_encoding(this.#handle));
+    return got(wasm.sf_public_encoding(live(this.#handle, 'publicIds')));
   }
   /** Frees the module's copy (and its round keys, wiped) now. */
   free() {
@@ -451,7 +457,7 @@ export class IsolatedGenerator {
   /** The next ID; waits for the clock at most `maxWaitMs` (a busy wait: give 0 in a UI thread). */
   nextId() {
     ready();
-    check(wasm.sf_gen_next(this.#handle));
+    check(wasm.sf_gen_next(live(this.#handle, 'generator')));
     return outU64[0];
   }
   /** The next ID as a decimal string. */
@@ -461,12 +467,12 @@ export class IsolatedGenerator {
   /** The next ID without ever waiting. */
   tryNextId() {
     ready();
-    check(wasm.sf_gen_try_next(this.#handle));
+    check(wasm.sf_gen_try_next(live(this.#handle, 'generator')));
     return outU64[0];
   }
   /** The next ID at the caller's reading `t` (deterministic; never waits). */
   nextIdAt(t) {
-    check(wasm.sf_gen_next_at(this.#handle, toMs(t, 'generator.nextIdAt(t)')), 'generator.nextIdAt(t)');
+    check(wasm.sf_gen_next_at(live(this.#handle, 'generator'), toMs(t, 'generator.nextIdAt(t)')), 'generator.nextIdAt(t)');
     return outU64[0];
   }
   /** `n` increasing IDs. */
@@ -476,7 +482,7 @@ export class IsolatedGenerator {
       fail('ERR_SNOWFLAKE_VALUE', 'generator.nextIds(n)', 'n is a whole number from 0 to 2 ** 28');
     }
     if (n === 0) return new BigUint64Array(0);
-    check(wasm.sf_gen_next_ids(this.#handle, n), 'generator.nextIds(n)');
+    check(wasm.sf_gen_next_ids(live(this.#handle, 'generator'), n), 'generator.nextIds(n)');
     views();
     const ptr = Number(outU64[0]);
     const ids = new BigUint64Array(memoryBuffer, ptr, n).slice();

@@ -182,7 +182,14 @@ export async function check(lib, read) {
   const e = (() => { try { twitter.compose(Date.now(), { worker: 32 }); } catch (e) { return e; } })();
   eq([e.field, e.min, e.max, e.value], ['worker', 0, 31, 32], 'detail fields');
   eq(twitter.decode(0n).fields, { datacenter: 0, worker: 0 }, 'a layout is unchanged after errors');
-  checked += 17;
+  // A freed object is refused, never read from freed memory.
+  const freed = new Layout('discord');
+  const freedGen = new IsolatedGenerator({ layout: freed });
+  freed.free();
+  freedGen.free();
+  throwsCode(() => freed.decode(1n), 'ERR_SNOWFLAKE_VALUE', 'a freed layout', 'freed');
+  throwsCode(() => freedGen.nextIdAt(1_700_000_000_000), 'ERR_SNOWFLAKE_VALUE', 'a freed generator', 'freed');
+  checked += 19;
 
   // An isolated generator over the system clock and over a caller's clock that stands still:
   // unique and increasing (a full tick moves the caller's clock on, as core's ManualClock).

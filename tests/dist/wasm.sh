@@ -102,9 +102,9 @@ chromium_runs() {
     in_wasm_project timeout 300 node "$ROOT/tests/dist/wasm/chromium.mjs" "$WORK/page.html" "$WORK/chromium-profile" >"$WORK/chromium.out"
   local status=$?
   cat "$WORK/chromium.out"
-  [ "$status" -eq 0 ] && grep -Eq "^ok wasm chromium $VERSION [0-9]+ vectors, [0-9]+ IDs Chrome/[0-9.]+$" "$WORK/chromium.out"
+  [ "$status" -eq 0 ] && grep -Eq "^ok wasm chromium $VERSION [0-9]+ vectors, [0-9]+ IDs, a worker Chrome/[0-9.]+$" "$WORK/chromium.out"
 }
-check "headless Chromium ($(chromium --version 2>/dev/null | head -1)): the same, in a browser page" chromium_runs
+check "headless Chromium ($(chromium --version 2>/dev/null | head -1)): the same in a page, and a decode in a web worker" chromium_runs
 echo "     WebAssembly checks: $(($(now_ms) - WASM_T0)) ms"
 
 if [ -n "${WASM_ALONE:-}" ]; then

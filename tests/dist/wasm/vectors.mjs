@@ -182,6 +182,8 @@ export async function check(lib, read) {
   const e = (() => { try { twitter.compose(Date.now(), { worker: 32 }); } catch (e) { return e; } })();
   eq([e.field, e.min, e.max, e.value], ['worker', 0, 31, 32], 'detail fields');
   eq(twitter.decode(0n).fields, { datacenter: 0, worker: 0 }, 'a layout is unchanged after errors');
+  // A message quoting the caller's text crosses intact (JSON-escaped in the module).
+  throwsCode(() => new Layout('tw"it\\ter\n\u00e9'), 'ERR_SNOWFLAKE_LAYOUT', 'quotes in a spec', 'tw"it\\ter');
   // A freed object is refused, never read from freed memory.
   const freed = new Layout('discord');
   const freedGen = new IsolatedGenerator({ layout: freed });
@@ -189,7 +191,7 @@ export async function check(lib, read) {
   freedGen.free();
   throwsCode(() => freed.decode(1n), 'ERR_SNOWFLAKE_VALUE', 'a freed layout', 'freed');
   throwsCode(() => freedGen.nextIdAt(1_700_000_000_000), 'ERR_SNOWFLAKE_VALUE', 'a freed generator', 'freed');
-  checked += 19;
+  checked += 20;
 
   // An isolated generator over the system clock and over a caller's clock that stands still:
   // unique and increasing (a full tick moves the caller's clock on, as core's ManualClock).

@@ -18,6 +18,10 @@ env PATH="/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BO
   --profile wasm -p snowflake-wasm
 # The features rustc's wasm32 target enables by default (Rust 1.82+); every browser of the
 # last years and Node 16+ have them.
+# Written beside OUT and renamed into place: check.sh's background `dist.sh --build-others`
+# and its packages step may both run this at once (cargo takes turns on its lock), and the
+# packages step copies OUT: it must never see half a module.
 wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
   --enable-nontrapping-float-to-int --enable-multivalue --enable-reference-types \
-  "$TARGET_DIR/wasm32-unknown-unknown/wasm/snowflake_wasm.wasm" -o "$OUT"
+  "$TARGET_DIR/wasm32-unknown-unknown/wasm/snowflake_wasm.wasm" -o "$OUT.$$.tmp"
+mv -f "$OUT.$$.tmp" "$OUT"

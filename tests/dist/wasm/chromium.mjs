@@ -36,6 +36,9 @@ const send = (method, params = {}, sessionId) => new Promise((resolve, reject) =
   waiting.set(id, { resolve, reject });
   toBrowser.write(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }) + '\0');
 });
+// Chromium's exit (with all its processes: their pipe ends close), which the run waits for
+// before it ends, so that nothing writes to the profile directory its caller removes.
+const exited = new Promise((resolve) => browser.on('close', resolve));
 browser.on('exit', (code) => {
   for (const w of waiting.values()) w.reject(new Error(`chromium exited (${code}): ${stderr.slice(-2000)}`));
 });
@@ -64,9 +67,9 @@ try {
   }, sessionId);
   console.log(result.value);
   status = String(result.value).startsWith('ok ') ? 0 : 1;
-  await send('Browser.close').catch(() => {});
 } catch (e) {
   console.log(`FAIL ${e.message}`);
 }
-browser.kill();
+await send('Browser.close').catch(() => browser.kill());
+await exited;
 process.exit(status);

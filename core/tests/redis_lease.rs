@@ -399,7 +399,9 @@ fn a_deleted_key_is_claimed_again_and_a_newcomer_with_its_value_starts_above() {
         // and claims again on its next call: another value, since its own is taken.
         let (late, errors) = issue_while(&old, |ids, _| old.stats().lease_losses >= 1 && ids.len() >= 1000);
         let s = old.stats();
-        assert_eq!((s.lease_claims, s.lease_losses), (2, 1), "{s:?} {errors:?}");
+        // One loss at least (a starved renewal on a loaded machine can lapse the lease once
+        // more), and a claim after each.
+        assert!(s.lease_losses >= 1 && s.lease_claims == s.lease_losses + 1, "{s:?} {errors:?}");
         assert_ne!(s.lease_value, Some(w), "its value is the newcomer's now");
         let with_w: Vec<u64> =
             late.iter().copied().filter(|id| layout().decode(*id).unwrap().node.get(1) == w).collect();
@@ -425,7 +427,14 @@ fn a_deleted_key_is_claimed_again_and_a_newcomer_with_its_value_starts_above() {
 #[test]
 fn a_lapsed_holder_takes_its_own_value_back_when_it_is_free() {
     let server = start_redis();
-    let g = open(server.port, 3000).unwrap();
+    // A claim again starts at the stored mark, which may be further ahead than the default
+    // wait when a starved renewal lapsed the lease before (a loaded machine): the call waits.
+    let g = open_with(
+        &layout(),
+        "",
+        &format!("lease=redis://127.0.0.1:{}/0;lease_ttl_ms=3000;max_wait_ms=10000", server.port),
+    )
+    .unwrap();
     let w = worker(&g);
     let before: Vec<u64> = (0..500).map(|_| next_id_patiently(&g)).collect();
     let mut admin = Conn::connect(server.port);
@@ -435,7 +444,8 @@ fn a_lapsed_holder_takes_its_own_value_back_when_it_is_free() {
     let (after, errors) = issue_while(&g, |ids, _| g.stats().lease_claims >= 2 && ids.len() >= 500);
     assert_eq!(errors, [], "the value was free: claimed again within the call");
     let s = g.stats();
-    assert_eq!((s.lease_claims, s.lease_losses, s.lease_value), (2, 1, Some(w)), "the same value again");
+    assert!(s.lease_losses >= 1 && s.lease_claims == s.lease_losses + 1, "{s:?}");
+    assert_eq!(s.lease_value, Some(w), "the same value again");
     assert_unique(before.iter().chain(&after));
     assert!(after.windows(2).all(|p| p[0] < p[1]), "still increasing");
 }
@@ -783,7 +793,9 @@ fn opening_never_returns_a_lapsed_lease() {
         // A Redis of its own each time: the first claim of a value waits only on an empty one.
         let server = start_redis();
         let url = format!("redis://127.0.0.1:{}/0", server.port);
-        let other = open_with(&two, "", &format!("lease={url};lease_ttl_ms=2000")).unwrap();
+        // The other value stays held whatever the machine's load: a TTL no starved renewal
+        // outlives.
+        let other = open_with(&two, "", &format!("lease={url};lease_ttl_ms=60000")).unwrap();
         let v = 1 - worker(&other);
         let opener = Worker::spawn(TWO, "lease_ttl_ms=2000;max_wait_ms=3000", &url);
         // Its claim is in Redis: it now waits out about 2 s before `open` returns. Stop it.
@@ -863,11 +875,24 @@ fn a_lease_issues_on_the_fast_path_until_before_its_validity_ends() {
     let mut server = start_redis();
     let ttl = 2000;
     let g = open(server.port, ttl).unwrap();
-    next_id_patiently(&g); // a claim's first call takes the general path, which opens the fast one
-    assert!(g.next_id_fast().is_some(), "a held lease issues on the fast path: {:?}", g.stats());
-    server.servers.command("freeze");
-    let frozen_ms = now_ms(); // no earlier than the last renewal's send time
-    let mut last_fast = None;
+    // The premise: the fast path still open once Redis is frozen. On a loaded machine the
+    // freeze can take longer than what is left of the path (7/10 of the TTL after the last
+    // renewal): then Redis is thawed, the path waited for again, and the freeze tried again.
+    let mut attempts = 0;
+    let (frozen_ms, mut last_fast) = loop {
+        attempts += 1;
+        assert!(attempts <= 20, "the fast path never outlived a freeze: {:?}", g.stats());
+        // A claim's first call takes the general path, which opens the fast one (a renewal
+        // that came late on a loaded machine closes it until the next claim).
+        issue_while(&g, |_, _| g.next_id_fast().is_some());
+        server.servers.command("freeze");
+        let frozen_ms = now_ms(); // no earlier than the last renewal's send time
+        if let Some(id) = g.next_id_fast() {
+            break (frozen_ms, Some(id));
+        }
+        server.servers.command("thaw");
+        issue_while(&g, |_, _| g.next_id_fast().is_some());
+    };
     while now_ms() < frozen_ms + ttl {
         if let Some(id) = g.next_id_fast() {
             last_fast = Some(id);

@@ -13,8 +13,10 @@ SUITE_TABLE='
 lint|check|-|-|lint: rustfmt, clippy
 generated|check|-|-|generated files: vectors (the model), what comes from core'"'"'s tables (README, docs/policies.md, docs/contributing.md, stubs)
 packages|check|-|a directory of its own|Packages: scripts/dist.sh for this machine (zig, glibc floor)
+readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
 build|check|dist/|-|What the steps after it share, built once so that none of them writes what another reads: the release library and CLI, dist/python'"'"'s wheel in .venv, dist/node'"'"'s addon in place
-rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: core (std and no_std, each feature alone), CLI, import cycles
+rust-build|check|-|-|Rust: the tests of core (std, no_std, each feature alone) and the CLI built, import cycles (the rust step runs them)
+rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the tests of core (std and no_std) and the CLI, run
 python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in .venv, pytest (bindings-python/run-tests.sh)
 arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)
 dist-tests|check together|dist/|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them (tests/dist/run.sh)
@@ -23,7 +25,6 @@ cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cro
 servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
 c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
 node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
-readme|check together|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
 php|check together flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
 core-redis|flaky|cargo tests|servers of serve.py|Rust: Redis leases and the Redis script against real servers (part of rust)
 core-fleet|flaky|cargo tests|a server of its own per scenario|Rust: leases in PostgreSQL, MariaDB and a Redis Cluster; a Redis snapshot restart, skew with a data loss (part of rust)
@@ -85,11 +86,18 @@ suite_servers() {
   .venv/bin/python -m pytest tests/servers -q -p no:cacheprovider
 }
 
-suite_rust() {
-  # The CLI's store leases are its `full` feature (cli/Cargo.toml), as the packaged CLI has.
-  cargo test --workspace --features snowflake-cli/full
-  cargo test -p snowflake-core --no-default-features --lib --tests
-  cargo test -p snowflake-core --lib --tests
+# The CLI's store leases are its `full` feature (cli/Cargo.toml), as the packaged CLI has.
+RUST_TESTS=("--workspace --features snowflake-cli/full" "-p snowflake-core --no-default-features --lib --tests"
+  "-p snowflake-core --lib --tests")
+
+# Builds what the rust step runs: the build computes, the run mostly waits (servers, leases,
+# processes), so check.sh builds first and runs the tests at once with the other steps.
+suite_rust_build() {
+  local set
+  for set in "${RUST_TESTS[@]}"; do
+    # shellcheck disable=SC2086
+    cargo test -q $set --no-run
+  done
   # public-ids is no_std (its cipher too): built alone without std, like the others.
   local feature
   for feature in shared state-file lease-local lease-redis lease-postgres lease-mysql redis-script sql public-ids; do
@@ -98,6 +106,16 @@ suite_rust() {
   # The build a Rust user of the README gets (a path dependency, default features) warns of nothing.
   cargo clippy -q -p snowflake-core --lib -- -D warnings
   python3 scripts/modcycles.py core/src
+  export RUST_BUILT=1
+}
+
+suite_rust() {
+  local set
+  [ "$SUITE_MODE" = flaky ] || [ -n "${RUST_BUILT:-}" ] || suite_rust_build
+  for set in "${RUST_TESTS[@]}"; do
+    # shellcheck disable=SC2086
+    cargo test $set
+  done
 }
 
 # Its tests mostly wait for lease TTLs: all at once.
@@ -193,10 +211,10 @@ suite_arbiter() {
 
 suite_fleet() { python3 tests/fleet/run.py; }
 
-# The README's cargo commands build in a target directory of their own: `cargo run --release -p
-# snowflake-cli` (the CLI's default features) would otherwise relink target/release/snowflake,
-# the full CLI that the steps running beside this one use.
-suite_readme() { CARGO_TARGET_DIR=$PWD/target/readme python3 tests/readme/run.py; }
+# Before the build step, never beside the steps that run at once: the README's `cargo run
+# --release -p snowflake-cli` (the CLI's default features) relinks target/release/snowflake,
+# the full CLI that they use.
+suite_readme() { python3 tests/readme/run.py; }
 
 suite_platforms() {
   # check.sh started the other platforms' builds in the background at its start.

@@ -167,7 +167,7 @@ suite_python() {
 
 suite_php() {
   if [ "$SUITE_MODE" = flaky ]; then
-    SNOWFLAKE_LIB=$PWD/target/release/libsnowflake.so php -d memory_limit=1G -d zend.assertions=1 tests/php/all.php
+    SNOWFLAKE_LIB=$PWD/target/release/libsnowflake.so php -d zend.assertions=1 /usr/bin/phpunit -c tests/php/phpunit.xml
   else
     bash tests/php/run.sh
   fi

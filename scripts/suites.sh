@@ -180,7 +180,7 @@ suite_arbiter() {
   python3 tests/arbiter/run.py
 }
 
-suite_fleet() { python3 tests/fleet/run.py; }
+suite_fleet() { .venv/bin/python -m pytest tests/fleet -q -p no:cacheprovider; }
 
 # The README's cargo commands build in a target directory of their own: `cargo run --release -p
 # snowflake-cli` (the CLI's default features) would otherwise relink target/release/snowflake,

@@ -177,7 +177,7 @@ suite_cross() { bash tests/cross/run.sh; }
 
 suite_arbiter() {
   [ "$SUITE_MODE" = flaky ] || build_release
-  python3 tests/arbiter/run.py
+  .venv/bin/python -m pytest tests/arbiter -q -p no:cacheprovider
 }
 
 suite_fleet() { .venv/bin/python -m pytest tests/fleet -q -p no:cacheprovider; }

@@ -20,6 +20,13 @@ from collections.abc import Iterator
 import pytest
 
 _totals = {"passed": 0, "failed": 0}
+_summary: list[str] = []
+
+
+def add_summary(line: str) -> None:
+    """A line for the end of the run, after the counts (a fixture's teardown output is
+    captured, and shown only when it fails)."""
+    _summary.append(line)
 
 
 class Checks:
@@ -72,3 +79,5 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001 (pytest's own type)
     if _totals["passed"] or _totals["failed"]:
         terminalreporter.write_line(f"checks: {_totals['passed']} passed, {_totals['failed']} failed")
+    for line in _summary:
+        terminalreporter.write_line(line)

@@ -17,14 +17,13 @@ if [ -n "$BUILD_CACHE" ] && [ ! -e target ] && mkdir -p "$BUILD_CACHE/target" 2>
   echo "check.sh: target/ is $BUILD_CACHE/target (the build cache; SNOWFLAKE_BUILD_CACHE= to build in the checkout)"
 fi
 
-# Shared states and leases that a test makes without naming a directory of its own go to this
-# run's, never to /dev/shm or /tmp where other runs on the machine would meet them.
+# Every step is a row of scripts/suites.sh, the one list of suites (flaky.sh repeats some).
+# shellcheck source=scripts/suites.sh
+. scripts/suites.sh
+
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-check.XXXXXX")
 trap 'rm -rf "$RUN_DIR"' EXIT
-export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm
-# Open to every user, sticky, like /dev/shm (tests run some processes as nobody).
-chmod 755 "$RUN_DIR"
-mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
+suite_shm_dir "$RUN_DIR/shm"
 
 # Each step's heading, after the time the step before it took, how busy the machine's CPUs were
 # meanwhile (everything on the machine, the background builds below among it), and the time so
@@ -72,10 +71,6 @@ setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash 
 CROSS_PID=$!
 trap 'kill -- -"$CROSS_PID" 2>/dev/null || true; rm -rf "$RUN_DIR"' EXIT
 
-# Every step is a row of scripts/suites.sh, the one list of suites (flaky.sh repeats some).
-# shellcheck source=scripts/suites.sh
-. scripts/suites.sh
-
 # The rows marked `together` run at once, SNOWFLAKE_CHECK_JOBS (default 3) at a time, each in a
 # subshell of its own with its own SNOWFLAKE_SHM_DIR and its output kept in a file, printed whole
 # when it ends: most of them wait (on servers, leases, other processes) far more than they
@@ -102,10 +97,9 @@ run_together() {
   mkdir -p "$RUN_DIR/log"
   for name in "$@"; do
     while [ ${#name_of[@]} -ge "$max" ]; do reap_one; done
-    mkdir -m 1777 "$RUN_DIR/shm-$name"
     start_of[$name]=$(date +%s)
     (
-      export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm-$name
+      suite_shm_dir "$RUN_DIR/shm-$name"
       suite_run "$name"
     ) >"$RUN_DIR/log/$name" 2>&1 </dev/null &
     name_of[$!]=$name

@@ -33,6 +33,17 @@ cli|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|the CLI'"'"'s tests (part 
 platforms|check|the background builds|-|Every platform'"'"'s packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian'"'"'s rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)
 '
 
+# suite_shm_dir DIR: SNOWFLAKE_SHM_DIR=DIR for what runs next (check.sh, each of its steps that
+# run at once, flaky.sh): the shared states and leases of tests that name no directory of their
+# own go there, never to /dev/shm or /tmp where other runs on the machine would meet them. Open to
+# every user and sticky, like /dev/shm (tests run some processes as nobody).
+suite_shm_dir() {
+  chmod 755 "$(dirname "$1")"
+  mkdir -p "$1"
+  chmod 1777 "$1"
+  export SNOWFLAKE_SHM_DIR=$1
+}
+
 # suite_rows RUNS: the names of the rows whose runs column has RUNS (check or flaky), in order.
 suite_rows() {
   local name runs _

@@ -1,4 +1,4 @@
-"""Soft checks for the multi-process and server suites (tests/arbiter, tests/fleet, tests/readme),
+"""Soft checks for the multi-process and server suites (tests/arbiter, tests/fleet),
 which run under pytest: a scenario starts real processes and servers once and then checks many
 things about what they did, so that one run shows every broken promise, not only the first.
 

@@ -14,13 +14,13 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # binutils (strip, objdump) and dpkg-deb: the C packages and their glibc check; lintian checks
 # the .debs (tests/dist).
 # The PHP adapters' tests (tests/php/orm): Eloquent and Doctrine as Debian packages them, with
-# PDO for SQLite and PostgreSQL.
+# PDO for SQLite and PostgreSQL. phpunit: the PHP tests' runner (tests/php/phpunit.xml).
 # binaryen (wasm-opt) shrinks @libsnowflake/wasm's module (scripts/dist.sh); chromium runs its
 # vectors headless in a browser (tests/dist/wasm).
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
-  mariadb-server-core mariadb-client-core binaryen chromium)
+  mariadb-server-core mariadb-client-core binaryen chromium phpunit)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

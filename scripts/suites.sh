@@ -196,7 +196,7 @@ suite_python() {
 
 suite_php() {
   if [ "$SUITE_MODE" = flaky ]; then
-    SNOWFLAKE_LIB=$PWD/target/release/libsnowflake.so php -d memory_limit=1G -d zend.assertions=1 tests/php/all.php
+    SNOWFLAKE_LIB=$PWD/target/release/libsnowflake.so php -d zend.assertions=1 /usr/bin/phpunit -c tests/php/phpunit.xml
   else
     bash tests/php/run.sh
   fi
@@ -206,10 +206,10 @@ suite_cross() { bash tests/cross/run.sh; }
 
 suite_arbiter() {
   [ "$SUITE_MODE" = flaky ] || build_release
-  python3 tests/arbiter/run.py
+  .venv/bin/python -m pytest tests/arbiter -q -p no:cacheprovider
 }
 
-suite_fleet() { python3 tests/fleet/run.py; }
+suite_fleet() { .venv/bin/python -m pytest tests/fleet -q -p no:cacheprovider; }
 
 # Before the build step, never beside the steps that run at once: the README's `cargo run
 # --release -p snowflake-cli` (the CLI's default features) relinks target/release/snowflake,

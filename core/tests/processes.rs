@@ -893,7 +893,7 @@ fn a_holder_of_a_truncated_record_repeats_nothing() {
     lost_record_then_gone("truncated-drop", false, false);
 }
 
-/// A worker run as `user` (by `setpriv`, as tests/arbiter/run.py runs them: this test runs
+/// A worker run as `user` (by `setpriv`, as tests/arbiter/test_arbiter.py runs them: this test runs
 /// as root, as CI does).
 fn spawn_as(user: &str, spec: &str, env: &[(&str, &str)]) -> Child {
     let mut cmd = Command::new("setpriv");

@@ -1,4 +1,4 @@
-/* One issuing process of the arbiter tests (tests/arbiter/run.py), in C.
+/* One issuing process of the arbiter tests (tests/arbiter/test_arbiter.py), in C.
  *
  *   issue LAYOUT NODE OPTIONS MS OUT SYNC
  *

@@ -1,4 +1,4 @@
-// One issuing process of the arbiter tests (tests/arbiter/run.py), in Node.
+// One issuing process of the arbiter tests (tests/arbiter/test_arbiter.py), in Node.
 //
 //   node issue.mjs LAYOUT NODE OPTIONS MS OUT SYNC
 //

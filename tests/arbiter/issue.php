@@ -1,6 +1,6 @@
 <?php
 
-// One issuing process of the arbiter tests (tests/arbiter/run.py), in PHP (FFI; SNOWFLAKE_LIB
+// One issuing process of the arbiter tests (tests/arbiter/test_arbiter.py), in PHP (FFI; SNOWFLAKE_LIB
 // points at the library).
 //
 //   php issue.php LAYOUT NODE OPTIONS MS OUT SYNC

@@ -1,4 +1,4 @@
-"""One issuing process of the arbiter tests (tests/arbiter/run.py), in Python.
+"""One issuing process of the arbiter tests (tests/arbiter/test_arbiter.py), in Python.
 
     issue.py LAYOUT NODE OPTIONS MS OUT SYNC
 

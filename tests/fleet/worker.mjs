@@ -1,4 +1,4 @@
-// One holder of the cross-language fleet test (tests/fleet/run.py), in Node: the same as
+// One holder of the cross-language fleet test (tests/fleet/test_fleet.py), in Node: the same as
 // worker.py (node worker.mjs URL OPTIONS DIR NAME).
 import { createRequire } from 'node:module';
 import fs from 'node:fs';

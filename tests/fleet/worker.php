@@ -1,6 +1,6 @@
 <?php
 
-// One holder of the cross-language fleet test (tests/fleet/run.py), in PHP (FFI; SNOWFLAKE_LIB
+// One holder of the cross-language fleet test (tests/fleet/test_fleet.py), in PHP (FFI; SNOWFLAKE_LIB
 // points at the library): the same as worker.py (php worker.php URL OPTIONS DIR NAME).
 
 declare(strict_types=1);

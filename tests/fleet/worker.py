@@ -1,4 +1,4 @@
-"""One holder of the cross-language fleet test (tests/fleet/run.py), in Python.
+"""One holder of the cross-language fleet test (tests/fleet/test_fleet.py), in Python.
 
     worker.py URL OPTIONS DIR NAME   opens a generator of LAYOUT leasing through URL with the
                                      text OPTIONS (`key=value;...`, may be empty); prints

@@ -1,13 +1,20 @@
 <?php
 
-// A small test runner (Composer and PHPUnit are not reachable here): `test()` registers a
-// test, `run_tests()` runs them all, prints one line per test and `N passed, M failed`, and
-// returns the exit status. Assertions throw AssertionFailed.
+// The PHP tests' helpers: `test()` registers a test, which tests/php/RegisteredTest.php runs
+// under PHPUnit (tests/php/phpunit.xml); the assert_*() functions count themselves for PHPUnit
+// and throw AssertionFailed, which PHPUnit reports as a failure. Scripts outside PHPUnit
+// (bench_adapters.php) use the same helpers.
 
 declare(strict_types=1);
 
-final class AssertionFailed extends Exception
-{
+if (class_exists(PHPUnit\Framework\AssertionFailedError::class)) {
+    final class AssertionFailed extends PHPUnit\Framework\AssertionFailedError
+    {
+    }
+} else {
+    final class AssertionFailed extends Exception
+    {
+    }
 }
 
 /** @var array<string, callable> */
@@ -21,32 +28,9 @@ function test(string $name, callable $fn): void
     $GLOBALS['__tests'][$name] = $fn;
 }
 
-function run_tests(?string $filter = null): int
-{
-    $passed = $failed = 0;
-    foreach ($GLOBALS['__tests'] as $name => $fn) {
-        if ($filter !== null && !str_contains($name, $filter)) {
-            continue;
-        }
-        $t = hrtime(true);
-        try {
-            $fn();
-            $passed++;
-            printf("ok    %s (%.0f ms)\n", $name, (hrtime(true) - $t) / 1e6);
-        } catch (Throwable $e) {
-            $failed++;
-            printf("FAIL  %s\n      %s: %s\n      at %s:%d\n", $name, get_class($e), $e->getMessage(), $e->getFile(), $e->getLine());
-            foreach (array_slice($e->getTrace(), 0, 4) as $frame) {
-                printf("      from %s:%s\n", $frame['file'] ?? '?', $frame['line'] ?? '?');
-            }
-        }
-    }
-    printf("%d passed, %d failed\n", $passed, $failed);
-    return $failed === 0 && $passed > 0 ? 0 : 1;
-}
-
 function fail(string $message): never
 {
+    $GLOBALS['__assertions'] = ($GLOBALS['__assertions'] ?? 0) + 1;
     throw new AssertionFailed($message);
 }
 
@@ -57,6 +41,7 @@ function show(mixed $v): string
 
 function assert_same(mixed $expected, mixed $actual, string $what = ''): void
 {
+    $GLOBALS['__assertions'] = ($GLOBALS['__assertions'] ?? 0) + 1;
     if ($expected !== $actual) {
         fail(($what !== '' ? "$what: " : '') . 'expected ' . show($expected) . ', got ' . show($actual));
     }
@@ -64,6 +49,7 @@ function assert_same(mixed $expected, mixed $actual, string $what = ''): void
 
 function assert_true(bool $cond, string $what): void
 {
+    $GLOBALS['__assertions'] = ($GLOBALS['__assertions'] ?? 0) + 1;
     if (!$cond) {
         fail($what);
     }
@@ -78,6 +64,7 @@ function assert_true(bool $cond, string $what): void
  */
 function assert_throws(string $class, callable $fn, string $what = ''): Throwable
 {
+    $GLOBALS['__assertions'] = ($GLOBALS['__assertions'] ?? 0) + 1;
     try {
         $fn();
     } catch (Throwable $e) {

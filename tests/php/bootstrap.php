@@ -1,5 +1,8 @@
 <?php
 
+// PHPUnit's bootstrap (phpunit.xml): the binding, the server helpers, and every
+// `*_test.php`, whose `test()` calls register the tests that RegisteredTest runs.
+
 declare(strict_types=1);
 
 require __DIR__ . '/harness.php';
@@ -9,5 +12,3 @@ require dirname(__DIR__, 2) . '/ffi-c/php/autoload.php';
 foreach (glob(__DIR__ . '/*_test.php') ?: [] as $file) {
     require $file;
 }
-
-exit(run_tests($argv[1] ?? null));

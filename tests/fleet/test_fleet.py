@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Leases across languages in the fleet's engines (issue 30): PostgreSQL, MariaDB
 (`lease=mysql://…`) and a Redis Cluster of 3 primaries with a replica each, started by
 tests/servers. For each engine, holders in Python, Node and PHP processes (worker.py,
@@ -14,21 +13,28 @@ worker.mjs, worker.php) with the same option text:
 4. a Python and a Node process started under libfaketime 10 s ahead are refused with a lease
    error that names both clocks, the skew and max_clock_skew_ms.
 
+Each engine is a test, its steps soft checks (tests/servers/checks.py): every one runs, and
+the test fails at its end naming each that failed.
+
+    .venv/bin/python -m pytest tests/fleet -q -p no:cacheprovider [-k postgres]
+
 Builds nothing: run after bindings-python/run-tests.sh (the package in .venv), the Node addon
 (bindings-node/run-tests.sh) and the release C library (tests/php/run.sh), as scripts/check.sh
-does. Ends with `N passed, M failed`.
+does.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
@@ -41,18 +47,6 @@ OPTIONS = "lease_ttl_ms=3000;max_wait_ms=3000"
 TTL_S = 3
 LAYOUT_FINGERPRINT_KEY = None  # filled from the first worker's layout (see slot_key)
 MINUTES = 240
-
-passed = failed = 0
-
-
-def check(what: str, ok: bool, detail: str = "") -> None:
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {what}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {what}\n     {detail}", flush=True)
 
 
 def command(lang: str) -> list[str]:
@@ -138,7 +132,22 @@ def slot_key() -> str:
     return out.stdout.strip()
 
 
-def engine(kind: str, work: Path) -> None:
+@pytest.fixture(scope="module")
+def work() -> Iterator[Path]:
+    for need in (PY, FAKETIME):
+        if not os.path.exists(need):
+            pytest.fail(f"{need} is missing (scripts/install-deps.sh, bindings-python/run-tests.sh)")
+    work = Path(tempfile.mkdtemp(prefix="snowflake-fleet-"))
+    work.chmod(0o755)
+    yield work
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.parametrize("kind", ["postgres", "mariadb", "redis-cluster"])
+def test_engine(kind: str, work: Path, checks) -> None:  # noqa: ANN001 (checks: tests/servers/checks.py)
+    def check(what: str, ok: bool, detail: str = "") -> None:
+        checks(ok, what, detail)
+
     args = {"postgres": [], "mariadb": ["--password", "fl33t-pw"], "redis-cluster": ["--replicas", "1"]}[kind]
     with Servers(kind, *args, dir=work) as s:
         url = {"postgres": lambda: s.info["postgres"]["dsn"], "mariadb": lambda: s.info["mariadb"]["url"],
@@ -220,26 +229,3 @@ def engine(kind: str, work: Path) -> None:
                   and "ms ahead of" in line and "max_clock_skew_ms=1000" in line and "fl33t-pw" not in line,
                   line)
 
-
-def main() -> int:
-    for need in (PY, FAKETIME):
-        if not os.path.exists(need):
-            print(f"FAIL {need} is missing (scripts/install-deps.sh, bindings-python/run-tests.sh)")
-            print("0 passed, 1 failed")
-            return 1
-    work = Path(tempfile.mkdtemp(prefix="snowflake-fleet-"))
-    work.chmod(0o755)
-    try:
-        for kind in (sys.argv[1:] or ["postgres", "mariadb", "redis-cluster"]):
-            t0 = time.monotonic()
-            engine(kind, work)
-            print(f"     ({kind}: {time.monotonic() - t0:.0f} s)", flush=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
-
-
-if __name__ == "__main__":
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    sys.exit(main())

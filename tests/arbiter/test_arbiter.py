@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """The host's arbiter (issue 25), with real processes of every language, as users run them.
 
-    python3 tests/arbiter/run.py [--quick] [TEST...]   (scripts/check.sh runs it; needs the
-                                                        release library and CLI, the Node
-                                                        addon, .venv's libsnowflake, php, gcc)
+    .venv/bin/python -m pytest tests/arbiter -q -p no:cacheprovider [-k 'matrix and shm_dir']
+        (scripts/suites.sh runs it; needs the release library and CLI, the Node addon, .venv's
+        libsnowflake, php, gcc)
 
 1. **The cross-mode matrix.** Two processes at a time, one identity, issuing at once for
    300 ms: every pair of default, `shared=`, `process_only`, `state_file`, `lease=local`, a
@@ -22,14 +21,13 @@
    stopped holder of a lock (BUSY within max_wait_ms, naming it); a process in a time
    namespace whose monotonic clock is 5 s off (refused while others use the record).
 
-Ends with `N passed, M failed`; exits non-zero on any failure.
+Each pair of the matrix is a test (`test_matrix[shm_dir-default-cli]`), each other scenario
+one, with soft checks (tests/servers/checks.py); the tables of the matrix are written at the
+end of the run.
 """
 
 from __future__ import annotations
 
-import argparse
-import collections
-import ctypes
 import json
 import os
 import shutil
@@ -38,10 +36,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
+from checks import add_summary  # noqa: E402
 from servers import Servers  # noqa: E402
 
 PY = str(ROOT / ".venv" / "bin" / "python")
@@ -50,27 +52,31 @@ CLI = ROOT / "target" / "release" / "snowflake"
 ISSUE_MS = 300
 LANGS = ["py", "node", "php", "c"]
 
-passed = 0
-failed = 0
+# The running test's soft checks (tests/servers/checks.py), for the scenarios below.
+_checks = None
+
+
+@pytest.fixture(autouse=True)
+def _soft_checks(checks) -> Iterator[None]:  # noqa: ANN001
+    global _checks
+    _checks = checks
+    yield
+    _checks = None
 
 
 def ok(what: str) -> None:
-    global passed
-    passed += 1
-    print(f"ok   {what}", flush=True)
+    assert _checks is not None, "ok() outside a test"
+    _checks.ok(what)
 
 
 def fail(what: str, detail: str = "") -> None:
-    global failed
-    failed += 1
-    print(f"FAIL {what}", flush=True)
-    for line in detail.splitlines()[:40]:
-        print(f"     {line}", flush=True)
+    assert _checks is not None, "fail() outside a test"
+    _checks.fail(what, detail)
 
 
 def check(cond: bool, what: str, detail: str = "") -> bool:
-    (ok if cond else lambda w: fail(w, detail))(what)
-    return cond
+    assert _checks is not None, "check() outside a test"
+    return _checks(cond, what, detail)
 
 
 # --------------------------------------------------------------------------------------------
@@ -287,30 +293,13 @@ def judge_pair(label: str, results: list[tuple[Proc, tuple[str, list[int], str]]
     return cell
 
 
-def matrix(work: Work, redis_url: str, shm: Path | None, layout: str, w: int = 0,
-           only: list[str] | None = None) -> dict[tuple[str, str], str]:
-    env = dict(os.environ, SNOWFLAKE_LIB=str(LIB))
-    if shm is None:
-        env.pop("SNOWFLAKE_SHM_DIR", None)
-    else:
-        env["SNOWFLAKE_SHM_DIR"] = str(shm)
-    state_dir = work.fresh("state")
-    cells: dict[tuple[str, str], str] = {}
-    where = f"SNOWFLAKE_SHM_DIR={shm}" if shm else "/dev/shm"
-    for i, a in enumerate(MODES):
-        for j, b in enumerate(MODES):
-            if j < i or (only and a not in only and b not in only):
-                continue
-            la = "cli" if a == "cli" else LANGS[(i + j) % 4]
-            lb = "cli" if b == "cli" else LANGS[(i + j + 1) % 4]
-            na, oa = mode_spec(a, w, state_dir, redis_url)
-            nb, ob = mode_spec(b, w, state_dir, redis_url)
-            results = run_together(work, [(la, na, oa), (lb, nb, ob)], layout, env)
-            cells[(a, b)] = judge_pair(f"matrix ({where}, worker={w}): {a} in {la} + {b} in {lb}", results)
-    return cells
+def matrix_pairs(only: list[str] | None = None) -> list[tuple[str, str]]:
+    """Every pair of MODES once (a row's mode before its column's), or those with a mode of `only`."""
+    return [(a, b) for i, a in enumerate(MODES) for j, b in enumerate(MODES)
+            if j >= i and not (only and a not in only and b not in only)]
 
 
-def print_matrix(title: str, cells: dict[tuple[str, str], str]) -> None:
+def print_matrix(print, title: str, cells: dict[tuple[str, str], str]) -> None:  # noqa: A002
     print(f"\n     {title}: share = both issued with no repeat; A/B = the row's/column's process was refused, naming the other")
     short = {"default": "default", "shared": "shared=", "process_only": "proc_only", "state_file": "state_file",
              "lease_local": "lease=local", "redis": "redis", "host_lease": "host lease", "rollover": "rollover",
@@ -324,7 +313,6 @@ def print_matrix(title: str, cells: dict[tuple[str, str], str]) -> None:
                 cell = "B" if cell == "A" else "A"
             row += f"{cell:>12}"
         print("     " + row)
-    print()
 
 
 # --------------------------------------------------------------------------------------------
@@ -705,56 +693,43 @@ def build(work: Work) -> None:
     (work.top / "lib" / soname).symlink_to(LIB)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("tests", nargs="*")
-    ap.add_argument("--quick", action="store_true", help="the matrix in SNOWFLAKE_SHM_DIR only")
-    args = ap.parse_args()
+class Run:
+    """What the tests share: the run's directory and issuers, its layout, its Redis, and each
+    matrix's record directory, state files and cells."""
+
+    def __init__(self, work: Work, layout: str, redis_url: str) -> None:
+        self.work, self.layout, self.url = work, layout, redis_url
+        self.dirs: dict[str, tuple[Path | None, Path]] = {}
+        self.cells: dict[str, dict[tuple[str, str], str]] = {}
+
+    def matrix_dirs(self, where: str) -> tuple[Path | None, Path]:
+        """(SNOWFLAKE_SHM_DIR or None for /dev/shm, the state files' directory) of one matrix."""
+        if where not in self.dirs:
+            self.dirs[where] = (None if where == "dev_shm" else self.work.fresh("shm"), self.work.fresh("state"))
+        return self.dirs[where]
+
+
+@pytest.fixture(scope="module")
+def run() -> Iterator[Run]:
     for need in [LIB, CLI, Path(PY)]:
         if not need.exists():
-            print(f"{need} is missing: build it first (scripts/check.sh does)", file=sys.stderr)
-            return 1
+            pytest.fail(f"{need} is missing: build it first (scripts/check.sh does)")
     top = Path(tempfile.mkdtemp(prefix="snowflake-arbiter-"))
     os.chmod(top, 0o755)
     work = Work(top)
     # A layout of this run's own (its epoch): records it leaves in /dev/shm are its own.
     epoch = int(time.time() * 1000) - 86_400_000 - (os.getpid() % 100_000)
     layout = f"time:41,clock:2,datacenter:3,worker:5,sequence:12;epoch={epoch}"
-    want = set(args.tests)
-
-    def wanted(name: str) -> bool:
-        return not want or name in want
-
     try:
         build(work)
         with Servers("redis", dir=top) as redis:
-            url = redis.info["redis"]["url"]
-            if wanted("matrix"):
-                shm = work.fresh("shm")
-                print_matrix("SNOWFLAKE_SHM_DIR set", matrix(work, url, shm, layout))
-                if not args.quick:
-                    print_matrix("the default /dev/shm", matrix(work, url, None, layout))
-                    # The host lease holding 1: worker=0 is held in Redis by another process.
-                    d = work.fresh("blocker")
-                    blocker = Proc(work, "py", layout, "clock=0,datacenter=1", f"lease={url}", d / "out", d,
-                                   env_with(work.fresh("shm-blocker")), ms=600_000)
-                    barrier(d, [blocker])
-                    print_matrix("SNOWFLAKE_SHM_DIR set, the host lease holding worker=1",
-                                 matrix(work, url, work.fresh("shm"), layout, w=1, only=["host_lease"]))
-                    blocker.proc.kill()  # type: ignore[union-attr]
-                    blocker.proc.wait()  # type: ignore[union-attr]
-            if wanted("rows"):
-                removed_while_in_use(work, layout)
-                redis_record_removed(work, layout, url)
-                shm_dir_forms(work, layout)
-                private_tmp(work, layout)
-                two_copies_in_one_process(work, layout)
-            if wanted("users"):
-                users(work, layout)
-            if wanted("breaking"):
-                truncated(work, layout)
-                stopped_holder(work, layout)
-                time_namespace(work, layout)
+            r = Run(work, layout, redis.info["redis"]["url"])
+            yield r
+        # The matrices, as tables, after the run's results.
+        titles = {"shm_dir": "SNOWFLAKE_SHM_DIR set", "dev_shm": "the default /dev/shm",
+                  "host_lease_1": "SNOWFLAKE_SHM_DIR set, the host lease holding worker=1"}
+        for where, cells in r.cells.items():
+            print_matrix(add_summary, titles[where], cells)
     finally:
         shutil.rmtree(top, ignore_errors=True)
         # This run's records in /dev/shm: its layout's, by the fingerprint in their text.
@@ -764,9 +739,87 @@ def main() -> int:
                     f.unlink()
             except OSError:
                 pass
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def matrix_cell(run: Run, where: str, a: str, b: str, w: int = 0) -> None:
+    """One pair of the matrix: `a` and `b` (in the languages their place in MODES picks)
+    issue at once with one identity, under `where`'s records."""
+    shm, state_dir = run.matrix_dirs(where)
+    env = env_with(shm)
+    i, j = MODES.index(a), MODES.index(b)
+    la = "cli" if a == "cli" else LANGS[(i + j) % 4]
+    lb = "cli" if b == "cli" else LANGS[(i + j + 1) % 4]
+    na, oa = mode_spec(a, w, state_dir, run.url)
+    nb, ob = mode_spec(b, w, state_dir, run.url)
+    results = run_together(run.work, [(la, na, oa), (lb, nb, ob)], run.layout, env)
+    label = f"SNOWFLAKE_SHM_DIR={shm}" if shm else "/dev/shm"
+    run.cells.setdefault(where, {})[(a, b)] = judge_pair(f"matrix ({label}, worker={w}): {a} in {la} + {b} in {lb}",
+                                                         results)
+
+
+# 1. The cross-mode matrix, in SNOWFLAKE_SHM_DIR and in /dev/shm.
+@pytest.mark.parametrize("a,b", matrix_pairs(), ids=[f"{a}-{b}" for a, b in matrix_pairs()])
+@pytest.mark.parametrize("where", ["shm_dir", "dev_shm"])
+def test_matrix(run: Run, where: str, a: str, b: str) -> None:
+    matrix_cell(run, where, a, b)
+
+
+@pytest.fixture(scope="class")
+def blocker(run: Run) -> Iterator[None]:
+    """A process that holds worker=0 in Redis, for the tests of one class."""
+    d = run.work.fresh("blocker")
+    blocker = Proc(run.work, "py", run.layout, "clock=0,datacenter=1", f"lease={run.url}", d / "out", d,
+                   env_with(run.work.fresh("shm-blocker")), ms=600_000)
+    barrier(d, [blocker])
+    yield
+    blocker.proc.kill()  # type: ignore[union-attr]
+    blocker.proc.wait()  # type: ignore[union-attr]
+
+
+class TestHostLeaseHolding1:
+    """The matrix's pairs with a host lease, while worker=0 is held in Redis by another process
+    (the host lease then holds 1)."""
+
+    @pytest.mark.parametrize("a,b", matrix_pairs(["host_lease"]),
+                             ids=[f"{a}-{b}" for a, b in matrix_pairs(["host_lease"])])
+    def test_matrix(self, run: Run, blocker: None, a: str, b: str) -> None:
+        matrix_cell(run, "host_lease_1", a, b, w=1)
+
+
+# 2. The review's rows.
+def test_removed_while_in_use(run: Run) -> None:
+    removed_while_in_use(run.work, run.layout)
+
+
+def test_redis_record_removed(run: Run) -> None:
+    redis_record_removed(run.work, run.layout, run.url)
+
+
+def test_shm_dir_forms(run: Run) -> None:
+    shm_dir_forms(run.work, run.layout)
+
+
+def test_private_tmp(run: Run) -> None:
+    private_tmp(run.work, run.layout)
+
+
+def test_two_copies_in_one_process(run: Run) -> None:
+    two_copies_in_one_process(run.work, run.layout)
+
+
+# 3. Real users.
+def test_users(run: Run) -> None:
+    users(run.work, run.layout)
+
+
+# 4. Other ways to break it.
+def test_truncated(run: Run) -> None:
+    truncated(run.work, run.layout)
+
+
+def test_stopped_holder(run: Run) -> None:
+    stopped_holder(run.work, run.layout)
+
+
+def test_time_namespace(run: Run) -> None:
+    time_namespace(run.work, run.layout)

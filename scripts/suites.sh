@@ -25,6 +25,7 @@ python|check flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in 
 php|check flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
 cross|check flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM
 arbiter|check flaky|release library and CLI, addon, wheel|the run'"'"'s SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)
+serve|check flaky|release CLI (the arbiter step'"'"'s, with full), wheel, release library|its own SNOWFLAKE_SHM_DIR per test; ports the kernel picks; certificates and PHP-FPM of serve.py|snowflake serve (tests/serve): real clients (curl, Python urllib, Node fetch, Go net/http, Java java.net.http, PHP curl; docs/serve.md'"'"'s), bad input, tokens, TLS, SIGTERM, kill -9 and restart, services beside Python processes and PHP-FPM on one identity
 fleet|check flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet/run.py)
 readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
 platforms|check|the background builds|-|Every platform'"'"'s packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian'"'"'s rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)
@@ -151,6 +152,11 @@ suite_arbiter() {
 }
 
 suite_fleet() { python3 tests/fleet/run.py; }
+
+suite_serve() {
+  # The CLI the arbiter step built (--features snowflake-cli/full); nothing is built here.
+  SNOWFLAKE_BIN=$PWD/target/release/snowflake .venv/bin/python -m pytest tests/serve -q -p no:cacheprovider
+}
 
 suite_readme() { python3 tests/readme/run.py; }
 

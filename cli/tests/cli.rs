@@ -702,9 +702,19 @@ fn a_closed_pipe_ends_quietly_with_status_0() {
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in
-        ["next", "decode", "layouts", "bounds", "bench", "redis-script", "sql", "public", "config", "uuid", "serve"]
-    {
+    for sub in [
+        "next",
+        "decode",
+        "layouts",
+        "bounds",
+        "bench",
+        "redis-script",
+        "sql",
+        "public",
+        "config",
+        "uuid",
+        "serve",
+    ] {
         let text = ok(&[sub, "--help"]);
         assert!(text.contains("Examples:\n  snowflake "), "{sub}: {text}");
     }

@@ -66,6 +66,8 @@ move libsnowflake-dev "$LIBDIR/libsnowflake.so" "$LIBDIR/libsnowflake.a" "$LIBDI
   "$LIBDIR/pkgconfig" "$LIBDIR/cmake" usr/include
 install -D -m 755 "$OUT/snowflake" "$WORK/libsnowflake-tools/usr/bin/snowflake"
 "$STRIP" --remove-section=.comment "$WORK/libsnowflake-tools/usr/bin/snowflake"
+# `snowflake serve` as a system service (docs/serve.md), installed but not enabled.
+install -D -m 644 cli/dist/snowflake-serve.service "$WORK/libsnowflake-tools/lib/systemd/system/snowflake-serve.service"
 # Its manual page: what `snowflake --help` says, and where the rest is.
 mkdir -p "$WORK/libsnowflake-tools/usr/share/man/man1"
 {
@@ -163,10 +165,11 @@ control libsnowflake-dev libdevel "$RUNTIME (= $VERSION), $LIBC" \
 control libsnowflake-tools utils "$LIBC" "Snowflake-style 64-bit time-ordered unique IDs (command line)" "$ABOUT
  .
  This package holds the snowflake command, which generates, decodes and
- inspects IDs from the shell, and writes the Redis script and PostgreSQL
- functions of a layout."
+ inspects IDs from the shell, writes the Redis script and PostgreSQL
+ functions of a layout, and serves IDs over HTTP (snowflake serve, with a
+ systemd unit, snowflake-serve.service, not enabled)."
 
 for pkg in "$RUNTIME" libsnowflake-dev libsnowflake-tools; do
-  (cd "$WORK/$pkg" && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
+  (cd "$WORK/$pkg" && find usr $([ -d "$WORK/$pkg/lib" ] && echo lib) -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
   dpkg-deb --root-owner-group -Zxz --build "$WORK/$pkg" "$DEST/${pkg}_${VERSION}_$ARCH.deb" >/dev/null
 done

@@ -17,10 +17,13 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # PDO for SQLite and PostgreSQL. phpunit: the PHP tests' runner (tests/php/phpunit.xml).
 # binaryen (wasm-opt) shrinks @libsnowflake/wasm's module (scripts/dist.sh); chromium runs its
 # vectors headless in a browser (tests/dist/wasm).
+# `snowflake serve`'s clients in tests/serve (Go's net/http, Java's java.net.http, PHP's curl)
+# and its load generator (scripts/bench-serve.sh: wrk).
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
-  mariadb-server-core mariadb-client-core binaryen chromium phpunit)
+  mariadb-server-core mariadb-client-core binaryen chromium phpunit
+  golang-go openjdk-17-jdk-headless php8.2-curl wrk)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

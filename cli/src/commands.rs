@@ -66,7 +66,7 @@ pub fn layout_or_env(given: Option<&str>) -> Result<Layout, Failure> {
 
 /// The configuration of `next` and `config`: the flags, then the environment, then the
 /// defaults (core's `Environment`, as every binding resolves it).
-fn resolve_config(args: &GeneratorArgs) -> Result<Config, Failure> {
+pub(crate) fn resolve_config(args: &GeneratorArgs) -> Result<Config, Failure> {
     let env = Environment::read()?;
     let given_layout = args.layout.as_deref().map(Layout::parse).transpose()?;
     let (layout, layout_source) = env.layout(given_layout)?;

@@ -14,6 +14,7 @@ mod diagram;
 mod options;
 mod output;
 mod public;
+mod serve;
 mod shared;
 mod sql;
 
@@ -33,6 +34,7 @@ Examples:
   snowflake bench --seconds 2
   snowflake plan --hosts 1000 --processes-per-host 50 --peak-per-second 100000 --years 10
   snowflake shared list
+  snowflake serve --listen 127.0.0.1:8405       IDs over HTTP (the `serve` feature)
 
 A layout is a preset name (twitter, discord, instagram, sonyflake, baidu, mastodon, game, js53)
 or a spec: time:41,datacenter:5,worker:5,sequence:12;epoch=1288834974657;tick=1ms";
@@ -61,6 +63,7 @@ enum Command {
     Shared(shared::SharedArgs),
     Config(ConfigArgs),
     Uuid(UuidArgs),
+    Serve(serve::ServeArgs),
 }
 
 /// Print N new IDs, one a line.
@@ -338,7 +341,7 @@ fn error_line(message: &str) {
     let _ = writeln!(io::stderr().lock(), "snowflake: error: {message}");
 }
 
-const SUBCOMMANDS: [&str; 12] = [
+const SUBCOMMANDS: [&str; 13] = [
     "next",
     "decode",
     "layouts",
@@ -351,6 +354,7 @@ const SUBCOMMANDS: [&str; 12] = [
     "shared",
     "config",
     "uuid",
+    "serve",
 ];
 
 /// Clap's usage errors, folded into the one-line form of every other error.
@@ -411,6 +415,7 @@ fn main() -> ExitCode {
         Command::Shared(args) => shared::run(&args),
         Command::Config(args) => commands::config(&args),
         Command::Uuid(args) => commands::uuid(&args),
+        Command::Serve(args) => serve::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -702,13 +702,44 @@ fn a_closed_pipe_ends_quietly_with_status_0() {
 
 #[test]
 fn every_subcommand_has_help_with_examples() {
-    for sub in
-        ["next", "decode", "layouts", "bounds", "bench", "redis-script", "sql", "public", "config", "uuid"]
-    {
+    for sub in [
+        "next",
+        "decode",
+        "layouts",
+        "bounds",
+        "bench",
+        "redis-script",
+        "sql",
+        "public",
+        "config",
+        "uuid",
+        "serve",
+    ] {
         let text = ok(&[sub, "--help"]);
         assert!(text.contains("Examples:\n  snowflake "), "{sub}: {text}");
     }
     assert!(ok(&["--help"]).contains("Examples:"));
+}
+
+/// `snowflake serve` (tests/serve runs the service itself): beyond loopback without a token it
+/// refuses to start, before it opens anything; a build without the feature says how to get it.
+#[test]
+fn serve_needs_a_token_beyond_loopback() {
+    let out = snowflake_cmd()
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .env_remove("SNOWFLAKE_SERVE_TOKEN")
+        .env_remove("SNOWFLAKE_SERVE_TOKEN_FILE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run snowflake");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(out.stdout.is_empty());
+    if cfg!(feature = "serve") {
+        assert!(err.contains("not a loopback address, and no bearer token is set"), "{err}");
+    } else {
+        assert!(err.contains("built without `serve`"), "{err}");
+    }
 }
 
 #[test]

@@ -81,6 +81,8 @@ mod public;
 #[cfg(feature = "redis-script")]
 mod redis_script;
 mod schemes;
+#[cfg(feature = "serve")]
+pub mod serve;
 #[cfg(feature = "sql")]
 mod sql;
 #[cfg(feature = "std")]

@@ -26,6 +26,7 @@ php|check flaky|release library|servers of serve.py|PHP: the FFI binding (builds
 cross|check flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM
 arbiter|check flaky|release library and CLI, addon, wheel|the run'"'"'s SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)
 fleet|check flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet/run.py)
+faults|check flaky|addon, wheel|network namespaces and nftables tables named by its pid; servers of serve.py|Leases under faults (issue 38): hosts as network namespaces with their own clocks; Redis (snapshot, AOF, none), Sentinel, PostgreSQL with a standby; partitions, pauses, crashes, data loss, clock steps, skew, failovers, churn: 0 repeats, typed refusals, availability (tests/faults/run.py)
 readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
 platforms|check|the background builds|-|Every platform'"'"'s packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian'"'"'s rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)
 '
@@ -151,6 +152,8 @@ suite_arbiter() {
 }
 
 suite_fleet() { python3 tests/fleet/run.py; }
+
+suite_faults() { python3 tests/faults/run.py; }
 
 suite_readme() { python3 tests/readme/run.py; }
 

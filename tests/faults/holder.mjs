@@ -35,6 +35,7 @@ function refused(e) {
 let openedWith = null;
 const address = () => (url.startsWith('@') ? fs.readFileSync(url.slice(1), 'utf8').trim() : url);
 let gen = null;
+let holding = null; // the value held, printed again when the lease heals onto another
 const out = fs.openSync(path.join(dir, `${name}.ids`), 'a');
 while (!stops.some((s) => fs.existsSync(s))) {
   if (gen !== null && address() !== openedWith) gen = null;
@@ -43,7 +44,8 @@ while (!stops.some((s) => fs.existsSync(s))) {
       openedWith = address();
       gen = new Generator({ layout: LAYOUT, lease: openedWith, ...extra });
       last = null;
-      console.log('OPEN', gen.stats().leaseValue);
+      holding = gen.stats().leaseValue;
+      console.log('OPEN', holding);
     } catch (e) {
       refused(e);
       sleep(100);
@@ -61,6 +63,11 @@ while (!stops.some((s) => fs.existsSync(s))) {
     }
   }
   fs.writeSync(out, batch.map((id) => `${id}\n`).join(''));
+  const held = gen.stats().leaseValue;
+  if (held !== holding && held !== null && held !== undefined) {
+    holding = held;
+    console.log('OPEN', held);
+  }
   sleep(10);
 }
 fs.closeSync(out);

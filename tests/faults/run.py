@@ -2,13 +2,15 @@
 """Leases under the faults that production has (issue 38): a nemesis, a workload and a checker.
 
 Each store set-up (Redis with RDB snapshots, with AOF everysec, with no persistence; Redis with a
-replica under Sentinel; PostgreSQL with an asynchronous streaming standby; ...) is started by
-tests/servers/serve.py and gets hosts of its own. A host is a network namespace with a veth pair
+replica under Sentinel; a Redis Cluster with a replica per primary; PostgreSQL with an
+asynchronous streaming standby; MariaDB with an asynchronous replica) is started by
+tests/servers/serve.py and gets hosts of its own; the set-ups run at once. A host is a network namespace with a veth pair
 to this one (its traffic to 127.0.0.1 is sent through it to the stores, so every address the
 stores announce works from it, and cutting it is a real partition), its own SNOWFLAKE_SHM_DIR,
 and its own clock through libfaketime (FAKETIME_TIMESTAMP_FILE, read at every call). Holders in
-Python and Node (holder.py, holder.mjs: the same option text) issue IDs on every host while the
-nemesis applies each fault in turn and waits for the state it leads to:
+Python, Node, PHP and C (holder.py, holder.mjs, holder.php, holder.c through the release
+libsnowflake.so: the same option text) issue IDs on every host while the nemesis applies each
+fault in turn and waits for the state it leads to:
 
   partition    a host cut from the stores past the TTL while newcomers on the others take its value
   pause        a holder stopped (SIGSTOP) for twice the TTL while a newcomer takes its value
@@ -18,7 +20,9 @@ nemesis applies each fault in turn and waits for the state it leads to:
   clock-step   one host's clock stepped +5 s then -5 s, a newcomer opened on it each time
   skew         two hosts 0.9 s either side of the store's clock (within max_clock_skew_ms), then a
                data loss and a claim from the host behind; then the other way round
-  failover     kill -9 of the primary right after a claim, and the replica promoted
+  failover     kill -9 of the primary right after a claim, and the replica promoted (Sentinel's
+               failover, pg_ctl promote, MariaDB's replica made primary; the Cluster's forced
+               failover of the slot's primary)
   churn        3 holders to 20 and back to 3
 
 The checker reads every ID of every holder: per set-up and fault, `<set-up> <fault>: 0 repeats`;
@@ -27,11 +31,13 @@ with a traceback and fails the run), listed by fault; per fault, how long each h
 issue (availability) and how far ahead of the clock IDs were (the cost of safety), both measured
 by polling the holders' files (figures, not asserts).
 
-    run.py [--seed S] [--rounds N] [--setups a,b] [--faults a,b] [--parallel N]
+    run.py [--seed S] [--rounds N] [--shuffle] [--setups a,b] [--faults a,b] [--parallel N] [--langs a,b]
 
---rounds N runs the faults N times, in an order drawn from the seed after the first round (the
-soak of scripts/faults.sh). Builds nothing: it needs the package in .venv and the Node addon
-(bindings-python/run-tests.sh, bindings-node), as scripts/check.sh's earlier steps leave them.
+--rounds N runs the faults N times, in an order drawn from the seed after the first round
+(--shuffle: the first too; the soak of scripts/faults.sh). A failover ends each round: after
+PostgreSQL's and MariaDB's the promoted server serves alone. Builds nothing but the C holder: it needs the package in .venv, the Node addon and the release
+library (bindings-python/run-tests.sh, bindings-node, tests/php/run.sh), as scripts/check.sh's
+earlier steps leave them.
 Ends with `N passed, M failed`. Needs root (ip netns, nft).
 """
 
@@ -63,7 +69,9 @@ OPTIONS = f"lease_ttl_ms={TTL_MS};max_wait_ms=1000;max_drift_ms=1000"
 EPOCH_MS = 1288834974657
 LOW_BITS = 2 + 12  # worker:2, sequence:12 (holder.py's LAYOUT)
 VALUES = 4
-LANGS = ["py", "node"]
+LANGS = ["py", "node", "php", "c"]
+LIB = ROOT / "target" / "release" / "libsnowflake.so"
+C_HOLDER: Optional[Path] = None  # compiled by main()
 # A state that must come takes minutes at most: a bound on a hang, not a measure.
 DEADLINE_S = 180
 
@@ -208,8 +216,9 @@ class Holder:
         self.read_at = 0
         self.count = 0
         self.marks: list[tuple[int, str]] = [(0, setup.phase)]
-        cmd = {"py": [PY, str(HERE / "holder.py")], "node": ["node", str(HERE / "holder.mjs")]}[lang]
-        env = dict(os.environ, **host.env())
+        cmd = {"py": [PY, str(HERE / "holder.py")], "node": ["node", str(HERE / "holder.mjs")],
+               "php": ["php", str(HERE / "holder.php")], "c": [str(C_HOLDER)]}[lang]
+        env = dict(os.environ, SNOWFLAKE_LIB=str(LIB), **host.env())
         self.proc = subprocess.Popen(["ip", "netns", "exec", host.ns, *cmd, f"@{setup.url_file}", OPTIONS,
                                       str(setup.dir), name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      text=True, env=env)
@@ -246,6 +255,8 @@ SETUPS = {
     "redis-none": ("redis", []),
     "sentinel": ("sentinel", ["--replicas", "1", "--sentinels", "3"]),
     "postgres": ("postgres", ["--standby", "--tcp"]),
+    "mariadb": ("mariadb", ["--replica", "--password", "f4ults-pw"]),
+    "cluster": ("redis-cluster", ["--replicas", "1"]),
 }
 FAULTS = ["partition", "pause", "store-pause", "crash", "data-loss", "clock-step", "skew", "failover", "churn"]
 
@@ -281,6 +292,10 @@ class Setup:
             return i["redis"]["url"]
         if self.kind == "sentinel":
             return f"redis+sentinel://{','.join(i['sentinel_addrs'])}/{i['master_name']}/0"
+        if self.kind == "redis-cluster":
+            return i["cluster"]["url"]
+        if self.kind == "mariadb":
+            return i["mariadb"]["replica"]["url"] if self.failed_over else i["mariadb"]["url"]
         pg = i["postgres"]
         port = pg["standby"]["port"] if self.failed_over else pg["port"]
         return f"postgresql://{pg['user']}@127.0.0.1:{port}/{pg['database']}"
@@ -291,12 +306,20 @@ class Setup:
         tmp.replace(self.url_file)
 
     def master(self) -> str:
-        return "master" if self.kind == "sentinel" else self.kind
+        """The server that holds the leases (the cluster's: the primary of the layout's slot)."""
+        if self.kind == "redis-cluster":
+            return f"owner:{{{layout_fingerprint():016x}}}"
+        return {"sentinel": "master", "mariadb": "mariadb", "postgres": "postgres"}.get(self.kind, "redis")
 
     def wipe(self) -> None:
         i = self.servers.info
         if self.kind in ("redis", "sentinel"):
             redis_call(i["redis"] if self.kind == "redis" else i["master"], "FLUSHALL")
+        elif self.kind == "redis-cluster":
+            self.servers.command("flushall")
+        elif self.kind == "mariadb":
+            m = i["mariadb"]["replica"] if self.failed_over else i["mariadb"]
+            sh(*m["client"], "-e", "DELETE FROM libsnowflake_leases")
         else:
             pg = i["postgres"]
             port = pg["standby"]["port"] if self.failed_over else pg["port"]
@@ -373,7 +396,7 @@ class Setup:
 
 def newcomers_until_taken(s: Setup, victim: Holder, hosts: list[Host]) -> list[Holder]:
     """Newcomers on `hosts` until one of them holds the victim's value (the free values first)."""
-    value = int(next(l for _, l in victim.lines if l.startswith("OPEN ")).split()[1])
+    value = int([l for _, l in victim.lines if l.startswith("OPEN ")][-1].split()[1])
     comers = [s.holder(h) for h in hosts]
 
     def taken() -> bool:
@@ -411,8 +434,12 @@ def fault(s: Setup, name: str) -> None:
         s.servers.command("thaw", s.master())
         s.issuing([b0, b1, b2])
     elif name == "crash":
-        s.servers.command("kill", s.master())
-        s.servers.command("start", s.master(), "keep") if s.kind != "postgres" else s.servers.command("start")
+        if s.kind == "redis-cluster":
+            s.servers.command("restart", s.master(), "keep")
+            s.servers.command("await-ok")
+        else:
+            s.servers.command("kill", s.master())
+            s.servers.command("start", s.master(), *(["keep"] if s.kind in ("redis", "sentinel") else []))
         comer = s.holder(h1)
         wait_for(f"{s.name}: a newcomer's open", lambda: comer.opened() or comer.refused())
         s.issuing([b0, b1, b2])
@@ -461,6 +488,13 @@ def fault(s: Setup, name: str) -> None:
         if s.kind == "sentinel":
             s.servers.command("kill", "master")
             s.servers.command("await-master", "new")
+        elif s.kind == "redis-cluster":
+            s.servers.command("failover", f"{{{layout_fingerprint():016x}}}")
+        elif s.kind == "mariadb":
+            s.servers.command("kill")
+            s.servers.command("promote")
+            s.failed_over = True
+            s.publish_url()
         else:
             s.servers.command("kill")
             s.servers.command("promote")
@@ -480,10 +514,23 @@ def fault(s: Setup, name: str) -> None:
 
 def applicable(s: Setup, name: str) -> bool:
     if name == "failover":
-        return s.kind != "redis" and not s.failed_over
+        return s.kind != "redis" and (not s.failed_over or s.kind == "redis-cluster")
     if s.failed_over and name in ("store-pause", "crash"):
         return False  # the promoted standby is not the process serve.py's commands name
     return True
+
+
+def layout_fingerprint() -> int:
+    """The holders' layout's fingerprint (its hash tag holds every lease key in one slot)."""
+    global FINGERPRINT
+    if FINGERPRINT is None:
+        out = sh(PY, "-c", "import libsnowflake as sf; print(sf.Layout('time:41,worker:2,sequence:12;"
+                 "epoch=1288834974657').fingerprint)")
+        FINGERPRINT = int(out.stdout)
+    return FINGERPRINT
+
+
+FINGERPRINT: Optional[int] = None
 
 
 # --- the checker ----------------------------------------------------------------------------
@@ -502,7 +549,7 @@ CAUSES = {
 # The refusal each fault must bring about somewhere (its cause, named).
 EXPECT = {"partition": "unreachable", "store-pause": "unreachable", "clock-step": "clock", "churn": "taken"}
 
-def run_setup(s: Setup, faults: list[str], rounds: int, rng: random.Random) -> None:
+def run_setup(s: Setup, faults: list[str], rounds: int, rng: random.Random, shuffle: bool) -> None:
     t0 = time.monotonic()
     try:
         for h in s.hosts:
@@ -514,7 +561,7 @@ def run_setup(s: Setup, faults: list[str], rounds: int, rng: random.Random) -> N
         s.issuing(s.base)
         order = list(faults)
         for r in range(rounds):
-            if r:
+            if r or shuffle:
                 rng.shuffle(order)
             if "failover" in order:  # last in a round: after it the standby serves alone
                 order.remove("failover")
@@ -529,7 +576,8 @@ def run_setup(s: Setup, faults: list[str], rounds: int, rng: random.Random) -> N
                 say(f"     {s.name} {f}: done in {time.monotonic() - ft:.1f} s")
         s.begin("end")
     except Exception as e:  # noqa: BLE001 - reported as a failure of the set-up
-        check(f"{s.name}: the faults ran to their end", False, f"{type(e).__name__}: {e}")
+        check(f"{s.name}: the faults ran to their end", False, f"{type(e).__name__}: {e}\n     " + "\n     ".join(
+            f"{h.name} ({h.lang}, {h.count} IDs): " + " | ".join(l[:160] for _, l in h.lines[-3:]) for h in s.holders))
     finally:
         for h in s.holders:
             h.stop()
@@ -603,6 +651,7 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--seed", type=int, default=None)
     p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--shuffle", action="store_true", help="the first round's order drawn from the seed too")
     p.add_argument("--setups", default=",".join(SETUPS))
     p.add_argument("--faults", default=",".join(FAULTS))
     p.add_argument("--parallel", type=int, default=len(SETUPS))
@@ -619,6 +668,18 @@ def main() -> int:
     sweep_stale()
     work = Path(tempfile.mkdtemp(prefix="snowflake-faults-"))
     work.chmod(0o755)
+    if "c" in LANGS or "php" in LANGS:
+        if not LIB.exists():
+            print(f"FAIL {LIB} is missing (cargo build --release -p snowflake-ffi)\n0 passed, 1 failed")
+            return 1
+    if "c" in LANGS:
+        global C_HOLDER
+        C_HOLDER = work / "holder"
+        # The library by its soname (libsnowflake.so.0.1), as an installed one is found.
+        soname = re.search(r"SONAME\s+(\S+)", sh("objdump", "-p", str(LIB)).stdout).group(1)
+        (work / soname).symlink_to(LIB)
+        sh("cc", "-O1", "-Wall", "-Werror", "-I", str(ROOT / "include"), str(HERE / "holder.c"), "-o", str(C_HOLDER),
+           "-L", str(LIB.parent), "-lsnowflake", f"-Wl,-rpath,{work}")
     tag = str(os.getpid())
     subnet = f"10.{200 + os.getpid() % 50}"
     names = o.setups.split(",")
@@ -628,7 +689,7 @@ def main() -> int:
 
     def one(s: Setup, i: int) -> None:
         with slots:
-            run_setup(s, faults, o.rounds, random.Random(seed * 131 + i))
+            run_setup(s, faults, o.rounds, random.Random(seed * 131 + i), o.shuffle)
     threads = [threading.Thread(target=one, args=(s, i)) for i, s in enumerate(setups)]
     t0 = time.monotonic()
     try:

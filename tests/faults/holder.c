@@ -91,6 +91,7 @@ int main(int argc, char **argv) {
                 pause_ms(20);
                 break;
             }
+            last[0] = '\0'; /* issuing again: the next refusal is news */
             fprintf(out, "%llu\n", (unsigned long long)id);
         }
         fflush(out);

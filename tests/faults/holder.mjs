@@ -62,6 +62,7 @@ while (!stops.some((s) => fs.existsSync(s))) {
       break;
     }
   }
+  if (batch.length > 0) last = null; // issuing again: the next refusal is news
   fs.writeSync(out, batch.map((id) => `${id}\n`).join(''));
   const held = gen.stats().leaseValue;
   if (held !== holding && held !== null && held !== undefined) {

@@ -62,6 +62,9 @@ while (!file_exists($stops[0]) && !file_exists($stops[1])) {
             break;
         }
     }
+    if ($batch !== '') {
+        $last = null; // issuing again: the next refusal is news
+    }
     fwrite($out, $batch);
     fflush($out);
     $held = $gen->stats()->leaseValue;

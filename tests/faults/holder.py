@@ -7,7 +7,7 @@ each open, so that a holder follows a failover as a fleet's configuration would)
 OPTIONS (`key=value;...`), and issues IDs in small batches, appending them to DIR/NAME.ids,
 until DIR/stop or DIR/NAME.stop exists. Prints `OPEN <value>` at each open and whenever the
 lease heals onto another value, `REFUSED <code>
-<message>` for each refusal that differs from the one before (an open is retried every 0.1 s,
+<message>` for each refusal that differs from the one before (or follows IDs) (an open is retried every 0.1 s,
 an ID after 20 ms), and `DONE <claims> <losses>` at the end. Any error that is not the
 library's typed error ends it with a traceback, which the checker counts as a failure.
 """
@@ -74,6 +74,8 @@ def main(url: str, options: str, dir: str, name: str) -> None:
                     refused(e)
                     sleep(0.02)
                     break
+            if batch:
+                last = None  # issuing again: the next refusal is news
             out.write("".join(f"{i}\n" for i in batch))
             out.flush()
             held = gen.stats().lease_value

@@ -15,6 +15,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # the .debs (tests/dist).
 # The PHP adapters' tests (tests/php/orm): Eloquent and Doctrine as Debian packages them, with
 # PDO for SQLite and PostgreSQL. phpunit: the PHP tests' runner (tests/php/phpunit.xml).
+# nftables and iproute2: tests/faults makes hosts of network namespaces and cuts them off.
 # binaryen (wasm-opt) shrinks @libsnowflake/wasm's module (scripts/dist.sh); chromium runs its
 # vectors headless in a browser (tests/dist/wasm).
 # `snowflake serve`'s clients in tests/serve (Go's net/http, Java's java.net.http, PHP's curl)
@@ -22,7 +23,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
-  mariadb-server-core mariadb-client-core binaryen chromium phpunit
+  mariadb-server-core mariadb-client-core binaryen chromium phpunit nftables iproute2
   golang-go openjdk-17-jdk-headless php8.2-curl wrk)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

@@ -27,6 +27,7 @@ c|check together flaky|release library|a temporary prefix|C and C++: libsnowflak
 node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
 php|check together flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
 serve|check together flaky|release CLI (with full) and library, wheel|its own SNOWFLAKE_SHM_DIR per test; ports the kernel picks; certificates and PHP-FPM of serve.py|snowflake serve (tests/serve): real clients (curl, Python urllib, Node fetch, Go net/http, Java java.net.http, PHP curl: docs/serve.md'"'"'s), bad input, tokens, TLS, SIGTERM, kill -9 and restart, services beside Python processes and PHP-FPM on one identity
+faults|flaky|release library, addon, wheel|network namespaces and nftables tables named by its pid; servers of serve.py|Leases under faults (issue 38): hosts as network namespaces with their own clocks, holders in Python, Node, PHP and C; Redis (snapshot, AOF, none), Sentinel, a Cluster, PostgreSQL with a standby, MariaDB with a replica; partitions, pauses, crashes, data loss, clock steps, skew, failovers, churn: 0 repeats, typed refusals, availability (tests/faults/run.py; a soak: scripts/faults.sh)
 core-redis|flaky|cargo tests|servers of serve.py|Rust: Redis leases and the Redis script against real servers (part of rust)
 core-fleet|flaky|cargo tests|a server of its own per scenario|Rust: leases in PostgreSQL, MariaDB and a Redis Cluster; a Redis snapshot restart, skew with a data loss (part of rust)
 core-processes|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|Rust: many real processes, kill -9, fork; a real clock step under libfaketime (part of rust)
@@ -221,6 +222,8 @@ suite_serve() {
 # --release -p snowflake-cli` (the CLI's default features) relinks target/release/snowflake,
 # the full CLI that they use.
 suite_readme() { python3 tests/readme/run.py; }
+
+suite_faults() { python3 tests/faults/run.py; }
 
 suite_platforms() {
   # check.sh started the other platforms' builds in the background at its start.

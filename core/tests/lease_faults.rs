@@ -11,6 +11,14 @@
 //!    must start past anything A may have issued: window + drift + twice the skew + a tick past
 //!    the store's clock. On Redis, PostgreSQL and MariaDB.
 //!
+//! 3. **MySQL and MariaDB: a failback.** A holds a value on the primary and gives it back; the
+//!    primary dies, the replica is promoted, the old primary comes back as its replica. Its
+//!    replication stops (behind) while X claims the value on the new primary and runs ahead
+//!    of its clock; the new primary dies right after and the old one is promoted again: its
+//!    copy of the value has A's mark, written by this very server (`@@server_id`, all that
+//!    was stored before), but in another run, before it replicated another primary. B claims
+//!    the value there and must not trust that mark.
+//!
 //! Hosts are processes with their own `SNOWFLAKE_SHM_DIR` and their own clock (libfaketime,
 //! the monotonic clock left real). A is stopped (SIGSTOP) before the fault, so that B claims
 //! its value and A's IDs issued up to then are what B must not repeat. Waits follow the
@@ -338,4 +346,78 @@ fn postgres_skew_within_the_limit_then_truncate_repeats_nothing() {
 #[test]
 fn mariadb_skew_within_the_limit_then_truncate_repeats_nothing() {
     skew_then_data_loss(Kind::Mariadb);
+}
+
+/// An SQL statement as MariaDB's root, on the primary (`mariadb`) or the replica (`replica`).
+fn maria(s: &Servers, who: &str, statement: &str) -> String {
+    let pointer = if who == "replica" { "/mariadb/replica/client" } else { "/mariadb/client" };
+    let argv: Vec<&str> = s.get(pointer).as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    let out = Command::new(argv[0])
+        .args(&argv[1..])
+        .args(["--batch", "--skip-column-names", "-e", statement])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{who}: {statement}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn maria_wait(s: &Servers, who: &str, what: &str, statement: &str, want: &str) {
+    let start = Instant::now();
+    while maria(s, who, statement) != want {
+        assert!(start.elapsed() < MINUTES, "no {what} after {MINUTES:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Case 3: a MariaDB failback right after a claim on the other server.
+#[test]
+fn mariadb_failback_after_a_claim_repeats_nothing() {
+    let mut s = Servers::start("mariadb", &["--password", "m4ria-pw", "--replica"]);
+    let primary_url = s.str("/mariadb/url").to_string();
+    let replica_url = s.str("/mariadb/replica/url").to_string();
+    let replica_port = s.port("/mariadb/replica/port");
+    // 1. A's mark, written on the primary, reaches the replica.
+    let a = Worker::spawn("a", PLAIN, &primary_url, "");
+    let value = a.opened();
+    a.wait("IDs", |a| a.ids().len() >= 100);
+    let a_ids = a.finish();
+    let released = "SELECT COUNT(*) FROM libsnowflake_leases WHERE holder IS NULL AND mark IS NOT NULL";
+    maria_wait(&s, "replica", "A's release on the replica", released, "1");
+    // 2. A failover, and the old primary back as the new one's replica, caught up.
+    s.command("kill mariadb");
+    s.command("promote");
+    s.command("start mariadb");
+    maria(
+        &s,
+        "mariadb",
+        &format!(
+            "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={replica_port}, MASTER_USER='repl', MASTER_PASSWORD='r3pl-pw', MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1; START SLAVE"
+        ),
+    );
+    maria(&s, "replica", "CREATE TABLE caught_up (a INT)");
+    maria_wait(
+        &s,
+        "mariadb",
+        "the old primary caught up",
+        "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 'caught_up'",
+        "1",
+    );
+    // 3. The old primary's replication stops (behind: a stopped process would still get what
+    //    the new primary had sent into its socket) while X claims A's value on the new primary
+    //    and runs ahead of its clock.
+    maria(&s, "mariadb", "STOP SLAVE");
+    let x = Worker::spawn("x", AHEAD, &replica_url, "");
+    assert_eq!(x.opened(), value, "X claims the value A held");
+    wait_ahead(&x, 0, 700);
+    // 4. The new primary dies right after; the old one, without X's claim, is promoted again.
+    let (x_ids, b_ids, ahead_ms) = b_claims_after(&primary_url, x, "-0.9s", || {
+        s.command("kill replica");
+        maria(&s, "mariadb", "RESET SLAVE ALL");
+    });
+    let n = repeats(&x_ids, &b_ids) + repeats(&a_ids, &b_ids);
+    eprintln!(
+        "MariaDB failback: {n} repeats of {} IDs; B's first ID {ahead_ms} ms past its start",
+        x_ids.len() + b_ids.len()
+    );
+    assert_eq!(n, 0, "B repeated {n} IDs after a failback to a server that trusted its own old mark");
 }

@@ -1094,14 +1094,19 @@ class MariaDB:
     client speaks the MySQL protocol: `lease=mysql://…`). Ready when the `mariadb` client gets
     an answer to a query through the socket and through TCP as that user."""
 
-    def __init__(self, opts: argparse.Namespace, dir: Path, sockdir: Path) -> None:
+    def __init__(self, opts: argparse.Namespace, dir: Path, sockdir: Path, name: str = "mariadb",
+                 server_args: Optional[list[str]] = None) -> None:
         self.opts = opts
-        self.home = dir / "mariadb"
+        # A replica's (`--replica`): its own name, no database or user of its own (they come
+        # from its primary), and its server's own options (server-id, log-bin, read-only).
+        self.name = name
+        self.server_args = server_args or []
+        self.home = dir / name
         self.home.mkdir(mode=0o755)
         self.data = self.home / "data"
-        self.socket = sockdir / "mysqld.sock"
+        self.socket = sockdir / ("mysqld.sock" if name == "mariadb" else f"{name}.sock")
         self.log = self.home / "mariadb.log"
-        self.port: Optional[int] = opts.port
+        self.port: Optional[int] = opts.port if name == "mariadb" else None
         self.port_attempts = 0
         self.proc: Optional[subprocess.Popen] = None
         self.frozen = False
@@ -1140,8 +1145,9 @@ class MariaDB:
             self.port_attempts += 1
             argv = [which("mariadbd"), *self.base(), f"--socket={self.socket}", f"--port={self.port}",
                     "--bind-address=127.0.0.1", f"--pid-file={self.home / 'mariadbd.pid'}", f"--log-error={self.log}",
-                    "--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=16M",
+                    "--skip-name-resolve", "--innodb-buffer-pool-size=16M",
                     "--max-connections=200", "--performance-schema=OFF"]
+            argv += self.server_args or ["--skip-log-bin"]
             argv += [f"--{c}" for c in self.opts.mysql_config or []]
             offset = self.log.stat().st_size if self.log.exists() else 0
             self.proc = spawn(argv, self.home / "stdout.log", self.home)
@@ -1167,6 +1173,8 @@ class MariaDB:
                     self.port = None
         else:
             raise Failure(f"mariadbd: no free port after {PORT_ATTEMPTS} attempts", tail(self.log))
+        if self.name != "mariadb":
+            return  # a replica: its primary's database and user come with replication
         if fresh:
             o = self.opts
             pw = (o.password or "").replace("\\", "\\\\").replace("'", "\\'")
@@ -1183,8 +1191,8 @@ class MariaDB:
 
     def command(self, words: list[str], deadline: float) -> None:
         cmd = words[0]
-        if len(words) > 1 and words[1] != "mariadb":
-            raise Failure(f"no server named {words[1]!r} (mariadb)")
+        if len(words) > 1 and words[1] != self.name:
+            raise Failure(f"no server named {words[1]!r} ({self.name})")
         if cmd == "kill":
             end(self.proc, signal.SIGKILL)
         elif cmd == "term":
@@ -1222,6 +1230,60 @@ class MariaDB:
                        o.database],
             "data_dir": str(self.data), "log": str(self.log), "port_attempts": self.port_attempts,
         }}
+
+
+class MariaDBReplicated:
+    """`mariadb --replica`: a primary (server-id 1, binary log) and an asynchronous replica
+    (server-id 2, read-only) replicating from it by GTID from the first transaction, so that the
+    test's database and user reach it too. Ready when the replica answers the test's user over
+    TCP (replication has brought the user). `--mysql-config binlog-format=STATEMENT` (or ROW)
+    applies to both. Commands name `mariadb` (the primary, the default) or `replica`;
+    `promote` makes the replica a primary (replication stopped and forgotten, writable): kill
+    the primary first for the failover of an asynchronous replica."""
+
+    REPL_PW = "r3pl-pw"
+
+    def __init__(self, opts: argparse.Namespace, dir: Path, sockdir: Path) -> None:
+        common = ["--log-bin=mariadb-bin", "--log-slave-updates=1"]
+        self.primary = MariaDB(opts, dir, sockdir, "mariadb", common + ["--server-id=1"])
+        self.replica = MariaDB(opts, dir, sockdir, "replica", common + ["--server-id=2", "--read-only=1"])
+        self.opts = opts
+        self.promoted = False
+
+    def start(self, deadline: float) -> None:
+        self.primary.start(deadline)
+        r = self.primary.client(f"CREATE USER IF NOT EXISTS 'repl'@'%' IDENTIFIED BY '{self.REPL_PW}'; "
+                                "GRANT REPLICATION SLAVE ON *.* TO 'repl'@'%'")
+        if r.returncode != 0:
+            raise Failure("creating the replication user failed", r.stdout + r.stderr)
+        self.replica.start(deadline)
+        r = self.replica.client(f"CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={self.primary.port}, "
+                                f"MASTER_USER='repl', MASTER_PASSWORD='{self.REPL_PW}', "
+                                "MASTER_USE_GTID=slave_pos, MASTER_CONNECT_RETRY=1; START SLAVE")
+        if r.returncode != 0:
+            raise Failure("starting replication failed", r.stdout + r.stderr)
+        wait_for("the replica (the test's user over TCP, come by replication)",
+                 lambda: self.replica.client("SELECT 1", user=self.opts.db_user, tcp=True, timeout=5).returncode == 0,
+                 deadline, lambda: None)
+
+    def command(self, words: list[str], deadline: float) -> None:
+        if words[0] == "promote":
+            r = self.replica.client("STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 0")
+            if r.returncode != 0:
+                raise Failure("promoting the replica failed", r.stdout + r.stderr)
+            self.promoted = True
+            return
+        node = self.replica if words[1:2] == ["replica"] else self.primary
+        node.command([words[0], node.name, *words[2:]], deadline)
+
+    def stop(self) -> None:
+        self.replica.stop()
+        self.primary.stop()
+
+    def describe(self) -> dict[str, Any]:
+        d = self.primary.describe()
+        d["mariadb"]["replica"] = dict(self.replica.describe()["mariadb"], promoted=self.promoted)
+        return d
 
 
 # --- PostgreSQL -----------------------------------------------------------------------------
@@ -1693,6 +1755,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     g.add_argument("--mysql-config", action="append", metavar="NAME=VALUE", help="a mariadbd --NAME=VALUE option")
     g.add_argument("--os-user", default="postgres", help="who runs PostgreSQL when we are root")
     g.add_argument("--pg-config", action="append", metavar="NAME=VALUE", help="a postgres -c setting")
+    g.add_argument("--replica", action="store_true", help="mariadb: an asynchronous replica too (commands: "
+                   "promote, kill replica, freeze replica)")
     g.add_argument("--standby", action="store_true",
                    help="postgres: an asynchronous streaming standby too (commands: promote, kill standby)")
     g = p.add_argument_group("fpm")
@@ -1748,7 +1812,7 @@ def main(argv: list[str]) -> int:
         elif opts.kind == "redis-cluster":
             topology = RedisCluster(opts, dir, sockdir)
         elif opts.kind == "mariadb":
-            topology = MariaDB(opts, dir, sockdir)
+            topology = MariaDBReplicated(opts, dir, sockdir) if opts.replica else MariaDB(opts, dir, sockdir)
         elif opts.kind == "postgres":
             topology = Postgres(opts, dir, sockdir, extra_dirs)
         elif opts.kind == "fpm":

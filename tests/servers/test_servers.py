@@ -291,6 +291,33 @@ def test_postgres_runs_unprivileged_answers_and_is_removed(tmp_path: Path) -> No
     assert all(gone(p) for p in [pid, *backends]) and not Path(data).exists()
 
 
+def test_mariadb_replica_replicates_and_is_promoted(tmp_path: Path) -> None:
+    with Servers("mariadb", "--replica", "--password", "mpw", dir=tmp_path) as s:
+        m = s.info["mariadb"]
+        r = m["replica"]
+
+        def sql(node: dict, statement: str) -> str:
+            out = subprocess.run(node["client"] + ["--batch", "--skip-column-names", "-e", statement],
+                                 capture_output=True, text=True)
+            assert out.returncode == 0, out.stderr
+            return out.stdout.strip()
+        assert sql(r, "SELECT @@server_id, @@read_only") == "2\t1"
+        sql(m, "CREATE TABLE t (x INT); INSERT INTO t VALUES (7)")
+        deadline = time.monotonic() + 120
+        while sql(r, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME = 't'") != "1" \
+                or sql(r, "SELECT COUNT(*) FROM t") != "1":
+            assert time.monotonic() < deadline, "the replica never got the primary's row"
+            time.sleep(0.05)
+        s.command("kill")
+        assert not s.info["mariadb"]["running"] and s.info["mariadb"]["replica"]["running"]
+        s.command("promote")
+        assert s.info["mariadb"]["replica"]["promoted"]
+        sql(r, "INSERT INTO t VALUES (8)")
+        assert sql(r, "SELECT SUM(x) FROM t") == "15", "the promoted replica takes writes"
+        pids = [s.info["mariadb"]["replica"]["pid"]]
+    assert all(gone(p) for p in pids)
+
+
 # --- PHP-FPM --------------------------------------------------------------------------------
 
 def test_fpm_serves_a_script_with_its_workers(open_dir: Path) -> None:

@@ -2,10 +2,18 @@
 //! `mysql` crate's blocking connection, with read, write and connect timeouts, TLS through
 //! rustls, and `CLIENT_FOUND_ROWS` (an `UPDATE` counts the rows it matched).
 //!
-//! A mark is trusted when written by the server answering now (`@@server_id`, which
-//! replication requires to differ between servers): a promoted replica makes the next claim
-//! start past what an unrecorded holder may issue. A server whose commits are not durable
-//! (`innodb_flush_log_at_trx_commit` other than 1) never has its marks trusted alone.
+//! A mark is trusted only when written by the server answering now, in its current run, with
+//! the replication history it has now: MySQL's `@@server_uuid`, MariaDB's `@@server_id` and
+//! `@@gtid_domain_id` with its `@@gtid_slave_pos` (which moves whenever the server has applied
+//! another primary's transactions: a former primary brought back as a replica and promoted
+//! again no longer trusts the marks it wrote before), and the server's start (`UNIX_TIMESTAMP()`
+//! less `Uptime`, both of the statement's start, so one run gives one value). They are hashed
+//! to a BIGINT read once per connection and written as a value, not as the expression: a
+//! replica applying a statement-based binary log would evaluate the expression itself and
+//! store its own run, which it would trust once promoted. A promoted replica, a failback or a
+//! restart makes the next claim start past what an unrecorded holder may issue. A server whose
+//! commits are not durable (`innodb_flush_log_at_trx_commit` other than 1) never has its marks
+//! trusted alone.
 
 use super::sql::{self, Cell, Db, Dialect, Param, SqlStore, Tls};
 use super::{Failure, Identity, Store};
@@ -13,11 +21,27 @@ use crate::error::Error;
 use crate::options::redact_url;
 use mysql::prelude::Queryable;
 
+const NOW_MS: &str = "CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000) AS SIGNED)";
+const CREATE: &str = "CREATE TABLE IF NOT EXISTS {} (name VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, holder VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL, expires_at BIGINT NULL, mark BIGINT NULL, mark_server BIGINT NULL) ENGINE=InnoDB";
+
 static MYSQL: Dialect = Dialect {
     name: "MySQL",
-    now_ms: "CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000) AS SIGNED)",
-    server: "CAST(@@server_id AS SIGNED)",
-    create: "CREATE TABLE IF NOT EXISTS {} (name VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, holder VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL, expires_at BIGINT NULL, mark BIGINT NULL, mark_server BIGINT NULL) ENGINE=InnoDB",
+    now_ms: NOW_MS,
+    // With performance_schema off the start reads NULL, which CONCAT_WS leaves out: the
+    // server's UUID alone (a restart of a durable server keeps its marks).
+    server: "CAST(CONV(SUBSTR(MD5(CONCAT_WS(':', @@server_uuid, UNIX_TIMESTAMP() - CAST((SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime') AS SIGNED))), 1, 15), 16, 10) AS SIGNED)",
+    server_literal: true,
+    create: CREATE,
+    insert_missing: "INSERT IGNORE INTO {} (name) VALUES (?)",
+    returning: false,
+};
+
+static MARIADB: Dialect = Dialect {
+    name: "MySQL",
+    now_ms: NOW_MS,
+    server: "CAST(CONV(SUBSTR(MD5(CONCAT_WS(':', @@server_id, @@gtid_domain_id, UNIX_TIMESTAMP() - CAST((SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'UPTIME') AS SIGNED), @@gtid_slave_pos)), 1, 15), 16, 10) AS SIGNED)",
+    server_literal: true,
+    create: CREATE,
     insert_missing: "INSERT IGNORE INTO {} (name) VALUES (?)",
     returning: false,
 };
@@ -175,6 +199,12 @@ pub(super) fn open(
             Cell::Null => None,
         })
         .unwrap_or(false);
+    let mariadb = probe
+        .query("SELECT VERSION()", &[])
+        .ok()
+        .and_then(|rows| rows.first().and_then(|r| r.first().cloned()))
+        .is_some_and(|c| matches!(c, Cell::Text(t) if t.contains("MariaDB")));
     drop(probe);
-    Ok(Box::new(SqlStore::new(&MYSQL, connect, shown, identity, !durable)))
+    let dialect = if mariadb { &MARIADB } else { &MYSQL };
+    Ok(Box::new(SqlStore::new(dialect, connect, shown, identity, !durable)))
 }

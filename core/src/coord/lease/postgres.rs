@@ -26,6 +26,7 @@ static POSTGRES: Dialect = Dialect {
     // function is open to every role; the current WAL position exists on a primary only,
     // where marks are written.
     server: "(SELECT CAST(CAST('x' || SUBSTR(MD5(system_identifier::text || ':' || SUBSTR(pg_walfile_name(pg_current_wal_lsn()), 1, 8) || ':' || CAST(EXTRACT(EPOCH FROM pg_postmaster_start_time()) * 1000000 AS BIGINT)::text), 1, 16) AS BIT(64)) AS BIGINT) FROM pg_control_system())",
+    server_literal: false,
     create: "CREATE TABLE IF NOT EXISTS {} (name TEXT PRIMARY KEY, holder TEXT, expires_at BIGINT, mark BIGINT, mark_server BIGINT)",
     insert_missing: "INSERT INTO {} (name) VALUES (?) ON CONFLICT (name) DO NOTHING",
     returning: true,

@@ -64,6 +64,11 @@ pub(crate) struct Dialect {
     pub now_ms: &'static str,
     /// Which server wrote a mark, in which run, as a BIGINT expression.
     pub server: &'static str,
+    /// Whether a mark's `server` is written as the value read on connecting rather than as
+    /// the expression: a replica that applies the statement (MySQL's statement-based binary
+    /// log) would evaluate the expression itself and store its own run, which it would then
+    /// trust once promoted. PostgreSQL replicates the rows written, so its expression stays.
+    pub server_literal: bool,
     /// `CREATE TABLE IF NOT EXISTS …`.
     pub create: &'static str,
     /// Inserts a free row for a name unless it exists: `{}` is the table.
@@ -93,6 +98,8 @@ pub(crate) struct SqlStore {
     identity: Identity,
     /// Whether no mark is trusted alone (a database whose commits are not durable).
     always_stale: bool,
+    /// The server's run as read on this connection (`Dialect::server_literal`).
+    server: Option<i64>,
 }
 
 /// How many values one claim call reads.
@@ -110,7 +117,7 @@ impl SqlStore {
         identity: Identity,
         always_stale: bool,
     ) -> SqlStore {
-        SqlStore { dialect, connect, db: None, shown, identity, always_stale }
+        SqlStore { dialect, connect, db: None, shown, identity, always_stale, server: None }
     }
 
     fn name_of(&self, value: u64) -> String {
@@ -128,6 +135,19 @@ impl SqlStore {
         if self.db.is_none() {
             let mut db = (self.connect)()?;
             ensure_table(self.dialect, &mut *db, &self.shown)?;
+            self.server = None;
+            if self.dialect.server_literal {
+                let rows = db.query(&format!("SELECT {}", self.dialect.server), &[])?;
+                self.server = rows.first().and_then(|r| r.first()).and_then(Cell::int);
+                if self.server.is_none() {
+                    return Err(Failure {
+                        message: format!(
+                            "{} at {} did not say which server it is",
+                            self.dialect.name, self.shown
+                        ),
+                    });
+                }
+            }
             self.db = Some(db);
         }
         Ok(self.db.as_mut().expect("connected above"))
@@ -137,13 +157,23 @@ impl SqlStore {
     /// statement cut short leaves a connection in an unknown state).
     fn with<T>(&mut self, f: impl FnOnce(&mut dyn Db, &Dialect) -> Result<T, Failure>) -> Result<T, Failure> {
         let dialect = self.dialect;
-        let db = self.db()?;
+        self.db()?;
+        let db = self.db.as_mut().expect("connected above");
         match f(&mut **db, dialect) {
             Ok(v) => Ok(v),
             Err(e) => {
                 self.db = None;
                 Err(e)
             }
+        }
+    }
+
+    /// What a mark's `mark_server` is set to: the expression, or a placeholder and the value
+    /// this connection read (`Dialect::server_literal`).
+    fn server_sql(&self) -> (&'static str, Option<i64>) {
+        match (self.dialect.server_literal, self.server) {
+            (true, Some(v)) => ("?", Some(v)),
+            _ => (self.dialect.server, None),
         }
     }
 
@@ -299,23 +329,32 @@ impl Store for SqlStore {
 
     fn set_mark(&mut self, value: u64, token: &str, end: u64) -> Result<bool, Failure> {
         let name = self.name_of(value);
+        self.db()?;
+        let (server, literal) = self.server_sql();
         self.with(|db, d| {
             let sql = format!(
-                "UPDATE {TABLE} SET mark = GREATEST(COALESCE(mark, 0), ?), mark_server = {} WHERE name = ? AND holder = ? AND expires_at > {}",
-                d.server, d.now_ms
+                "UPDATE {TABLE} SET mark = GREATEST(COALESCE(mark, 0), ?), mark_server = {server} WHERE name = ? AND holder = ? AND expires_at > {}",
+                d.now_ms
             );
-            Ok(db.execute(&sql, &[Param::Int(end as i64), Param::Text(&name), Param::Text(token)])? == 1)
+            let mut p = vec![Param::Int(end as i64)];
+            p.extend(literal.map(Param::Int));
+            p.extend([Param::Text(&name), Param::Text(token)]);
+            Ok(db.execute(&sql, &p)? == 1)
         })
     }
 
     fn release(&mut self, value: u64, token: &str, end: u64) -> Result<(), Failure> {
         let name = self.name_of(value);
-        self.with(|db, d| {
+        self.db()?;
+        let (server, literal) = self.server_sql();
+        self.with(|db, _| {
             let sql = format!(
-                "UPDATE {TABLE} SET mark = ?, mark_server = {}, holder = NULL, expires_at = NULL WHERE name = ? AND holder = ?",
-                d.server
+                "UPDATE {TABLE} SET mark = ?, mark_server = {server}, holder = NULL, expires_at = NULL WHERE name = ? AND holder = ?"
             );
-            db.execute(&sql, &[Param::Int(end as i64), Param::Text(&name), Param::Text(token)]).map(|_| ())
+            let mut p = vec![Param::Int(end as i64)];
+            p.extend(literal.map(Param::Int));
+            p.extend([Param::Text(&name), Param::Text(token)]);
+            db.execute(&sql, &p).map(|_| ())
         })
     }
 

@@ -86,8 +86,14 @@ if [ -z "${SNOWFLAKE_WHEEL:-}" ]; then
   (cd "$tmp" && "$tmp/venv-src/bin/python" -c "$smoke")
 fi
 
-step "install the wheel into .venv"
-quiet "$VENV_PY" -m pip install --force-reinstall --no-deps "$wheel"
+if [ "${SNOWFLAKE_WHEEL_IN_VENV:-}" = "$wheel" ]; then
+  # scripts/check.sh's build step installed it before the steps that run at once: installing
+  # it again would rewrite files that their processes are importing.
+  step "the wheel is in .venv already (scripts/check.sh's build step)"
+else
+  step "install the wheel into .venv"
+  quiet "$VENV_PY" -m pip install --force-reinstall --no-deps "$wheel"
+fi
 
 step "bench.py --quick (figures only; the full run is bindings-python/bench.py)"
 "$VENV_PY" bindings-python/bench.py --quick

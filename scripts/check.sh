@@ -17,14 +17,13 @@ if [ -n "$BUILD_CACHE" ] && [ ! -e target ] && mkdir -p "$BUILD_CACHE/target" 2>
   echo "check.sh: target/ is $BUILD_CACHE/target (the build cache; SNOWFLAKE_BUILD_CACHE= to build in the checkout)"
 fi
 
-# Shared states and leases that a test makes without naming a directory of its own go to this
-# run's, never to /dev/shm or /tmp where other runs on the machine would meet them.
+# Every step is a row of scripts/suites.sh, the one list of suites (flaky.sh repeats some).
+# shellcheck source=scripts/suites.sh
+. scripts/suites.sh
+
 RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-check.XXXXXX")
 trap 'rm -rf "$RUN_DIR"' EXIT
-export SNOWFLAKE_SHM_DIR=$RUN_DIR/shm
-# Open to every user, sticky, like /dev/shm (tests run some processes as nobody).
-chmod 755 "$RUN_DIR"
-mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
+suite_shm_dir "$RUN_DIR/shm"
 
 # Each step's heading, after the time the step before it took, how busy the machine's CPUs were
 # meanwhile (everything on the machine, the background builds below among it), and the time so
@@ -32,17 +31,29 @@ mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
 SUITE_T0=$(date +%s)
 STEP_T0=$SUITE_T0
 cpu_ticks() { awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+# The CPU time of this script's finished children (the steps' own processes; not the background
+# builds, which are reaped only at the end), in clock ticks: a step that takes much wall time
+# and little CPU of its own waits (on servers, leases, sleeps), and can overlap with others.
+own_ticks() { awk '{ print $16 + $17 }' /proc/$$/stat; }
+TICKS_PER_S=$(getconf CLK_TCK)
 read -r STEP_BUSY0 STEP_IDLE0 < <(cpu_ticks)
-step() {
-  local now busy idle
+STEP_OWN0=$(own_ticks)
+step_end() {
+  local now busy idle own
   now=$(date +%s)
   read -r busy idle < <(cpu_ticks)
-  [ -z "${STEP_NAME:-}" ] || printf '(%s: %d s, CPU %d%% busy; %d s so far)\n' "$STEP_NAME" $((now - STEP_T0)) \
+  own=$(own_ticks)
+  [ -z "${STEP_NAME:-}" ] || printf '(%s: %d s, %d CPU-s of its own, CPU %d%% busy; %d s so far)\n' "$STEP_NAME" \
+    $((now - STEP_T0)) $(((own - STEP_OWN0) / TICKS_PER_S)) \
     $((100 * (busy - STEP_BUSY0) / (busy - STEP_BUSY0 + idle - STEP_IDLE0 + 1))) $((now - SUITE_T0))
-  STEP_NAME=${1%%:*}
   STEP_T0=$now
   STEP_BUSY0=$busy
   STEP_IDLE0=$idle
+  STEP_OWN0=$own
+}
+step() {
+  step_end
+  STEP_NAME=${1%%:*}
   printf '\n==== %s ====\n' "$*"
 }
 
@@ -60,10 +71,62 @@ setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash 
 CROSS_PID=$!
 trap 'kill -- -"$CROSS_PID" 2>/dev/null || true; rm -rf "$RUN_DIR"' EXIT
 
-# Every step is a row of scripts/suites.sh, the one list of suites (flaky.sh repeats some).
-# shellcheck source=scripts/suites.sh
-. scripts/suites.sh
+# The rows marked `together` run at once, SNOWFLAKE_CHECK_JOBS (default 3) at a time, each in a
+# subshell of its own with its own SNOWFLAKE_SHM_DIR and its output kept in a file, printed whole
+# when it ends: most of them wait (on servers, leases, other processes) far more than they
+# compute, and the steps before them (the `build` row) have built everything they share, so
+# that none of them writes what another reads. A failed step's output comes again at the end.
+TOGETHER=" $(suite_rows together | tr '\n' ' ') "
+FAILED=()
+run_together() {
+  local max=${SNOWFLAKE_CHECK_JOBS:-3} name
+  local -A name_of=() start_of=()
+  step_end
+  printf '\n==== %d steps at once, %d at a time: %s ====\n' $# "$max" "$*"
+  reap_one() {
+    local pid rc done own
+    own=$(own_ticks)
+    if wait -n -p pid "${!name_of[@]}"; then rc=0; else rc=$?; fi
+    done=${name_of[$pid]}
+    unset "name_of[$pid]"
+    printf '\n==== %s ====\n' "$(suite_heading "$done")"
+    if [ "$rc" = 0 ]; then cat "$RUN_DIR/log/$done"; else echo "FAILED (exit $rc): its output is at the end"; FAILED+=("$done"); fi
+    printf '(%s: %d s, %d CPU-s of its own; %d s so far)\n' "$done" $(($(date +%s) - start_of[$done])) \
+      $((($(own_ticks) - own) / TICKS_PER_S)) $(($(date +%s) - SUITE_T0))
+  }
+  mkdir -p "$RUN_DIR/log"
+  for name in "$@"; do
+    while [ ${#name_of[@]} -ge "$max" ]; do reap_one; done
+    start_of[$name]=$(date +%s)
+    (
+      suite_shm_dir "$RUN_DIR/shm-$name"
+      suite_run "$name"
+    ) >"$RUN_DIR/log/$name" 2>&1 </dev/null &
+    name_of[$!]=$name
+  done
+  while [ ${#name_of[@]} -gt 0 ]; do reap_one; done
+  STEP_NAME=
+}
+
+pending=()
 for name in $(suite_rows check); do
-  step "$(suite_heading "$name")"
-  suite_run "$name"
+  case "$TOGETHER" in
+    *" $name "*) pending+=("$name") ;;
+    *)
+      [ ${#pending[@]} -eq 0 ] || run_together "${pending[@]}"
+      pending=()
+      [ ${#FAILED[@]} -eq 0 ] || break
+      step "$(suite_heading "$name")"
+      suite_run "$name"
+      ;;
+  esac
 done
+[ ${#pending[@]} -eq 0 ] || run_together "${pending[@]}"
+if [ ${#FAILED[@]} -gt 0 ]; then
+  for name in "${FAILED[@]}"; do
+    printf '\n==== FAILED: %s ====\n' "$(suite_heading "$name")"
+    cat "$RUN_DIR/log/$name"
+  done
+  echo "check.sh: ${#FAILED[@]} step(s) failed: ${FAILED[*]}" >&2
+  exit 1
+fi

@@ -6,6 +6,8 @@
 #   dist/node/    libsnowflake-V.tgz                 the main package (no install script), whose
 #                                                    optionalDependencies are the platform packages
 #                 libsnowflake-<napi platform>-V.tgz @libsnowflake/<napi platform>, the addon
+#                 libsnowflake-wasm-V.tgz            @libsnowflake/wasm: core as WebAssembly (no
+#                                                    std), for browsers, workers, edge runtimes
 #   dist/php/     libsnowflake-snowflake-V.zip       the Composer package with every platform's library
 #   dist/c/       libsnowflake-V-<platform>.tar.gz   lib/ include/ bin/snowflake ... (.zip for Windows)
 #                 libsnowflake0.1_V_<arch>.deb, libsnowflake-dev_V_<arch>.deb,
@@ -45,10 +47,14 @@
 #   which needs RUSTC_BOOTSTRAP=1: see docs/contributing.md). Their wheels are the x86_64
 #   wheel's files (the same Python code, metadata and stubs) around that platform's extension,
 #   packed again with pypa's `wheel` under the platform's tag.
+# - @libsnowflake/wasm's module (scripts/wasm-build.sh): wasm32-unknown-unknown with Debian's
+#   rustc-web and core's library from rust-web-src (-Zbuild-std), linked by rustup's rust-lld,
+#   shrunk by binaryen's wasm-opt; built with the other platforms (--build-others), packed with
+#   bindings-wasm/'s JS layer.
 # Version: the Cargo workspace's, checked against every manifest that states it.
 #
 # Needs what scripts/install-deps.sh installs: .venv's maturin, ziglang, cargo-zigbuild and
-# wheel; Debian's rustc-web, cargo-web, rust-web-src and libstd-rust-web-dev:arm64; npm;
+# wheel; Debian's rustc-web, cargo-web, rust-web-src and libstd-rust-web-dev:arm64; binaryen; npm;
 # composer (with php8.2-zip); dpkg-deb, binutils' strip, llvm (llvm-strip, llvm-dlltool).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,7 +69,7 @@ export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 # shellcheck source=scripts/dist.env
 . scripts/dist.env
 
-for tool in maturin cargo-zigbuild npm composer dpkg-deb strip llvm-strip llvm-dlltool llvm-readobj /usr/bin/cargo /usr/bin/rustc; do
+for tool in maturin cargo-zigbuild wasm-opt npm composer dpkg-deb strip llvm-strip llvm-dlltool llvm-readobj /usr/bin/cargo /usr/bin/rustc; do
   command -v "$tool" >/dev/null || { echo "dist.sh: $tool is missing: run scripts/install-deps.sh" >&2; exit 1; }
 done
 for module in ziglang wheel; do
@@ -114,6 +120,7 @@ json_get() { node -p "const v = require(process.argv[1])$2; v === undefined ? ''
 
 # --- one version -------------------------------------------------------------------------
 for stated in "bindings-node/package.json:$(json_get bindings-node/package.json .version)" \
+  "bindings-wasm/package.json:$(json_get bindings-wasm/package.json .version)" \
   $(for p in $PLATFORMS; do m=bindings-node/npm/${NAPI_NAME[$p]}/package.json; echo "$m:$(json_get "$m" .version)"; done) \
   "include/snowflake.h:$(sed -n 's/^#define SNOWFLAKE_VERSION "\(.*\)"/\1/p' include/snowflake.h)"; do
   if [ "${stated##*:}" != "$VERSION" ]; then
@@ -159,6 +166,7 @@ done
 #   -Zbuild-std run has RUSTC_BOOTSTRAP already) compiles every Rust item hidden except the
 #   C-level entry points (#[no_mangle]: snowflake_*, PyInit__native, the Node addon's), which
 #   is what the list would have done. It changes no code; platforms.sh checks the exports.
+WASM_MODULE=$TARGET_DIR/wasm/snowflake.wasm
 build_others() {
   XTOOLS=$TARGET_DIR/cross-tools
   mkdir -p "$XTOOLS/no-ssp" "$XTOOLS/libnode" "$XTOOLS/bin"
@@ -196,6 +204,8 @@ build_others() {
     step "${targets[*]//--target /}: library, CLI, Node addon, Python extension (std from rust-web-src, zig)"
     cross env RUSTC_BOOTSTRAP=1 cargo zigbuild -Zbuild-std --profile dist-cross "${targets[@]}" "${PACKAGES[@]}"
   fi
+  step "wasm32: @libsnowflake/wasm's module (Debian's rustc, std from rust-web-src, wasm-opt -Oz)"
+  scripts/wasm-build.sh "$WASM_MODULE"
   if has aarch64-linux-gnu; then
     step "libsnowflake_minimal.a: no leases (aarch64, glibc $GLIBC_FLOOR, Debian's rustc, zig)"
     cross env CARGO_TARGET_DIR="$CROSS_DIR/minimal" cargo zigbuild --profile dist-cross \
@@ -304,6 +314,17 @@ node -e '
   fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
 ' "$STAGE/node/main/package.json" "$VERSION" $NAPI_NAMES
 (cd "$STAGE/node/main" && npm pack --loglevel=error --pack-destination "$DIST/node" >/dev/null)
+
+# @libsnowflake/wasm: a package of its own, so that a browser bundle never meets the native
+# loader: the JS layer of bindings-wasm/ and the module built with the other platforms.
+step "node: @libsnowflake/wasm ($(wc -c <"$WASM_MODULE") bytes of WebAssembly, $(gzip -9c "$WASM_MODULE" | wc -c) gzipped) (npm pack)"
+mkdir -p "$STAGE/node/wasm"
+for f in $(node -p "require('./bindings-wasm/package.json').files.join(' ')"); do
+  [ "$f" = snowflake.wasm ] || cp "bindings-wasm/$f" "$STAGE/node/wasm/"
+done
+cp bindings-wasm/package.json "$STAGE/node/wasm/"
+cp "$WASM_MODULE" "$STAGE/node/wasm/snowflake.wasm"
+(cd "$STAGE/node/wasm" && npm pack --loglevel=error --pack-destination "$DIST/node" >/dev/null)
 
 # --- PHP: the Composer package with the library ---------------------------------------------
 # The C library's file on each platform (Library::bundledLibraryFor() names the same ones).

@@ -22,11 +22,7 @@ SUITES=("${ALL[@]}")
 [ $# -eq 0 ] || SUITES=("$@")
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-flaky.XXXXXX")
-# Shared states and leases of tests that name no directory of their own: this run's.
-export SNOWFLAKE_SHM_DIR=$WORK/shm
-# Open to every user, sticky, like /dev/shm (tests run some processes as nobody).
-chmod 755 "$WORK"
-mkdir -m 1777 "$SNOWFLAKE_SHM_DIR"
+suite_shm_dir "$WORK/shm"
 LOAD=()
 stop_load() {
   local pid
@@ -54,7 +50,7 @@ quiet() { # <description> <command...>: a build step, its output shown when it f
 # --- build once -------------------------------------------------------------------------------
 echo "== build (once)"
 quiet "cargo: core and CLI tests" cargo test -p snowflake-core -p snowflake-cli --features snowflake-core/full,snowflake-cli/full --tests --no-run
-quiet "cargo: release library and CLI (C, PHP, cross, arbiter)" cargo build --release -p snowflake-ffi -p snowflake-cli --features snowflake-cli/full
+quiet "cargo: release library and CLI (C, PHP, cross, arbiter)" build_release
 quiet "node: the addon" node bindings-node/scripts/build.js
 quiet "python: the wheel into .venv" .venv/bin/pip install -q --no-deps --force-reinstall ./bindings-python
 mkdir "$WORK/lib"

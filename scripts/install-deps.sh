@@ -15,10 +15,12 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # the .debs (tests/dist).
 # The PHP adapters' tests (tests/php/orm): Eloquent and Doctrine as Debian packages them, with
 # PDO for SQLite and PostgreSQL.
+# binaryen (wasm-opt) shrinks @libsnowflake/wasm's module (scripts/dist.sh); chromium runs its
+# vectors headless in a browser (tests/dist/wasm).
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
-  mariadb-server-core mariadb-client-core)
+  mariadb-server-core mariadb-client-core binaryen chromium)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -4,31 +4,45 @@
 # `suite_<name>` below (dashes become underscores), run from the repository's root with
 # SNOWFLAKE_SHM_DIR set to the run's own directory.
 #
-# Columns: name | runs (check: a step of check.sh; flaky: repeated by flaky.sh) | what it
+# Columns: name | runs (check: a step of check.sh; together: check.sh runs it at once with the
+# other `together` rows that follow the steps before them; flaky: repeated by flaky.sh) | what it
 # needs built first (flaky.sh builds each once; check.sh's earlier steps build them) | how it is
 # isolated from other runs | what it checks (check.sh's heading).
 # shellcheck disable=SC2034
 SUITE_TABLE='
 lint|check|-|-|lint: rustfmt, clippy
 generated|check|-|-|generated files: vectors (the model), what comes from core'"'"'s tables (README, docs/policies.md, docs/contributing.md, stubs)
-servers|check flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
-rust|check|-|the run'"'"'s SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: core (std and no_std, each feature alone), CLI, import cycles
+packages|check|-|a directory of its own|Packages: scripts/dist.sh for this machine (zig, glibc floor)
+build|check|dist/|-|What the steps after it share, built once so that none of them writes what another reads: the release library and CLI, dist/python'"'"'s wheel in .venv, dist/node'"'"'s addon in place
+rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: core (std and no_std, each feature alone), CLI, import cycles
+python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in .venv, pytest (bindings-python/run-tests.sh)
+arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)
+dist-tests|check together|dist/|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them (tests/dist/run.sh)
+fleet|check together flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet/run.py)
+cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM
+servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
+c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
+node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
+readme|check together|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
+php|check together flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
 core-redis|flaky|cargo tests|servers of serve.py|Rust: Redis leases and the Redis script against real servers (part of rust)
 core-fleet|flaky|cargo tests|a server of its own per scenario|Rust: leases in PostgreSQL, MariaDB and a Redis Cluster; a Redis snapshot restart, skew with a data loss (part of rust)
 core-processes|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|Rust: many real processes, kill -9, fork; a real clock step under libfaketime (part of rust)
 core-threads|flaky|cargo tests|-|Rust: the generator from many threads (part of rust)
 cli|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|the CLI'"'"'s tests (part of rust)
-packages|check|-|a directory of its own, no cargo on the PATH|Packages: scripts/dist.sh for this machine (zig, glibc floor), installed without Rust (tests/dist)
-c|check flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
-node|check flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
-python|check flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in .venv, pytest (bindings-python/run-tests.sh)
-php|check flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
-cross|check flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM
-arbiter|check flaky|release library and CLI, addon, wheel|the run'"'"'s SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter/run.py)
-fleet|check flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet/run.py)
-readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
 platforms|check|the background builds|-|Every platform'"'"'s packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian'"'"'s rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)
 '
+
+# suite_shm_dir DIR: SNOWFLAKE_SHM_DIR=DIR for what runs next (check.sh, each of its steps that
+# run at once, flaky.sh): the shared states and leases of tests that name no directory of their
+# own go there, never to /dev/shm or /tmp where other runs on the machine would meet them. Open to
+# every user and sticky, like /dev/shm (tests run some processes as nobody).
+suite_shm_dir() {
+  chmod 755 "$(dirname "$1")"
+  mkdir -p "$1"
+  chmod 1777 "$1"
+  export SNOWFLAKE_SHM_DIR=$1
+}
 
 # suite_rows RUNS: the names of the rows whose runs column has RUNS (check or flaky), in order.
 suite_rows() {
@@ -95,10 +109,35 @@ suite_core_processes() { cargo test -q -p snowflake-core --features full --test 
 suite_core_threads() { cargo test -q -p snowflake-core --test generator; }
 suite_cli() { cargo test -q -p snowflake-cli --features full --test cli; }
 
-suite_packages() {
-  SNOWFLAKE_DIST_PLATFORMS="" bash scripts/dist.sh
-  SNOWFLAKE_DIST_PLATFORMS="" bash tests/dist/run.sh
+suite_packages() { SNOWFLAKE_DIST_PLATFORMS="" bash scripts/dist.sh; }
+
+# One command per artifact, the same everywhere (tests/c, tests/php and tests/cross run the
+# first): cargo unifies the features of the packages one run builds, so a run that built the
+# library beside the full CLI would link another library, and the next run the first again.
+build_release() {
+  cargo build -q --release -p snowflake-ffi
+  cargo build -q --release -p snowflake-cli --features snowflake-cli/full
 }
+
+suite_build() {
+  build_release
+  # The wheel the tests import (.venv), and the addon they load (bindings-node/scripts/build.js
+  # puts the given file in place), both from dist/: the python and node steps check them and
+  # install nothing over them while the others run.
+  SNOWFLAKE_WHEEL=$(ls dist/python/libsnowflake-*.whl)
+  .venv/bin/pip install -q --force-reinstall --no-deps "$SNOWFLAKE_WHEEL"
+  export SNOWFLAKE_WHEEL SNOWFLAKE_WHEEL_IN_VENV=$SNOWFLAKE_WHEEL
+  mkdir -p "$RUN_DIR/addon"
+  tar -xzf "$(ls dist/node/libsnowflake-linux-x64-gnu-*.tgz)" -C "$RUN_DIR/addon"
+  SNOWFLAKE_ADDON=$(ls "$RUN_DIR"/addon/package/libsnowflake.*.node)
+  export SNOWFLAKE_ADDON
+  node bindings-node/scripts/build.js
+  # The CLI the Python tests run (`snowflake sql`), rather than a debug build of their own
+  # beside the Rust step's.
+  export SNOWFLAKE_CLI=$PWD/target/release/snowflake
+}
+
+suite_dist_tests() { SNOWFLAKE_DIST_PLATFORMS="" bash tests/dist/run.sh; }
 
 suite_c() {
   if [ "$SUITE_MODE" = flaky ]; then
@@ -113,13 +152,15 @@ suite_node() {
   if [ "$SUITE_MODE" = flaky ]; then
     (cd bindings-node && node --test __test__/processes.test.mjs __test__/workers.test.mjs __test__/generator.test.mjs)
   else
-    # The addon of dist/node's package for this machine, which the packages step has just
-    # installed with npm: bindings-node/scripts/build.js puts it in place rather than build
-    # another (here and in the cross step), as the Python step takes dist/python's wheel.
-    mkdir -p "$RUN_DIR/addon"
-    tar -xzf "$(ls dist/node/libsnowflake-linux-x64-gnu-*.tgz)" -C "$RUN_DIR/addon"
-    SNOWFLAKE_ADDON=$(ls "$RUN_DIR"/addon/package/libsnowflake.*.node)
-    export SNOWFLAKE_ADDON
+    # The addon of dist/node's package for this machine (the build step's SNOWFLAKE_ADDON):
+    # bindings-node/scripts/build.js puts it in place rather than build another (here and in
+    # the cross step), as the Python step takes dist/python's wheel.
+    if [ -z "${SNOWFLAKE_ADDON:-}" ]; then
+      mkdir -p "$RUN_DIR/addon"
+      tar -xzf "$(ls dist/node/libsnowflake-linux-x64-gnu-*.tgz)" -C "$RUN_DIR/addon"
+      SNOWFLAKE_ADDON=$(ls "$RUN_DIR"/addon/package/libsnowflake.*.node)
+      export SNOWFLAKE_ADDON
+    fi
     bash bindings-node/run-tests.sh
   fi
 }
@@ -131,7 +172,7 @@ suite_python() {
       bindings-python/tests/test_redis_script.py bindings-python/tests/test_threads.py \
       bindings-python/tests/test_api.py bindings-python/tests/test_host_lease.py
   else
-    SNOWFLAKE_WHEEL=$(ls dist/python/libsnowflake-*.whl) bash bindings-python/run-tests.sh
+    SNOWFLAKE_WHEEL=${SNOWFLAKE_WHEEL:-$(ls dist/python/libsnowflake-*.whl)} bash bindings-python/run-tests.sh
   fi
 }
 
@@ -146,13 +187,16 @@ suite_php() {
 suite_cross() { bash tests/cross/run.sh; }
 
 suite_arbiter() {
-  [ "$SUITE_MODE" = flaky ] || cargo build -q --release -p snowflake-ffi -p snowflake-cli --features snowflake-cli/full
+  [ "$SUITE_MODE" = flaky ] || build_release
   python3 tests/arbiter/run.py
 }
 
 suite_fleet() { python3 tests/fleet/run.py; }
 
-suite_readme() { python3 tests/readme/run.py; }
+# The README's cargo commands build in a target directory of their own: `cargo run --release -p
+# snowflake-cli` (the CLI's default features) would otherwise relink target/release/snowflake,
+# the full CLI that the steps running beside this one use.
+suite_readme() { CARGO_TARGET_DIR=$PWD/target/readme python3 tests/readme/run.py; }
 
 suite_platforms() {
   # check.sh started the other platforms' builds in the background at its start.

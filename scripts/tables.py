@@ -315,7 +315,8 @@ def suite_rows():
 def contributing(text, path):
     rows = ["| suite | runs in | needs built first | isolated by | what it checks |", "|---|---|---|---|---|"]
     for name, runs, needs, isolation, what in suite_rows():
-        where = " and ".join({"check": "`check.sh`", "flaky": "`flaky.sh`"}[r] for r in runs.split())
+        words = {"check": "`check.sh`", "together": "(at once with the others so marked)", "flaky": "and `flaky.sh`"}
+        where = " ".join(words[r] for r in runs.split()).removeprefix("and ")
         rows.append(f"| `{name}` | {where} | {needs} | {isolation} | {markdown_cell(what)} |")
     return replace_between(
         text,

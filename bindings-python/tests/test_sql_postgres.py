@@ -294,8 +294,12 @@ def storm_session(pg: PG, k: int, out: list[int], errors: list[BaseException], s
                     with conn.transaction(force_rollback=rnd.random() < 0.3):
                         got = [r[0] for r in conn.execute(statement, params).fetchall()]
                 except psycopg.errors.QueryCanceled:
-                    # By the interrupter. A cancel that lands on the COMMIT or ROLLBACK ending the
-                    # block, before it runs, leaves the transaction aborted: it is ended here.
+                    pass  # by the interrupter
+                finally:
+                    # A cancel that lands on the COMMIT or ROLLBACK ending the block leaves the
+                    # transaction aborted, and psycopg only logs one that lands on its ROLLBACK
+                    # (the next block would then open a savepoint in the aborted transaction):
+                    # whatever way the block ended, the transaction is ended here.
                     end_aborted_transaction(conn)
                 out.extend(got)  # a rolled-back transaction's IDs count: a client may have used them
     except BaseException as e:  # reported by the test

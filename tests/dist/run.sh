@@ -15,6 +15,8 @@
 #   Bun, Deno the same project under Bun and Deno (.tools/js/, issue 43): the same checks,
 #             JSON, error codes, a worker thread, Deno's --allow-ffi error, and one host
 #             record shared by a Node, a Bun and a Deno process;
+#   WebAssembly  @libsnowflake/wasm alone in a new npm project: the shared vectors and error
+#             codes under Node, Bun, Deno and headless Chromium (tests/dist/wasm.sh);
 #   PHP       a new Composer project requires libsnowflake/snowflake from an artifact
 #             repository (dist/php/); the PHP CLI, and a real PHP-FPM preloading it with the
 #             php.ini lines of docs/php.md, use the bundled library with no SNOWFLAKE_LIB;
@@ -232,8 +234,8 @@ debs() {
 
 # --- the packages ----------------------------------------------------------------------------
 section "dist/ (version $VERSION)"
-check "scripts/dist.sh wrote all 9 packages of version $VERSION" \
-  files_there "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$COMPOSER_ZIP" "$TARBALL" "${DEBS[@]}"
+check "scripts/dist.sh wrote all 10 packages of version $VERSION" \
+  files_there "$WHEEL" "$SDIST" "$NPM_MAIN" "$NPM_PLATFORM" "$DIST/node/libsnowflake-wasm-$VERSION.tgz" "$COMPOSER_ZIP" "$TARBALL" "${DEBS[@]}"
 stop_if_failed
 check "the install tests' PATH has no cargo or rustc" rust_is_gone
 docs_state_the_floor() {
@@ -471,6 +473,10 @@ host_record() {
 check "one identity in a Node, a Bun and a Deno process at once: another policy is refused (ERR_SNOWFLAKE_SHARED_MISMATCH); 3 x 100,000 IDs, 0 repeats" host_record
 grep -E '^(ERR_|[0-9]+ IDs)' "$WORK/log" | sed 's/^/     /'
 echo "     Bun and Deno checks: $(($(now_ms) - RT_T0)) ms"
+
+# --- WebAssembly (issue 43) -------------------------------------------------------------------
+# shellcheck source=tests/dist/wasm.sh
+. tests/dist/wasm.sh
 
 # --- PHP -------------------------------------------------------------------------------------
 section "PHP: $(basename "$COMPOSER_ZIP")"

@@ -55,9 +55,11 @@ class SnowflakeFieldTests(TestCase):
 
     def test_range_queries_by_time(self) -> None:
         start = int(time.time() * 1000)
-        # An ID's time may lag the wall clock by one tick (the cached clock): from start - 1.
+        # An ID's time may lag the wall clock by one tick (the cached clock), and lead it by the
+        # anchor's rounding plus the wall clock's drift since the shared clock was anchored:
+        # a second either side (the test's database holds no other rows).
         made = [Order.objects.create(item=str(i)).pk for i in range(20)]
-        lo, hi = TWITTER.min_id(start - 1), TWITTER.max_id(int(time.time() * 1000))
+        lo, hi = TWITTER.min_id(start - 1000), TWITTER.max_id(int(time.time() * 1000) + 1000)
         found = list(Order.objects.filter(pk__range=(lo, hi)).order_by("pk").values_list("pk", flat=True))
         self.assertEqual(found, made)
 

@@ -17,10 +17,13 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # PDO for SQLite and PostgreSQL.
 # binaryen (wasm-opt) shrinks @libsnowflake/wasm's module (scripts/dist.sh); chromium runs its
 # vectors headless in a browser (tests/dist/wasm).
+# postgresql-server-dev-15 (the server's headers and pg_config) and libclang-dev/clang (pgrx's
+# bindgen): the PostgreSQL extension (ffi-pg).
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
-  mariadb-server-core mariadb-client-core binaryen chromium)
+  mariadb-server-core mariadb-client-core binaryen chromium
+  postgresql-server-dev-15 libclang-dev clang)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

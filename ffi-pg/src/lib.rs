@@ -216,9 +216,11 @@ impl HostMark for SequenceMark {
                 reason: spi_reason(&e),
             })?;
             // The sequence's record is in the WAL; make it durable before any ID above the old
-            // end is issued, whatever becomes of this transaction.
-            // SAFETY: plain calls of the WAL's API in a backend.
-            unsafe { pg_sys::XLogFlush(pg_sys::GetXLogInsertRecPtr()) };
+            // end is issued, whatever becomes of this transaction. Flushed to the end of the
+            // record this backend just wrote (the insert position may lie past a page header
+            // that nothing has been written to yet, which XLogFlush refuses).
+            // SAFETY: a backend's global, read right after its own insert; a plain call.
+            unsafe { pg_sys::XLogFlush(pg_sys::XactLastRecEnd) };
             table.mark_ms = table.mark_ms.max(end_ms);
             table.mark_db = db;
         }

@@ -18,13 +18,16 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # nftables and iproute2: tests/faults makes hosts of network namespaces and cuts them off.
 # binaryen (wasm-opt) shrinks @libsnowflake/wasm's module (scripts/dist.sh); chromium runs its
 # vectors headless in a browser (tests/dist/wasm).
+# postgresql-server-dev-15 (the server's headers and pg_config) and libclang-dev/clang (pgrx's
+# bindgen): the PostgreSQL extension (ffi-pg).
 # `snowflake serve`'s clients in tests/serve (Go's net/http, Java's java.net.http, PHP's curl)
 # and its load generator (scripts/bench-serve.sh: wrk).
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
   mariadb-server-core mariadb-client-core binaryen chromium phpunit nftables iproute2
-  golang-go openjdk-17-jdk-headless php8.2-curl wrk)
+  golang-go openjdk-17-jdk-headless php8.2-curl wrk
+  postgresql-server-dev-15 libclang-dev clang)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -715,6 +715,38 @@ impl ErrorKind {
         self.info().code
     }
 
+    /// The SQLSTATE that SQL inside PostgreSQL raises this kind with (the PostgreSQL extension
+    /// and the functions of `snowflake sql` alike, so that a handler written for one catches the
+    /// other's): the standard class that fits, the kind's stable code at the start of the
+    /// message telling kinds of one class apart.
+    ///
+    /// ```
+    /// use snowflake_core::ErrorKind;
+    /// assert_eq!(ErrorKind::Value.sqlstate(), "22023");
+    /// assert_eq!(ErrorKind::ClockBehind.sqlstate(), "55000");
+    /// ```
+    pub const fn sqlstate(self) -> &'static str {
+        match self {
+            // invalid_parameter_value
+            ErrorKind::Layout | ErrorKind::Value | ErrorKind::InvalidUtf8 => "22023",
+            // datatype_mismatch
+            ErrorKind::Type => "42804",
+            // numeric_value_out_of_range: an ID outside the layout
+            ErrorKind::InvalidId => "22003",
+            // datetime_field_overflow
+            ErrorKind::TimeRange => "22008",
+            // object_not_in_prerequisite_state: retry later
+            ErrorKind::ClockBehind | ErrorKind::SequenceExhausted | ErrorKind::Forked => "55000",
+            // lock_not_available
+            ErrorKind::Busy => "55P03",
+            ErrorKind::SharedMismatch | ErrorKind::Lease | ErrorKind::StateFile => "55000",
+            // system_error
+            ErrorKind::Io => "58000",
+            // internal_error
+            ErrorKind::NullArgument | ErrorKind::BufferTooSmall | ErrorKind::Panic => "XX000",
+        }
+    }
+
     /// The kind with C status number `status`.
     pub fn from_status(status: u32) -> Option<ErrorKind> {
         KINDS.iter().find(|k| k.status == status).map(|k| k.kind)

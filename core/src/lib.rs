@@ -100,7 +100,8 @@ pub use clock::{MonotonicClock, SystemClock};
 pub use coord::lease_renewal_times;
 #[cfg(feature = "std")]
 pub use coord::{
-    container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
+    container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, HostMark,
+    HostState, SharedState,
 };
 pub use encoding::{decode_str, encode, Encoded, Encoding, MAX_ENCODED_LEN};
 #[cfg(feature = "std")]
@@ -130,7 +131,7 @@ pub use public::{PublicIds, PUBLIC_KEY_LEN};
 pub use redis_script::redis_script;
 pub use schemes::{LeaseScheme, LeaseStore, TlsBy, LEASE_SCHEMES};
 #[cfg(feature = "sql")]
-pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX};
+pub use sql::{sql, SqlDialect, DEFAULT_SQL_PREFIX, SQL_MAX_DRIFT_MS};
 pub use text::{text_distance, Name, Spelling, MAX_NAME_LEN};
 pub use uuid::{format_uuid, parse_uuid, UuidText, UUID_MAX_UNIX_MS, UUID_TEXT_LEN};
 pub use value::Value;

@@ -1446,6 +1446,10 @@ class Postgres:
                     "-k", str(self.sockdir), "-c", f"listen_addresses={'127.0.0.1' if self.opts.tcp else ''}",
                     "-c", "unix_socket_permissions=0777", "-c", "fsync=off", "-c", "shared_buffers=32MB",
                     "-c", "max_connections=60", "-c", "logging_collector=off", "-c", "hot_standby=on"]
+            # The primary's settings too (shared_preload_libraries: a promoted standby must
+            # serve what the primary did).
+            for c in self.opts.pg_config or []:
+                argv += ["-c", c]
             offset = self.standby_log.stat().st_size if self.standby_log.exists() else 0
             self.standby_proc = spawn(argv, self.standby_log, self.home, user=self.user_os, env=self.env())
 
@@ -1754,7 +1758,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     g.add_argument("--database", default=None, help="default: postgres (postgres), snowflake (mariadb)")
     g.add_argument("--mysql-config", action="append", metavar="NAME=VALUE", help="a mariadbd --NAME=VALUE option")
     g.add_argument("--os-user", default="postgres", help="who runs PostgreSQL when we are root")
-    g.add_argument("--pg-config", action="append", metavar="NAME=VALUE", help="a postgres -c setting")
+    g.add_argument("--pg-config", action="append", metavar="NAME=VALUE", help="a postgres -c setting (the standby's too)")
     g.add_argument("--replica", action="store_true", help="mariadb: an asynchronous replica too (commands: "
                    "promote, kill replica, freeze replica)")
     g.add_argument("--standby", action="store_true",

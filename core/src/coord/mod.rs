@@ -28,6 +28,7 @@ use std::path::Path;
 
 mod admission;
 mod arbiter;
+mod hosted;
 #[cfg(feature = "lease-remote")]
 mod lease;
 mod registry;
@@ -37,6 +38,7 @@ mod state_file;
 pub use arbiter::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, SharedState,
 };
+pub use hosted::{HostMark, HostState};
 
 fn bad(name: &str, reason: &'static str) -> Error {
     Error::BadOption { name: Name::snippet(name), reason }

@@ -488,6 +488,18 @@ impl<C: Clock> Generator<C> {
         self
     }
 
+    /// Raises the state to the start of tick `floor`, if it is below (a hosted state's new run).
+    #[cfg(feature = "std")]
+    pub(crate) fn raise_floor(&self, floor: u64) {
+        self.word.raise_to(&self.cell, floor);
+    }
+
+    /// The end of the high-water mark's reservation, when there is one.
+    #[cfg(feature = "std")]
+    pub(crate) fn mark_reserved(&self) -> Option<&AtomicU64> {
+        self.mark.as_ref().map(|m| m.reserved())
+    }
+
     /// This generator, recording in `high` the highest tick it leaves behind when it bumps its
     /// rollover counter.
     #[cfg(feature = "std")]

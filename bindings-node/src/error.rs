@@ -66,10 +66,11 @@ pub struct Details {
     result: napi::Result<()>,
 }
 
-impl Details {
+/// Core's detail fields ([`Error::details`]) as properties of the error object.
+impl snowflake_core::Details for Details {
     /// A number, or a decimal string above `Number.MAX_SAFE_INTEGER`: detail fields stay
     /// JSON-safe, because errors get logged as JSON.
-    pub fn u64(&mut self, name: &str, value: u64) {
+    fn u64(&mut self, name: &str, value: u64) {
         if value as f64 <= 9_007_199_254_740_991.0 {
             if self.result.is_ok() {
                 self.result =
@@ -80,7 +81,7 @@ impl Details {
         }
     }
     /// A signed number, as `u64` does (a negative one as a number).
-    pub fn i128(&mut self, name: &str, value: i128) {
+    fn i128(&mut self, name: &str, value: i128) {
         match u64::try_from(value) {
             Ok(v) => self.u64(name, v),
             Err(_) if value >= -9_007_199_254_740_991 => {
@@ -95,11 +96,11 @@ impl Details {
         }
     }
     /// An ID, as a decimal string (JSON-safe, like `u64`).
-    pub fn id(&mut self, name: &str, value: u64) {
+    fn id(&mut self, name: &str, value: u64) {
         self.str(name, &value.to_string());
     }
     /// A string.
-    pub fn str(&mut self, name: &str, value: &str) {
+    fn str(&mut self, name: &str, value: &str) {
         if self.result.is_ok() {
             self.result = self.env.create_string(value).and_then(|v| self.obj.set_named_property(name, v));
         }
@@ -118,81 +119,7 @@ fn shaped(env: sys::napi_env, e: Error, at: Option<&str>) -> napi::Error {
         Some(at) => format!("{at}: {e}"),
         None => e.to_string(),
     };
-    make(env, class_of(info.node_class), info.node_code, &message, |d| match &e {
-        Error::UnknownField { name, .. } | Error::NotANodeField { name } => d.str("field", name.as_str()),
-        Error::ValueRange { name, value, min, max } => {
-            d.str("field", name.as_str());
-            d.i128("value", *value);
-            d.u64("min", *min);
-            d.u64("max", *max);
-        }
-        Error::BadOption { name, reason } => {
-            d.str("option", name.as_str());
-            d.str("reason", reason);
-        }
-        Error::UnknownOption { name, .. } => d.str("option", name.as_str()),
-        Error::WrongType { name, expected, got } => {
-            d.str("field", name.as_str());
-            d.str("expected", expected);
-            d.str("got", got.as_str());
-        }
-        Error::MissingFeature { option, feature } => {
-            d.str("option", option.as_str());
-            d.str("feature", feature);
-        }
-        Error::InvalidId(ParseIdError::Length { expected, got }) => {
-            d.u64("expectedLength", u64::from(*expected));
-            d.u64("length", *got as u64);
-        }
-        Error::InvalidId(ParseIdError::Char { position }) => d.u64("position", *position as u64),
-        Error::IdRange { id, bits } => {
-            d.id("id", *id);
-            d.u64("bits", u64::from(*bits));
-        }
-        Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
-            d.u64("unixMs", *unix_ms);
-            d.u64("firstUnixMs", *first_unix_ms);
-            d.u64("lastUnixMs", *last_unix_ms);
-        }
-        Error::ClockBehind { behind_ms, retry_after_ms } => {
-            d.u64("behindMs", *behind_ms);
-            d.u64("retryAfterMs", *retry_after_ms);
-        }
-        Error::BehindState { unix_ms, behind_ms, retry_after_ms, .. } => {
-            d.u64("unixMs", *unix_ms);
-            d.u64("behindMs", *behind_ms);
-            d.u64("retryAfterMs", *retry_after_ms);
-        }
-        Error::AheadOfClock { unix_ms, ahead_ms, max_unix_ms } => {
-            d.u64("unixMs", *unix_ms);
-            d.u64("aheadMs", *ahead_ms);
-            d.u64("maxUnixMs", *max_unix_ms);
-        }
-        Error::Instant { unix_ms } => d.i128("unixMs", *unix_ms),
-        Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", *retry_after_ms),
-        Error::Io(io) => {
-            d.str("action", io.action);
-            d.str("path", &io.target);
-            if let Some(errno) = io.errno() {
-                d.u64("errno", errno.unsigned_abs().into());
-            }
-        }
-        Error::SharedMismatch { what, detail } => {
-            d.str("what", what);
-            d.str("detail", detail);
-        }
-        Error::StateFile { path, detail } => {
-            d.str("path", &path.to_string_lossy());
-            d.str("detail", detail);
-        }
-        Error::LeaseUnavailable { detail, retry_after_ms } => {
-            d.str("detail", detail);
-            if let Some(ms) = retry_after_ms {
-                d.u64("retryAfterMs", *ms);
-            }
-        }
-        _ => {}
-    })
+    make(env, class_of(info.node_class), info.node_code, &message, |d| e.details(d))
 }
 
 /// A `TypeError` (`ERR_INVALID_ARG_TYPE`) naming the call and parameter (`at`), saying what

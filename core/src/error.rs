@@ -514,6 +514,105 @@ impl Error {
     }
 }
 
+/// Where an error's detail fields go ([`Error::details`]): the JS bindings' error objects (the
+/// Node addon's, the WASM package's), each field named as those packages name it.
+pub trait Details {
+    /// A text field.
+    fn str(&mut self, name: &str, value: &str);
+    /// A count, a time or a bound.
+    fn u64(&mut self, name: &str, value: u64);
+    /// A value that may be negative or beyond 64 bits (what a caller gave).
+    fn i128(&mut self, name: &str, value: i128);
+    /// An ID (a `bigint` in JavaScript).
+    fn id(&mut self, name: &str, value: u64);
+}
+
+impl Error {
+    /// The error's detail fields, beside its code and message: the one list of them, for every
+    /// binding that shows them as fields of its error objects.
+    pub fn details(&self, d: &mut dyn Details) {
+        match self {
+            Error::UnknownField { name, .. } | Error::NotANodeField { name } => d.str("field", name.as_str()),
+            Error::ValueRange { name, value, min, max } => {
+                d.str("field", name.as_str());
+                d.i128("value", *value);
+                d.u64("min", *min);
+                d.u64("max", *max);
+            }
+            Error::BadOption { name, reason } => {
+                d.str("option", name.as_str());
+                d.str("reason", reason);
+            }
+            Error::UnknownOption { name, .. } => d.str("option", name.as_str()),
+            Error::WrongType { name, expected, got } => {
+                d.str("field", name.as_str());
+                d.str("expected", expected);
+                d.str("got", got.as_str());
+            }
+            Error::MissingFeature { option, feature } => {
+                d.str("option", option.as_str());
+                d.str("feature", feature);
+            }
+            Error::InvalidId(ParseIdError::Length { expected, got }) => {
+                d.u64("expectedLength", u64::from(*expected));
+                d.u64("length", *got as u64);
+            }
+            Error::InvalidId(ParseIdError::Char { position }) => d.u64("position", *position as u64),
+            Error::IdRange { id, bits } => {
+                d.id("id", *id);
+                d.u64("bits", u64::from(*bits));
+            }
+            Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
+                d.u64("unixMs", *unix_ms);
+                d.u64("firstUnixMs", *first_unix_ms);
+                d.u64("lastUnixMs", *last_unix_ms);
+            }
+            Error::ClockBehind { behind_ms, retry_after_ms } => {
+                d.u64("behindMs", *behind_ms);
+                d.u64("retryAfterMs", *retry_after_ms);
+            }
+            Error::BehindState { unix_ms, behind_ms, retry_after_ms, .. } => {
+                d.u64("unixMs", *unix_ms);
+                d.u64("behindMs", *behind_ms);
+                d.u64("retryAfterMs", *retry_after_ms);
+            }
+            Error::AheadOfClock { unix_ms, ahead_ms, max_unix_ms } => {
+                d.u64("unixMs", *unix_ms);
+                d.u64("aheadMs", *ahead_ms);
+                d.u64("maxUnixMs", *max_unix_ms);
+            }
+            Error::Instant { unix_ms } => d.i128("unixMs", *unix_ms),
+            Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", *retry_after_ms),
+            #[cfg(feature = "std")]
+            Error::Io(io) => {
+                d.str("action", io.action);
+                d.str("path", &io.target);
+                if let Some(errno) = io.errno() {
+                    d.u64("errno", errno.unsigned_abs().into());
+                }
+            }
+            #[cfg(feature = "std")]
+            Error::SharedMismatch { what, detail } => {
+                d.str("what", what);
+                d.str("detail", detail);
+            }
+            #[cfg(feature = "std")]
+            Error::StateFile { path, detail } => {
+                d.str("path", &path.to_string_lossy());
+                d.str("detail", detail);
+            }
+            #[cfg(feature = "std")]
+            Error::LeaseUnavailable { detail, retry_after_ms } => {
+                d.str("detail", detail);
+                if let Some(ms) = retry_after_ms {
+                    d.u64("retryAfterMs", *ms);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 #[cfg(feature = "std")]
 impl Error {
     /// An [`Error::Environment`]: `error` in variable `variable`, whose value is `value`

@@ -6,7 +6,7 @@
 
 use crate::io::Writer;
 use core::fmt::{self, Write};
-use snowflake_core::{Error, ErrorKind, KindInfo, ParseIdError, KINDS};
+use snowflake_core::{Error, ErrorKind, KindInfo, KINDS};
 
 /// A JSON object being written.
 struct Json {
@@ -60,6 +60,23 @@ impl Json {
     }
 }
 
+/// Core's detail fields ([`Error::details`]) as the object's members.
+impl snowflake_core::Details for Json {
+    fn str(&mut self, name: &str, value: &str) {
+        Json::str(self, name, value);
+    }
+    fn u64(&mut self, name: &str, value: u64) {
+        Json::u64(self, name, value);
+    }
+    fn i128(&mut self, name: &str, value: i128) {
+        Json::i128(self, name, value);
+    }
+    /// An ID, as a decimal string (above 2^53 a number would lose its low bits).
+    fn id(&mut self, name: &str, value: u64) {
+        Json::str(self, name, value);
+    }
+}
+
 /// Writes the error of `info`'s kind with `message` and the detail fields `detail` sets;
 /// minus its length, which every export returns on failure.
 fn write(info: &KindInfo, message: impl fmt::Display, detail: impl FnOnce(&mut Json)) -> i32 {
@@ -73,55 +90,7 @@ fn write(info: &KindInfo, message: impl fmt::Display, detail: impl FnOnce(&mut J
 
 /// A core error, as the I/O buffer's JSON; minus its length.
 pub fn fail(e: &Error) -> i32 {
-    write(e.kind().info(), e, |d| match e {
-        Error::UnknownField { name, .. } | Error::NotANodeField { name } => d.str("field", name.as_str()),
-        Error::ValueRange { name, value, min, max } => {
-            d.str("field", name.as_str());
-            d.i128("value", *value);
-            d.u64("min", *min);
-            d.u64("max", *max);
-        }
-        Error::BadOption { name, reason } => {
-            d.str("option", name.as_str());
-            d.str("reason", reason);
-        }
-        Error::UnknownOption { name, .. } => d.str("option", name.as_str()),
-        Error::WrongType { name, expected, got } => {
-            d.str("field", name.as_str());
-            d.str("expected", expected);
-            d.str("got", got.as_str());
-        }
-        Error::MissingFeature { option, feature } => {
-            d.str("option", option.as_str());
-            d.str("feature", feature);
-        }
-        Error::InvalidId(ParseIdError::Length { expected, got }) => {
-            d.u64("expectedLength", u64::from(*expected));
-            d.u64("length", *got as u64);
-        }
-        Error::InvalidId(ParseIdError::Char { position }) => d.u64("position", *position as u64),
-        Error::IdRange { id, bits } => {
-            d.str("id", id);
-            d.u64("bits", u64::from(*bits));
-        }
-        Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
-            d.u64("unixMs", *unix_ms);
-            d.u64("firstUnixMs", *first_unix_ms);
-            d.u64("lastUnixMs", *last_unix_ms);
-        }
-        Error::ClockBehind { behind_ms, retry_after_ms } => {
-            d.u64("behindMs", *behind_ms);
-            d.u64("retryAfterMs", *retry_after_ms);
-        }
-        Error::BehindState { unix_ms, behind_ms, retry_after_ms, .. } => {
-            d.u64("unixMs", *unix_ms);
-            d.u64("behindMs", *behind_ms);
-            d.u64("retryAfterMs", *retry_after_ms);
-        }
-        Error::Instant { unix_ms } => d.i128("unixMs", *unix_ms),
-        Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", *retry_after_ms),
-        _ => {}
-    })
+    write(e.kind().info(), e, |d| e.details(d))
 }
 
 /// `result` as an export's return value: `ok`'s on success, the written error on failure.

@@ -14,8 +14,8 @@ lint|check|-|-|lint: rustfmt, clippy
 generated|check|-|-|generated files: vectors (the model), what comes from core'"'"'s tables (README, docs/policies.md, docs/contributing.md, stubs)
 packages|check|-|a directory of its own|Packages: scripts/dist.sh for this machine (zig, glibc floor)
 readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
-build|check|dist/|-|What the steps after it share, built once so that none of them writes what another reads: the release library and CLI, dist/python'"'"'s wheel in .venv, dist/node'"'"'s addon in place
-rust-build|check|-|-|Rust: the tests of core (std, no_std, each feature alone) and the CLI built, import cycles (the rust step runs them)
+build|check|dist/|-|Build: what the steps after it share, built once so that none of them writes what another reads: the release library and CLI, dist/python'"'"'s wheel in .venv, dist/node'"'"'s addon in place
+rust-build|check|-|-|Rust build: the tests of core (std, no_std, each feature alone) and the CLI built, import cycles (the rust step runs them)
 rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the tests of core (std and no_std) and the CLI, run
 python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in .venv, pytest (bindings-python/run-tests.sh)
 arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter, pytest)

@@ -491,18 +491,8 @@ fn ids_params(shared: &Shared, query: &str, body: &[u8]) -> Result<(Option<u64>,
 }
 
 /// `v` in decimal at the end of `out`, without going through `fmt`.
-fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&buf[i..]);
+fn push_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(crate::text::decimal(v, &mut [0u8; 20]).as_bytes());
 }
 
 async fn ids(shared: &Shared, query: &str, body: &[u8]) -> Response<Body> {

@@ -144,7 +144,10 @@ debs() {
     local deb f
     for deb in "${DEBS[@]}"; do
       dpkg-deb --contents "$deb" | awk '{ print $6 ($7 ? " " $7 " " $8 : "") }' >"$WORK/$(basename "$deb").contents"
-      ! grep -v '^\./usr/' "$WORK/$(basename "$deb").contents" | grep -qv '^\./$' || { echo "outside /usr: $deb"; return 1; }
+      # Everything under /usr, but the tools' systemd unit: Debian 12 ships units in /lib
+      # (lintian's systemd-service-file-outside-lib).
+      ! grep -v '^\./usr/' "$WORK/$(basename "$deb").contents" | grep -v '^\./lib/\(systemd/\(system/\(snowflake-serve\.service\)\?\)\?\)\?$' |
+        grep -qv '^\./$' || { echo "outside /usr: $deb"; return 1; }
     done
     for f in "$DEB_RUNTIME:$lib/libsnowflake.so.$VERSION" "$DEB_RUNTIME:$lib/libsnowflake.so.$SOVERSION -> libsnowflake.so.$VERSION" \
       "$DEB_RUNTIME:./usr/share/doc/$runtime/copyright" "$DEB_RUNTIME:./usr/share/doc/$runtime/changelog.gz" \
@@ -152,13 +155,14 @@ debs() {
       "$DEB_DEV:$lib/libsnowflake_minimal.a" "$DEB_DEV:$lib/pkgconfig/snowflake.pc" "$DEB_DEV:$lib/pkgconfig/snowflake-minimal.pc" \
       "$DEB_DEV:$lib/cmake/snowflake/snowflake-config.cmake" "$DEB_DEV:$lib/cmake/snowflake/snowflake-config-version.cmake" \
       "$DEB_DEV:./usr/include/snowflake.h" "$DEB_DEV:./usr/include/snowflake.hpp" "$DEB_DEV:./usr/include/snowflake_php.h" \
-      "$DEB_DEV:./usr/share/doc/libsnowflake-dev/API.md" "$DEB_TOOLS:./usr/bin/snowflake"; do
+      "$DEB_DEV:./usr/share/doc/libsnowflake-dev/API.md" "$DEB_TOOLS:./usr/bin/snowflake" \
+      "$DEB_TOOLS:./lib/systemd/system/snowflake-serve.service"; do
       grep -qxF "${f#*:}" "$WORK/$(basename "${f%%:*}").contents" || { echo "missing from $(basename "${f%%:*}"): ${f#*:}"; return 1; }
     done
     ! grep -q 'bin/snowflake' "$WORK/$(basename "$DEB_DEV").contents" "$WORK/$(basename "$DEB_RUNTIME").contents" &&
       ! grep -q 'include/' "$WORK/$(basename "$DEB_RUNTIME").contents"
   }
-  check "dpkg-deb --contents: the runtime holds the library, -dev the headers, links, .a files, pkg-config, CMake and API.md, -tools the CLI" deb_contents
+  check "dpkg-deb --contents: the runtime holds the library, -dev the headers, links, .a files, pkg-config, CMake and API.md, -tools the CLI and snowflake serve's systemd unit" deb_contents
   deb_lintian() {
     local deb out errors=0
     for deb in "${DEBS[@]}"; do

@@ -20,7 +20,7 @@ pub extern "C" fn sf_layout_new(len: i32) -> i32 {
     let result = Layout::parse(io::text(len)).map_err(|e| match e {
         // Core without std has no clock to suggest today's date as the epoch; JS has one.
         Error::Layout(LayoutError::NoEpoch { last_unix_ms, today_unix_ms: None }) => {
-            let now_ms = crate::generator::system_now_ms();
+            let now_ms = crate::clock::system_now_ms();
             let today_unix_ms = (now_ms > 0).then(|| now_ms / 86_400_000 * 86_400_000);
             Error::Layout(LayoutError::NoEpoch { last_unix_ms, today_unix_ms })
         }

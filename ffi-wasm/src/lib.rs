@@ -26,6 +26,7 @@
 
 extern crate alloc;
 
+mod clock;
 mod encoding;
 mod error;
 mod generator;

@@ -187,23 +187,21 @@ pub(super) fn open(
         let conn = mysql::Conn::new(opts.clone()).map_err(|e| failure(&e, &connect_shown))?;
         Ok(Box::new(My { conn, shown: connect_shown.clone() }) as Box<dyn Db>)
     });
-    // Whether commits survive a crash: else no mark is trusted alone.
+    // Whether commits survive a crash (else no mark is trusted alone), and which dialect: a
+    // probe that fails refuses the open (a guess would write MySQL's statements to MariaDB).
     let mut probe = connect().map_err(|f| Error::lease_unavailable(f.message))?;
-    let durable = probe
-        .query("SELECT @@innodb_flush_log_at_trx_commit", &[])
-        .ok()
-        .and_then(|rows| rows.first().and_then(|r| r.first().cloned()))
-        .and_then(|c| match c {
-            Cell::Int(n) => Some(n == 1),
-            Cell::Text(t) => Some(t == "1"),
-            Cell::Null => None,
-        })
-        .unwrap_or(false);
-    let mariadb = probe
-        .query("SELECT VERSION()", &[])
-        .ok()
-        .and_then(|rows| rows.first().and_then(|r| r.first().cloned()))
-        .is_some_and(|c| matches!(c, Cell::Text(t) if t.contains("MariaDB")));
+    let mut first = |sql: &str| {
+        probe
+            .query(sql, &[])
+            .map(|rows| rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or(Cell::Null))
+            .map_err(|f| Error::lease_unavailable(f.message))
+    };
+    let durable = match first("SELECT @@innodb_flush_log_at_trx_commit")? {
+        Cell::Int(n) => n == 1,
+        Cell::Text(t) => t == "1",
+        Cell::Null => false,
+    };
+    let mariadb = matches!(first("SELECT VERSION()")?, Cell::Text(t) if t.contains("MariaDB"));
     drop(probe);
     let dialect = if mariadb { &MARIADB } else { &MYSQL };
     Ok(Box::new(SqlStore::new(dialect, connect, shown, identity, !durable)))

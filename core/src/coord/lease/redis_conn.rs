@@ -240,8 +240,14 @@ impl Target {
                 // The first seed that answers names the primary; a primary that does not
                 // answer is not looked for through the other seeds (each would name it too,
                 // and each try would cost a timeout): this call is refused, the next asks again.
+                // Seeds are tried for two timeouts at most: cut off from the cluster, a call
+                // costs what it costs against one server, not a timeout per seed.
                 let mut why = vec![];
+                let give_up = std::time::Instant::now() + self.timeout * 2;
                 for seed in nodes {
+                    if std::time::Instant::now() >= give_up {
+                        break;
+                    }
                     let shown = format!("node {}", addr_text(seed.addr()));
                     match self.owner_from(seed, &shown, key, node, *tls) {
                         Ok((info, where_)) => return self.connect_to(&info, &where_),

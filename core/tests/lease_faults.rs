@@ -19,7 +19,10 @@
 //!    was stored before), but in another run, before it replicated another primary. B claims
 //!    the value there and must not trust that mark.
 //!
-//! 4. **A `CREATE TABLE IF NOT EXISTS` that answers late** (MariaDB; the table lookup is
+//! 4. **MariaDB with a lazy flush** (`innodb_flush_log_at_trx_commit` other than 1: a crash can
+//!    lose the last second of commits, marks included). A mark read there is never exact, even
+//!    one its holder released cleanly: the next claim starts past the margin.
+//! 5. **A `CREATE TABLE IF NOT EXISTS` that answers late** (MariaDB; the table lookup is
 //!    shared by every SQL store). Its late answer was read as the next statement's: the
 //!    claim's clock or the server's run came back as no row, a refusal without a cause.
 //!
@@ -449,7 +452,7 @@ fn mariadb_failback_after_a_claim_repeats_nothing() {
     assert_eq!(n, 0, "B repeated {n} IDs after a failback to a server that trusted its own old mark");
 }
 
-/// Case 4: a claim's `CREATE TABLE IF NOT EXISTS` waits on a metadata lock (a DBA's `LOCK
+/// Case 5: a claim's `CREATE TABLE IF NOT EXISTS` waits on a metadata lock (a DBA's `LOCK
 /// TABLES`, an `ALTER`, a long transaction) past the store's timeout, and the lock goes just
 /// after. The library looked for the table on that same connection: its next statement read
 /// the CREATE's late answer, and every one after read the answer before its own (the open was
@@ -512,4 +515,30 @@ fn mariadb_a_late_create_table_answer_is_never_read_as_another_statements() {
             assert!(e.to_string().contains("did not answer in time"), "the open was refused: {e}")
         }
     }
+}
+
+/// Case 4: MariaDB whose commits are not durable. A releases its value cleanly (an exact mark,
+/// written by this very run of the server); B claims it and must still start past the margin
+/// (window 1 s + drift 0 + twice the allowed skew 2 s + a tick, past the store's clock read
+/// after the claim), not at A's mark: what a crash would have lost cannot be told apart.
+#[test]
+fn mariadb_with_a_lazy_flush_never_trusts_a_mark_alone() {
+    let store = Store::start(Kind::Mariadb);
+    store.admin("SET GLOBAL innodb_flush_log_at_trx_commit = 2");
+    let a = Worker::spawn("a", PLAIN, &store.url(), "");
+    let value = a.opened();
+    a.wait("IDs", |a| a.ids().len() >= 100);
+    let a_ids = a.finish();
+    let started_at = now_ms();
+    let b = Worker::spawn("b", PLAIN, &store.url(), "");
+    assert_eq!(b.opened(), value, "B claims the value A released");
+    b.wait("IDs", |b| b.ids().len() >= 100);
+    let b_ids = b.finish();
+    let ahead_ms = issued_at(b_ids[0]) as i64 - started_at as i64;
+    eprintln!("lazy flush: B's first ID {ahead_ms} ms past its start");
+    assert_eq!(repeats(&a_ids, &b_ids), 0);
+    assert!(
+        ahead_ms >= 3000,
+        "B's first ID was {ahead_ms} ms past its start: it trusted a mark on a server that may lose commits"
+    );
 }

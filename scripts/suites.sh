@@ -56,6 +56,46 @@ suite_rows() {
   done <<<"$SUITE_TABLE"
 }
 
+# suite_pool MAX START DONE NAME...: runs `START NAME` for each NAME in the background, at most
+# MAX at a time, and `DONE NAME RC SECONDS CPU_SECONDS` in this shell as each ends, in the order
+# they end. START runs in a subshell of its own with its own SNOWFLAKE_SHM_DIR (under
+# $SUITE_POOL_DIR), its standard input closed. CPU_SECONDS is the subshell's own processes'
+# CPU time (user and system, of the children it waited for), read by the subshell itself as it
+# ends: the background builds of check.sh, reaped whenever they end, never count in it. The one
+# scheduler of check.sh's steps at once and of flaky.sh's rounds.
+suite_pool() {
+  local max=$1 start=$2 done=$3 name
+  shift 3
+  local -A name_of=() t0_of=()
+  mkdir -p "$SUITE_POOL_DIR/cpu"
+  suite_pool_reap() {
+    local pid rc ended
+    if wait -n -p pid "${!name_of[@]}"; then rc=0; else rc=$?; fi
+    ended=${name_of[$pid]}
+    unset "name_of[$pid]"
+    "$done" "$ended" "$rc" $(($(date +%s) - t0_of[$ended])) "$(suite_cpu_seconds "$SUITE_POOL_DIR/cpu/$ended")"
+  }
+  for name in "$@"; do
+    while [ ${#name_of[@]} -ge "$max" ]; do suite_pool_reap; done
+    t0_of[$name]=$(date +%s)
+    (
+      suite_shm_dir "$SUITE_POOL_DIR/shm-$name"
+      trap 'times >"$SUITE_POOL_DIR/cpu/$name"' EXIT
+      "$start" "$name"
+    ) </dev/null &
+    name_of[$!]=$name
+  done
+  while [ ${#name_of[@]} -gt 0 ]; do suite_pool_reap; done
+}
+
+# suite_cpu_seconds FILE: the CPU time (user + system, whole seconds) in the children's line
+# of bash's `times`, written to FILE by the shell it describes (`times` in a pipe or a command
+# substitution would describe a new subshell, which has no finished children yet).
+suite_cpu_seconds() {
+  awk 'function sec(t, m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
+    NR == 2 { printf "%d\n", sec($1) + sec($2) + 0.5 }' "$1" 2>/dev/null || echo 0
+}
+
 # suite_heading NAME: the row's last column.
 suite_heading() {
   local name rest
@@ -234,6 +274,7 @@ suite_platforms() {
       return 1
     fi
     grep -E '^---- dist|Finished' "$CROSS_LOG"
+    echo "(the background builds: $(suite_cpu_seconds "$CROSS_TIMES") CPU-s)"
   fi
   bash scripts/dist.sh
   bash tests/dist/platforms.sh

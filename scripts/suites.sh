@@ -196,7 +196,7 @@ suite_fleet() { .venv/bin/python -m pytest tests/fleet -q -p no:cacheprovider; }
 # The README's cargo commands build in a target directory of their own: `cargo run --release -p
 # snowflake-cli` (the CLI's default features) would otherwise relink target/release/snowflake,
 # the full CLI that the steps running beside this one use.
-suite_readme() { CARGO_TARGET_DIR=$PWD/target/readme python3 tests/readme/run.py; }
+suite_readme() { CARGO_TARGET_DIR=$PWD/target/readme .venv/bin/python -m pytest tests/readme -q -p no:cacheprovider; }
 
 suite_platforms() {
   # check.sh started the other platforms' builds in the background at its start.

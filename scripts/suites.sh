@@ -13,7 +13,7 @@ SUITE_TABLE='
 lint|check|-|-|lint: rustfmt, clippy
 generated|check|-|-|generated files: vectors (the model), what comes from core'"'"'s tables (README, docs/policies.md, docs/contributing.md, stubs)
 packages|check|-|a directory of its own|Packages: scripts/dist.sh for this machine (zig, glibc floor)
-readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
+readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme, pytest), against dist/ and this checkout
 build|check|dist/|-|Build: what the steps after it share, built once so that none of them writes what another reads: the release library and CLI, dist/python'"'"'s wheel in .venv, dist/node'"'"'s addon in place
 rust-build|check|-|-|Rust build: the tests of core (std, no_std, each feature alone) and the CLI built, import cycles (the rust step runs them)
 rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the tests of core (std and no_std) and the CLI, run
@@ -221,7 +221,7 @@ suite_serve() {
 # Before the build step, never beside the steps that run at once: the README's `cargo run
 # --release -p snowflake-cli` (the CLI's default features) relinks target/release/snowflake,
 # the full CLI that they use.
-suite_readme() { python3 tests/readme/run.py; }
+suite_readme() { .venv/bin/python -m pytest tests/readme -q -p no:cacheprovider; }
 
 suite_faults() { python3 tests/faults/run.py; }
 

@@ -21,7 +21,7 @@ python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s 
 arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter, pytest)
 dist-tests|check together|dist/|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them (tests/dist/run.sh)
 fleet|check together flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet, pytest)
-cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM
+cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM (tests/cross, pytest)
 servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
 c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
 node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
@@ -204,7 +204,7 @@ suite_php() {
   fi
 }
 
-suite_cross() { bash tests/cross/run.sh; }
+suite_cross() { .venv/bin/python -m pytest tests/cross -q -p no:cacheprovider; }
 
 suite_arbiter() {
   [ "$SUITE_MODE" = flaky ] || build_release

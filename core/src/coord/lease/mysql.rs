@@ -167,7 +167,14 @@ pub(super) fn open(
         .tcp_connect_timeout(Some(timeout))
         .prefer_socket(false)
         .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS)
-        .init(vec!["SET time_zone = '+00:00'"]);
+        // MariaDB (10.3 and later, in the comment MySQL skips) ends a session left idle in a
+        // transaction after a TTL: a holder stopped inside a claim's transaction would hold its
+        // row's lock, and keep the value from every other host, for as long as it stays
+        // stopped. (MySQL has no such setting: there, until the holder resumes.)
+        .init(vec![format!(
+            "SET time_zone = '+00:00' /*M!100300 , idle_transaction_timeout = {} */",
+            ttl_ms.div_ceil(1000)
+        )]);
     if tls == Tls::Verified {
         let mut ssl = mysql::SslOpts::default();
         if let Some(ca) = settings.tls_ca {

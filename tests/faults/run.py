@@ -208,13 +208,6 @@ def sweep_stale() -> None:
 
 # --- holders --------------------------------------------------------------------------------
 
-def die_with_parent() -> None:
-    """In a holder before it execs: SIGKILL when the thread that started it ends (a run killed
-    in any way leaves no holder issuing into a removed directory)."""
-    import ctypes
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-
-
 class Holder:
     def __init__(self, setup: "Setup", host: Host, lang: str, name: str) -> None:
         self.setup, self.host, self.lang, self.name = setup, host, lang, name
@@ -227,9 +220,13 @@ class Holder:
         cmd = {"py": [PY, str(HERE / "holder.py")], "node": ["node", str(HERE / "holder.mjs")],
                "php": ["php", str(HERE / "holder.php")], "c": [str(C_HOLDER)]}[lang]
         env = dict(os.environ, SNOWFLAKE_LIB=str(LIB), **host.env())
-        self.proc = subprocess.Popen(["ip", "netns", "exec", host.ns, *cmd, f"@{setup.url_file}", OPTIONS,
-                                      str(setup.dir), name], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, env=env, preexec_fn=die_with_parent)
+        # SIGKILL when the thread that started it ends (setpriv's PR_SET_PDEATHSIG: a run killed
+        # in any way leaves no holder issuing into a removed directory). Not a preexec_fn: a
+        # child forked while another thread held the import lock hung in it, and the Popen
+        # that waited for its exec with it (the soak's round 1 stopped for 17 minutes).
+        self.proc = subprocess.Popen(["ip", "netns", "exec", host.ns, "setpriv", "--pdeathsig", "KILL", *cmd,
+                                      f"@{setup.url_file}", OPTIONS, str(setup.dir), name],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -431,6 +428,11 @@ def fault(s: Setup, name: str) -> None:
     h0, h1, h2 = s.hosts
     b0, b1, b2 = s.base
     ttl = TTL_MS / 1000
+    if s.kind == "sentinel":
+        # The master the sentinels agree on now: they may have failed over on their own (a
+        # crash or a pause near down-after-milliseconds on a loaded machine), and a wipe or a
+        # kill aimed at the old one would hit a replica (READONLY).
+        s.servers.command("await-master")
     if name == "partition":
         h0.partition()
         comers = newcomers_until_taken(s, b0, [h1, h2])
@@ -577,7 +579,7 @@ CAUSES = {
                    r"ClusterDown|cluster is down|TRYAGAIN",
     "taken": r"values of `worker` are leased",
     "untrusted": r"without a high-water mark it can trust",
-    "clock": r"this host's clock reads",
+    "clock": r"this host's clock reads|the high-water mark stored for .* ahead of this host's clock",
     "lost": r"lost|no longer holds|was taken|expired",
 }
 # The refusal each fault must bring about somewhere (its cause, named).

@@ -21,6 +21,7 @@ python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s 
 arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter, pytest)
 dist-tests|check together|dist/|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them (tests/dist/run.sh)
 fleet|check together flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet, pytest)
+pg|check together|dist/pg, wheel|servers of serve.py; the package installed system-wide, one dpkg at a time|PostgreSQL extension (issue 42): dist/pg'"'"'s postgresql-15-snowflake .deb checked (dpkg-deb, lintian), installed with dpkg -i onto Debian'"'"'s postgresql-15, tests/pg against servers preloading it: the vectors, 8 sessions, rollbacks, kill -9, a promoted standby, bad input (tests/pg/run.sh)
 cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM (tests/cross, pytest)
 servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
 c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
@@ -245,6 +246,9 @@ suite_php() {
 }
 
 suite_cross() { .venv/bin/python -m pytest tests/cross -q -p no:cacheprovider; }
+
+# The package of the packages step (dist/pg), installed as a user installs it: nothing is built here.
+suite_pg() { bash tests/pg/run.sh; }
 
 suite_arbiter() {
   [ "$SUITE_MODE" = flaky ] || build_release

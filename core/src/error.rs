@@ -521,8 +521,11 @@ impl Error {
 /// write their `SnowflakeError` from this table, through `tests/vectors/tables.json`.
 #[derive(Debug, Clone, Copy)]
 pub struct DetailField {
+    /// The field's name on the JS packages' error objects (camelCase).
     pub name: &'static str,
+    /// Its TypeScript type there.
     pub ts: &'static str,
+    /// Which error codes carry it, and what it holds (the `.d.ts` doc comment).
     pub doc: &'static str,
 }
 

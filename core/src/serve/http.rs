@@ -664,7 +664,12 @@ fn metrics(shared: &Shared) -> Response<Body> {
         "lease_held",
         "gauge",
         "1 while a lease is held (1 without a lease: the identity is held by the host's record).",
-        &u8::from(s.lease_value.is_none() || s.lease_claims > s.lease_losses),
+        // A lapse is counted when the holder next renews or issues; a lease error from the
+        // last issue says so first.
+        &u8::from(
+            s.lease_value.is_none()
+                || (s.lease_claims > s.lease_losses && !c.lease_failing.load(Ordering::Relaxed)),
+        ),
     );
     metric("lease_claims_total", "counter", "Leases claimed.", &s.lease_claims);
     metric("lease_losses_total", "counter", "Leases lapsed.", &s.lease_losses);

@@ -135,7 +135,8 @@ pub struct Summary {
     pub issued: u64,
     /// Connections still open when the drain time ran out (closed without their answer).
     pub cut: u64,
-    /// How long it waited out borrowed time after releasing the generator, in ms.
+    /// How long the stop waited, from releasing the generator, for the clock to pass the time
+    /// its state had borrowed ahead (0 when it had borrowed none), in ms.
     pub waited_out_ms: u64,
 }
 
@@ -227,13 +228,17 @@ pub fn run(
         cut,
         waited_out_ms: 0,
     };
-    let borrowed_ms = shared.generator.stats().drift_ms;
+    // The instant the clock passes what the state borrowed ahead of it.
+    let borrowed_until = std::time::Instant::now() + Duration::from_millis(shared.generator.stats().drift_ms);
+    let released = std::time::Instant::now();
     // Every task has ended with the runtime, so this is the last reference: dropping it
-    // releases the lease and the generator's hold on the host's record.
+    // releases the lease and the generator's hold on the host's record (which may itself wait
+    // for the clock to pass what this process could have issued: then nothing is left here).
     drop(shared);
-    if borrowed_ms > 0 {
-        std::thread::sleep(Duration::from_millis(borrowed_ms));
-        summary.waited_out_ms = borrowed_ms;
+    let now = std::time::Instant::now();
+    if borrowed_until > released {
+        std::thread::sleep(borrowed_until.saturating_duration_since(now));
+        summary.waited_out_ms = released.elapsed().as_millis() as u64;
     }
     Ok(summary)
 }

@@ -27,7 +27,7 @@ servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|s
 c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
 node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
 php|check together flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
-serve|check together flaky|release CLI (with full) and library, wheel|its own SNOWFLAKE_SHM_DIR per test; ports the kernel picks; certificates and PHP-FPM of serve.py|snowflake serve (tests/serve): real clients (curl, Python urllib, Node fetch, Go net/http, Java java.net.http, PHP curl: docs/serve.md'"'"'s), bad input, tokens, TLS, SIGTERM, kill -9 and restart, services beside Python processes and PHP-FPM on one identity
+serve|flaky|release CLI (with full) and library, wheel|its own SNOWFLAKE_SHM_DIR per test; ports the kernel picks; certificates and PHP-FPM of serve.py|snowflake serve (tests/serve): real clients (curl, Python urllib, Node fetch, Go net/http, Java java.net.http, PHP curl: docs/serve.md'"'"'s), bad input, tokens, TLS, SIGTERM, kill -9 and restart, services beside Python processes and PHP-FPM on one identity (CI runs it in dist-tests, against the packaged CLIs)
 faults|flaky|release library, addon, wheel|network namespaces and nftables tables named by its pid; servers of serve.py|Leases under faults (issue 38): hosts as network namespaces with their own clocks, holders in Python, Node, PHP and C; Redis (snapshot, AOF, none), Sentinel, a Cluster, PostgreSQL with a standby, MariaDB with a replica; partitions, pauses, crashes, data loss, clock steps, skew, failovers, churn: 0 repeats, typed refusals, availability (tests/faults/run.py; a soak: scripts/faults.sh)
 core-redis|flaky|cargo tests|servers of serve.py|Rust: Redis leases and the Redis script against real servers (part of rust)
 core-fleet|flaky|cargo tests|a server of its own per scenario|Rust: leases in PostgreSQL, MariaDB and a Redis Cluster; a Redis snapshot restart, skew with a data loss (part of rust)
@@ -258,7 +258,8 @@ suite_arbiter() {
 suite_fleet() { .venv/bin/python -m pytest tests/fleet -q -p no:cacheprovider; }
 
 suite_serve() {
-  # The CLI the build step made (--features snowflake-cli/full): nothing is built here.
+  # The CLI flaky.sh built (--features snowflake-cli/full). CI runs this suite in the
+  # dist-tests step instead, against the tarball's and the .deb's CLI (tests/dist/run.sh).
   SNOWFLAKE_BIN=$PWD/target/release/snowflake .venv/bin/python -m pytest tests/serve -q -p no:cacheprovider
 }
 

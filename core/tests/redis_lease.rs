@@ -706,6 +706,87 @@ fn a_sentinel_failover_while_four_processes_issue_repeats_nothing() {
     assert_unique(&all);
 }
 
+/// Issue 38's Sentinel repeat, found by the fault suite's soak: the master is stopped, the
+/// sentinels fail over, and the old master comes back still saying it is the master (until the
+/// sentinels make it a replica, seconds later). A holder whose renewals went on to it kept a
+/// lease that the new master let expire and gave to a newcomer: 340 repeated IDs. Every script
+/// now first asks the sentinels which master they name, so the holder renews on the new master,
+/// and the newcomer finds the value held.
+#[test]
+fn a_master_back_from_a_stop_after_a_failover_never_keeps_a_lease_alive() {
+    const TWO: &str = "time:41,worker:1,sequence:12;epoch=1288834974657";
+    const OPTIONS: &str = "lease_ttl_ms=6000;max_wait_ms=3000";
+    let mut sentinel =
+        Servers::start("sentinel", &["--replicas", "1", "--sentinels", "3", "--down-after-ms", "1000"]);
+    let addrs: Vec<String> = sentinel
+        .get("/sentinel_addrs")
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect();
+    let name = sentinel.str("/master_name").to_string();
+    let url = format!("redis+sentinel://{}/{name}/0", addrs.join(","));
+    let holder = Worker::spawn(TWO, OPTIONS, &url);
+    let v = holder.opened();
+    let other = Worker::spawn(TWO, OPTIONS, &url);
+    assert_ne!(other.opened(), v, "two holders, both values");
+    holder.wait("IDs", |w| w.ids().len() >= 1000);
+    // The holder's key, as the replica (the next master) has it.
+    let replica_port = sentinel.get("/replicas/0/port").as_u64().unwrap() as u16;
+    let mut replica = Conn::connect(replica_port);
+    let pattern = format!("libsnowflake:*:worker={v}");
+    let start = Instant::now();
+    while keys(&mut replica, &pattern).len() != 1 {
+        assert!(start.elapsed() < MINUTES, "the replica never had the holder's key");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let key = keys(&mut replica, &pattern).remove(0);
+    let old = sentinel.str("/master/name").to_string();
+    sentinel.command(&format!("freeze {old}"));
+    sentinel.command("await-master new");
+    sentinel.command(&format!("thaw {old}"));
+    // The old master is back and says it is the master. Follow the key on the new one until
+    // the holder's last renewal before the stop has run out there: gone (the old code: the
+    // holder renewed on the old master alone), or renewed past it (on the new master).
+    let new_port = sentinel.get("/master/port").as_u64().unwrap() as u16;
+    let mut new_master = Conn::connect(new_port);
+    let pttl = |c: &mut Conn| match c.call(&["PTTL", &key]) {
+        Reply::Int(ms) => ms,
+        r => panic!("{r:?}"),
+    };
+    let first = pttl(&mut new_master);
+    let start = Instant::now();
+    let renewed = loop {
+        let left = pttl(&mut new_master);
+        if left < 0 {
+            break false;
+        }
+        if left > first {
+            break true;
+        }
+        assert!(start.elapsed() < MINUTES, "the key neither expired nor was renewed on the new master");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // A newcomer now: the value is held on the master the sentinels name, so it gets nothing.
+    let newcomer = Worker::spawn(TWO, OPTIONS, &url);
+    newcomer.wait("the end of its open", |w| w.count("OPEN ") + w.count("OPENERR ") > 0);
+    let before = holder.ids().len();
+    holder.wait("IDs after the failover", |w| w.ids().len() >= before + 2000);
+    let mut all = vec![];
+    let newcomer_opened = newcomer.count("OPEN ") > 0;
+    let newcomer_text = newcomer.text();
+    if newcomer_opened {
+        newcomer.wait("IDs", |w| w.ids().len() >= 2000);
+        all.extend(ids_of(&newcomer.finish()));
+    }
+    all.extend(ids_of(&holder.finish()));
+    all.extend(ids_of(&other.finish()));
+    assert_unique(&all);
+    assert!(renewed, "the holder's renewals never reached the new master: its key expired there");
+    assert!(!newcomer_opened, "a newcomer claimed a value that was held: {newcomer_text}");
+}
+
 #[test]
 fn a_holder_stopped_past_its_ttl_repeats_nothing_and_issues_again_once_a_value_is_free() {
     const TWO: &str = "time:41,worker:1,sequence:12;epoch=1288834974657";

@@ -146,7 +146,8 @@ impl RedisStore {
     /// Runs a script (connecting first if need be); a failure that spoils the connection
     /// drops it, and the next call connects again (to the master the sentinels name then; to
     /// the primary of the keys' slot as the cluster's nodes name it then). A redirect (MOVED,
-    /// ASK: the script did not run) is followed at once, once.
+    /// ASK: the script did not run) is followed at once, once; so is a failover the sentinels
+    /// name before the script runs (`Target::still_master`).
     fn eval(&mut self, script: &str, keys: &[&str], args: &[String]) -> Result<redis::Value, Failure> {
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
@@ -156,7 +157,25 @@ impl RedisStore {
                 let key = keys.first().copied().unwrap_or(&self.slot);
                 self.conn = Some(self.target.connect(key).map_err(|f| Failure { message: f.message })?);
             }
-            match cmd.query(self.conn.as_mut().expect("connected above")) {
+            let conn = self.conn.as_mut().expect("connected above");
+            match self.target.still_master(conn) {
+                Ok(None) => {}
+                // A failover: once more, on the master the sentinels name now.
+                Ok(Some(_)) if !redirected => {
+                    self.conn = None;
+                    redirected = true;
+                    continue;
+                }
+                Ok(Some(why)) => {
+                    self.conn = None;
+                    return Err(Failure { message: why });
+                }
+                Err(f) => {
+                    self.conn = None;
+                    return Err(Failure { message: f.message });
+                }
+            }
+            match cmd.query(&mut conn.link) {
                 Ok(v) => return Ok(v),
                 Err(e) => {
                     let failure = describe(&e, &self.target.shown);

@@ -35,7 +35,18 @@ enum Place {
 }
 
 /// A connection to the server that holds the lease's keys (in a cluster: their slot's primary).
-pub(crate) type Conn = redis::Connection;
+pub(crate) struct Conn {
+    pub link: redis::Connection,
+    /// Behind a Sentinel address, the master it reached, as the sentinels named it: every
+    /// script first checks that they still name it (`Target::still_master`).
+    master: Option<(String, u16)>,
+}
+
+impl From<redis::Connection> for Conn {
+    fn from(link: redis::Connection) -> Conn {
+        Conn { link, master: None }
+    }
+}
 
 /// A Redis server (or a Sentinel-managed master) to connect to.
 pub(crate) struct Target {
@@ -235,7 +246,7 @@ impl Target {
     /// the lease: they share one slot).
     pub(crate) fn connect(&self, key: &str) -> Result<Conn, Failure> {
         match &self.place {
-            Place::Direct(info) => self.connect_to(info, &self.shown),
+            Place::Direct(info) => self.connect_to(info, &self.shown).map(Conn::from),
             Place::Cluster { nodes, node, tls } => {
                 // The first seed that answers names the primary; a primary that does not
                 // answer is not looked for through the other seeds (each would name it too,
@@ -250,7 +261,7 @@ impl Target {
                     }
                     let shown = format!("node {}", addr_text(seed.addr()));
                     match self.owner_from(seed, &shown, key, node, *tls) {
-                        Ok((info, where_)) => return self.connect_to(&info, &where_),
+                        Ok((info, where_)) => return self.connect_to(&info, &where_).map(Conn::from),
                         Err(f) => why.push(f.message),
                     }
                 }
@@ -291,14 +302,8 @@ impl Target {
         master: &str,
         node: &RedisConnectionInfo,
         tls: bool,
-    ) -> Result<redis::Connection, Failure> {
-        let mut conn = self.connect_to(sentinel, &format!("sentinel {shown}"))?;
-        let reply: Option<(String, u16)> = redis::cmd("SENTINEL")
-            .arg("get-master-addr-by-name")
-            .arg(master)
-            .query(&mut conn)
-            .map_err(|e| describe(&e, &format!("sentinel {shown}")))?;
-        let Some((host, port)) = reply else {
+    ) -> Result<Conn, Failure> {
+        let Some((host, port)) = self.named_by(sentinel, shown, master)? else {
             return Err(Failure {
                 message: format!("sentinel {shown} knows no master `{master}`"),
                 reconnect: true,
@@ -320,10 +325,69 @@ impl Target {
         let role: redis::Value = redis::cmd("ROLE").query(&mut conn).map_err(|e| describe(&e, &where_))?;
         match role {
             redis::Value::Array(items) if matches!(items.first(), Some(redis::Value::BulkString(b)) if b == b"master") => {
-                Ok(conn)
+                Ok(Conn { link: conn, master: Some((host, port)) })
             }
             _ => Err(Failure { message: format!("{where_} is not a master (yet)"), reconnect: true }),
         }
+    }
+
+    /// The master `master` as `sentinel` names it (`None`: it knows no such master).
+    fn named_by(
+        &self,
+        sentinel: &ConnectionInfo,
+        shown: &str,
+        master: &str,
+    ) -> Result<Option<(String, u16)>, Failure> {
+        let mut conn = self.connect_to(sentinel, &format!("sentinel {shown}"))?;
+        redis::cmd("SENTINEL")
+            .arg("get-master-addr-by-name")
+            .arg(master)
+            .query(&mut conn)
+            .map_err(|e| describe(&e, &format!("sentinel {shown}")))
+    }
+
+    /// Behind a Sentinel address: whether the master `conn` reached is still the one the
+    /// sentinels name. A master that was cut off or stopped while the sentinels failed over
+    /// still says it is the master when it comes back, until they make it a replica (seconds
+    /// later): a renewal it accepted then would keep a lease alive that the new master has
+    /// expired and may have given to another holder, and both would issue the same IDs.
+    /// So every script asks every sentinel first. One that names another master means a
+    /// failover: `Some(why)`, and the caller connects again, to the master they name. None that
+    /// answers means nothing is proven: an error, and the script does not run. An ordinary
+    /// server or a cluster connection passes (`None`).
+    pub(crate) fn still_master(&self, conn: &Conn) -> Result<Option<String>, Failure> {
+        let (Place::Sentinel { sentinels, master, .. }, Some(ours)) = (&self.place, &conn.master) else {
+            return Ok(None);
+        };
+        let mut why = vec![];
+        let mut confirmed = false;
+        for s in sentinels {
+            let shown = addr_text(s.addr());
+            match self.named_by(s, &shown, master) {
+                Ok(Some(named)) if named == *ours => confirmed = true,
+                Ok(named) => {
+                    let named = named.map_or("no master".to_string(), |(h, p)| format!("{h}:{p}"));
+                    return Ok(Some(format!(
+                        "sentinel {shown} of {} names {named} as master `{master}`, not {}:{}, which this lease was using: a failover",
+                        self.shown, ours.0, ours.1
+                    )));
+                }
+                Err(f) => why.push(f.message),
+            }
+        }
+        if confirmed {
+            return Ok(None);
+        }
+        Err(Failure {
+            message: format!(
+                "no sentinel of {} answered, so master `{master}` at {}:{} cannot be confirmed: {}",
+                self.shown,
+                ours.0,
+                ours.1,
+                why.join("; ")
+            ),
+            reconnect: true,
+        })
     }
 
     /// The primary that serves `key`'s slot, as the cluster node `seed` sees it, and its name

@@ -4,6 +4,11 @@
 /** An ID encoding: fixed-width ones sort like the numbers they encode. */
 export type Encoding = 'decimal' | 'hex' | 'base32' | 'base36' | 'base58' | 'base62'
 
+/** `for (const id of generator)`: an endless run of `nextId()` (which throws like `nextId()`). */
+export interface Generator extends Iterable<bigint> {
+  [Symbol.iterator](): Iterator<bigint, never, undefined>
+}
+
 /**
  * What libsnowflake throws (an `Error`; a `RangeError` for a negative or too large bigint or
  * time). Detail fields are JSON-safe: numbers, or decimal strings above 2^53. A value of the
@@ -11,48 +16,59 @@ export type Encoding = 'decimal' | 'hex' | 'base32' | 'base36' | 'base58' | 'bas
  */
 export interface SnowflakeError extends Error {
   code: SnowflakeErrorCode | 'ERR_INVALID_ARG_TYPE'
-  /** ERR_SNOWFLAKE_CLOCK_BEHIND: how far the clock is behind the generator, in ms. */
-  behindMs?: number
-  /** ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED: when a retry can succeed, in ms. */
-  retryAfterMs?: number
-  /** ERR_SNOWFLAKE_VALUE: the field at fault. */
+  /** ERR_SNOWFLAKE_VALUE, ERR_INVALID_ARG_TYPE: the node field or option at fault. */
   field?: string
-  /** ERR_SNOWFLAKE_VALUE: the value given and the smallest and largest allowed. */
+  /** ERR_SNOWFLAKE_VALUE: the value given (a decimal string beyond 2^53). */
   value?: number | string
+  /** ERR_SNOWFLAKE_VALUE: the smallest value allowed. */
   min?: number | string
+  /** ERR_SNOWFLAKE_VALUE: the largest value allowed. */
   max?: number | string
-  /** ERR_INVALID_ARG_TYPE: what the option or field takes, and what it got. */
+  /** ERR_SNOWFLAKE_VALUE: the option at fault. */
+  option?: string
+  /** ERR_SNOWFLAKE_VALUE: why the option's value is refused. */
+  reason?: string
+  /** ERR_INVALID_ARG_TYPE: what the option or field takes. */
   expected?: string
+  /** ERR_INVALID_ARG_TYPE: what it got. */
   got?: string
   /** ERR_SNOWFLAKE_VALUE: the cargo feature an option needs that this build lacks. */
   feature?: string
-  /** ERR_SNOWFLAKE_VALUE: the option at fault, and why. */
-  option?: string
-  reason?: string
-  /** ERR_SNOWFLAKE_INVALID_ID: the ID (decimal) and the layout's width, or where a string is bad. */
-  id?: string
-  bits?: number
-  position?: number
-  length?: number
+  /** ERR_SNOWFLAKE_INVALID_ID: the length the encoding's IDs have. */
   expectedLength?: number
-  /** ERR_SNOWFLAKE_TIME_RANGE: the instant and the layout's range, in Unix ms. */
+  /** ERR_SNOWFLAKE_INVALID_ID: the length of the string given. */
+  length?: number
+  /** ERR_SNOWFLAKE_INVALID_ID: where the string has a character its encoding lacks. */
+  position?: number
+  /** ERR_SNOWFLAKE_INVALID_ID: the ID, in decimal. */
+  id?: string
+  /** ERR_SNOWFLAKE_INVALID_ID: the layout's width, which the ID does not fit. */
+  bits?: number
+  /** ERR_SNOWFLAKE_TIME_RANGE, ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_VALUE: the instant at fault, in Unix ms. */
   unixMs?: number | string
+  /** ERR_SNOWFLAKE_TIME_RANGE: the first instant of the layout's range, in Unix ms. */
   firstUnixMs?: number | string
+  /** ERR_SNOWFLAKE_TIME_RANGE: the last instant of the layout's range, in Unix ms. */
   lastUnixMs?: number | string
-  /** ERR_SNOWFLAKE_SHARED_MISMATCH: what differs (`layout`, `node`, ...), and how. */
-  what?: string
-  detail?: string
-  /** ERR_SNOWFLAKE_IO, ERR_SNOWFLAKE_STATE_FILE: what failed, on which file, the OS error number. */
+  /** ERR_SNOWFLAKE_CLOCK_BEHIND: how far the clock is behind the generator, in ms. */
+  behindMs?: number
+  /** ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED, ERR_SNOWFLAKE_LEASE: when a retry can succeed, in ms. */
+  retryAfterMs?: number
+  /** ERR_SNOWFLAKE_VALUE: how far the instant given runs ahead of the clock, in ms. */
+  aheadMs?: number
+  /** ERR_SNOWFLAKE_VALUE: the latest instant allowed, in Unix ms. */
+  maxUnixMs?: number | string
+  /** ERR_SNOWFLAKE_IO: what failed (open, map, lock, ...). */
   action?: string
+  /** ERR_SNOWFLAKE_IO, ERR_SNOWFLAKE_STATE_FILE: the file. */
   path?: string
+  /** ERR_SNOWFLAKE_IO: the operating system's error number. */
   errno?: number
+  /** ERR_SNOWFLAKE_SHARED_MISMATCH: what differs (`layout`, `node`, ...). */
+  what?: string
+  /** ERR_SNOWFLAKE_SHARED_MISMATCH, ERR_SNOWFLAKE_STATE_FILE, ERR_SNOWFLAKE_LEASE: how, in words. */
+  detail?: string
 }
-
-/** `for (const id of generator)`: an endless run of `nextId()` (which throws like `nextId()`). */
-export interface Generator extends Iterable<bigint> {
-  [Symbol.iterator](): Iterator<bigint, never, undefined>
-}
-
 /** The stable codes of libsnowflake's errors (the same in every language; core's table). */
 export type SnowflakeErrorCode =
   | 'ERR_SNOWFLAKE_LAYOUT'

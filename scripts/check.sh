@@ -66,46 +66,36 @@ CROSS_LOG=$RUN_DIR/dist-build-others.log
 # also a scheduling group of its own (autogroup), whose members' nice values count only among
 # themselves: the group's own nice, which the session sets as it starts, is what yields to the
 # steps below. (Set from outside, it could land on this script's group before setsid ran.)
-setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash scripts/dist.sh --build-others' \
-  >"$CROSS_LOG" 2>&1 &
+# Its CPU time goes to $CROSS_TIMES as it ends (the platforms step prints it).
+CROSS_TIMES=$RUN_DIR/dist-build-others.times
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; nice -n 19 bash scripts/dist.sh --build-others
+  rc=$?; times >"$0"; exit $rc' "$CROSS_TIMES" >"$CROSS_LOG" 2>&1 &
 CROSS_PID=$!
 trap 'kill -- -"$CROSS_PID" 2>/dev/null || true; rm -rf "$RUN_DIR"' EXIT
 
-# The rows marked `together` run at once, SNOWFLAKE_CHECK_JOBS (default 3) at a time, each in a
-# subshell of its own with its own SNOWFLAKE_SHM_DIR and its output kept in a file, printed whole
-# when it ends: most of them wait (on servers, leases, other processes) far more than they
-# compute, and the steps before them (the `build` row) have built everything they share, so
-# that none of them writes what another reads. A failed step's output comes again at the end.
+# The rows marked `together` run at once, SNOWFLAKE_CHECK_JOBS (default 3) at a time (suite_pool:
+# each in a subshell of its own with its own SNOWFLAKE_SHM_DIR), their output kept in a file and
+# printed whole when each ends: most of them wait (on servers, leases, other processes) far more
+# than they compute, and the steps before them (the `build` row) have built everything they
+# share, so that none of them writes what another reads. A failed step's output comes again at
+# the end.
 TOGETHER=" $(suite_rows together | tr '\n' ' ') "
 FAILED=()
+SUITE_POOL_DIR=$RUN_DIR/pool
+mkdir -p "$RUN_DIR/log"
+together_start() { suite_run "$1" >"$RUN_DIR/log/$1" 2>&1; }
+together_done() { # NAME RC SECONDS CPU_SECONDS
+  printf '\n==== %s ====\n' "$(suite_heading "$1")"
+  if [ "$2" = 0 ]; then cat "$RUN_DIR/log/$1"; else echo "FAILED (exit $2): its output is at the end"; FAILED+=("$1"); fi
+  printf '(%s: %d s, %d CPU-s of its own; %d s so far)\n' "$1" "$3" "$4" $(($(date +%s) - SUITE_T0))
+}
 run_together() {
-  local max=${SNOWFLAKE_CHECK_JOBS:-3} name
-  local -A name_of=() start_of=()
+  local max=${SNOWFLAKE_CHECK_JOBS:-3}
   step_end
   printf '\n==== %d steps at once, %d at a time: %s ====\n' $# "$max" "$*"
-  reap_one() {
-    local pid rc done own
-    own=$(own_ticks)
-    if wait -n -p pid "${!name_of[@]}"; then rc=0; else rc=$?; fi
-    done=${name_of[$pid]}
-    unset "name_of[$pid]"
-    printf '\n==== %s ====\n' "$(suite_heading "$done")"
-    if [ "$rc" = 0 ]; then cat "$RUN_DIR/log/$done"; else echo "FAILED (exit $rc): its output is at the end"; FAILED+=("$done"); fi
-    printf '(%s: %d s, %d CPU-s of its own; %d s so far)\n' "$done" $(($(date +%s) - start_of[$done])) \
-      $((($(own_ticks) - own) / TICKS_PER_S)) $(($(date +%s) - SUITE_T0))
-  }
-  mkdir -p "$RUN_DIR/log"
-  for name in "$@"; do
-    while [ ${#name_of[@]} -ge "$max" ]; do reap_one; done
-    start_of[$name]=$(date +%s)
-    (
-      suite_shm_dir "$RUN_DIR/shm-$name"
-      suite_run "$name"
-    ) >"$RUN_DIR/log/$name" 2>&1 </dev/null &
-    name_of[$!]=$name
-  done
-  while [ ${#name_of[@]} -gt 0 ]; do reap_one; done
+  suite_pool "$max" together_start together_done "$@"
   STEP_NAME=
+  STEP_OWN0=$(own_ticks)
 }
 
 pending=()

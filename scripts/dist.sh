@@ -13,6 +13,8 @@
 #                 libsnowflake0.1_V_<arch>.deb, libsnowflake-dev_V_<arch>.deb,
 #                 libsnowflake-tools_V_<arch>.deb    the same under /usr, split as Debian splits a
 #                                                    library (scripts/deb.sh), amd64 and arm64
+#   dist/pg/      postgresql-15-snowflake_V_amd64.deb the PostgreSQL extension for Debian's
+#                                                    PostgreSQL 15 (scripts/deb-pg.sh)
 #
 # The platforms (docs/packages.md):
 #
@@ -427,6 +429,13 @@ done
 step "c: the .debs, split as Debian splits a library (scripts/deb.sh): amd64$(has aarch64-linux-gnu && echo ' and arm64')"
 bash scripts/deb.sh "$OUT" "${OUT_MINIMAL[x86_64-linux-gnu]}" "$DIST/c" amd64
 ! has aarch64-linux-gnu || bash scripts/deb.sh "$(out_dir aarch64-linux-gnu)" "${OUT_MINIMAL[aarch64-linux-gnu]}" "$DIST/c" arm64
+
+# The extension is built against this machine's PostgreSQL 15 (its headers, Debian's
+# pg_config) with this machine's toolchain: amd64 only, for Debian 12's server. In
+# $TARGET_DIR/pg, the build cache's in CI: a run whose ffi-pg and core are unchanged compiles
+# nothing (the packages step pays for it once; the platforms step's run finds it built).
+step "pg: the PostgreSQL extension's .deb, postgresql-15-snowflake (scripts/deb-pg.sh, cargo pgrx package)"
+CARGO_TARGET_DIR=$TARGET_DIR bash scripts/deb-pg.sh "$DIST/pg"
 
 step "done in $(($(date +%s) - started)) s"
 (cd "$DIST" && find . -type f -printf '%s\t%p\n' | sort -k2 | awk -F'\t' '{ printf "%8.1f KiB  %s\n", $1 / 1024, $2 }')

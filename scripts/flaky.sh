@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # bash scripts/flaky.sh [N] [SUITE...]: the suites that start servers or processes, N times
-# (default 10), under a second CPU-heavy load (one busy loop per core, stopped at the end).
+# (default 10), under a second CPU-heavy load (one busy loop per core, stopped at the end), each
+# round's suites at once (SNOWFLAKE_FLAKY_JOBS, default 3, at a time).
 # Prints each failure with the end of its log (proptest and hypothesis print their seeds
 # there), and a summary; exits non-zero if anything failed. Builds everything once, first.
 # SUITE names (default: all) pick some: the `flaky` rows of scripts/suites.sh, the one list of
@@ -78,37 +79,42 @@ for _ in $(seq "$CORES"); do
 done
 echo "== load: $CORES busy loops (pids ${LOAD[*]})"
 
+# Each round runs its suites at once, SNOWFLAKE_FLAKY_JOBS (default 3) at a time, as check.sh runs
+# its steps (suite_pool: each with its own SNOWFLAKE_SHM_DIR): on top of the busy loops, each
+# suite meets the others' processes and servers, as in CI.
+JOBS=${SNOWFLAKE_FLAKY_JOBS:-3}
+SUITE_POOL_DIR=$WORK/pool
 declare -A RUNS=() FAILS=() SECONDS_IN=()
 FAILURES=()
+flaky_start() {
+  # A hang is a failure too: 30 minutes is far beyond any suite's time under load.
+  timeout -k 60 1800 bash -c 'run_suite "$1"' _ "$1" >"$WORK/$1-$i.log" 2>&1
+}
+flaky_done() { # NAME RC SECONDS CPU_SECONDS
+  local suite=$1 status=$2 took=$3 log="$WORK/$1-$i.log"
+  RUNS[$suite]=$((${RUNS[$suite]:-0} + 1))
+  SECONDS_IN[$suite]=$((${SECONDS_IN[$suite]:-0} + took))
+  if [ "$status" -eq 0 ]; then
+    printf '   ok    %-15s %4d s %4d CPU-s\n' "$suite" "$took" "$4"
+    rm -f "$log"
+  else
+    FAILS[$suite]=$((${FAILS[$suite]:-0} + 1))
+    FAILURES+=("iteration $i: $suite (exit $status), log $log")
+    printf '   FAIL  %-15s %4d s (exit %d)\n' "$suite" "$took" "$status"
+    grep -E 'FAIL|panicked|Error|error|failed|seed|reproduce|not ok' "$log" | head -n 40 | sed 's/^/         | /'
+    echo "         | ... the end of $log:"
+    tail -n 40 "$log" | sed 's/^/         | /'
+  fi
+}
 start_all=$(now)
 for ((i = 1; i <= N; i++)); do
-  echo "== iteration $i of $N"
-  for suite in "${SUITES[@]}"; do
-    log="$WORK/$suite-$i.log"
-    t0=$(now)
-    # A hang is a failure too: 30 minutes is far beyond any suite's time under load.
-    timeout -k 60 1800 bash -c 'run_suite "$1"' _ "$suite" >"$log" 2>&1
-    status=$?
-    took=$(($(now) - t0))
-    RUNS[$suite]=$((${RUNS[$suite]:-0} + 1))
-    SECONDS_IN[$suite]=$((${SECONDS_IN[$suite]:-0} + took))
-    if [ "$status" -eq 0 ]; then
-      printf '   ok    %-15s %4d s\n' "$suite" "$took"
-      rm -f "$log"
-    else
-      FAILS[$suite]=$((${FAILS[$suite]:-0} + 1))
-      FAILURES+=("iteration $i: $suite (exit $status), log $log")
-      printf '   FAIL  %-15s %4d s (exit %d)\n' "$suite" "$took" "$status"
-      grep -E 'FAIL|panicked|Error|error|failed|seed|reproduce|not ok' "$log" | head -n 40 | sed 's/^/         | /'
-      echo "         | ... the end of $log:"
-      tail -n 40 "$log" | sed 's/^/         | /'
-    fi
-  done
+  echo "== iteration $i of $N ($JOBS at a time; $(($(now) - start_all)) s so far)"
+  suite_pool "$JOBS" flaky_start flaky_done "${SUITES[@]}"
 done
 stop_load
 
 echo
-echo "== summary: $N iterations in $(($(now) - start_all)) s under $CORES busy loops"
+echo "== summary: $N iterations in $(($(now) - start_all)) s under $CORES busy loops, $JOBS suites at a time"
 total=0
 for suite in "${SUITES[@]}"; do
   f=${FAILS[$suite]:-0}

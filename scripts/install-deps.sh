@@ -72,6 +72,24 @@ fi
 # --- Rust components ------------------------------------------------------------------------
 rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy rustfmt
 
+# --- cargo-pgrx: the PostgreSQL extension's build (ffi-pg; scripts/deb-pg.sh packs its .deb) -----
+# The version of ffi-pg's pgrx (the two must agree), built in check.sh's build cache so that an
+# install cut short resumes where it stopped (its cold build is long). `cargo pgrx init` with
+# Debian's pg_config downloads and builds no PostgreSQL: it only records that one.
+PGRX_VERSION=$(sed -n 's/^pgrx = "=\(.*\)"$/\1/p' ffi-pg/Cargo.toml)
+if [ "$(cargo pgrx --version 2>/dev/null | awk '{ print $2 }')" != "$PGRX_VERSION" ]; then
+  PGRX_TARGET=()
+  BUILD_CACHE=${SNOWFLAKE_BUILD_CACHE-/var/cache/libsnowflake}
+  if [ -n "$BUILD_CACHE" ] && mkdir -p "$BUILD_CACHE/target/cargo-pgrx" 2>/dev/null; then
+    PGRX_TARGET=(--target-dir "$BUILD_CACHE/target/cargo-pgrx")
+  fi
+  nice -n 5 cargo install cargo-pgrx --locked --version "$PGRX_VERSION" "${PGRX_TARGET[@]}"
+fi
+PG15_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+if ! grep -qxF "pg15 = \"$PG15_CONFIG\"" "${PGRX_HOME:-$HOME/.pgrx}/config.toml" 2>/dev/null; then
+  cargo pgrx init --pg15 "$PG15_CONFIG"
+fi
+
 # --- Python: a virtualenv for the binding's tests --------------------------------------------
 if [ ! -x .venv/bin/python ]; then
   # Debian's own python3 needs the python3-venv package for `-m venv` (ensurepip).

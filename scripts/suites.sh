@@ -13,7 +13,7 @@ SUITE_TABLE='
 lint|check|-|-|lint: rustfmt, clippy
 generated|check|-|-|generated files: vectors (the model), what comes from core'"'"'s tables (README, docs/policies.md, docs/contributing.md, stubs)
 packages|check|-|a directory of its own|Packages: scripts/dist.sh for this machine (zig, glibc floor)
-readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme/run.py), against dist/ and this checkout
+readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme, pytest), against dist/ and this checkout
 build|check|dist/|-|Build: what the steps after it share, built once so that none of them writes what another reads: the release library and CLI, dist/python'"'"'s wheel in .venv, dist/node'"'"'s addon in place
 rust-build|check|-|-|Rust build: the tests of core (std, no_std, each feature alone) and the CLI built, import cycles (the rust step runs them)
 rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the tests of core (std and no_std) and the CLI, run
@@ -21,7 +21,8 @@ python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s 
 arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter, pytest)
 dist-tests|check together|dist/|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them (tests/dist/run.sh)
 fleet|check together flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet, pytest)
-cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM
+pg|check together|dist/pg, wheel|servers of serve.py; the package installed system-wide, one dpkg at a time|PostgreSQL extension (issue 42): dist/pg'"'"'s postgresql-15-snowflake .deb checked (dpkg-deb, lintian), installed with dpkg -i onto Debian'"'"'s postgresql-15, tests/pg against servers preloading it: the vectors, 8 sessions, rollbacks, kill -9, a promoted standby, bad input (tests/pg/run.sh)
+cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM (tests/cross, pytest)
 servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
 c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
 node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
@@ -54,6 +55,46 @@ suite_rows() {
     [ -n "$name" ] || continue
     case " $runs " in *" $1 "*) echo "$name" ;; esac
   done <<<"$SUITE_TABLE"
+}
+
+# suite_pool MAX START DONE NAME...: runs `START NAME` for each NAME in the background, at most
+# MAX at a time, and `DONE NAME RC SECONDS CPU_SECONDS` in this shell as each ends, in the order
+# they end. START runs in a subshell of its own with its own SNOWFLAKE_SHM_DIR (under
+# $SUITE_POOL_DIR), its standard input closed. CPU_SECONDS is the subshell's own processes'
+# CPU time (user and system, of the children it waited for), read by the subshell itself as it
+# ends: the background builds of check.sh, reaped whenever they end, never count in it. The one
+# scheduler of check.sh's steps at once and of flaky.sh's rounds.
+suite_pool() {
+  local max=$1 start=$2 done=$3 name
+  shift 3
+  local -A name_of=() t0_of=()
+  mkdir -p "$SUITE_POOL_DIR/cpu"
+  suite_pool_reap() {
+    local pid rc ended
+    if wait -n -p pid "${!name_of[@]}"; then rc=0; else rc=$?; fi
+    ended=${name_of[$pid]}
+    unset "name_of[$pid]"
+    "$done" "$ended" "$rc" $(($(date +%s) - t0_of[$ended])) "$(suite_cpu_seconds "$SUITE_POOL_DIR/cpu/$ended")"
+  }
+  for name in "$@"; do
+    while [ ${#name_of[@]} -ge "$max" ]; do suite_pool_reap; done
+    t0_of[$name]=$(date +%s)
+    (
+      suite_shm_dir "$SUITE_POOL_DIR/shm-$name"
+      trap 'times >"$SUITE_POOL_DIR/cpu/$name"' EXIT
+      "$start" "$name"
+    ) </dev/null &
+    name_of[$!]=$name
+  done
+  while [ ${#name_of[@]} -gt 0 ]; do suite_pool_reap; done
+}
+
+# suite_cpu_seconds FILE: the CPU time (user + system, whole seconds) in the children's line
+# of bash's `times`, written to FILE by the shell it describes (`times` in a pipe or a command
+# substitution would describe a new subshell, which has no finished children yet).
+suite_cpu_seconds() {
+  awk 'function sec(t, m) { m = t; sub(/m.*/, "", m); sub(/^[0-9]+m/, "", t); sub(/s$/, "", t); return m * 60 + t }
+    NR == 2 { printf "%d\n", sec($1) + sec($2) + 0.5 }' "$1" 2>/dev/null || echo 0
 }
 
 # suite_heading NAME: the row's last column.
@@ -204,7 +245,10 @@ suite_php() {
   fi
 }
 
-suite_cross() { bash tests/cross/run.sh; }
+suite_cross() { .venv/bin/python -m pytest tests/cross -q -p no:cacheprovider; }
+
+# The package of the packages step (dist/pg), installed as a user installs it: nothing is built here.
+suite_pg() { bash tests/pg/run.sh; }
 
 suite_arbiter() {
   [ "$SUITE_MODE" = flaky ] || build_release
@@ -221,7 +265,7 @@ suite_serve() {
 # Before the build step, never beside the steps that run at once: the README's `cargo run
 # --release -p snowflake-cli` (the CLI's default features) relinks target/release/snowflake,
 # the full CLI that they use.
-suite_readme() { python3 tests/readme/run.py; }
+suite_readme() { .venv/bin/python -m pytest tests/readme -q -p no:cacheprovider; }
 
 suite_faults() { python3 tests/faults/run.py; }
 
@@ -234,6 +278,7 @@ suite_platforms() {
       return 1
     fi
     grep -E '^---- dist|Finished' "$CROSS_LOG"
+    echo "(the background builds: $(suite_cpu_seconds "$CROSS_TIMES") CPU-s)"
   fi
   bash scripts/dist.sh
   bash tests/dist/platforms.sh

@@ -4,50 +4,6 @@
 /** An ID encoding: fixed-width ones sort like the numbers they encode. */
 export type Encoding = 'decimal' | 'hex' | 'base32' | 'base36' | 'base58' | 'base62'
 
-/**
- * What libsnowflake throws (an `Error`; a `RangeError` for a negative or too large bigint or
- * time). Detail fields are JSON-safe: numbers, or decimal strings above 2^53. A value of the
- * wrong JS type is a `TypeError` with `code: 'ERR_INVALID_ARG_TYPE'` instead.
- */
-export interface SnowflakeError extends Error {
-  code: SnowflakeErrorCode | 'ERR_INVALID_ARG_TYPE'
-  /** ERR_SNOWFLAKE_CLOCK_BEHIND: how far the clock is behind the generator, in ms. */
-  behindMs?: number
-  /** ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED: when a retry can succeed, in ms. */
-  retryAfterMs?: number
-  /** ERR_SNOWFLAKE_VALUE: the field at fault. */
-  field?: string
-  /** ERR_SNOWFLAKE_VALUE: the value given and the smallest and largest allowed. */
-  value?: number | string
-  min?: number | string
-  max?: number | string
-  /** ERR_INVALID_ARG_TYPE: what the option or field takes, and what it got. */
-  expected?: string
-  got?: string
-  /** ERR_SNOWFLAKE_VALUE: the cargo feature an option needs that this build lacks. */
-  feature?: string
-  /** ERR_SNOWFLAKE_VALUE: the option at fault, and why. */
-  option?: string
-  reason?: string
-  /** ERR_SNOWFLAKE_INVALID_ID: the ID (decimal) and the layout's width, or where a string is bad. */
-  id?: string
-  bits?: number
-  position?: number
-  length?: number
-  expectedLength?: number
-  /** ERR_SNOWFLAKE_TIME_RANGE: the instant and the layout's range, in Unix ms. */
-  unixMs?: number | string
-  firstUnixMs?: number | string
-  lastUnixMs?: number | string
-  /** ERR_SNOWFLAKE_SHARED_MISMATCH: what differs (`layout`, `node`, ...), and how. */
-  what?: string
-  detail?: string
-  /** ERR_SNOWFLAKE_IO, ERR_SNOWFLAKE_STATE_FILE: what failed, on which file, the OS error number. */
-  action?: string
-  path?: string
-  errno?: number
-}
-
 /** `for (const id of generator)`: an endless run of `nextId()` (which throws like `nextId()`). */
 export interface Generator extends Iterable<bigint> {
   [Symbol.iterator](): Iterator<bigint, never, undefined>

@@ -30,6 +30,23 @@ function tables() {
   return JSON.parse(fs.readFileSync(path.join(pkgDir, '..', 'tests', 'vectors', 'tables.json'), 'utf8'));
 }
 
+/** `SnowflakeError`, its detail fields from core's table of them (DETAIL_FIELDS); the WASM
+ * package's snowflake.d.ts gets the same lines from scripts/tables.py. */
+function snowflakeError() {
+  const lines = [
+    '/**',
+    " * What libsnowflake throws (an `Error`; a `RangeError` for a negative or too large bigint or",
+    ' * time). Detail fields are JSON-safe: numbers, or decimal strings above 2^53. A value of the',
+    " * wrong JS type is a `TypeError` with `code: 'ERR_INVALID_ARG_TYPE'` instead.",
+    ' */',
+    'export interface SnowflakeError extends Error {',
+    "  code: SnowflakeErrorCode | 'ERR_INVALID_ARG_TYPE'",
+  ];
+  for (const f of tables().details) lines.push(`  /** ${f.doc} */`, `  ${f.name}?: ${f.ts}`);
+  lines.push('}', '');
+  return lines.join('\n');
+}
+
 /** `SnowflakeErrorCode`, from core's error table: the codes Node can throw (not the C-only ones). */
 function errorCodes() {
   const codes = tables()
@@ -93,7 +110,7 @@ try {
   );
   if (r.status !== 0) throw new Error(`napi build failed (exit ${r.status})`);
   const header = fs.readFileSync(path.join(__dirname, 'dts-header.d.ts'), 'utf8');
-  fs.writeFileSync(outFile, header + errorCodes() + generatorOptions() + stats() + fs.readFileSync(generated, 'utf8'));
+  fs.writeFileSync(outFile, header + snowflakeError() + errorCodes() + generatorOptions() + stats() + fs.readFileSync(generated, 'utf8'));
 } finally {
   fs.rmSync(tmp, { recursive: true, force: true });
 }

@@ -514,6 +514,91 @@ impl Error {
     }
 }
 
+/// One detail field of the errors ([`Error::details`]): its name in the JS packages' error
+/// objects, its TypeScript type there (a count above 2^53 comes as a decimal string, as
+/// [`Details`]'s implementations write it), and what it holds. The Node package's `index.d.ts`
+/// (bindings-node/scripts/dts.js) and the WASM package's `snowflake.d.ts` (scripts/tables.py)
+/// write their `SnowflakeError` from this table, through `tests/vectors/tables.json`.
+#[derive(Debug, Clone, Copy)]
+pub struct DetailField {
+    pub name: &'static str,
+    pub ts: &'static str,
+    pub doc: &'static str,
+}
+
+const fn detail(name: &'static str, ts: &'static str, doc: &'static str) -> DetailField {
+    DetailField { name, ts, doc }
+}
+
+/// Every detail field [`Error::details`] writes, in the order of the error kinds: the names it
+/// uses are checked against this table when core compiles (`field!`).
+pub const DETAIL_FIELDS: &[DetailField] = &[
+    detail("field", "string", "ERR_SNOWFLAKE_VALUE, ERR_INVALID_ARG_TYPE: the node field or option at fault."),
+    detail("value", "number | string", "ERR_SNOWFLAKE_VALUE: the value given (a decimal string beyond 2^53)."),
+    detail("min", "number | string", "ERR_SNOWFLAKE_VALUE: the smallest value allowed."),
+    detail("max", "number | string", "ERR_SNOWFLAKE_VALUE: the largest value allowed."),
+    detail("option", "string", "ERR_SNOWFLAKE_VALUE: the option at fault."),
+    detail("reason", "string", "ERR_SNOWFLAKE_VALUE: why the option's value is refused."),
+    detail("expected", "string", "ERR_INVALID_ARG_TYPE: what the option or field takes."),
+    detail("got", "string", "ERR_INVALID_ARG_TYPE: what it got."),
+    detail("feature", "string", "ERR_SNOWFLAKE_VALUE: the cargo feature an option needs that this build lacks."),
+    detail("expectedLength", "number", "ERR_SNOWFLAKE_INVALID_ID: the length the encoding's IDs have."),
+    detail("length", "number", "ERR_SNOWFLAKE_INVALID_ID: the length of the string given."),
+    detail("position", "number", "ERR_SNOWFLAKE_INVALID_ID: where the string has a character its encoding lacks."),
+    detail("id", "string", "ERR_SNOWFLAKE_INVALID_ID: the ID, in decimal."),
+    detail("bits", "number", "ERR_SNOWFLAKE_INVALID_ID: the layout's width, which the ID does not fit."),
+    detail(
+        "unixMs",
+        "number | string",
+        "ERR_SNOWFLAKE_TIME_RANGE, ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_VALUE: the instant at fault, in Unix ms.",
+    ),
+    detail("firstUnixMs", "number | string", "ERR_SNOWFLAKE_TIME_RANGE: the first instant of the layout's range, in Unix ms."),
+    detail("lastUnixMs", "number | string", "ERR_SNOWFLAKE_TIME_RANGE: the last instant of the layout's range, in Unix ms."),
+    detail("behindMs", "number", "ERR_SNOWFLAKE_CLOCK_BEHIND: how far the clock is behind the generator, in ms."),
+    detail(
+        "retryAfterMs",
+        "number",
+        "ERR_SNOWFLAKE_CLOCK_BEHIND, ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED, ERR_SNOWFLAKE_LEASE: when a retry can succeed, in ms.",
+    ),
+    detail("aheadMs", "number", "ERR_SNOWFLAKE_VALUE: how far the instant given runs ahead of the clock, in ms."),
+    detail("maxUnixMs", "number | string", "ERR_SNOWFLAKE_VALUE: the latest instant allowed, in Unix ms."),
+    detail("action", "string", "ERR_SNOWFLAKE_IO: what failed (open, map, lock, ...)."),
+    detail("path", "string", "ERR_SNOWFLAKE_IO, ERR_SNOWFLAKE_STATE_FILE: the file."),
+    detail("errno", "number", "ERR_SNOWFLAKE_IO: the operating system's error number."),
+    detail("what", "string", "ERR_SNOWFLAKE_SHARED_MISMATCH: what differs (`layout`, `node`, ...)."),
+    detail(
+        "detail",
+        "string",
+        "ERR_SNOWFLAKE_SHARED_MISMATCH, ERR_SNOWFLAKE_STATE_FILE, ERR_SNOWFLAKE_LEASE: how, in words.",
+    ),
+];
+
+/// `name` when it is a row of [`DETAIL_FIELDS`]; evaluated as a constant (`field!`), so that a
+/// name missing from the table stops the build.
+const fn detail_name(name: &'static str) -> &'static str {
+    let mut i = 0;
+    while i < DETAIL_FIELDS.len() {
+        let (a, b) = (DETAIL_FIELDS[i].name.as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return name;
+            }
+        }
+        i += 1;
+    }
+    panic!("a detail field that is not a row of DETAIL_FIELDS")
+}
+
+macro_rules! field {
+    ($name:literal) => {
+        const { detail_name($name) }
+    };
+}
+
 /// Where an error's detail fields go ([`Error::details`]): the JS bindings' error objects (the
 /// Node addon's, the WASM package's), each field named as those packages name it.
 pub trait Details {
@@ -532,80 +617,82 @@ impl Error {
     /// binding that shows them as fields of its error objects.
     pub fn details(&self, d: &mut dyn Details) {
         match self {
-            Error::UnknownField { name, .. } | Error::NotANodeField { name } => d.str("field", name.as_str()),
+            Error::UnknownField { name, .. } | Error::NotANodeField { name } => {
+                d.str(field!("field"), name.as_str())
+            }
             Error::ValueRange { name, value, min, max } => {
-                d.str("field", name.as_str());
-                d.i128("value", *value);
-                d.u64("min", *min);
-                d.u64("max", *max);
+                d.str(field!("field"), name.as_str());
+                d.i128(field!("value"), *value);
+                d.u64(field!("min"), *min);
+                d.u64(field!("max"), *max);
             }
             Error::BadOption { name, reason } => {
-                d.str("option", name.as_str());
-                d.str("reason", reason);
+                d.str(field!("option"), name.as_str());
+                d.str(field!("reason"), reason);
             }
-            Error::UnknownOption { name, .. } => d.str("option", name.as_str()),
+            Error::UnknownOption { name, .. } => d.str(field!("option"), name.as_str()),
             Error::WrongType { name, expected, got } => {
-                d.str("field", name.as_str());
-                d.str("expected", expected);
-                d.str("got", got.as_str());
+                d.str(field!("field"), name.as_str());
+                d.str(field!("expected"), expected);
+                d.str(field!("got"), got.as_str());
             }
             Error::MissingFeature { option, feature } => {
-                d.str("option", option.as_str());
-                d.str("feature", feature);
+                d.str(field!("option"), option.as_str());
+                d.str(field!("feature"), feature);
             }
             Error::InvalidId(ParseIdError::Length { expected, got }) => {
-                d.u64("expectedLength", u64::from(*expected));
-                d.u64("length", *got as u64);
+                d.u64(field!("expectedLength"), u64::from(*expected));
+                d.u64(field!("length"), *got as u64);
             }
-            Error::InvalidId(ParseIdError::Char { position }) => d.u64("position", *position as u64),
+            Error::InvalidId(ParseIdError::Char { position }) => d.u64(field!("position"), *position as u64),
             Error::IdRange { id, bits } => {
-                d.id("id", *id);
-                d.u64("bits", u64::from(*bits));
+                d.id(field!("id"), *id);
+                d.u64(field!("bits"), u64::from(*bits));
             }
             Error::TimeRange { unix_ms, first_unix_ms, last_unix_ms } => {
-                d.u64("unixMs", *unix_ms);
-                d.u64("firstUnixMs", *first_unix_ms);
-                d.u64("lastUnixMs", *last_unix_ms);
+                d.u64(field!("unixMs"), *unix_ms);
+                d.u64(field!("firstUnixMs"), *first_unix_ms);
+                d.u64(field!("lastUnixMs"), *last_unix_ms);
             }
             Error::ClockBehind { behind_ms, retry_after_ms } => {
-                d.u64("behindMs", *behind_ms);
-                d.u64("retryAfterMs", *retry_after_ms);
+                d.u64(field!("behindMs"), *behind_ms);
+                d.u64(field!("retryAfterMs"), *retry_after_ms);
             }
             Error::BehindState { unix_ms, behind_ms, retry_after_ms, .. } => {
-                d.u64("unixMs", *unix_ms);
-                d.u64("behindMs", *behind_ms);
-                d.u64("retryAfterMs", *retry_after_ms);
+                d.u64(field!("unixMs"), *unix_ms);
+                d.u64(field!("behindMs"), *behind_ms);
+                d.u64(field!("retryAfterMs"), *retry_after_ms);
             }
             Error::AheadOfClock { unix_ms, ahead_ms, max_unix_ms } => {
-                d.u64("unixMs", *unix_ms);
-                d.u64("aheadMs", *ahead_ms);
-                d.u64("maxUnixMs", *max_unix_ms);
+                d.u64(field!("unixMs"), *unix_ms);
+                d.u64(field!("aheadMs"), *ahead_ms);
+                d.u64(field!("maxUnixMs"), *max_unix_ms);
             }
-            Error::Instant { unix_ms } => d.i128("unixMs", *unix_ms),
-            Error::SequenceExhausted { retry_after_ms } => d.u64("retryAfterMs", *retry_after_ms),
+            Error::Instant { unix_ms } => d.i128(field!("unixMs"), *unix_ms),
+            Error::SequenceExhausted { retry_after_ms } => d.u64(field!("retryAfterMs"), *retry_after_ms),
             #[cfg(feature = "std")]
             Error::Io(io) => {
-                d.str("action", io.action);
-                d.str("path", &io.target);
+                d.str(field!("action"), io.action);
+                d.str(field!("path"), &io.target);
                 if let Some(errno) = io.errno() {
-                    d.u64("errno", errno.unsigned_abs().into());
+                    d.u64(field!("errno"), errno.unsigned_abs().into());
                 }
             }
             #[cfg(feature = "std")]
             Error::SharedMismatch { what, detail } => {
-                d.str("what", what);
-                d.str("detail", detail);
+                d.str(field!("what"), what);
+                d.str(field!("detail"), detail);
             }
             #[cfg(feature = "std")]
             Error::StateFile { path, detail } => {
-                d.str("path", &path.to_string_lossy());
-                d.str("detail", detail);
+                d.str(field!("path"), &path.to_string_lossy());
+                d.str(field!("detail"), detail);
             }
             #[cfg(feature = "std")]
             Error::LeaseUnavailable { detail, retry_after_ms } => {
-                d.str("detail", detail);
+                d.str(field!("detail"), detail);
                 if let Some(ms) = retry_after_ms {
-                    d.u64("retryAfterMs", *ms);
+                    d.u64(field!("retryAfterMs"), *ms);
                 }
             }
             _ => {}

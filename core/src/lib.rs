@@ -111,7 +111,9 @@ pub use env::{
 };
 #[cfg(feature = "std")]
 pub use error::IoError;
-pub use error::{Details, Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, KINDS};
+pub use error::{
+    DetailField, Details, Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, DETAIL_FIELDS, KINDS,
+};
 pub use generator::{
     Block, FillError, Generator, Pool, StatSpec, StatType, StatValue, Stats, MAX_IDS_PER_CALL, STATS,
 };

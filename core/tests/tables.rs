@@ -8,7 +8,8 @@
 
 use serde_json::{json, Value};
 use snowflake_core::{
-    OptionType, Spelling, AHEAD_SLACK_MS, CONFLICTS, KINDS, MAX_IDS_PER_CALL, NEEDS, OPTIONS, STATS,
+    OptionType, Spelling, AHEAD_SLACK_MS, CONFLICTS, DETAIL_FIELDS, KINDS, MAX_IDS_PER_CALL, NEEDS, OPTIONS,
+    STATS,
 };
 
 fn tables() -> Value {
@@ -75,11 +76,16 @@ fn tables() -> Value {
             })
         })
         .collect();
+    // The errors' detail fields in the JS packages: their `SnowflakeError` interfaces come from
+    // this section (bindings-node/scripts/dts.js, scripts/tables.py for the WASM package).
+    let details: Vec<Value> =
+        DETAIL_FIELDS.iter().map(|f| json!({ "name": f.name, "ts": f.ts, "doc": f.doc })).collect();
     json!({
         "options": options,
         "conflicts": pairs(CONFLICTS),
         "needs": pairs(NEEDS),
         "errors": errors,
+        "details": details,
         "limits": limits,
         "stats": stats,
     })

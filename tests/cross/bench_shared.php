@@ -12,7 +12,7 @@
  * round beside it: on a loaded machine most rounds include time the process spent preempted,
  * and short rounds let some run whole; the twitter figure takes 15 rounds of 50,000 calls,
  * long enough to show the cap. The last line, `shared_next_id_ns <median> <best>`, is read
- * by tests/cross/run.sh.
+ * by tests/cross/test_cross.py.
  */
 
 declare(strict_types=1);

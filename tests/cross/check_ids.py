@@ -1,4 +1,4 @@
-"""Checks the cross-language shared-state run (tests/cross/run.sh): the ID files of the
+"""Checks the cross-language shared-state run (tests/cross/test_cross.py): the ID files of the
 processes that drew from one shared name.
 
     check_ids.py COUNT T0_MS T1_MS FILE...

@@ -1,4 +1,4 @@
-/* One process of the cross-language shared-state test (tests/cross/run.sh), in C.
+/* One process of the cross-language shared-state test (tests/cross/test_cross.py), in C.
  *
  *   draw draw NAME COUNT OUT DIR   opens the shared generator NAME (twitter, datacenter=3,
  *                                  worker=7), or a plain one (no coordination option) when

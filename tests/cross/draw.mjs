@@ -1,4 +1,4 @@
-// One process of the cross-language shared-state test (tests/cross/run.sh), in Node.
+// One process of the cross-language shared-state test (tests/cross/test_cross.py), in Node.
 //
 //   node draw.mjs draw NAME COUNT OUT DIR   opens the shared generator NAME (twitter,
 //                                           datacenter=3, worker=7), or a plain one (no

@@ -1,6 +1,6 @@
 <?php
 
-// One process of the cross-language shared-state test (tests/cross/run.sh), in PHP (FFI).
+// One process of the cross-language shared-state test (tests/cross/test_cross.py), in PHP (FFI).
 // SNOWFLAKE_LIB points at the library.
 //
 //   php draw.php draw NAME COUNT OUT DIR   opens the shared generator NAME (twitter,

@@ -1,6 +1,6 @@
 <?php
 
-// The PHP-FPM endpoint of tests/cross/run.sh: served by FPM workers that preloaded the
+// The PHP-FPM endpoint of tests/cross/test_cross.py: served by FPM workers that preloaded the
 // package (opcache.preload + ffi.preload, the php.ini lines of docs/php.md), so there is no
 // require here: the classes and the FFI scope must come from preloading.
 //

@@ -11,7 +11,8 @@ Rows: one ID per statement (a round trip each, as an INSERT ... DEFAULT does) fr
 4,096 IDs a millisecond do not wait for the clock (1M of them are 244 ms of ticks). Every row
 runs once per round, in turn, so that the load on a shared machine falls on all alike; each
 figure is the median of the rounds, each ratio the median of the rounds' ratios to nextval().
-The extension must be installed (scripts/suites.sh's pg-extension row, or the .deb).
+The extension must be installed (dist/pg's .deb, as tests/pg/run.sh installs it, or
+`cargo pgrx install`: docs/postgres.md).
 """
 
 from __future__ import annotations

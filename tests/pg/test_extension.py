@@ -11,8 +11,8 @@
   ID the lost primary gave;
 - bad input raises core's typed errors with their SQLSTATEs.
 
-The extension must be installed into the server's PostgreSQL (scripts/suites.sh's
-`pg-extension` row does it with `cargo pgrx install`, CI with the .deb).
+The extension must be installed into the server's PostgreSQL: tests/pg/run.sh (CI's `pg` step)
+installs dist/pg's .deb first; by hand, `cargo pgrx install` (docs/postgres.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Runs every code block of README.md as a new user runs it, and checks the README's promises.
 
 The README is read top to bottom. HTML comments (invisible on the rendered page) tell this test
@@ -51,8 +50,12 @@ option table (the CLI the `try` session built; C through the tarball's library; 
 Node as the sessions installed them); a program linked without an rpath stops with the loader
 error the README quotes; and PHP from a checkout with no SNOWFLAKE_LIB says to set it.
 
-    python3 tests/readme/run.py              # after scripts/dist.sh; ends with "N passed, M failed"
-    python3 tests/readme/run.py --only c,c-system   # these sessions only, and the checks
+Each check is a pytest test, each run of a session one (`test_session[c]`,
+`test_session[php-or1]`); the sessions run in the README's order, and the later checks read the
+projects they left. A test's checks are soft ones (tests/servers/checks.py).
+
+    .venv/bin/python -m pytest tests/readme -q -p no:cacheprovider     # after scripts/dist.sh
+    .venv/bin/python -m pytest tests/readme -q -p no:cacheprovider -k 'c or c-system'
 """
 from __future__ import annotations
 
@@ -70,7 +73,10 @@ import tarfile
 import tempfile
 import threading
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -79,21 +85,21 @@ TABLES = json.loads((ROOT / "tests" / "vectors" / "tables.json").read_text())
 MAX_LINES = 500
 sys.path.insert(0, str(ROOT / "tests" / "servers"))
 
-passed = 0
-failed = 0
+# The running test's soft checks (tests/servers/checks.py), for the helpers below.
+_checks = None
+
+
+@pytest.fixture(autouse=True)
+def _soft_checks(checks) -> Iterator[None]:  # noqa: ANN001
+    global _checks
+    _checks = checks
+    yield
+    _checks = None
 
 
 def check(desc: str, ok: bool, detail: str = "") -> bool:
-    global passed, failed
-    if ok:
-        passed += 1
-        print(f"ok   {desc}", flush=True)
-    else:
-        failed += 1
-        print(f"FAIL {desc}", flush=True)
-        for line in detail.rstrip("\n").splitlines()[-40:]:
-            print(f"     {line}")
-    return ok
+    assert _checks is not None, "check() outside a test"
+    return _checks(ok, desc, detail)
 
 
 # --- reading the README ------------------------------------------------------------------------
@@ -189,7 +195,7 @@ def parse(text: str, page: str = "README.md", docs: bool = False):
                 sql.append(block)
             elif session is None:
                 errors.append(f"{page}:{start}: a ```{block.lang} block outside every session: "
-                              "no rule of tests/readme/run.py runs it")
+                              "no rule of tests/readme/test_readme.py runs it")
             elif block.lang != "sh" and not block.file_name():
                 errors.append(f"{page}:{start}: a ```{block.lang} block is neither `sh` nor a file "
                               "named by its first comment line")
@@ -237,7 +243,7 @@ def npm_registry() -> tuple[http.server.ThreadingHTTPServer, str]:
             elif path in packuments:
                 body, kind = json.dumps(packuments[path]).encode(), "application/json"
             else:
-                self.send_error(404, "not in this registry (tests/readme/run.py serves dist/node only)")
+                self.send_error(404, "not in this registry (tests/readme/test_readme.py serves dist/node only)")
                 return
             self.send_response(200)
             self.send_header("Content-Type", kind)
@@ -347,7 +353,8 @@ def run_session(work: Path, session: Session, run: int, blocks: list[Block], sav
     return r.returncode == 0, r.stdout, project
 
 
-def main() -> None:
+def read_pages():
+    """The README's and docs/'s sessions, sql and rust blocks, and the errors of their rules."""
     text = README.read_text()
     sessions, sql, rust, errors = parse(text)
     # The docs pages' sessions (docs/c.md's install and link steps) run after the README's,
@@ -366,12 +373,25 @@ def main() -> None:
             session.after = by_name.get(session.after_name)
             if session.after is None:
                 errors.append(f"{session.page}:{session.line}: after {session.after_name}: no such session before it")
+    return text, sessions, sql, rust, errors
+
+
+TEXT, SESSIONS, SQL, RUST, ERRORS = read_pages()
+RUNS = [(session, run, blocks) for session in SESSIONS for run, blocks in enumerate(session.runs())]
+
+
+def test_blocks_covered() -> None:
     check("README.md: every code block is covered by a rule of this test (and docs/'s session blocks are runnable)",
-          not errors, "\n".join(errors))
-    count = text.count("\n")
+          not ERRORS, "\n".join(ERRORS))
+
+
+def test_readme_length() -> None:
+    count = TEXT.count("\n")
     check(f"README.md is under {MAX_LINES} lines ({count})", count < MAX_LINES)
 
-    # Links of the README and of docs/: files that exist, anchors that are their headings.
+
+def test_links() -> None:
+    """Links of the README and of docs/: files that exist, anchors that are their headings."""
     def anchors(path: Path) -> set[str]:
         headings = re.findall(r"^#+ (.*)$", re.sub(r"```.*?```", "", path.read_text(), flags=re.S), flags=re.M)
         return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
@@ -388,42 +408,67 @@ def main() -> None:
     check("README.md and docs/*.md: relative links lead to files that exist, #anchors to headings", not bad,
           "\n".join(bad))
 
-    lib = (ROOT / "core" / "src" / "lib.rs").read_text()
-    check(f"README.md's {len(rust)} rust block(s) are core's doctests (core/src/lib.rs includes README.md)",
-          bool(rust) and 'include_str!("../../README.md")' in lib)
 
-    table = text[text.index("<!-- errors:"):text.index("<!-- /errors -->")]
+def test_rust_blocks_are_doctests() -> None:
+    lib = (ROOT / "core" / "src" / "lib.rs").read_text()
+    check(f"README.md's {len(RUST)} rust block(s) are core's doctests (core/src/lib.rs includes README.md)",
+          bool(RUST) and 'include_str!("../../README.md")' in lib)
+
+
+def test_error_table() -> None:
+    table = TEXT[TEXT.index("<!-- errors:"):TEXT.index("<!-- /errors -->")]
     missing = [e["code"] for e in TABLES["errors"] if f"| `{e['code']}` |" not in table]
     check(f"README.md's error table lists every code of core's table ({len(TABLES['errors'])})", not missing,
           "missing: " + ", ".join(missing))
 
+
+class Run:
+    """What the sessions share, in the README's order: the work directory, the npm registry,
+    the files sessions saved and the project each left."""
+
+    def __init__(self, work: Path, registry: str) -> None:
+        self.work, self.registry = work, registry
+        self.saved: dict[str, Path] = {}
+        self.projects: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="module")
+def state() -> Iterator[Run]:
     work = Path(tempfile.mkdtemp(prefix="snowflake-readme."))
     os.chmod(work, 0o755)
     server, registry = npm_registry()
-    saved: dict[str, Path] = {}
-    projects: dict[str, Path] = {}
     try:
-        only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
-        for session in sessions:
-            if only and session.name not in only:
-                continue
-            for run, blocks in enumerate(session.runs()):
-                what = f"session {session.name}" + (f", alternative {run}" if run else "") + \
-                    f" ({session.page}:{session.line}): " + ", ".join(
-                        f"{b.lang}:{b.where()}" for b in blocks)
-                ok, out, project = run_session(work, session, run, blocks, saved, registry)
-                check(what, ok, out)
-                projects[session.name if run == 0 else f"{session.name}-or{run}"] = project
-        for block in sql:
-            check(f"sql block (README.md:{block.line}) in psql against a new PostgreSQL", *run_sql(work, block))
-        soname_check(text, projects)
-        unknown_option_checks(projects)
-        php_without_library_check(projects)
+        yield Run(work, registry)
     finally:
         server.shutdown()
         shutil.rmtree(work, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+
+
+@pytest.mark.parametrize("session,run,blocks", RUNS,
+                         ids=[s.name if run == 0 else f"{s.name}-or{run}" for s, run, _ in RUNS])
+def test_session(session: Session, run: int, blocks: list[Block], state: Run) -> None:
+    what = f"session {session.name}" + (f", alternative {run}" if run else "") + \
+        f" ({session.page}:{session.line}): " + ", ".join(f"{b.lang}:{b.where()}" for b in blocks)
+    ok, out, project = run_session(state.work, session, run, blocks, state.saved, state.registry)
+    check(what, ok, out)
+    state.projects[session.name if run == 0 else f"{session.name}-or{run}"] = project
+
+
+@pytest.mark.parametrize("block", SQL, ids=[f"{b.page}:{b.line}" for b in SQL])
+def test_sql(block: Block, state: Run) -> None:
+    check(f"sql block (README.md:{block.line}) in psql against a new PostgreSQL", *run_sql(state.work, block))
+
+
+def test_missing_rpath(state: Run) -> None:
+    soname_check(TEXT, state.projects)
+
+
+def test_unknown_option(state: Run) -> None:
+    unknown_option_checks(state.projects)
+
+
+def test_php_without_library(state: Run) -> None:
+    php_without_library_check(state.projects)
 
 
 def run_sql(work: Path, block: Block) -> tuple[bool, str]:
@@ -531,6 +576,3 @@ def c_unknown_option(lib: Path, lists_all) -> None:
     check("C: options \"nope=1\" is SNOWFLAKE_STATUS_VALUE and snowflake_last_error() lists every option of "
           "core's table", st_layout == 0 and status == 4 and lists_all(message), f"status {status}: {message}")
 
-
-if __name__ == "__main__":
-    main()

@@ -15,7 +15,8 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 # the .debs (tests/dist).
 # The PHP adapters' tests (tests/php/orm): Eloquent and Doctrine as Debian packages them, with
 # PDO for SQLite and PostgreSQL. phpunit: the PHP tests' runner (tests/php/phpunit.xml).
-# nftables and iproute2: tests/faults makes hosts of network namespaces and cuts them off.
+# nftables, iproute2 and procps (sysctl): tests/faults makes hosts of network namespaces and
+# cuts them off; faketime (libfaketime) gives them their clocks.
 # binaryen (wasm-opt) shrinks @libsnowflake/wasm's module (scripts/dist.sh); chromium runs its
 # vectors headless in a browser (tests/dist/wasm).
 # postgresql-server-dev-15 (the server's headers and pg_config) and libclang-dev/clang (pgrx's
@@ -25,7 +26,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 APT_PACKAGES=(php8.2-cli php8.2-fpm libfcgi-bin redis-server redis-sentinel postgresql openssl
   cmake pkg-config valgrind faketime libcjson-dev composer php8.2-zip binutils lintian
   php-illuminate-database php-illuminate-events php-doctrine-orm php-doctrine-dbal php8.2-sqlite3 php8.2-pgsql
-  mariadb-server-core mariadb-client-core binaryen chromium phpunit nftables iproute2
+  mariadb-server-core mariadb-client-core binaryen chromium phpunit nftables iproute2 procps
   golang-go openjdk-17-jdk-headless php8.2-curl wrk
   postgresql-server-dev-15 libclang-dev clang)
 missing=()

@@ -19,7 +19,7 @@ rust-build|check|-|-|Rust build: the tests of core (std, no_std, each feature al
 rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the tests of core (std and no_std) and the CLI, run
 python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in .venv, pytest (bindings-python/run-tests.sh)
 arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter, pytest)
-dist-tests|check together|dist/|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them (tests/dist/run.sh)
+dist-tests|check together|dist/, wheel (tests/serve's clients)|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them, snowflake serve from the tarball's and the .deb's CLI among them (tests/dist/run.sh)
 fleet|check together flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet, pytest)
 pg|check together|dist/pg, wheel|servers of serve.py; the package installed system-wide, one dpkg at a time|PostgreSQL extension (issue 42): dist/pg'"'"'s postgresql-15-snowflake .deb checked (dpkg-deb, lintian), installed with dpkg -i onto Debian'"'"'s postgresql-15, tests/pg against servers preloading it: the vectors, 8 sessions, rollbacks, kill -9, a promoted standby, bad input (tests/pg/run.sh)
 cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM (tests/cross, pytest)
@@ -27,7 +27,7 @@ servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|s
 c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
 node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
 php|check together flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
-serve|check together flaky|release CLI (with full) and library, wheel|its own SNOWFLAKE_SHM_DIR per test; ports the kernel picks; certificates and PHP-FPM of serve.py|snowflake serve (tests/serve): real clients (curl, Python urllib, Node fetch, Go net/http, Java java.net.http, PHP curl: docs/serve.md'"'"'s), bad input, tokens, TLS, SIGTERM, kill -9 and restart, services beside Python processes and PHP-FPM on one identity
+serve|flaky|release CLI (with full) and library, wheel|its own SNOWFLAKE_SHM_DIR per test; ports the kernel picks; certificates and PHP-FPM of serve.py|snowflake serve (tests/serve): real clients (curl, Python urllib, Node fetch, Go net/http, Java java.net.http, PHP curl: docs/serve.md'"'"'s), bad input, tokens, TLS, SIGTERM, kill -9 and restart, services beside Python processes and PHP-FPM on one identity (CI runs it in dist-tests, against the packaged CLIs)
 faults|flaky|release library, addon, wheel|network namespaces and nftables tables named by its pid; servers of serve.py|Leases under faults (issue 38): hosts as network namespaces with their own clocks, holders in Python, Node, PHP and C; Redis (snapshot, AOF, none), Sentinel, a Cluster, PostgreSQL with a standby, MariaDB with a replica; partitions, pauses, crashes, data loss, clock steps, skew, failovers, churn: 0 repeats, typed refusals, availability (tests/faults/run.py; a soak: scripts/faults.sh)
 core-redis|flaky|cargo tests|servers of serve.py|Rust: Redis leases and the Redis script against real servers (part of rust)
 core-fleet|flaky|cargo tests|a server of its own per scenario|Rust: leases in PostgreSQL, MariaDB and a Redis Cluster; a Redis snapshot restart, skew with a data loss (part of rust)
@@ -258,7 +258,8 @@ suite_arbiter() {
 suite_fleet() { .venv/bin/python -m pytest tests/fleet -q -p no:cacheprovider; }
 
 suite_serve() {
-  # The CLI the build step made (--features snowflake-cli/full): nothing is built here.
+  # The CLI flaky.sh built (--features snowflake-cli/full). CI runs this suite in the
+  # dist-tests step instead, against the tarball's and the .deb's CLI (tests/dist/run.sh).
   SNOWFLAKE_BIN=$PWD/target/release/snowflake .venv/bin/python -m pytest tests/serve -q -p no:cacheprovider
 }
 

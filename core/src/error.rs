@@ -521,8 +521,11 @@ impl Error {
 /// write their `SnowflakeError` from this table, through `tests/vectors/tables.json`.
 #[derive(Debug, Clone, Copy)]
 pub struct DetailField {
+    /// The field's name on the JS packages' error objects (camelCase).
     pub name: &'static str,
+    /// Its TypeScript type there.
     pub ts: &'static str,
+    /// Which error codes carry it, and what it holds (the `.d.ts` doc comment).
     pub doc: &'static str,
 }
 
@@ -780,6 +783,10 @@ pub struct KindInfo {
     pub code: &'static str,
     /// The C `SnowflakeStatus` number (never reused).
     pub status: u32,
+    /// The HTTP status `snowflake serve` answers it with: 400 for the caller's input, 503 for a
+    /// refusal that a retry overcomes (the clock, the sequence, the lease, a lock held too
+    /// long), 500 for anything else. docs/serve.md's table is written from it.
+    pub http_status: u16,
     /// The C enumerator's suffix (`SNOWFLAKE_STATUS_` + this).
     pub c_name: &'static str,
     /// Static English text for `snowflake_status_str`.
@@ -804,11 +811,12 @@ pub struct KindInfo {
 }
 
 macro_rules! kind {
-    ($kind:ident, $code:literal, $status:literal, $c:literal, $text:literal, $py:literal, $pyb:literal, $php:literal, $phpp:literal, $node:literal, $node_code:expr, $doc:literal) => {
+    ($kind:ident, $code:literal, $status:literal, $http:literal, $c:literal, $text:literal, $py:literal, $pyb:literal, $php:literal, $phpp:literal, $node:literal, $node_code:expr, $doc:literal) => {
         KindInfo {
             kind: ErrorKind::$kind,
             code: $code,
             status: $status,
+            http_status: $http,
             c_name: $c,
             text: $text,
             c_strings: (concat!($code, "\0"), concat!($text, "\0")),
@@ -826,57 +834,69 @@ macro_rules! kind {
 /// The error table, by C status number (0 is success, which is no error).
 #[rustfmt::skip]
 pub const KINDS: &[KindInfo] = &[
-    kind!(NullArgument, "ERR_SNOWFLAKE_NULL_ARGUMENT", 1, "NULL_ARGUMENT", "a pointer argument is NULL",
+    kind!(NullArgument, "ERR_SNOWFLAKE_NULL_ARGUMENT", 1, 500, "NULL_ARGUMENT", "a pointer argument is NULL",
         "SnowflakeError", "", "InternalException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_NULL_ARGUMENT",
         "(C) a pointer argument that must not be NULL was NULL"),
-    kind!(InvalidUtf8, "ERR_SNOWFLAKE_INVALID_UTF8", 2, "INVALID_UTF8", "a string argument is not valid UTF-8",
+    kind!(InvalidUtf8, "ERR_SNOWFLAKE_INVALID_UTF8", 2, 400, "INVALID_UTF8", "a string argument is not valid UTF-8",
         "ValueRangeError", "ValueError", "ValueException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_INVALID_UTF8",
         "(C) a string argument is not valid UTF-8"),
-    kind!(Layout, "ERR_SNOWFLAKE_LAYOUT", 3, "LAYOUT", "invalid layout",
+    kind!(Layout, "ERR_SNOWFLAKE_LAYOUT", 3, 400, "LAYOUT", "invalid layout",
         "LayoutError", "ValueError", "LayoutException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_LAYOUT",
         "an invalid layout spec; the message names the problem"),
-    kind!(Value, "ERR_SNOWFLAKE_VALUE", 4, "VALUE", "invalid value, option or argument",
+    kind!(Value, "ERR_SNOWFLAKE_VALUE", 4, 400, "VALUE", "invalid value, option or argument",
         "ValueRangeError", "ValueError", "ValueException", "SnowflakeException", "RangeError", "ERR_SNOWFLAKE_VALUE",
         "a node value, option or argument out of range, unknown, or malformed"),
-    kind!(InvalidId, "ERR_SNOWFLAKE_INVALID_ID", 5, "INVALID_ID", "invalid ID",
+    kind!(InvalidId, "ERR_SNOWFLAKE_INVALID_ID", 5, 400, "INVALID_ID", "invalid ID",
         "InvalidIdError", "ValueError", "InvalidIdException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_INVALID_ID",
         "a malformed encoded ID, or an ID with bits above the layout's width"),
-    kind!(TimeRange, "ERR_SNOWFLAKE_TIME_RANGE", 6, "TIME_RANGE", "time outside the layout's range",
+    kind!(TimeRange, "ERR_SNOWFLAKE_TIME_RANGE", 6, 400, "TIME_RANGE", "time outside the layout's range",
         "TimeRangeError", "", "TimeRangeException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_TIME_RANGE",
         "an instant before the layout's epoch or past its last instant"),
-    kind!(ClockBehind, "ERR_SNOWFLAKE_CLOCK_BEHIND", 7, "CLOCK_BEHIND", "the clock is behind the generator",
+    kind!(ClockBehind, "ERR_SNOWFLAKE_CLOCK_BEHIND", 7, 503, "CLOCK_BEHIND", "the clock is behind the generator",
         "ClockBehindError", "", "ClockBehindException", "ClockException", "Error", "ERR_SNOWFLAKE_CLOCK_BEHIND",
         "the clock is behind the generator by more than max_drift_ms for longer than max_wait_ms; retry after retry_after_ms"),
-    kind!(SequenceExhausted, "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED", 8, "SEQUENCE_EXHAUSTED", "the sequence of the current tick is exhausted",
+    kind!(SequenceExhausted, "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED", 8, 503, "SEQUENCE_EXHAUSTED", "the sequence of the current tick is exhausted",
         "SequenceExhaustedError", "", "SequenceExhaustedException", "ClockException", "Error", "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED",
         "the tick's sequence numbers are used up and waiting would exceed max_wait_ms; retry after retry_after_ms"),
-    kind!(Forked, "ERR_SNOWFLAKE_FORKED", 9, "FORKED", "the generator was inherited through fork()",
+    kind!(Forked, "ERR_SNOWFLAKE_FORKED", 9, 500, "FORKED", "the generator was inherited through fork()",
         "ForkedProcessError", "", "ForkedException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_FORKED",
         "a generator inherited through fork(), or one made in a child with its parent's node values"),
-    kind!(BufferTooSmall, "ERR_SNOWFLAKE_BUFFER_TOO_SMALL", 10, "BUFFER_TOO_SMALL", "the output buffer is too small",
+    kind!(BufferTooSmall, "ERR_SNOWFLAKE_BUFFER_TOO_SMALL", 10, 500, "BUFFER_TOO_SMALL", "the output buffer is too small",
         "SnowflakeError", "", "InternalException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_BUFFER_TOO_SMALL",
         "(C) an output buffer is too small; nothing was written"),
-    kind!(Panic, "ERR_SNOWFLAKE_PANIC", 11, "PANIC", "internal error (a panic was caught)",
+    kind!(Panic, "ERR_SNOWFLAKE_PANIC", 11, 500, "PANIC", "internal error (a panic was caught)",
         "SnowflakeError", "", "InternalException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_PANIC",
         "(C) a bug inside the library, caught before it could unwind into the caller"),
-    kind!(SharedMismatch, "ERR_SNOWFLAKE_SHARED_MISMATCH", 12, "SHARED_MISMATCH", "another generator of the host's state disagrees",
+    kind!(SharedMismatch, "ERR_SNOWFLAKE_SHARED_MISMATCH", 12, 500, "SHARED_MISMATCH", "another generator of the host's state disagrees",
         "SharedMismatchError", "ValueError", "SharedMismatchException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_SHARED_MISMATCH",
         "another generator of the host's state of these layout and node values disagrees on a policy, state file or lease, or (in this process) keeps a state of its own or leases them; or the state is not this user's, or was removed while in use"),
-    kind!(Lease, "ERR_SNOWFLAKE_LEASE", 13, "LEASE", "no worker id could be leased, or the lease lapsed",
+    kind!(Lease, "ERR_SNOWFLAKE_LEASE", 13, 503, "LEASE", "no worker id could be leased, or the lease lapsed",
         "LeaseError", "", "LeaseException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_LEASE",
         "no worker value could be leased, or the lease lapsed and the generator stopped issuing"),
-    kind!(StateFile, "ERR_SNOWFLAKE_STATE_FILE", 14, "STATE_FILE", "the state file is corrupt or another generator's",
+    kind!(StateFile, "ERR_SNOWFLAKE_STATE_FILE", 14, 500, "STATE_FILE", "the state file is corrupt or another generator's",
         "StateFileError", "", "StateFileException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_STATE_FILE",
         "a state file is corrupt, belongs to another layout or node, or is in use by another process"),
-    kind!(Io, "ERR_SNOWFLAKE_IO", 15, "IO", "a file, lock, map or network operation failed",
+    kind!(Io, "ERR_SNOWFLAKE_IO", 15, 500, "IO", "a file, lock, map or network operation failed",
         "SnowflakeOSError", "OSError", "IoException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_IO",
         "a file, lock, map or network operation failed; the message names the path and the OS error"),
-    kind!(Type, "ERR_SNOWFLAKE_TYPE", 16, "TYPE", "a value of the wrong type",
+    kind!(Type, "ERR_SNOWFLAKE_TYPE", 16, 400, "TYPE", "a value of the wrong type",
         "SnowflakeTypeError", "TypeError", "TypeException", "\\TypeError", "TypeError", "ERR_INVALID_ARG_TYPE",
         "an option, node value or ID of the wrong type (a string for a number, a fraction, a boolean)"),
-    kind!(Busy, "ERR_SNOWFLAKE_BUSY", 17, "BUSY", "a lock was held by another process too long",
+    kind!(Busy, "ERR_SNOWFLAKE_BUSY", 17, 503, "BUSY", "a lock was held by another process too long",
         "BusyError", "", "BusyException", "SnowflakeException", "Error", "ERR_SNOWFLAKE_BUSY",
         "another process held a lock of the host's record, a state file or a host lease longer than max_wait_ms allows (a stopped process); the message names it; retry"),
+];
+
+/// The refusals only `snowflake serve` makes, beside the library's [`KINDS`]: (stable code,
+/// HTTP status, what it means). HTTP has them and no library call does; their codes are
+/// kept here, beside the library's, so that none is ever a library kind's too.
+pub const HTTP_KINDS: &[(&str, u16, &str)] = &[
+    ("ERR_SNOWFLAKE_UNAUTHORIZED", 401, "no bearer token, or a wrong one"),
+    ("ERR_SNOWFLAKE_NOT_FOUND", 404, "no such path"),
+    ("ERR_SNOWFLAKE_METHOD", 405, "a method the path does not take"),
+    ("ERR_SNOWFLAKE_TIMEOUT", 408, "the request's headers or body did not arrive within request_timeout_ms"),
+    ("ERR_SNOWFLAKE_TOO_LARGE", 413, "a request body over max_body_bytes"),
+    ("ERR_SNOWFLAKE_UNAVAILABLE", 503, "a connection past max_connections"),
 ];
 
 impl ErrorKind {

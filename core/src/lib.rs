@@ -112,7 +112,8 @@ pub use env::{
 #[cfg(feature = "std")]
 pub use error::IoError;
 pub use error::{
-    DetailField, Details, Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, DETAIL_FIELDS, KINDS,
+    DetailField, Details, Error, ErrorKind, KindInfo, LayoutError, ParseIdError, Result, DETAIL_FIELDS,
+    HTTP_KINDS, KINDS,
 };
 pub use generator::{
     Block, FillError, Generator, Pool, StatSpec, StatType, StatValue, Stats, MAX_IDS_PER_CALL, STATS,

@@ -544,6 +544,68 @@ fn a_cluster_failover_while_four_processes_issue_repeats_nothing() {
     assert_unique(&all);
 }
 
+/// The primary that serves the layout's slot stopped (SIGSTOP) and left stopped: every call
+/// returns within `max_wait_ms`, refused with a lease error, for as long as it stays stopped;
+/// once it resumes, IDs again, none repeated. (The crate's cluster client retried each
+/// command on its stopped node and waited out the cluster's own failover detection: calls
+/// returned after 5 s, past the 3 s the options allow; now one store timeout, a fifth of the
+/// TTL, per attempt, and one attempt per call.)
+#[test]
+fn a_stopped_cluster_primary_refuses_calls_instead_of_blocking_them() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let mut engine = Engine::start(Kind::Cluster);
+    let url = engine.url();
+    let layout = Layout::parse(LAYOUT).unwrap();
+    let g = Arc::new(open_patiently(&layout, &url, OPTIONS));
+    let mut all: Vec<u64> = (0..1000).map(|_| next_id_patiently(&g)).collect();
+    let target = engine.freeze(&layout);
+    // The calls run on a thread of their own: this one counts their refusals, and resumes the
+    // primary whatever they do.
+    let (refusals, stop) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicBool::new(false)));
+    let errors = Arc::new(Mutex::new(Vec::<(Duration, String)>::new()));
+    let caller = {
+        let (g, refusals, stop, errors) = (g.clone(), refusals.clone(), stop.clone(), errors.clone());
+        std::thread::spawn(move || {
+            let mut ids = vec![];
+            while !stop.load(Ordering::SeqCst) {
+                let called = Instant::now();
+                match g.next_id() {
+                    Ok(id) => ids.push(id),
+                    Err(e) => {
+                        errors.lock().unwrap().push((called.elapsed(), format!("{:?}: {e}", e.kind())));
+                        refusals.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+            }
+            ids
+        })
+    };
+    let start = Instant::now();
+    while refusals.load(Ordering::SeqCst) < 5 && start.elapsed() < MINUTES {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let refused = refusals.load(Ordering::SeqCst);
+    engine.servers.command(&format!("thaw {target}"));
+    stop.store(true, Ordering::SeqCst);
+    all.extend(caller.join().unwrap());
+    let errors = errors.lock().unwrap().clone();
+    assert!(
+        refused >= 5,
+        "{refused} calls refused while the primary was stopped, then none returned: {errors:?}"
+    );
+    assert!(errors.iter().all(|(_, e)| e.starts_with("Lease")), "{errors:?}");
+    // The bound the options promise a caller (OPTIONS' max_wait_ms), with the store's
+    // timeout at a fifth of the TTL well inside it: the measure of the defect, not a guess.
+    let max_wait = Duration::from_millis(3000);
+    assert!(
+        errors.iter().all(|(took, _)| *took < max_wait),
+        "a refusal came later than max_wait_ms: {errors:?}"
+    );
+    all.extend((0..1000).map(|_| next_id_patiently(&g)));
+    assert_unique(&all);
+}
+
 // --- addresses and secrets -----------------------------------------------------------------
 
 /// A wrong password is refused naming the server, never the password; the password file works.

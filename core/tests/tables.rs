@@ -8,8 +8,8 @@
 
 use serde_json::{json, Value};
 use snowflake_core::{
-    OptionType, Spelling, AHEAD_SLACK_MS, CONFLICTS, DETAIL_FIELDS, KINDS, MAX_IDS_PER_CALL, NEEDS, OPTIONS,
-    STATS,
+    OptionType, Spelling, AHEAD_SLACK_MS, CONFLICTS, DETAIL_FIELDS, HTTP_KINDS, KINDS, MAX_IDS_PER_CALL,
+    NEEDS, OPTIONS, STATS,
 };
 
 fn tables() -> Value {
@@ -46,6 +46,7 @@ fn tables() -> Value {
                 "kind": format!("{:?}", k.kind),
                 "code": k.code,
                 "status": k.status,
+                "http_status": k.http_status,
                 "c_name": k.c_name,
                 "text": k.text,
                 "python": k.python,
@@ -57,6 +58,12 @@ fn tables() -> Value {
                 "doc": k.doc,
             })
         })
+        .collect();
+    // The refusals only `snowflake serve` makes: docs/serve.md's table lists them after the
+    // library's kinds.
+    let http_errors: Vec<Value> = HTTP_KINDS
+        .iter()
+        .map(|(code, status, doc)| json!({ "code": code, "http_status": status, "doc": doc }))
         .collect();
     // The numbers that front ends check an argument against before calling core (PHP sizes a
     // buffer by the count), checked against this table by their tests.
@@ -85,6 +92,7 @@ fn tables() -> Value {
         "conflicts": pairs(CONFLICTS),
         "needs": pairs(NEEDS),
         "errors": errors,
+        "http_errors": http_errors,
         "details": details,
         "limits": limits,
         "stats": stats,
@@ -127,5 +135,18 @@ fn every_kind_has_one_row_and_statuses_are_unique() {
         );
         assert_eq!(k.kind.info(), k);
         assert!(k.code.starts_with("ERR_SNOWFLAKE_"), "{}", k.code);
+    }
+}
+
+#[test]
+fn every_kind_has_an_http_status_and_http_codes_are_their_own() {
+    for k in KINDS {
+        assert!(matches!(k.http_status, 400 | 500 | 503), "{}: {}", k.code, k.http_status);
+    }
+    for (code, status, _) in HTTP_KINDS {
+        assert!(code.starts_with("ERR_SNOWFLAKE_"), "{code}");
+        assert!(KINDS.iter().all(|k| k.code != *code), "{code} is a library kind's code too");
+        assert_eq!(HTTP_KINDS.iter().filter(|h| h.0 == *code).count(), 1, "{code} twice");
+        assert!((400..600).contains(status), "{code}: {status}");
     }
 }

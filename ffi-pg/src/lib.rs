@@ -4,9 +4,11 @@
 //! schema `snowflake`, functions over any layout text or preset (`next_id`, `next_ids`,
 //! `next_ids_array`, `next_id_at`, `decode`, `min_id`, `max_id`, `to_uuid`, `from_uuid`), and
 //! `snowflake.install(layout, prefix)`, which writes the surface of `snowflake sql` over them
-//! (`PREFIX_next_id(<node values>, max_drift_ms, max_wait_ms)`, ...). Every preset is installed
-//! so in a schema of its own (`snowflake_twitter.snowflake_next_id(datacenter, worker)`), so
-//! moving from the PL/pgSQL functions is a `search_path` change.
+//! (`PREFIX_next_id(<node values>, max_drift_ms, max_wait_ms)`, ...). Every preset that fits a
+//! `bigint` (63 bits or fewer: twitter, sonyflake, baidu and js53; the 64-bit ones are refused,
+//! as by `snowflake sql`) is installed so in a schema of its own
+//! (`snowflake_twitter.snowflake_next_id(datacenter, worker)`), so moving from the PL/pgSQL
+//! functions is a `search_path` change.
 //!
 //! # What it guarantees
 //!
@@ -574,8 +576,9 @@ LANGUAGE plpgsql VOLATILE AS $fn$ BEGIN EXECUTE snowflake.install_sql(layout, pr
 CREATE SCHEMA snowflake_twitter;
 CREATE SCHEMA snowflake_sonyflake;
 CREATE SCHEMA snowflake_baidu;
+CREATE SCHEMA snowflake_js53;
 SELECT snowflake.install(p, 'snowflake_' || p || '.snowflake')
-  FROM unnest(ARRAY['twitter', 'sonyflake', 'baidu']) AS p;
+  FROM unnest(ARRAY['twitter', 'sonyflake', 'baidu', 'js53']) AS p;
 "#,
     name = "presets",
     requires = [install_sql]

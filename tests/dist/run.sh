@@ -21,7 +21,8 @@
 #             repository (dist/php/); the PHP CLI, and a real PHP-FPM preloading it with the
 #             php.ini lines of docs/php.md, use the bundled library with no SNOWFLAKE_LIB;
 #   C, C++    the tarball unpacked somewhere new: tests/c/test_api.c through pkg-config, the
-#             static library, tests/cpp through the CMake package, bin/snowflake, API.md; the
+#             static library, tests/cpp through the CMake package, bin/snowflake (tests/serve
+#             whole against its `snowflake serve`, a short part against the .deb's), API.md; the
 #             minimal static library (no leases) and the size of a static program against it;
 #             the three .debs (runtime, -dev, -tools) checked with dpkg-deb and lintian,
 #             installed into a scratch root, built against, removed.
@@ -229,6 +230,9 @@ debs() {
       no_rust "$DEB_ROOT/usr/bin/snowflake" --help | grep -q '^Usage: snowflake <COMMAND>'
   }
   check "installed: example.c through pkg-config, hello_minimal.c through snowflake-minimal, the CMake example, /usr/bin/snowflake --help" deb_is_usable
+  check "snowflake serve from the .deb's /usr/bin/snowflake: IDs, decode, layout, readyz, metrics (tests/serve's clients test), TLS, SIGTERM" \
+    serve_tests "$DEB_ROOT/usr/bin/snowflake" -k "test_clients_curl_python_node or test_tls or test_sigterm_drains"
+  serve_summary
   deb_removes() {
     dpkg --root="$DEB_ROOT" --force-not-root --force-script-chrootless -r libsnowflake-tools libsnowflake-dev "$runtime" &&
       test -z "$(find "$DEB_ROOT/usr" -type f -o -type l 2>/dev/null)"
@@ -636,6 +640,24 @@ cli_next() {
     test "$(sort -n -u "$WORK/cli-ids" | wc -l)" = 1000 && sort -n -c "$WORK/cli-ids"
 }
 check "bin/snowflake next -n 1000: 1000 increasing IDs" cli_next
+# Issue 41's "done when": snowflake serve from the packaged CLIs, with no Rust on the PATH.
+# tests/serve (pytest) whole against the tarball's bin/snowflake here, and its short part (IDs,
+# decode, layout, readyz, metrics, TLS, SIGTERM) against the .deb's /usr/bin/snowflake in debs
+# below. Beside the service: .venv's Python binding (dist/python's wheel, installed by the build
+# step) and, for PHP-FPM, the tarball's library. TMPDIR open to all: FPM's workers (nobody when
+# we are root) reach the host's record the test makes there.
+SERVE_TMP=$WORK/serve-tmp
+serve_tests() { # <the CLI> [pytest's arguments...]
+  local cli=$1
+  shift
+  mkdir -p -m 755 "$SERVE_TMP" && rust_is_gone &&
+    no_rust env SNOWFLAKE_BIN="$cli" SNOWFLAKE_LIB="$C_PREFIX/lib/libsnowflake.so" TMPDIR="$SERVE_TMP" \
+      "$ROOT/.venv/bin/python" -m pytest "$ROOT/tests/serve" -q -p no:cacheprovider "$@"
+}
+serve_summary() { grep -E '[0-9]+ (passed|failed)' "$WORK/log" | tail -n 1 | sed 's/^=* */     /; s/ =*$//'; }
+check "snowflake serve from the tarball's bin/snowflake: tests/serve whole (real clients in six languages, bad input, 408s and 503s, tokens, TLS, SIGTERM, kill -9, leases, PHP-FPM)" \
+  serve_tests "$C_PREFIX/bin/snowflake"
+serve_summary
 minimal_c
 
 debs

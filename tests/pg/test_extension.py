@@ -141,10 +141,11 @@ def test_traces_are_bit_identical_to_the_library_and_snowflake_sql(pg: Servers) 
 
 def test_bounds_decoding_and_uuids_are_cores(pg: Servers) -> None:
     with connect(pg) as conn:
-        for name in ("twitter", "sonyflake", "baidu",
+        for name in ("twitter", "sonyflake", "baidu", "js53",
                      "time:40,shard:12,sequence:11;epoch=2020-01-01T00:00:00Z;tick=2ms"):
             layout = sf.Layout(name)
-            at_ms = 1_700_000_123_456
+            # An instant inside every layout's range (baidu's ends in 2024, js53's starts in 2026).
+            at_ms = max(1_700_000_123_456, layout.epoch_ms + 1_000_123_456)
             lo = one(conn, "SELECT snowflake.min_id(%s, to_timestamp(%s / 1000.0))", [name, at_ms])
             hi = one(conn, "SELECT snowflake.max_id(%s, to_timestamp(%s / 1000.0))", [name, at_ms])
             assert (lo, hi) == (layout.min_id(at_ms), layout.max_id(at_ms)), name
@@ -162,6 +163,11 @@ def test_bounds_decoding_and_uuids_are_cores(pg: Servers) -> None:
         assert conn.execute("SELECT datacenter, worker FROM snowflake_decode(%s)", [id_]).fetchone() == (1, 3)
         assert one(conn, "SELECT snowflake_min_id(now() - interval '1 hour')") < id_
         assert one(conn, "SELECT snowflake_max_id(now() + interval '1 hour')") > id_
+        # js53: IDs that a JavaScript number holds exactly, the same as the library's.
+        conn.execute("SET search_path = snowflake_js53, public")
+        id_ = one(conn, "SELECT snowflake_next_id(9)")
+        assert 0 < id_ < 2**53 and sf.Layout("js53").decode(id_).fields == {"worker": 9}
+        assert conn.execute("SELECT worker FROM snowflake_decode(%s)", [id_]).fetchone() == (9,)
 
 
 # --- never a repeat ------------------------------------------------------------------------

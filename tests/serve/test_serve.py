@@ -4,8 +4,11 @@ service; bad input of every kind (each a typed JSON error, and the service goes 
 kill -9 mid-batch and a restart; the service beside other processes of its identity.
 
 The CLI is $SNOWFLAKE_BIN, else target/release/snowflake (built with
-`--features snowflake-cli/full`: scripts/check.sh's earlier steps build it). Every wait is for
-a state (the service's ready line, a client's output, a process's exit), never for a time.
+`--features snowflake-cli/full`); the C library PHP-FPM loads is $SNOWFLAKE_LIB, else
+target/release/libsnowflake.so. tests/dist/run.sh runs this file against the packaged CLIs (the
+tarball's bin/snowflake whole, the .deb's in part) with no Rust on the PATH: nothing here
+builds or needs Rust. Every wait is for a state (the service's ready line, an answer, a close,
+a process's exit), never for a time.
 Run: `.venv/bin/python -m pytest tests/serve -q`."""
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -48,10 +53,10 @@ def shm(tmp_path: Path) -> Path:
 class Service:
     """`snowflake serve` on a port the kernel picks, ready once it printed its JSON line."""
 
-    def __init__(self, shm: Path, *args: str, env: dict[str, str] | None = None, node: str = NODE, prefix: list[str] | None = None):
+    def __init__(self, shm: Path, *args: str, env: dict[str, str] | None = None, node: str | None = NODE, prefix: list[str] | None = None):
         base = {k: v for k, v in os.environ.items() if not k.startswith("SNOWFLAKE_SERVE_")}
         self.env = dict(base, SNOWFLAKE_SHM_DIR=str(shm), **(env or {}))
-        cmd = [*(prefix or []), BIN, "serve", "--listen", "127.0.0.1:0", "--node", node, *args]
+        cmd = [*(prefix or []), BIN, "serve", "--listen", "127.0.0.1:0", *(["--node", node] if node else []), *args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.env, text=True)
         line = self._readline()
         if not line:
@@ -105,6 +110,17 @@ def run(cmd: list[str], **kw) -> str:
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=DEADLINE_S, **kw)
     assert p.returncode == 0, f"{cmd[0]} exited {p.returncode}: {p.stderr}{p.stdout}"
     return p.stdout
+
+
+def attempts():
+    """Counts the tries of a state the test waits for (a slot freed, a lease lapsed or back),
+    until DEADLINE_S: a bound on a hang, not a measure."""
+    end = time.monotonic() + DEADLINE_S
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+        yield n
+    raise AssertionError(f"the awaited state did not come in {DEADLINE_S} s ({n} tries)")
 
 
 def check_ours(ids: list[int]) -> None:
@@ -217,14 +233,6 @@ def test_bad_input_gets_typed_errors_and_the_service_goes_on(shm: Path) -> None:
             answer = recv_all(sock)
             assert answer.startswith(b"HTTP/1.1 408"), answer
             assert b"ERR_SNOWFLAKE_TIMEOUT" in answer
-        # Slowloris: headers that never end hold their connection only until the timeout
-        # (then it is closed: there is no request yet to answer), and the service answers
-        # others meanwhile.
-        with socket.create_connection((s.host, s.port), timeout=DEADLINE_S) as sock:
-            sock.sendall(b"GET /v1/ids HTTP/1.1\r\nHost: x\r\nX-Slow: ")
-            assert len(s.ids(3)) == 3
-            sock.sendall(b"a")
-            assert recv_all(sock) == b""
         # A client that disconnects mid-batch (the largest batch, closed once it is asked).
         for _ in range(5):
             with socket.create_connection((s.host, s.port), timeout=DEADLINE_S) as sock:
@@ -239,6 +247,179 @@ def test_bad_input_gets_typed_errors_and_the_service_goes_on(shm: Path) -> None:
         assert s.get("/healthz")[0] == 200
         code, err = s.stop()
         assert code == 0, err
+
+
+def test_slowloris_gets_a_408_and_others_are_served(shm: Path) -> None:
+    """Headers sent a byte at a time never finish: at --request-timeout-ms the client gets a
+    408 with ERR_SNOWFLAKE_TIMEOUT and the connection is closed, while other clients are
+    answered meanwhile (one request per byte sent) and after. An idle keep-alive connection
+    is closed at the same time without an unsolicited answer."""
+    with Service(shm, "--request-timeout-ms", "1000") as s:
+        idle = http.client.HTTPConnection(s.host, s.port, timeout=DEADLINE_S)
+        idle.request("GET", "/v1/ids")
+        assert idle.getresponse().read()
+        with socket.create_connection((s.host, s.port), timeout=DEADLINE_S) as sock:
+            sock.sendall(b"GET /v1/ids HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            served = 0
+            # Until the service answers or closes (the socket turns readable): a byte, then
+            # another client's request, which paces the bytes and shows the service serving.
+            for _ in attempts():
+                if select.select([sock], [], [], 0)[0]:
+                    break
+                try:
+                    sock.sendall(b"a")
+                except (BrokenPipeError, ConnectionResetError):
+                    break
+                check_ours(s.ids(2))
+                served += 1
+            answer = recv_all(sock)
+        assert answer.startswith(b"HTTP/1.1 408 "), answer
+        head, body = answer.split(b"\r\n\r\n", 1)
+        assert b"connection: close" in head.lower(), head
+        error_of(408, body, "ERR_SNOWFLAKE_TIMEOUT", 408)
+        assert b"headers" in body, body
+        assert served > 0
+        # The idle connection: closed by the same timeout, with no 408 on it.
+        assert recv_all(idle.sock) == b""
+        idle.close()
+        check_ours(s.ids(100))
+        metrics = s.get("/metrics")[2].decode()
+        assert 'snowflake_refusals_total{kind="ERR_SNOWFLAKE_TIMEOUT"} 1' in metrics, metrics
+        code, err = s.stop()
+        assert code == 0, err
+
+
+def test_over_max_connections_gets_a_503(shm: Path) -> None:
+    """Past --max-connections a new connection gets a 503 with ERR_SNOWFLAKE_UNAVAILABLE and is
+    closed; once one closes, new connections are served again."""
+    with Service(shm, "--max-connections", "2") as s:
+        held = []
+        for _ in range(2):
+            c = http.client.HTTPConnection(s.host, s.port, timeout=DEADLINE_S)
+            c.request("GET", "/v1/ids")  # answered: the service holds its slot
+            assert c.getresponse().read()
+            held.append(c)
+        status, headers, body = s.get("/v1/ids")
+        error_of(status, body, "ERR_SNOWFLAKE_UNAVAILABLE", 503)
+        assert headers.get("connection") == "close", headers
+        held.pop().close()
+        # The slot comes back when the service sees the close: a refusal until then.
+        for _ in attempts():
+            status, _, body = s.get("/v1/ids")
+            if status == 200:
+                break
+            error_of(status, body, "ERR_SNOWFLAKE_UNAVAILABLE", 503)
+        # /metrics on the one free slot, the other still held.
+        metrics = s.get("/metrics")[2].decode()
+        values = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if not line.startswith("#"))
+        refused = int(values["snowflake_connections_refused_total"])
+        assert refused >= 1
+        assert f'snowflake_refusals_total{{kind="ERR_SNOWFLAKE_UNAVAILABLE"}} {refused}' in metrics
+        held[0].close()
+        code, err = s.stop()
+        assert code == 0, err
+
+
+def test_sequence_exhausted_gets_a_503_with_retry_after(shm: Path) -> None:
+    """A batch past what the clock allows, with --max-wait-ms 0: 503 SEQUENCE_EXHAUSTED with
+    retry_after_ms and Retry-After, nothing handed out; a batch that fits is served."""
+    # Four IDs a second: 9 need three seconds of ticks, which a fill of microseconds never
+    # spans (retried if a stalled machine made it: the premise, not the service, failed).
+    spec = "time:41,datacenter:5,worker:5,sequence:2;epoch=1288834974657;tick=1s"
+    with Service(shm, "--layout", spec, "--max-wait-ms", "0") as s:
+        for _ in range(20):
+            status, headers, body = s.get("/v1/ids?n=9")
+            if status != 200:
+                break
+        e = error_of(status, body, "ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED", 503)
+        assert 0 < e["retry_after_ms"] <= 3000, e
+        assert 1 <= int(headers["retry-after"]) <= 3, headers
+        metrics = s.get("/metrics")[2].decode()
+        assert 'snowflake_refusals_total{kind="ERR_SNOWFLAKE_SEQUENCE_EXHAUSTED"}' in metrics
+        assert s.get("/readyz")[0] == 200  # a full tick is no reason to take it out
+        code, err = s.stop()
+        assert code == 0, err
+
+
+def test_clock_behind_gets_a_503_with_retry_after(shm: Path) -> None:
+    """A Python process of the identity issues at its own time 45 ms ahead (within the host's
+    record's slack): the shared state is then ahead of the service's clock, and the service,
+    with --max-wait-ms 0, answers 503 CLOCK_BEHIND with retry_after_ms and Retry-After."""
+    py = ROOT / ".venv" / "bin" / "python"
+    script = (
+        "import sys, time, libsnowflake as s\n"
+        "g = s.Generator(s.Layout('twitter'), node={'datacenter': 2, 'worker': 9}, max_wait_ms=0)\n"
+        "for _ in sys.stdin:\n"
+        "    print(g.next_id_at(int(time.time() * 1000) + 45), flush=True)\n"
+    )
+    with Service(shm, "--max-wait-ms", "0") as s:
+        p = subprocess.Popen([str(py), "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=s.env)
+        assert p.stdin and p.stdout
+        ahead = []
+        # The service's request follows the Python call at once; a machine that stalled past
+        # the 45 ms between them gets a 200 (no premise), and another try.
+        for _ in attempts():
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            ahead.append(int(p.stdout.readline()))
+            status, headers, body = s.get("/v1/ids")
+            if status != 200:
+                break
+            ahead.append(int(json.loads(body)["id"]))
+        p.stdin.close()
+        assert p.wait(DEADLINE_S) == 0
+        e = error_of(status, body, "ERR_SNOWFLAKE_CLOCK_BEHIND", 503)
+        assert 0 < e["retry_after_ms"] <= 50, e
+        assert int(headers["retry-after"]) == 1, headers
+        # Once the clock has passed the state: served, and never one of those IDs again.
+        for _ in attempts():
+            status, _, body = s.get("/v1/ids?n=5")
+            if status == 200:
+                break
+            error_of(status, body, "ERR_SNOWFLAKE_CLOCK_BEHIND", 503)
+        after = [int(i) for i in json.loads(body)["ids"]]
+        assert min(after) > max(ahead)
+        check_ours(ahead + after)
+
+
+def test_lease_lost_gets_503_and_readyz_503(shm: Path, tmp_path: Path) -> None:
+    """A Redis lease whose store stops answering (frozen): the service stops issuing before the
+    TTL ends, /v1/ids answers 503 ERR_SNOWFLAKE_LEASE and /readyz 503; thawed, it claims again
+    on a request, /readyz is 200 again, and no ID comes twice across the loss."""
+    sys.path.insert(0, str(ROOT / "tests" / "servers"))
+    from servers import Servers  # type: ignore[import-not-found]
+
+    with Servers("redis", dir=tmp_path) as redis:
+        url = redis.info["redis"]["url"]
+        with Service(shm, "--lease", url, "--lease-ttl-ms", "2000", node="datacenter=2") as s:
+            got = s.ids(100)
+            assert s.get("/readyz")[0] == 200
+            redis.command("freeze")
+            # Until the holder's own clock says its lease may have lapsed: issued until then.
+            for _ in attempts():
+                status, _, body = s.get("/v1/ids?n=10")
+                if status != 200:
+                    break
+                got += [int(i) for i in json.loads(body)["ids"]]
+            error_of(status, body, "ERR_SNOWFLAKE_LEASE", 503)
+            status, _, body = s.get("/readyz")
+            assert (status, json.loads(body)) == (503, {"ready": False}), body
+            metrics = s.get("/metrics")[2].decode()
+            assert "snowflake_ready 0" in metrics, metrics
+            assert 'snowflake_refusals_total{kind="ERR_SNOWFLAKE_LEASE"}' in metrics
+            assert "snowflake_clock_offset_ms " in metrics and "snowflake_lease_held 0" in metrics, metrics
+            assert s.get("/healthz")[0] == 200  # alive, not ready
+            redis.command("thaw")
+            for _ in attempts():
+                status, _, body = s.get("/v1/ids?n=10")
+                if status == 200:
+                    break
+                error_of(status, body, "ERR_SNOWFLAKE_LEASE", 503)
+            got += [int(i) for i in json.loads(body)["ids"]]
+            assert s.get("/readyz")[0] == 200
+            assert len(set(got)) == len(got), "a repeated ID across the lease's loss"
+            code, err = s.stop()
+            assert code == 0, err
 
 
 def recv_all(sock: socket.socket) -> bytes:
@@ -308,6 +489,26 @@ def test_sigterm_drains_and_releases(shm: Path) -> None:
         assert "snowflake_lease_value 0" in s.get("/metrics")[2].decode()
 
 
+def test_sigterm_waits_out_borrowed_time(shm: Path) -> None:
+    """With --max-drift-ms the service may run ahead of the clock; SIGTERM then waits out the
+    time its state borrowed (after releasing the generator) before it exits, and says so, so
+    that whatever starts next finds the clock past every ID it issued."""
+    # Four IDs a second: 12 borrow two seconds ahead (three allowed); the stop comes well
+    # within them.
+    spec = "time:41,datacenter:5,worker:5,sequence:2;epoch=1288834974657;tick=1s"
+    with Service(shm, "--layout", spec, "--max-drift-ms", "3000", "--max-wait-ms", "0") as s:
+        before = s.ids(12)
+        drift = int(s.get("/metrics")[2].decode().split("\nsnowflake_drift_ms ", 1)[1].split()[0])
+        assert drift >= 1000, drift
+        code, err = s.stop()
+        assert code == 0, err
+        waited = int(err.split(" ms of borrowed time waited out", 1)[0].rsplit(" ", 1)[1])
+        assert waited > 0, err
+    with Service(shm, "--layout", spec, "--max-drift-ms", "3000", "--max-wait-ms", "0") as s:
+        after = s.ids(4)
+    assert min(after) > max(before) and len(set(before)) == len(before)
+
+
 def test_kill_9_mid_batch_and_restart(shm: Path) -> None:
     seen: list[int] = []
     s = Service(shm)
@@ -339,6 +540,29 @@ def test_kill_9_mid_batch_and_restart(shm: Path) -> None:
     with Service(shm) as again:
         after = again.ids(50_000) + again.ids(1)
     assert before and min(after) > max(before)
+    check_ours(before + after)
+
+
+def test_state_file_and_the_environment(shm: Path, tmp_path: Path) -> None:
+    """Configured as everywhere else: the identity and a state file from SNOWFLAKE_NODE and
+    SNOWFLAKE_OPTIONS. The state file's mark outlives
+    the host's record (a new SNOWFLAKE_SHM_DIR: a reboot cleared /dev/shm), so the next service
+    starts past every ID of the first."""
+    state = tmp_path / "ids.state"
+    env = {"SNOWFLAKE_NODE": NODE, "SNOWFLAKE_OPTIONS": f"state_file={state}"}
+    with Service(shm, env=env, node=None) as s:
+        before = s.ids(5000)
+        layout = json.loads(s.get("/v1/layout")[2])
+        assert layout["node"] == {"datacenter": 2, "worker": 9}
+        code, err = s.stop()
+        assert code == 0, err
+    assert state.exists()
+    rebooted = tmp_path / "shm-after-reboot"
+    rebooted.mkdir(mode=0o1777)
+    rebooted.chmod(0o1777)
+    with Service(rebooted, env=env, node=None) as s:
+        after = s.ids(5000)
+    assert min(after) > max(before)
     check_ours(before + after)
 
 

@@ -2,7 +2,7 @@
 //! and text answers, `/metrics`, and the graceful stop.
 
 use super::{Ready, Shared};
-use crate::{decode_str, format_uuid, parse_uuid, Encoding, Error, ErrorKind, Name, KINDS};
+use crate::{decode_str, format_uuid, parse_uuid, Encoding, Error, ErrorKind, Name, HTTP_KINDS, KINDS};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -14,6 +14,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,17 +22,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
-/// Refusals only HTTP has, beside the library's kinds: (code, HTTP status, what it means).
-/// Counted in `/metrics` after the library's kinds.
-pub const HTTP_KINDS: &[(&str, u16, &str)] = &[
-    ("ERR_SNOWFLAKE_UNAUTHORIZED", 401, "no bearer token, or a wrong one"),
-    ("ERR_SNOWFLAKE_NOT_FOUND", 404, "no such path"),
-    ("ERR_SNOWFLAKE_METHOD", 405, "a method the path does not take"),
-    ("ERR_SNOWFLAKE_TIMEOUT", 408, "the request's body did not arrive within request_timeout_ms"),
-    ("ERR_SNOWFLAKE_TOO_LARGE", 413, "a request body over max_body_bytes"),
-    ("ERR_SNOWFLAKE_UNAVAILABLE", 503, "too many connections, or the service is stopping"),
-];
-
+// Rows of HTTP_KINDS (core's error table), counted in `/metrics` after the library's kinds.
 const UNAUTHORIZED: usize = 0;
 const NOT_FOUND: usize = 1;
 const METHOD: usize = 2;
@@ -40,21 +31,6 @@ const TOO_LARGE: usize = 4;
 const UNAVAILABLE: usize = 5;
 
 type Body = Full<Bytes>;
-
-/// The HTTP status of a library error: the caller's input is a 400, a refusal that a retry
-/// can overcome (clock, sequence, lease, a busy lock) a 503, anything else a 500.
-fn status_of(kind: ErrorKind) -> u16 {
-    match kind {
-        ErrorKind::Layout
-        | ErrorKind::Value
-        | ErrorKind::Type
-        | ErrorKind::InvalidId
-        | ErrorKind::TimeRange
-        | ErrorKind::InvalidUtf8 => 400,
-        ErrorKind::ClockBehind | ErrorKind::SequenceExhausted | ErrorKind::Lease | ErrorKind::Busy => 503,
-        _ => 500,
-    }
-}
 
 fn json_string(out: &mut String, text: &str) {
     out.push('"');
@@ -97,7 +73,7 @@ fn library_error(shared: &Shared, e: &Error) -> Response<Body> {
     if let Some(i) = KINDS.iter().position(|k| k.kind == kind) {
         shared.counters.refusals[i].fetch_add(1, Ordering::Relaxed);
     }
-    let status = status_of(kind);
+    let status = kind.info().http_status;
     let retry = e.retry_after_ms();
     let mut r = response(status, "application/json", error_body(kind.code(), &e.to_string(), status, retry));
     if let Some(ms) = retry {
@@ -239,29 +215,39 @@ async fn refuse(
     response: Response<Body>,
     timeout_ms: u64,
 ) {
-    let body = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-    let head = format!(
-        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
     let write = async move {
         match tls {
             Some(acceptor) => {
                 if let Ok(mut s) = acceptor.accept(stream).await {
-                    let _ = s.write_all(head.as_bytes()).await;
-                    let _ = s.write_all(&body).await;
-                    let _ = s.shutdown().await;
+                    answer_and_close(&mut s, response).await;
                 }
             }
-            None => {
-                let mut s = stream;
-                let _ = s.write_all(head.as_bytes()).await;
-                let _ = s.write_all(&body).await;
-                let _ = s.shutdown().await;
-            }
+            None => answer_and_close(&mut { stream }, response).await,
         }
     };
     let _ = tokio::time::timeout(Duration::from_millis(timeout_ms), write).await;
+}
+
+/// Writes `response` (its status, content type and body) on a stream that hyper does not
+/// drive, as the connection's last answer, then closes the stream's write side.
+async fn answer_and_close<S: AsyncWrite + Unpin>(stream: &mut S, response: Response<Body>) {
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json")
+        .to_owned();
+    let body = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let head = format!(
+        "HTTP/1.1 {} {}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
+        body.len()
+    );
+    let _ = stream.write_all(head.as_bytes()).await;
+    let _ = stream.write_all(&body).await;
+    let _ = stream.shutdown().await;
 }
 
 async fn connection<S>(stream: S, shared: Arc<Shared>, mut stop: watch::Receiver<bool>)
@@ -276,22 +262,38 @@ where
             async move { Ok::<_, Infallible>(handle(req, &shared).await) }
         })
     };
-    let conn = http1::Builder::new()
+    let mut conn = http1::Builder::new()
         .timer(TokioTimer::new())
-        // A client that sends its headers slower than this (slowloris) is closed.
+        // Headers slower than this (slowloris) end the connection: with a 408, below.
         .header_read_timeout(timeout)
         .keep_alive(true)
         .serve_connection(TokioIo::new(stream), service);
-    tokio::pin!(conn);
     if *stop.borrow() {
-        conn.as_mut().graceful_shutdown();
+        Pin::new(&mut conn).graceful_shutdown();
     }
-    tokio::select! {
-        _ = conn.as_mut() => return,
-        _ = stop.changed() => {}
+    let ended = tokio::select! {
+        ended = &mut conn => ended,
+        _ = stop.changed() => {
+            Pin::new(&mut conn).graceful_shutdown();
+            (&mut conn).await
+        }
+    };
+    if !ended.is_err_and(|e| e.is_timeout()) {
+        return;
     }
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
+    // hyper ends a connection whose headers are late with an error and writes nothing; its
+    // parts give the stream back, and the 408 that every other refusal gets goes on it. Only
+    // for a request begun (its first bytes unparsed in the buffer): an idle keep-alive
+    // connection is closed without an answer, since its client may be sending its next request
+    // already, and would take an unsolicited 408 for that request's answer.
+    let parts = conn.into_parts();
+    if parts.read_buf.is_empty() {
+        return;
+    }
+    let answer =
+        http_error(&shared, TIMEOUT, "the request's headers did not arrive within request_timeout_ms");
+    let mut stream = parts.io.into_inner();
+    let _ = tokio::time::timeout(timeout, answer_and_close(&mut stream, answer)).await;
 }
 
 /// The token given in `Authorization: Bearer …`, compared in time independent of where it
@@ -662,7 +664,12 @@ fn metrics(shared: &Shared) -> Response<Body> {
         "lease_held",
         "gauge",
         "1 while a lease is held (1 without a lease: the identity is held by the host's record).",
-        &u8::from(s.lease_value.is_none() || s.lease_claims > s.lease_losses),
+        // A lapse is counted when the holder next renews or issues; a lease error from the
+        // last issue says so first.
+        &u8::from(
+            s.lease_value.is_none()
+                || (s.lease_claims > s.lease_losses && !c.lease_failing.load(Ordering::Relaxed)),
+        ),
     );
     metric("lease_claims_total", "counter", "Leases claimed.", &s.lease_claims);
     metric("lease_losses_total", "counter", "Leases lapsed.", &s.lease_losses);
@@ -701,16 +708,20 @@ mod tests {
     }
 
     #[test]
+    fn http_kinds_are_where_their_indices_say() {
+        let at = |i: usize| HTTP_KINDS[i].0;
+        assert_eq!(at(UNAUTHORIZED), "ERR_SNOWFLAKE_UNAUTHORIZED");
+        assert_eq!(at(NOT_FOUND), "ERR_SNOWFLAKE_NOT_FOUND");
+        assert_eq!(at(METHOD), "ERR_SNOWFLAKE_METHOD");
+        assert_eq!(at(TIMEOUT), "ERR_SNOWFLAKE_TIMEOUT");
+        assert_eq!(at(TOO_LARGE), "ERR_SNOWFLAKE_TOO_LARGE");
+        assert_eq!(at(UNAVAILABLE), "ERR_SNOWFLAKE_UNAVAILABLE");
+    }
+
+    #[test]
     fn percent_decoding() {
         assert_eq!(percent_decode("a%20b+c"), "a b c");
         assert_eq!(percent_decode("%zz%4"), "%zz%4");
         assert_eq!(percent_decode("%41"), "A");
-    }
-
-    #[test]
-    fn every_kind_has_a_status() {
-        for k in KINDS {
-            assert!(matches!(status_of(k.kind), 400 | 500 | 503));
-        }
     }
 }

@@ -12,13 +12,15 @@
 //!   without it (probes), every other path needs it.
 //! - **Bounded**: request bodies ([`ServeOptions::max_body_bytes`], 413 before reading more),
 //!   batches ([`ServeOptions::max_batch`]), open connections (past
-//!   [`ServeOptions::max_connections`] a new one gets a 503 and is closed) and time (headers
-//!   within [`ServeOptions::request_timeout_ms`], else the connection is closed; a body within
-//!   it, else 408).
+//!   [`ServeOptions::max_connections`] a new one gets a 503 and is closed) and time (a
+//!   request's headers within [`ServeOptions::request_timeout_ms`], then its body within it,
+//!   else a 408 and the connection is closed: a slow client (slowloris) holds one connection
+//!   for that long at most, and is told why).
 //! - **Typed errors**: every refusal is JSON `{"error":{"kind","message","status"}}`, `kind`
 //!   being the library's stable code (`ERR_SNOWFLAKE_VALUE`, ...) or one of [`HTTP_KINDS`] for
-//!   what only HTTP has (a wrong token, an unknown path); a clock or sequence refusal carries
-//!   `retry_after_ms` and a `Retry-After` header.
+//!   what only HTTP has (a wrong token, an unknown path); the status is the kind's in core's
+//!   error table ([`crate::KindInfo::http_status`], [`HTTP_KINDS`]); a clock or sequence
+//!   refusal carries `retry_after_ms` and a `Retry-After` header.
 //! - **Graceful stop** ([`run`] returns on SIGTERM or SIGINT): it stops accepting, answers the
 //!   requests under way (each connection closes after its current response), waits for them up
 //!   to [`ServeOptions::drain_timeout_ms`], drops the generator (which releases its lease and
@@ -34,7 +36,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use http::HTTP_KINDS;
+pub use crate::HTTP_KINDS;
 
 /// The address `snowflake serve` listens on when none is given: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8405";
@@ -133,7 +135,8 @@ pub struct Summary {
     pub issued: u64,
     /// Connections still open when the drain time ran out (closed without their answer).
     pub cut: u64,
-    /// How long it waited out borrowed time after releasing the generator, in ms.
+    /// How long the stop waited, from releasing the generator, for the clock to pass the time
+    /// its state had borrowed ahead (0 when it had borrowed none), in ms.
     pub waited_out_ms: u64,
 }
 
@@ -225,13 +228,17 @@ pub fn run(
         cut,
         waited_out_ms: 0,
     };
-    let borrowed_ms = shared.generator.stats().drift_ms;
+    // The instant the clock passes what the state borrowed ahead of it.
+    let borrowed_until = std::time::Instant::now() + Duration::from_millis(shared.generator.stats().drift_ms);
+    let released = std::time::Instant::now();
     // Every task has ended with the runtime, so this is the last reference: dropping it
-    // releases the lease and the generator's hold on the host's record.
+    // releases the lease and the generator's hold on the host's record (which may itself wait
+    // for the clock to pass what this process could have issued: then nothing is left here).
     drop(shared);
-    if borrowed_ms > 0 {
-        std::thread::sleep(Duration::from_millis(borrowed_ms));
-        summary.waited_out_ms = borrowed_ms;
+    let now = std::time::Instant::now();
+    if borrowed_until > released {
+        std::thread::sleep(borrowed_until.saturating_duration_since(now));
+        summary.waited_out_ms = released.elapsed().as_millis() as u64;
     }
     Ok(summary)
 }

@@ -167,7 +167,14 @@ pub(super) fn open(
         .tcp_connect_timeout(Some(timeout))
         .prefer_socket(false)
         .additional_capabilities(mysql::consts::CapabilityFlags::CLIENT_FOUND_ROWS)
-        .init(vec!["SET time_zone = '+00:00'"]);
+        // MariaDB (10.3 and later, in the comment MySQL skips) ends a session left idle in a
+        // transaction after a TTL: a holder stopped inside a claim's transaction would hold its
+        // row's lock, and keep the value from every other host, for as long as it stays
+        // stopped. (MySQL has no such setting: there, until the holder resumes.)
+        .init(vec![format!(
+            "SET time_zone = '+00:00' /*M!100300 , idle_transaction_timeout = {} */",
+            ttl_ms.div_ceil(1000)
+        )]);
     if tls == Tls::Verified {
         let mut ssl = mysql::SslOpts::default();
         if let Some(ca) = settings.tls_ca {
@@ -187,23 +194,21 @@ pub(super) fn open(
         let conn = mysql::Conn::new(opts.clone()).map_err(|e| failure(&e, &connect_shown))?;
         Ok(Box::new(My { conn, shown: connect_shown.clone() }) as Box<dyn Db>)
     });
-    // Whether commits survive a crash: else no mark is trusted alone.
+    // Whether commits survive a crash (else no mark is trusted alone), and which dialect: a
+    // probe that fails refuses the open (a guess would write MySQL's statements to MariaDB).
     let mut probe = connect().map_err(|f| Error::lease_unavailable(f.message))?;
-    let durable = probe
-        .query("SELECT @@innodb_flush_log_at_trx_commit", &[])
-        .ok()
-        .and_then(|rows| rows.first().and_then(|r| r.first().cloned()))
-        .and_then(|c| match c {
-            Cell::Int(n) => Some(n == 1),
-            Cell::Text(t) => Some(t == "1"),
-            Cell::Null => None,
-        })
-        .unwrap_or(false);
-    let mariadb = probe
-        .query("SELECT VERSION()", &[])
-        .ok()
-        .and_then(|rows| rows.first().and_then(|r| r.first().cloned()))
-        .is_some_and(|c| matches!(c, Cell::Text(t) if t.contains("MariaDB")));
+    let mut first = |sql: &str| {
+        probe
+            .query(sql, &[])
+            .map(|rows| rows.into_iter().next().and_then(|r| r.into_iter().next()).unwrap_or(Cell::Null))
+            .map_err(|f| Error::lease_unavailable(f.message))
+    };
+    let durable = match first("SELECT @@innodb_flush_log_at_trx_commit")? {
+        Cell::Int(n) => n == 1,
+        Cell::Text(t) => t == "1",
+        Cell::Null => false,
+    };
+    let mariadb = matches!(first("SELECT VERSION()")?, Cell::Text(t) if t.contains("MariaDB"));
     drop(probe);
     let dialect = if mariadb { &MARIADB } else { &MYSQL };
     Ok(Box::new(SqlStore::new(dialect, connect, shown, identity, !durable)))

@@ -232,6 +232,10 @@ pub(super) fn open(
         };
         let mut pg = Pg { runtime, client, timeout, shown };
         pg.execute("SET synchronous_commit = on", &[])?;
+        // A holder stopped inside a claim's transaction (SIGSTOP, a VM stall) would hold its
+        // row's lock, and keep the value from every other host, for as long as it stays
+        // stopped: the server ends such a session after a TTL (its claim was never committed).
+        pg.execute(&format!("SET idle_in_transaction_session_timeout = {ttl_ms}"), &[])?;
         Ok(Box::new(pg) as Box<dyn Db>)
     });
     Ok(Box::new(SqlStore::new(&POSTGRES, connect, shown, identity, false)))

@@ -145,21 +145,30 @@ impl RedisStore {
 
     /// Runs a script (connecting first if need be); a failure that spoils the connection
     /// drops it, and the next call connects again (to the master the sentinels name then; to
-    /// the cluster's nodes as they are then).
+    /// the primary of the keys' slot as the cluster's nodes name it then). A redirect (MOVED,
+    /// ASK: the script did not run) is followed at once, once.
     fn eval(&mut self, script: &str, keys: &[&str], args: &[String]) -> Result<redis::Value, Failure> {
-        if self.conn.is_none() {
-            self.conn = Some(self.target.connect().map_err(|f| Failure { message: f.message })?);
-        }
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(script).arg(keys.len()).arg(keys).arg(args);
-        match self.conn.as_mut().expect("connected above").query(&cmd) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                let failure = describe(&e, &self.target.shown);
-                if failure.reconnect {
-                    self.conn = None;
+        let mut redirected = false;
+        loop {
+            if self.conn.is_none() {
+                let key = keys.first().copied().unwrap_or(&self.slot);
+                self.conn = Some(self.target.connect(key).map_err(|f| Failure { message: f.message })?);
+            }
+            match cmd.query(self.conn.as_mut().expect("connected above")) {
+                Ok(v) => return Ok(v),
+                Err(e) => {
+                    let failure = describe(&e, &self.target.shown);
+                    if failure.reconnect {
+                        self.conn = None;
+                    }
+                    if e.redirect_node().is_some() && !redirected {
+                        redirected = true;
+                        continue;
+                    }
+                    return Err(Failure { message: failure.message });
                 }
-                Err(Failure { message: failure.message })
             }
         }
     }

@@ -2,13 +2,16 @@
 //! clients: every address form of `lease=`, the credentials (in the address or in
 //! `lease_password_file`), TLS (rustls, verified against the system's roots or
 //! `lease_tls_ca`, with an optional client certificate), Sentinel, and Redis Cluster
-//! (`redis+cluster://host:port,host:port`, the crate's cluster client, which follows the
-//! slots as they move and fail over).
+//! (`redis+cluster://host:port,host:port`: one connection to the primary that serves the
+//! slot of the lease's keys, as the seeds say, found again after a failover or a move).
 //!
 //! Every connection has timeouts (connect, TLS handshake, AUTH and each reply), so that a
-//! frozen or unreachable server costs a bounded time. Sentinel discovery is done here rather
-//! than by the crate's `Sentinel` client, whose blocking connections have no timeouts: a frozen
-//! sentinel would hang the lease's renewal.
+//! frozen or unreachable server costs a bounded time. Sentinel and Cluster discovery are done
+//! here rather than by the crate's clients: its `Sentinel` client's blocking connections have
+//! no timeouts (a frozen sentinel would hang the lease's renewal), and its blocking cluster
+//! client, reconnecting after a timeout, greets every node of the slot map with a `PING` that
+//! has none (a stopped primary would hang every call until it resumed). Every key of a lease
+//! lives in one slot (its hash tag), so one node serves it all.
 //!
 //! No message made here holds a password: addresses are shown through
 //! [`crate::options::redact_url`], and the crate's errors never echo credentials.
@@ -27,25 +30,12 @@ enum Place {
     /// The master named `master`, as the sentinels at `sentinels` say; reached with `node`'s
     /// database and credentials, over TLS when `tls`.
     Sentinel { sentinels: Vec<ConnectionInfo>, master: String, node: RedisConnectionInfo, tls: bool },
-    /// A Redis Cluster reached through any of `nodes` (seeds: the client learns the others).
+    /// A Redis Cluster reached through any of `nodes` (seeds: they name the slot's primary).
     Cluster { nodes: Vec<ConnectionInfo>, node: RedisConnectionInfo, tls: bool },
 }
 
-/// A connection to one server, or to a cluster.
-pub(crate) enum Conn {
-    Single(redis::Connection),
-    Cluster(Box<redis::cluster::ClusterConnection>),
-}
-
-impl Conn {
-    /// Runs `cmd` (routed by its key in a cluster).
-    pub(crate) fn query(&mut self, cmd: &redis::Cmd) -> redis::RedisResult<redis::Value> {
-        match self {
-            Conn::Single(c) => cmd.query(c),
-            Conn::Cluster(c) => cmd.query(c.as_mut()),
-        }
-    }
-}
+/// A connection to the server that holds the lease's keys (in a cluster: their slot's primary).
+pub(crate) type Conn = redis::Connection;
 
 /// A Redis server (or a Sentinel-managed master) to connect to.
 pub(crate) struct Target {
@@ -241,40 +231,44 @@ impl Target {
         matches!(self.place, Place::Cluster { .. })
     }
 
-    /// A connection with timeouts on every reply.
-    pub(crate) fn connect(&self) -> Result<Conn, Failure> {
+    /// A connection with timeouts on every reply, to the server that holds `key` (any key of
+    /// the lease: they share one slot).
+    pub(crate) fn connect(&self, key: &str) -> Result<Conn, Failure> {
         match &self.place {
-            Place::Direct(info) => self.connect_to(info, &self.shown).map(Conn::Single),
+            Place::Direct(info) => self.connect_to(info, &self.shown),
             Place::Cluster { nodes, node, tls } => {
-                let mut builder = redis::cluster::ClusterClientBuilder::new(nodes.clone())
-                    .connection_timeout(self.timeout)
-                    .response_timeout(self.timeout)
-                    .retries(2);
-                if let Some(u) = &node.username() {
-                    builder = builder.username(u);
-                }
-                if let Some(p) = &node.password() {
-                    builder = builder.password(p);
-                }
-                if *tls {
-                    install_crypto_provider();
-                    builder = builder.tls(redis::TlsMode::Secure);
-                    if let Some(c) = &self.certificates {
-                        builder = builder.certs(c.clone());
+                // The first seed that answers names the primary; a primary that does not
+                // answer is not looked for through the other seeds (each would name it too,
+                // and each try would cost a timeout): this call is refused, the next asks again.
+                // Seeds are tried for two timeouts at most: cut off from the cluster, a call
+                // costs what it costs against one server, not a timeout per seed.
+                let mut why = vec![];
+                let give_up = std::time::Instant::now() + self.timeout * 2;
+                for seed in nodes {
+                    if std::time::Instant::now() >= give_up {
+                        break;
+                    }
+                    let shown = format!("node {}", addr_text(seed.addr()));
+                    match self.owner_from(seed, &shown, key, node, *tls) {
+                        Ok((info, where_)) => return self.connect_to(&info, &where_),
+                        Err(f) => why.push(f.message),
                     }
                 }
-                let client = builder.build().map_err(|e| describe(&e, &self.shown))?;
-                client
-                    .get_connection()
-                    .map(|c| Conn::Cluster(Box::new(c)))
-                    .map_err(|e| describe(&e, &self.shown))
+                Err(Failure {
+                    message: format!(
+                        "no node of the Redis Cluster at {} named a reachable primary for the lease's slot: {}",
+                        self.shown,
+                        why.join("; ")
+                    ),
+                    reconnect: true,
+                })
             }
             Place::Sentinel { sentinels, master, node, tls } => {
                 let mut why = vec![];
                 for s in sentinels {
                     let shown = addr_text(s.addr());
                     match self.master_from(s, &shown, master, node, *tls) {
-                        Ok(conn) => return Ok(Conn::Single(conn)),
+                        Ok(conn) => return Ok(conn),
                         Err(f) => why.push(f.message),
                     }
                 }
@@ -330,6 +324,72 @@ impl Target {
             }
             _ => Err(Failure { message: format!("{where_} is not a master (yet)"), reconnect: true }),
         }
+    }
+
+    /// The primary that serves `key`'s slot, as the cluster node `seed` sees it, and its name
+    /// for messages (a seed's view can be behind: a stale primary answers MOVED or times out,
+    /// and the next call asks again).
+    fn owner_from(
+        &self,
+        seed: &ConnectionInfo,
+        shown: &str,
+        key: &str,
+        node: &RedisConnectionInfo,
+        tls: bool,
+    ) -> Result<(ConnectionInfo, String), Failure> {
+        let mut conn = self.connect_to(seed, shown)?;
+        let slot: i64 = redis::cmd("CLUSTER")
+            .arg("KEYSLOT")
+            .arg(key)
+            .query(&mut conn)
+            .map_err(|e| describe(&e, shown))?;
+        let ranges: redis::Value =
+            redis::cmd("CLUSTER").arg("SLOTS").query(&mut conn).map_err(|e| describe(&e, shown))?;
+        let int = |v: Option<&redis::Value>| match v {
+            Some(redis::Value::Int(n)) => Some(*n),
+            _ => None,
+        };
+        let owner = match &ranges {
+            redis::Value::Array(ranges) => ranges.iter().find_map(|r| match r {
+                redis::Value::Array(r) if int(r.first())? <= slot && slot <= int(r.get(1))? => match r.get(2)
+                {
+                    Some(redis::Value::Array(n)) => match (n.first(), int(n.get(1))) {
+                        (Some(redis::Value::BulkString(h)), Some(port)) => {
+                            Some((String::from_utf8_lossy(h).into_owned(), u16::try_from(port).ok()?))
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                },
+                _ => None,
+            }),
+            _ => None,
+        };
+        let Some((host, port)) = owner else {
+            return Err(Failure {
+                message: format!(
+                    "{shown} names no primary for slot {slot} (the cluster is down or being resharded)"
+                ),
+                reconnect: true,
+            });
+        };
+        // An empty host is the node that answered (Redis's cluster-preferred-endpoint-type).
+        let host = match (host.is_empty() || host == "?", seed.addr()) {
+            (true, ConnectionAddr::Tcp(h, _) | ConnectionAddr::TcpTls { host: h, .. }) => h.clone(),
+            _ => host,
+        };
+        let addr = if tls {
+            ConnectionAddr::TcpTls { host: host.clone(), port, insecure: false, tls_params: None }
+        } else {
+            ConnectionAddr::Tcp(host.clone(), port)
+        };
+        let info = (host.as_str(), port)
+            .into_connection_info()
+            .map_err(|e| describe(&e, shown))?
+            .set_addr(addr)
+            .set_redis_settings(node.clone());
+        let where_ = format!("the primary of slot {slot} at {}", addr_text(info.addr()));
+        Ok((info, where_))
     }
 
     fn connect_to(&self, info: &ConnectionInfo, shown: &str) -> Result<redis::Connection, Failure> {
@@ -401,6 +461,10 @@ pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
         format!("the Redis user at {shown} may not run the lease's commands: it needs +eval, +get, +set, +pexpire, +del, +time and the keys libsnowflake:* ({})", e.detail().unwrap_or(""))
     } else if code == "READONLY" {
         format!("Redis at {shown} is a read-only replica, not the master")
+    } else if e.is_cluster_error() {
+        // MOVED, ASK, TRYAGAIN, CLUSTERDOWN: the command did not run; the next call asks the
+        // seeds again where the slot is.
+        format!("the Redis Cluster at {shown} does not serve the lease's slot here now (a failover or a move: {text}); the next call finds its primary again")
     } else if e.is_timeout() {
         format!("Redis at {shown} did not answer in time")
     } else if e.is_io_error() {
@@ -412,6 +476,7 @@ pub(crate) fn describe(e: &redis::RedisError, shown: &str) -> Failure {
         || e.is_timeout()
         || e.is_connection_dropped()
         || e.is_unrecoverable_error()
+        || e.is_cluster_error()
         || code == "READONLY"
         || code == "LOADING"
         || code == "MASTERDOWN";

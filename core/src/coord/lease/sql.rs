@@ -133,8 +133,7 @@ impl SqlStore {
     /// The connection, made (and the table created) when there is none.
     fn db(&mut self) -> Result<&mut Box<dyn Db>, Failure> {
         if self.db.is_none() {
-            let mut db = (self.connect)()?;
-            ensure_table(self.dialect, &mut *db, &self.shown)?;
+            let mut db = ensure_table(self.dialect, &self.connect, &self.shown)?;
             self.server = None;
             if self.dialect.server_literal {
                 let rows = db.query(&format!("SELECT {}", self.dialect.server), &[])?;
@@ -219,21 +218,26 @@ impl SqlStore {
     }
 }
 
-/// Creates the table unless it exists; a user who may not create it but finds it made by a
-/// DBA goes on.
-fn ensure_table(d: &Dialect, db: &mut dyn Db, shown: &str) -> Result<(), Failure> {
+/// A connection on which the table exists: created unless it exists; a user who may not create
+/// it but finds it made by a DBA goes on. The table is looked for on a new connection, never on
+/// the one whose CREATE failed: a CREATE that did not answer in time (a metadata lock held by
+/// other sessions, a loaded server) may still answer, and its late answer would be read as the
+/// next statement's (a clock read or the server's run read as no row: the refusals without a
+/// cause of issue 38's soak).
+fn ensure_table(d: &Dialect, connect: &Connect, shown: &str) -> Result<Box<dyn Db>, Failure> {
     let create = d.create.replace("{}", TABLE);
-    match db.execute(&create, &[]) {
-        Ok(_) => Ok(()),
-        Err(e) => match db.query(&format!("SELECT name FROM {TABLE} WHERE 1 = 0"), &[]) {
-            Ok(_) => Ok(()),
-            Err(_) => Err(Failure {
-                message: format!(
-                    "the table {TABLE} does not exist in {} at {shown} and cannot be created ({}): create it as docs/processes.md shows, or grant this user CREATE",
-                    d.name, e.message
-                ),
-            }),
-        },
+    let mut db = connect()?;
+    let Err(e) = db.execute(&create, &[]) else { return Ok(db) };
+    drop(db);
+    let mut db = connect()?;
+    match db.query(&format!("SELECT name FROM {TABLE} WHERE 1 = 0"), &[]) {
+        Ok(_) => Ok(db),
+        Err(_) => Err(Failure {
+            message: format!(
+                "the table {TABLE} does not exist in {} at {shown} and cannot be created ({}): create it as docs/processes.md shows, or grant this user CREATE",
+                d.name, e.message
+            ),
+        }),
     }
 }
 

@@ -50,6 +50,11 @@ impl Clock for PyClock {
         self.0.now_ms_cached()
     }
 
+    #[inline]
+    fn monotonic_offset_ms(&self) -> Option<i64> {
+        self.0.monotonic_offset_ms()
+    }
+
     fn wait_until_ms(&self, unix_ms: u64) {
         // Attached or not (a large `next_ids` fills detached), the wait lets other threads run.
         Python::attach(|py| py.detach(|| self.0.wait_until_ms(unix_ms)));

@@ -13,10 +13,13 @@
 //! ours with ferroid's in the same row, not rows with each other.
 //!
 //! Last, the one-thread and threads rows again with ours and ferroid's alternated round by
-//! round: the figures to compare on a shared machine.
+//! round: the figures to compare on a shared machine, with the CPU, the load before and after,
+//! and each row's spread; a round whose threads did not overlap is run again.
 //!
 //! `cargo bench -p snowflake-core --bench peers` (`-- --warm-up-time 1 --measurement-time 3`
-//! for a shorter run). Figures, not assertions: compare the lines of one run.
+//! for a shorter run; `-- --alternated` for the alternated rows alone, which
+//! `scripts/bench-peers.sh` runs 3 times for the median ratio and its range). Figures, not
+//! assertions: compare the lines of one run.
 
 use criterion::{black_box, criterion_group, BenchmarkId, Criterion};
 use ferroid::generator::AtomicSnowflakeGenerator;
@@ -69,67 +72,131 @@ fn peers(c: &mut Criterion) {
 /// `iters` calls of `issue` split between `threads` threads that start together: the wall
 /// time from the start to the last thread's end.
 fn shared<T>(threads: u64, iters: u64, issue: impl Fn() -> T + Sync) -> Duration {
-    let start = Barrier::new(threads as usize + 1);
-    let each = iters.div_ceil(threads);
-    std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                start.wait();
-                for _ in 0..each {
-                    issue();
-                }
-            });
-        }
-        start.wait();
-        let t0 = Instant::now();
-        // The scope joins every thread before it returns.
-        t0
-    })
-    .elapsed()
+    timed_threads(threads, iters, issue).0
 }
 
-/// The same rows again, ours and ferroid's alternated round by round (15 rounds of 4M IDs),
-/// printed as the median of each round's ratio: on a machine shared with other work, load
-/// that comes and goes meets both sides of a round alike, which criterion's groups, measured
-/// one after the other, cannot promise.
+/// [`shared`], and whether every thread ran while every other did: the latest start came
+/// before the earliest end (each thread records its own start and end). A round whose threads
+/// did not overlap measured one thread at a time, not threads sharing a generator.
+fn timed_threads<T>(threads: u64, iters: u64, issue: impl Fn() -> T + Sync) -> (Duration, bool) {
+    let start = Barrier::new(threads as usize + 1);
+    let each = iters.div_ceil(threads);
+    let (t0, spans) = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    start.wait();
+                    let begun = Instant::now();
+                    for _ in 0..each {
+                        issue();
+                    }
+                    (begun, Instant::now())
+                })
+            })
+            .collect();
+        start.wait();
+        let t0 = Instant::now();
+        (t0, handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>())
+    });
+    let elapsed = t0.elapsed();
+    let latest_start = spans.iter().map(|s| s.0).max().unwrap();
+    let earliest_end = spans.iter().map(|s| s.1).min().unwrap();
+    (elapsed, threads == 1 || latest_start < earliest_end)
+}
+
+/// `/proc/loadavg`'s first three figures (empty where there is none).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+/// The CPU's model name, and how many CPUs this process may run on.
+fn cpu() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    format!("{model}, {} CPUs", std::thread::available_parallelism().map_or(0, |n| n.get()))
+}
+
+/// Minimum, median and maximum.
+fn spread(mut v: Vec<f64>) -> (f64, f64, f64) {
+    v.sort_by(f64::total_cmp);
+    (v[0], v[v.len() / 2], v[v.len() - 1])
+}
+
+/// Rounds per row, and IDs per thread in a round: 2M IDs take a thread 5-30 ms, hundreds of
+/// times what starting a thread does, so threads that start at one barrier run together
+/// (checked: a round whose threads did not overlap is run again).
+const ROUNDS: usize = 15;
+const PER_THREAD: u64 = 2_000_000;
+
+/// The same rows again, ours and ferroid's alternated round by round (15 rounds), each round's
+/// ratio taken within the round: on a machine shared with other work, load that comes and goes
+/// meets both sides of a round alike, which criterion's groups, measured one after the other,
+/// cannot promise. Prints the CPU, the load before and after, and each row's spread (minimum,
+/// median, maximum) of ns per ID and of the ratio; then one `RATIO` line per row for
+/// scripts/bench-peers.sh, which runs the whole set 3 times.
 fn alternated() {
     let layout = Layout::parse(WIDE).unwrap();
     let ours = Generator::new(&layout, layout.parse_node("worker=1").unwrap(), Options::default()).unwrap();
     let ferroid: AtomicSnowflakeGenerator<WideId, FerroidClock> =
         AtomicSnowflakeGenerator::new(1, FerroidClock::with_epoch(ferroid::time::TWITTER_EPOCH));
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    println!("alternated, median of 15 rounds (ns per ID, aggregate; ratio ours / ferroid):");
-    for threads in [1, 2, 4, 8] {
+    println!("cpu: {}", cpu());
+    println!("load before: {}", load());
+    println!("alternated, {ROUNDS} rounds of {PER_THREAD} IDs a thread (ns per ID, aggregate; min / median / max):");
+    let mut lines = vec![];
+    for threads in [1u64, 2, 4, 8] {
+        let n = PER_THREAD * threads;
         let (mut a, mut b, mut r) = (vec![], vec![], vec![]);
-        for _ in 0..15 {
-            let n = 4_000_000;
-            let x = shared(threads, n, || black_box(ours.next_id().unwrap())).as_nanos() as f64 / n as f64;
-            let y = shared(threads, n, || black_box(ferroid.next_id(|_| std::hint::spin_loop()))).as_nanos()
-                as f64
-                / n as f64;
+        let mut refused = 0;
+        while r.len() < ROUNDS {
+            let (x, x_ok) = timed_threads(threads, n, || black_box(ours.next_id().unwrap()));
+            let (y, y_ok) =
+                timed_threads(threads, n, || black_box(ferroid.next_id(|_| std::hint::spin_loop())));
+            if !(x_ok && y_ok) {
+                refused += 1;
+                assert!(
+                    refused < 10 * ROUNDS,
+                    "{threads} threads never overlapped: is this machine too busy?"
+                );
+                continue;
+            }
+            let (x, y) = (x.as_nanos() as f64 / n as f64, y.as_nanos() as f64 / n as f64);
             a.push(x);
             b.push(y);
             r.push(x / y);
         }
+        let ((a0, a1, a2), (b0, b1, b2), (r0, r1, r2)) = (spread(a), spread(b), spread(r));
         println!(
-            "  {threads} thread(s): libsnowflake {:.2} ns, ferroid {:.2} ns, ratio {:.2}",
-            median(a),
-            median(b),
-            median(r)
+            "  {threads} thread(s): libsnowflake {a0:.2} / {a1:.2} / {a2:.2} ns, ferroid {b0:.2} / {b1:.2} / {b2:.2} ns, \
+             ratio {r0:.2} / {r1:.2} / {r2:.2}{}",
+            if refused > 0 { format!(" ({refused} rounds run again: threads did not overlap)") } else { String::new() }
         );
+        lines.push(format!("RATIO threads={threads} median={r1:.3} min={r0:.3} max={r2:.3}"));
+    }
+    println!("load after: {}", load());
+    for l in lines {
+        println!("{l}");
     }
 }
 
 criterion_group!(benches, peers);
 
 fn main() {
-    benches();
-    Criterion::default().configure_from_args().final_summary();
     // `cargo bench` passes --bench; `cargo test --benches` does not, and wants no figures.
-    if std::env::args().any(|a| a == "--bench") {
+    let bench = std::env::args().any(|a| a == "--bench");
+    // `-- --alternated`: only the alternated rows (what scripts/bench-peers.sh runs).
+    if !std::env::args().any(|a| a == "--alternated") {
+        benches();
+        Criterion::default().configure_from_args().final_summary();
+    }
+    if bench {
         alternated();
     }
 }

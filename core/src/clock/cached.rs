@@ -1,7 +1,7 @@
 //! A cached reading of `CLOCK_MONOTONIC`, in whole milliseconds, for the generator's hot path.
 //!
 //! Reading the clock is most of the cost of an ID (25-45 ns on the machines we measured, of
-//! 37); a cached reading is two loads. A thread, the ticker, publishes the time at every
+//! 37); a cached reading is one load and one test. A thread, the ticker, publishes the time at every
 //! millisecond boundary while IDs are being issued, and parks when they stop:
 //!
 //! - **An idle process pays nothing.** The ticker starts only when two readings fall within
@@ -28,10 +28,15 @@ use std::time::Duration;
 /// Ticks without a reading after which the ticker parks.
 const IDLE_TICKS: u32 = 50;
 
-/// Raw `CLOCK_MONOTONIC` milliseconds, plus one (0: no ticker is publishing).
+/// Raw `CLOCK_MONOTONIC` milliseconds plus one, and [`READ`] (0: no ticker is publishing).
+/// The ticker publishes each millisecond without the bit; the first reader of it sets the
+/// bit, and the ticker, replacing the word, learns from the bit whether anyone read it.
+/// One word for the time and the flag: a reader that finds the bit set (every reading but
+/// the first of a millisecond) has checked both with one test, and writes nothing.
 static NOW: AtomicU64 = AtomicU64::new(0);
-/// Set by a reader of the cache, cleared by the ticker each tick: is anyone reading?
-static READ: AtomicBool = AtomicBool::new(false);
+/// The bit of [`NOW`] that says the current millisecond was read. Above any time (`CLOCK_MONOTONIC`
+/// milliseconds reach 2^63 after 292 million years), so a word with it is never 0.
+pub(crate) const READ: u64 = 1 << 63;
 /// The last fresh reading taken because the cache was empty, in raw ms.
 static LAST_FRESH_MS: AtomicU64 = AtomicU64::new(0);
 /// Held while starting or waking the ticker (a spin lock: the fork handler resets it).
@@ -54,14 +59,32 @@ fn fresh_ms() -> u64 {
 /// one (which starts the ticker when readings come fast).
 #[inline]
 pub(crate) fn raw_ms() -> u64 {
-    let cached = NOW.load(Ordering::Acquire);
-    if cached != 0 {
-        if !READ.load(Ordering::Relaxed) {
-            READ.store(true, Ordering::Relaxed);
-        }
-        return cached - 1;
+    let word = NOW.load(Ordering::Acquire);
+    if word & READ != 0 {
+        return (word & !READ) - 1;
     }
-    uncached()
+    first_of_tick(word)
+}
+
+/// [`NOW`] as it is, for the generator's fast path: `(raw ms + 1) | READ` while the ticker
+/// runs and this millisecond was read (then the time is in it); anything without [`READ`]
+/// sends the caller to [`raw_ms`], which marks the reading or reads the clock itself.
+#[inline(always)]
+pub(crate) fn word() -> u64 {
+    NOW.load(Ordering::Acquire)
+}
+
+/// The first reading of a millisecond (`word` without [`READ`]): marks it read, so that the
+/// ticker keeps running; or, with no ticker publishing (0), a fresh reading.
+#[cold]
+fn first_of_tick(word: u64) -> u64 {
+    if word == 0 {
+        return uncached();
+    }
+    // Only onto the word read: one the ticker replaced meanwhile (a new millisecond, or 0 as
+    // it parks) is left as it is, and that reading goes unmarked (the next one marks it).
+    let _ = NOW.compare_exchange(word, word | READ, Ordering::AcqRel, Ordering::Relaxed);
+    word - 1
 }
 
 #[cold]
@@ -110,8 +133,7 @@ fn tick() {
     let mut idle = 0;
     loop {
         let now_ns = super::std_clocks::monotonic_raw_ns();
-        NOW.store(now_ns / 1_000_000 + 1, Ordering::Release);
-        if READ.swap(false, Ordering::Relaxed) {
+        if NOW.swap(now_ns / 1_000_000 + 1, Ordering::AcqRel) & READ != 0 {
             idle = 0;
         } else {
             idle += 1;

@@ -27,6 +27,17 @@ pub trait Clock {
             core::hint::spin_loop();
         }
     }
+
+    /// `Some(offset_ms)` when [`Clock::now_ms_cached`] is the process's cached
+    /// `CLOCK_MONOTONIC` milliseconds plus `offset_ms` (a [`MonotonicClock`]'s): the generator's
+    /// fast path then reads the cache itself, with the offset and the layout's epoch folded
+    /// into one addition. `None` by default; a clock that wraps another forwards it, or loses
+    /// only speed. (An implementation detail of the fast path, hence hidden.)
+    #[doc(hidden)]
+    #[inline]
+    fn monotonic_offset_ms(&self) -> Option<i64> {
+        None
+    }
 }
 
 impl<T: Clock + ?Sized> Clock for &T {
@@ -38,6 +49,9 @@ impl<T: Clock + ?Sized> Clock for &T {
     }
     fn wait_until_ms(&self, unix_ms: u64) {
         (**self).wait_until_ms(unix_ms)
+    }
+    fn monotonic_offset_ms(&self) -> Option<i64> {
+        (**self).monotonic_offset_ms()
     }
 }
 
@@ -51,6 +65,9 @@ impl<T: Clock + ?Sized> Clock for std::sync::Arc<T> {
     }
     fn wait_until_ms(&self, unix_ms: u64) {
         (**self).wait_until_ms(unix_ms)
+    }
+    fn monotonic_offset_ms(&self) -> Option<i64> {
+        (**self).monotonic_offset_ms()
     }
 }
 
@@ -97,6 +114,8 @@ impl Clock for ManualClock {
 
 #[cfg(feature = "std")]
 mod cached;
+#[cfg(feature = "std")]
+pub(crate) use cached::{word as cache_word, READ as CACHE_READ};
 
 #[cfg(feature = "std")]
 mod std_clocks {
@@ -164,7 +183,7 @@ mod std_clocks {
     ///
     /// An anchor is a whole number of milliseconds, so every monotonic clock's milliseconds
     /// turn at the same instant, and [`Clock::now_ms`] answers from one process-wide cache that
-    /// a thread refreshes at each millisecond while IDs are being issued (two loads instead of
+    /// a thread refreshes at each millisecond while IDs are being issued (a load instead of
     /// a system call; see the `cached` module) for [`Clock::now_ms_cached`]; [`Clock::now_ms`]
     /// reads the clock.
     #[derive(Clone, Copy, Debug)]
@@ -235,6 +254,10 @@ mod std_clocks {
         }
         fn wait_until_ms(&self, unix_ms: u64) {
             wait_until(|| self.now_ns(), unix_ms)
+        }
+        #[inline]
+        fn monotonic_offset_ms(&self) -> Option<i64> {
+            Some(self.offset_ms)
         }
     }
 }

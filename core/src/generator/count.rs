@@ -43,15 +43,38 @@ impl Issued {
     /// Counts `n` IDs issued by the calling thread.
     #[inline(always)]
     pub(crate) fn add(&self, n: u64) {
-        match thread_slot() {
-            Some(slot) => {
-                // This thread's alone (see the module docs): no other writer to race.
-                let word = &self.0[slot * STRIDE];
-                word.store(word.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
-            }
-            None => {
-                self.0[SLOTS * STRIDE].fetch_add(n, Ordering::Relaxed);
-            }
+        let at = MY_WORD.get();
+        if at < SLOTS * STRIDE {
+            self.add_own(at, n);
+        } else {
+            self.add_slow(n);
+        }
+    }
+
+    /// Adds `n` to the word at `at`, a slot the calling thread holds.
+    #[inline(always)]
+    fn add_own(&self, at: usize, n: u64) {
+        debug_assert!(at < SLOTS * STRIDE);
+        // SAFETY: callers pass a slot's word, below `SLOTS * STRIDE`, of the
+        // `(SLOTS + 1) * STRIDE` words (a bounds check would cost as much as the add).
+        let word = unsafe { self.0.get_unchecked(at) };
+        // This thread's alone (see the module docs): no other writer to race.
+        word.store(word.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    }
+
+    /// [`Issued::add`] for a thread that holds no slot: its first call takes one; past
+    /// [`SLOTS`] live threads (or while the thread exits) the shared slot, atomically.
+    #[cold]
+    #[inline(never)]
+    fn add_slow(&self, n: u64) {
+        if MY_WORD.get() == UNSET {
+            take_slot();
+        }
+        let at = MY_WORD.get();
+        if at < SLOTS * STRIDE {
+            self.add_own(at, n);
+        } else {
+            self.0[SLOTS * STRIDE].fetch_add(n, Ordering::Relaxed);
         }
     }
 
@@ -65,46 +88,64 @@ impl Issued {
 #[cfg(feature = "std")]
 static TAKEN: AtomicU64 = AtomicU64::new(0);
 
-/// A thread's slot, given back when the thread exits.
+/// [`MY_WORD`] before the thread's first count.
 #[cfg(feature = "std")]
-struct ThreadSlot(Option<usize>);
+const UNSET: usize = usize::MAX;
 
 #[cfg(feature = "std")]
-impl ThreadSlot {
-    fn take() -> ThreadSlot {
-        let mut taken = TAKEN.load(Ordering::Acquire);
-        loop {
-            let free = (!taken).trailing_zeros() as usize;
-            if free >= SLOTS {
-                return ThreadSlot(None);
-            }
-            match TAKEN.compare_exchange_weak(taken, taken | 1 << free, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return ThreadSlot(Some(free)),
-                Err(now) => taken = now,
-            }
-        }
-    }
+std::thread_local! {
+    /// The calling thread's slot, as the index of its word (`slot * STRIDE`): [`UNSET`]
+    /// before its first count, `SLOTS * STRIDE` (the shared slot) when it holds none. A
+    /// constant initial value and no destructor: reading it is one load, with no check of
+    /// whether it was made or dropped (which the thread's slot, given back on exit, needs:
+    /// that is [`RELEASE`]'s).
+    static MY_WORD: core::cell::Cell<usize> = const { core::cell::Cell::new(UNSET) };
+    /// Gives the thread's slot back when the thread exits; made when it takes one.
+    static RELEASE: Release = const { Release };
 }
 
+/// Frees the thread's slot when the thread exits.
 #[cfg(feature = "std")]
-impl Drop for ThreadSlot {
+struct Release;
+
+#[cfg(feature = "std")]
+impl Drop for Release {
     fn drop(&mut self) {
-        if let Some(slot) = self.0 {
+        let at = MY_WORD.get();
+        // From here on the thread counts in the shared slot (a destructor of another thread
+        // local may still issue).
+        MY_WORD.set(SLOTS * STRIDE);
+        if at < SLOTS * STRIDE {
             // Release: the next holder's first load sees this thread's last store.
-            TAKEN.fetch_and(!(1 << slot), Ordering::AcqRel);
+            TAKEN.fetch_and(!(1 << (at / STRIDE)), Ordering::AcqRel);
         }
     }
 }
 
-/// The calling thread's slot, taken at its first call; `None` past [`SLOTS`] live threads,
-/// or while the thread exits.
+/// Takes a free slot for the calling thread, or leaves it on the shared one: past [`SLOTS`]
+/// live threads, or when its slot could not be given back at exit (its thread locals are
+/// being dropped).
 #[cfg(feature = "std")]
-#[inline(always)]
-fn thread_slot() -> Option<usize> {
-    std::thread_local! {
-        static SLOT: ThreadSlot = ThreadSlot::take();
+fn take_slot() {
+    MY_WORD.set(SLOTS * STRIDE);
+    // The destructor first: a slot is taken only by a thread that will give it back.
+    if RELEASE.try_with(|_| ()).is_err() {
+        return;
     }
-    SLOT.try_with(|s| s.0).ok().flatten()
+    let mut taken = TAKEN.load(Ordering::Acquire);
+    loop {
+        let free = (!taken).trailing_zeros() as usize;
+        if free >= SLOTS {
+            return;
+        }
+        match TAKEN.compare_exchange_weak(taken, taken | 1 << free, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => {
+                MY_WORD.set(free * STRIDE);
+                return;
+            }
+            Err(now) => taken = now,
+        }
+    }
 }
 
 /// Without `std`: one counter.

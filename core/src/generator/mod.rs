@@ -369,6 +369,44 @@ pub(crate) trait Validity: Send + Sync {
     /// Checks again, and moves [`Validity::valid_until`] past `fresh_ms` (a reading taken
     /// before the check), or fails.
     fn renew(&self, fresh_ms: u64) -> Result<()>;
+    /// The same bound for [`Generator::next_id_plain`], in `layout`'s ticks: the last tick
+    /// (1 or later) all of whose readings are below [`Validity::valid_until`], and below the
+    /// layout's last tick; 0 for none. `None` where it is not kept for `layout`.
+    fn last_valid_tick(&self, _layout: &Layout) -> Option<&AtomicU64> {
+        None
+    }
+}
+
+/// A word of 0: [`Plain::last_tick`] of a generator that the plain path does not serve.
+#[cfg(feature = "std")]
+static PLAIN_CLOSED: AtomicU64 = AtomicU64::new(0);
+
+/// What [`Generator::next_id_plain`] reads beside the state word: the default generator's
+/// fast path (the host's record, the cached monotonic clock, a layout of 1 ms ticks with the
+/// sequence lowest, no lease, no state file, no rollover field, no spread start).
+#[cfg(feature = "std")]
+#[derive(Clone, Copy)]
+struct Plain {
+    /// Added to the clock cache's word (see `clock::cached`), the tick before the reading's:
+    /// the clock's offset, the cache's `+ 1` and its read bit, the layout's epoch and that
+    /// one tick, folded into one addition.
+    bias: u64,
+    /// The validity's [`Validity::last_valid_tick`], or [`PLAIN_CLOSED`].
+    last_tick: core::ptr::NonNull<AtomicU64>,
+}
+
+// SAFETY: `last_tick` points at an atomic in memory the generator's `valid` keeps alive, or at
+// a static.
+#[cfg(feature = "std")]
+unsafe impl Send for Plain {}
+#[cfg(feature = "std")]
+unsafe impl Sync for Plain {}
+
+#[cfg(feature = "std")]
+impl Plain {
+    fn closed() -> Plain {
+        Plain { bias: 0, last_tick: (&PLAIN_CLOSED).into() }
+    }
 }
 
 /// A Snowflake ID generator. `Send + Sync`: share one between threads (behind an `Arc` or a
@@ -409,6 +447,10 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// The one-ID fast path's constants (see [`Generator::next_id_fast`]): whether it applies
     /// (no rollover field, sequences from 0), and the layout's numbers it needs.
     fast: Fast,
+    /// The default generator's fast path (see [`Generator::next_id_plain`]), planned by
+    /// [`Generator::plan_plain`] whenever what it depends on changes.
+    #[cfg(feature = "std")]
+    plain: Plain,
     roll_bits: u32,
     roll_shift: u32,
     word: Word,
@@ -485,7 +527,42 @@ impl<C: Clock> Generator<C> {
         self.fast.on &= mark.is_none() || self.fast_mark.is_some();
         self.mark = mark;
         self.fork_generation = if survives_fork { None } else { Some(crate::sys::fork_generation()) };
+        self.plan_plain();
         self
+    }
+
+    /// Opens [`Generator::next_id_plain`] to this generator where it applies, with the
+    /// numbers it needs; closes it elsewhere (it then finds a last tick of 0, and leaves every
+    /// call to [`Generator::next_id_general`]).
+    #[cfg(feature = "std")]
+    fn plan_plain(&mut self) {
+        self.plain = Plain::closed();
+        let f = &self.fast;
+        // What the plain path leaves out: a rollover field or a spread start (`on`), ticks
+        // other than 1 ms (the reading is the tick), a sequence above other fields, a check
+        // for fork() (a state of this process alone), a high-water mark (a state file, a
+        // lease), a clock other than the process's cache.
+        if !f.on
+            || f.tick_ms != 1
+            || f.seq_shift != 0
+            || self.fork_generation.is_some()
+            || self.mark.is_some()
+        {
+            return;
+        }
+        let Some(offset_ms) = self.clock.monotonic_offset_ms() else { return };
+        let Some(last_tick) = self.valid.as_ref().and_then(|(_, v)| v.last_valid_tick(&self.layout)) else {
+            return;
+        };
+        // The cache's word is `(raw + 1) | READ`; the reading is `raw + offset_ms`; its tick,
+        // less one, is `reading - epoch_ms - 1`. Wrapping: a reading before the epoch comes out
+        // far above any last tick, and goes to the general path, as does the epoch's tick 0.
+        let bias = (offset_ms as u64)
+            .wrapping_sub(1)
+            .wrapping_sub(crate::clock::CACHE_READ)
+            .wrapping_sub(f.epoch_ms)
+            .wrapping_sub(1);
+        self.plain = Plain { bias, last_tick: last_tick.into() };
     }
 
     /// Raises the state to the start of tick `floor`, if it is below (a hosted state's new run).
@@ -515,6 +592,7 @@ impl<C: Clock> Generator<C> {
     pub(crate) fn with_validity<V: Validity + 'static>(mut self, validity: std::sync::Arc<V>) -> Self {
         let bound = Cell::new(validity.clone(), |v| v.valid_until());
         self.valid = Some((bound, validity));
+        self.plan_plain();
         self
     }
 
@@ -590,6 +668,7 @@ impl<C: Clock> Generator<C> {
     #[cfg(feature = "std")]
     pub(crate) fn with_clock_of(mut self, clock: C) -> Self {
         self.clock = clock;
+        self.plan_plain();
         self
     }
 
@@ -650,6 +729,8 @@ impl<C: Clock> Generator<C> {
             node_bits: layout.node_bits(&node),
             seq_cap,
             stride: 1 << seq.shift(),
+            #[cfg(feature = "std")]
+            plain: Plain::closed(),
             fast: Fast {
                 on: roll_bits == 0 && policy.sequence_start == SequenceStart::Zero,
                 epoch_ms: layout.epoch_ms(),
@@ -977,21 +1058,28 @@ impl<C: Clock> Generator<C> {
 
     /// The next ID. Waits for the clock (at most `max_wait_ms`) when the tick is full or the
     /// clock is behind, then fails with [`Error::SequenceExhausted`] or [`Error::ClockBehind`].
-    #[inline]
+    #[inline(always)]
     pub fn next_id(&self) -> Result<u64> {
         match self.next_id_fast() {
             Some(id) => Ok(id),
-            None => self.block_at(None, 1, self.policy.max_wait_ms, true).map(|b| b.first),
+            None => self.one_at_clock(self.policy.max_wait_ms, true),
         }
     }
 
     /// The next ID without ever blocking: fails at once where [`Generator::next_id`] would wait.
-    #[inline]
+    #[inline(always)]
     pub fn try_next_id(&self) -> Result<u64> {
         match self.next_id_fast() {
             Some(id) => Ok(id),
-            None => self.block_at(None, 1, 0, false).map(|b| b.first),
+            None => self.one_at_clock(0, false),
         }
+    }
+
+    /// One ID by the general rules, where the fast path declined: a call of its own, so that
+    /// `next_id`, inlined into its callers, is the fast path and this call.
+    #[inline(never)]
+    fn one_at_clock(&self, max_wait_ms: u64, wait: bool) -> Result<u64> {
+        self.block_at(None, 1, max_wait_ms, wait).map(|b| b.first)
     }
 
     /// One ID in the common case, with the fewest steps: the clock's (cheap) reading is the
@@ -1015,6 +1103,69 @@ impl<C: Clock> Generator<C> {
     /// ```
     #[inline(always)]
     pub fn next_id_fast(&self) -> Option<u64> {
+        #[cfg(feature = "std")]
+        if let Some(id) = self.next_id_plain() {
+            return Some(id);
+        }
+        self.next_id_general()
+    }
+
+    /// The fast path of the default generator (see `plan_plain` for where it applies): the
+    /// same rules as [`Generator::next_id_general`], with what cannot change folded into
+    /// fewer steps. Its cost beside a peer's (ferroid's lock-free generator, which has no
+    /// host's record, no validity, no count, and a layout fixed at compile time) is what
+    /// issue 44 measured; every step below says what it keeps.
+    ///
+    /// - The reading: the clock cache's word, taken only with its read bit set (the ticker
+    ///   runs, and this millisecond was read, so the ticker stays up): anything else goes to
+    ///   the general path, whose reading marks it or reads the clock itself.
+    /// - One comparison of the tick with the host record's last valid tick (kept below the
+    ///   layout's last tick): the validity every 50 ms, a reading before the epoch (it wraps
+    ///   far above), the layout's end, and whether this path applies at all (0 where not).
+    /// - The slot: the state word itself when it is at the reading's tick (its next free
+    ///   slot; the next is one more, which carries into the next tick after the last), else
+    ///   the tick's first when the word is below it; a word past the tick (full, or ahead of
+    ///   the clock) goes to the general path, as a word of 0 does (a lost record).
+    /// - One compare-and-swap, the count in this thread's own slot, the ID composed.
+    #[cfg(feature = "std")]
+    #[inline(always)]
+    fn next_id_plain(&self) -> Option<u64> {
+        let word = crate::clock::cache_word();
+        if word & crate::clock::CACHE_READ == 0 {
+            return None;
+        }
+        let before = word.wrapping_add(self.plain.bias);
+        // SAFETY: see `Plain`: a word the generator's `valid` keeps alive, or a static.
+        if before >= unsafe { self.plain.last_tick.as_ref() }.load(Ordering::Acquire) {
+            return None;
+        }
+        let t = before + 1;
+        let f = &self.fast;
+        let base = t << f.seq_bits;
+        let cell: &AtomicU64 = &self.cell;
+        let cur = cell.load(Ordering::Acquire);
+        let (slot, seq) = if cur >= base {
+            let seq = cur - base;
+            if seq >= self.seq_cap {
+                return None;
+            }
+            (cur, seq)
+        } else if cur == 0 {
+            return None;
+        } else {
+            (base, 0)
+        };
+        // One try: a compare-and-swap lost to another thread goes to the general path, which
+        // tries again (a loop here would be unrolled, and the path too big to inline).
+        cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire).ok()?;
+        self.counters.issued.add(1);
+        Some((t << f.time_shift) | self.node_bits | seq)
+    }
+
+    /// The fast path of every other generator (and of the default one where its plain path
+    /// declines): see [`Generator::next_id_fast`].
+    #[inline(always)]
+    fn next_id_general(&self) -> Option<u64> {
         let f = &self.fast;
         // Off for a rollover field, a spread start or a high-water mark that offers no words
         // for it (see `assemble`).
@@ -1065,6 +1216,16 @@ impl<C: Clock> Generator<C> {
         };
         #[cfg(not(feature = "std"))]
         let claim_bits = 0;
+        // With a mark, the reservation's end: the general path extends it. (Read before the
+        // compare-and-swap, as the claim is: a slot past it is never taken here.)
+        #[cfg(feature = "std")]
+        if let Some((m, _)) = mark {
+            // SAFETY: see `MarkWords`.
+            if t >= unsafe { m.reserved.as_ref() }.load(Ordering::Acquire) {
+                return None;
+            }
+        }
+        let base = t << f.seq_bits;
         let cell: &AtomicU64 = &self.cell;
         let mut cur = cell.load(Ordering::Acquire);
         // A compare-and-swap lost to another thread (or process) is tried again with the word
@@ -1076,24 +1237,20 @@ impl<C: Clock> Generator<C> {
             if cur == 0 {
                 return None;
             }
-            let (l, s) = (cur >> f.seq_bits, cur & (self.seq_cap - 1));
-            let (tick, seq, next) = if t > l {
-                // A new tick: its first sequence number (the capacity is at least 2).
-                (t, 0, (t << f.seq_bits) | 1)
-            } else if t == l {
-                // The next free slot of this tick; after its last one, the next tick's first.
-                (l, s, if s + 1 == self.seq_cap { (l + 1) << f.seq_bits } else { cur + 1 })
-            } else {
-                return None;
-            };
-            #[cfg(feature = "std")]
-            if let Some((m, _)) = mark {
-                // SAFETY: see `MarkWords`.
-                if tick >= unsafe { m.reserved.as_ref() }.load(Ordering::Acquire) {
-                    return None; // the general path extends the reservation
+            // The slot to take: the word's own when it is at the reading's tick `t` (the next
+            // free one; after the tick's last, one more is the next tick's first), the tick's
+            // first when the word is below `t` (a new tick; the capacity is at least 2).
+            let (slot, seq) = if cur >= base {
+                let seq = cur - base;
+                // Past `t`: the tick is full (it carried), or the clock is behind.
+                if seq >= self.seq_cap {
+                    return None;
                 }
-            }
-            match cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+                (cur, seq)
+            } else {
+                (base, 0)
+            };
+            match cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     // A claim that changed since it was read: the slot is dropped, never
                     // issued (as `take_block` does).
@@ -1105,7 +1262,7 @@ impl<C: Clock> Generator<C> {
                         }
                     }
                     self.counters.issued.add(1);
-                    return Some((tick << f.time_shift) | self.node_bits | claim_bits | (seq << f.seq_shift));
+                    return Some((t << f.time_shift) | self.node_bits | claim_bits | (seq << f.seq_shift));
                 }
                 Err(found) => cur = found,
             }
@@ -1264,7 +1421,8 @@ impl<C: Clock> Generator<C> {
     /// assert!(g.next_id().unwrap() > a);
     /// ```
     pub fn map_clock<D: Clock>(self, wrap: impl FnOnce(C) -> D) -> Generator<D> {
-        Generator {
+        #[allow(unused_mut)]
+        let mut g = Generator {
             #[cfg(feature = "std")]
             mark: self.mark,
             #[cfg(feature = "std")]
@@ -1280,6 +1438,8 @@ impl<C: Clock> Generator<C> {
             seq_cap: self.seq_cap,
             stride: self.stride,
             fast: self.fast,
+            #[cfg(feature = "std")]
+            plain: self.plain,
             roll_bits: self.roll_bits,
             roll_shift: self.roll_shift,
             word: self.word,
@@ -1296,6 +1456,82 @@ impl<C: Clock> Generator<C> {
             lease_field: self.lease_field,
             shared_state: self.shared_state,
             provenance: self.provenance,
+        };
+        // The new clock may not read the process's cache, or read it with another offset.
+        #[cfg(feature = "std")]
+        g.plan_plain();
+        g
+    }
+}
+
+#[cfg(all(test, feature = "shared"))]
+mod tests {
+    use super::{Generator, PLAIN_CLOSED};
+    use crate::{Layout, Options};
+
+    fn plain_open(g: &Generator) -> bool {
+        !core::ptr::eq(g.plain.last_tick.as_ptr(), &PLAIN_CLOSED)
+    }
+
+    /// The default generator takes the plain path once the clock's cache runs and its record
+    /// was checked (its first calls take the general one); a generator it does not serve never
+    /// does; and IDs from both paths, on two threads sharing the default one, never repeat.
+    #[test]
+    fn the_plain_path_serves_the_default_generator_alone_and_repeats_nothing() {
+        let l = Layout::parse("time:41,worker:4,sequence:18;epoch=1288834974657").unwrap();
+        let g = Generator::new(&l, l.parse_node("worker=9").unwrap(), Options::default()).unwrap();
+        assert!(plain_open(&g));
+        // Until the ticker publishes and a check of the record sets the bound, the general
+        // path (and the rules behind it) serve: wait for that state, not for a duration.
+        let mut ids = vec![];
+        let served = loop {
+            if let Some(id) = g.next_id_plain() {
+                break id;
+            }
+            ids.push(g.next_id().unwrap());
+            assert!(ids.len() < 100_000_000, "the plain path never opened");
+        };
+        ids.push(served);
+        let others = [
+            Generator::new(
+                &l,
+                l.parse_node("worker=1").unwrap(),
+                Options { isolated: true, ..Options::default() },
+            ),
+            Generator::new(
+                &l,
+                l.parse_node("worker=2").unwrap(),
+                Options::parse("process_only=true").unwrap(),
+            ),
+            Generator::new(
+                &l,
+                l.parse_node("worker=3").unwrap(),
+                Options::parse("sequence_start=spread:16").unwrap(),
+            ),
+            Generator::new(&Layout::parse("sonyflake").unwrap(), Default::default(), Options::default()),
+        ];
+        for other in others {
+            let other = other.unwrap();
+            assert!(!plain_open(&other), "{other:?}");
+            assert!(other.next_id_plain().is_none());
+            other.next_id().unwrap();
         }
+        let g = &g;
+        let per_thread = 300_000;
+        std::thread::scope(|s| {
+            let threads: Vec<_> = (0..2)
+                .map(|_| s.spawn(move || (0..per_thread).map(|_| g.next_id().unwrap()).collect::<Vec<_>>()))
+                .collect();
+            for t in threads {
+                let mine = t.join().unwrap();
+                assert!(mine.windows(2).all(|w| w[0] < w[1]), "each thread's IDs increase");
+                ids.extend(mine);
+            }
+        });
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "no ID repeats");
+        assert_eq!(g.stats().issued, n as u64, "every ID counted once");
     }
 }

@@ -349,6 +349,10 @@ pub(crate) struct Record {
     /// Clock readings below this may be issued at: a check found the file whole at its name
     /// at a reading `RECHECK_MS` before it.
     valid_until: AtomicU64,
+    /// `valid_until` in the layout's ticks, for the generator's plain fast path: the last tick
+    /// all of whose readings are below it (and below the layout's last tick), 0 for none.
+    /// Raised after `valid_until`, so it never says more than `valid_until` does.
+    last_valid_tick: AtomicU64,
     /// The fork generation that took the locks of an exclusive mode (a child does not hold
     /// them: see `sys::drop_in_child`).
     fork_generation: u64,
@@ -534,6 +538,7 @@ impl Record {
             ahead_of_base_ms: 0,
             clock: fresh_clock,
             valid_until: AtomicU64::new(0),
+            last_valid_tick: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
         };
         let in_use = locks::taken(&record.file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
@@ -1393,8 +1398,18 @@ impl Validity for Record {
         if mine != 0 {
             self.write(TIME_BASE_AT, mine);
         }
-        self.valid_until.fetch_max(fresh_ms.saturating_add(RECHECK_MS), Ordering::AcqRel);
+        let until = fresh_ms.saturating_add(RECHECK_MS);
+        self.valid_until.fetch_max(until, Ordering::AcqRel);
+        // The ticks wholly below `until` (`t + 1` ticks past the epoch end at or before it),
+        // short of the layout's last tick, which the fast path leaves to the general one.
+        let (layout, ms) = (&self.layout, until.saturating_sub(self.layout.epoch_ms()));
+        let last = (ms / layout.tick_ms()).min(layout.max_tick()).saturating_sub(1);
+        self.last_valid_tick.fetch_max(last, Ordering::AcqRel);
         Ok(())
+    }
+
+    fn last_valid_tick(&self, layout: &Layout) -> Option<&AtomicU64> {
+        (*layout == self.layout).then_some(&self.last_valid_tick)
     }
 }
 

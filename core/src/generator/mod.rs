@@ -1483,13 +1483,22 @@ mod tests {
         assert!(plain_open(&g));
         // Until the ticker publishes and a check of the record sets the bound, the general
         // path (and the rules behind it) serve: wait for that state, not for a duration.
+        // The IDs of that wait are kept up to a bound (the rest are counted): a ticker starved
+        // on a loaded machine makes the wait long, not the test's memory large.
         let mut ids = vec![];
+        let mut not_kept = 0u64;
+        let start = std::time::Instant::now();
         let served = loop {
             if let Some(id) = g.next_id_plain() {
                 break id;
             }
-            ids.push(g.next_id().unwrap());
-            assert!(ids.len() < 100_000_000, "the plain path never opened");
+            let id = g.next_id().unwrap();
+            if ids.len() < 1_000_000 {
+                ids.push(id);
+            } else {
+                not_kept += 1;
+            }
+            assert!(start.elapsed() < std::time::Duration::from_secs(180), "the plain path never opened");
         };
         ids.push(served);
         let others = [
@@ -1532,6 +1541,6 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), n, "no ID repeats");
-        assert_eq!(g.stats().issued, n as u64, "every ID counted once");
+        assert_eq!(g.stats().issued, n as u64 + not_kept, "every ID counted once");
     }
 }

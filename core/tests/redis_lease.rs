@@ -675,18 +675,17 @@ fn ipv6_and_unix_socket_addresses() {
 
 // --- faults ----------------------------------------------------------------------------------
 
+/// The lease address of a Sentinel set of tests/servers: every sentinel, its master, db 0.
+fn sentinel_url(sentinel: &Servers) -> String {
+    let addrs: Vec<&str> =
+        sentinel.get("/sentinel_addrs").as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    format!("redis+sentinel://{}/{}/0", addrs.join(","), sentinel.str("/master_name"))
+}
+
 #[test]
 fn a_sentinel_failover_while_four_processes_issue_repeats_nothing() {
     let mut sentinel = Servers::start("sentinel", &["--replicas", "1", "--sentinels", "3"]);
-    let addrs: Vec<String> = sentinel
-        .get("/sentinel_addrs")
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
-    let name = sentinel.str("/master_name").to_string();
-    let url = format!("redis+sentinel://{}/{name}/0", addrs.join(","));
+    let url = sentinel_url(&sentinel);
     let workers: Vec<Worker> =
         (0..4).map(|_| Worker::spawn(LAYOUT, "lease_ttl_ms=3000;max_wait_ms=3000", &url)).collect();
     let values: HashSet<u64> = workers.iter().map(Worker::opened).collect();
@@ -718,15 +717,7 @@ fn a_master_back_from_a_stop_after_a_failover_never_keeps_a_lease_alive() {
     const OPTIONS: &str = "lease_ttl_ms=6000;max_wait_ms=3000";
     let mut sentinel =
         Servers::start("sentinel", &["--replicas", "1", "--sentinels", "3", "--down-after-ms", "1000"]);
-    let addrs: Vec<String> = sentinel
-        .get("/sentinel_addrs")
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect();
-    let name = sentinel.str("/master_name").to_string();
-    let url = format!("redis+sentinel://{}/{name}/0", addrs.join(","));
+    let url = sentinel_url(&sentinel);
     let holder = Worker::spawn(TWO, OPTIONS, &url);
     let v = holder.opened();
     let other = Worker::spawn(TWO, OPTIONS, &url);

@@ -309,16 +309,7 @@ impl Target {
                 reconnect: true,
             });
         };
-        let addr = if tls {
-            ConnectionAddr::TcpTls { host: host.clone(), port, insecure: false, tls_params: None }
-        } else {
-            ConnectionAddr::Tcp(host.clone(), port)
-        };
-        let info = (host.as_str(), port)
-            .into_connection_info()
-            .map_err(|e| describe(&e, shown))?
-            .set_addr(addr)
-            .set_redis_settings(node.clone());
+        let info = node_at(&host, port, tls, node, shown)?;
         let where_ = format!("master `{master}` at {}", addr_text(info.addr()));
         let mut conn = self.connect_to(&info, &where_)?;
         // A sentinel's view can be behind: the node it names must say it is the master.
@@ -442,16 +433,7 @@ impl Target {
             (true, ConnectionAddr::Tcp(h, _) | ConnectionAddr::TcpTls { host: h, .. }) => h.clone(),
             _ => host,
         };
-        let addr = if tls {
-            ConnectionAddr::TcpTls { host: host.clone(), port, insecure: false, tls_params: None }
-        } else {
-            ConnectionAddr::Tcp(host.clone(), port)
-        };
-        let info = (host.as_str(), port)
-            .into_connection_info()
-            .map_err(|e| describe(&e, shown))?
-            .set_addr(addr)
-            .set_redis_settings(node.clone());
+        let info = node_at(&host, port, tls, node, shown)?;
         let where_ = format!("the primary of slot {slot} at {}", addr_text(info.addr()));
         Ok((info, where_))
     }
@@ -470,6 +452,27 @@ impl Target {
         conn.set_write_timeout(Some(self.timeout)).map_err(|e| describe(&e, shown))?;
         Ok(conn)
     }
+}
+
+/// The server at `host:port` that a sentinel or a cluster node named, over TLS when `tls`, with
+/// the database and credentials of the lease address (`node`).
+fn node_at(
+    host: &str,
+    port: u16,
+    tls: bool,
+    node: &RedisConnectionInfo,
+    shown: &str,
+) -> Result<ConnectionInfo, Failure> {
+    let addr = if tls {
+        ConnectionAddr::TcpTls { host: host.to_string(), port, insecure: false, tls_params: None }
+    } else {
+        ConnectionAddr::Tcp(host.to_string(), port)
+    };
+    Ok((host, port)
+        .into_connection_info()
+        .map_err(|e| describe(&e, shown))?
+        .set_addr(addr)
+        .set_redis_settings(node.clone()))
 }
 
 /// rustls needs a process-wide crypto provider: ours (`ring`) unless the program installed one.

@@ -24,7 +24,8 @@ PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
 PACKAGE=postgresql-$PG_MAJOR-snowflake
 ARCH=amd64
 PGRX_VERSION=$(sed -n 's/^pgrx = "=\(.*\)"$/\1/p' ffi-pg/Cargo.toml)
-MAINTAINER="libsnowflake developers <libsnowflake@example.invalid>"
+# shellcheck source=scripts/deb-common.sh
+. scripts/deb-common.sh
 
 # The extension states the version of the packages (its control file's default_version is
 # the crate's): one version, as dist.sh checks for the others.
@@ -57,32 +58,8 @@ strip --strip-unneeded --remove-section=.comment "$ROOTFS/$LIB/snowflake.so"
 
 DOC=$ROOTFS/usr/share/doc/$PACKAGE
 install -D -m 644 docs/postgres.md "$DOC/postgres.md"
-# The copyright in Debian's machine-readable format (as scripts/deb.sh writes it).
-{
-  cat <<EOF
-Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: libsnowflake
-Upstream-Contact: $MAINTAINER
-Source: https://example.invalid/libsnowflake
-
-Files: *
-Copyright: libsnowflake developers
-License: MIT or Apache-2.0
-
-License: MIT
-EOF
-  sed -e 's/^$/./' -e 's/^/ /' LICENSE-MIT
-  cat <<EOF
-
-License: Apache-2.0
- On Debian systems, the full text of the Apache License, Version 2.0 is in
- /usr/share/common-licenses/Apache-2.0.
-EOF
-} >"$DOC/copyright"
-# The date of the last commit: the changelog, and so the package, are reproducible.
-DATE=$(date -R -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")
-printf '%s (%s) unstable; urgency=medium\n\n  * Release %s: see CHANGELOG.md in the source.\n\n -- %s  %s\n' \
-  libsnowflake "$VERSION" "$VERSION" "$MAINTAINER" "$DATE" | gzip -9n >"$DOC/changelog.gz"
+deb_copyright >"$DOC/copyright"
+deb_changelog "$DOC/changelog.gz"
 
 # The extension is built with this machine's toolchain against its glibc (not zig's floor, as
 # the server it loads into is Debian 12's): the newest glibc symbol version it needs.

@@ -32,9 +32,8 @@ case $ARCH in
   *) echo "deb.sh: no architecture $ARCH (amd64 or arm64)" >&2; exit 1 ;;
 esac
 LIBDIR=usr/lib/$MULTIARCH
-# The date of the last commit: the changelog, and so the packages, are reproducible.
-DATE=$(date -R -u -d "@$(git log -1 --format=%ct 2>/dev/null || date +%s)")
-MAINTAINER="libsnowflake developers <libsnowflake@example.invalid>"
+# shellcheck source=scripts/deb-common.sh
+. scripts/deb-common.sh
 # The first .deb, with every file in one package, is replaced by the three.
 OLD="libsnowflake (<= 0.1.0)"
 
@@ -81,44 +80,13 @@ install -D -m 644 ffi-c/API.md "$WORK/libsnowflake-dev/usr/share/doc/libsnowflak
 leftover=$(cd "$ALL" && find . -type f -o -type l)
 [ -z "$leftover" ] || { echo "deb.sh: files in no package: $leftover" >&2; exit 1; }
 
-# The copyright file in Debian's machine-readable format; the Apache license is in
-# /usr/share/common-licenses on every Debian system, MIT's text goes in whole.
-copyright() {
-  cat <<EOF
-Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
-Upstream-Name: libsnowflake
-Upstream-Contact: $MAINTAINER
-Source: https://example.invalid/libsnowflake
-
-Files: *
-Copyright: libsnowflake developers
-License: MIT or Apache-2.0
-
-License: MIT
-EOF
-  sed -e 's/^$/./' -e 's/^/ /' LICENSE-MIT
-  cat <<EOF
-
-License: Apache-2.0
- On Debian systems, the full text of the Apache License, Version 2.0 is in
- /usr/share/common-licenses/Apache-2.0.
-EOF
-}
-
-# The Debian changelog of a native package, compressed as Debian's tools do (gzip -9n).
-changelog() {
-  local pkg=$1
-  printf '%s (%s) unstable; urgency=medium\n\n  * Release %s: see CHANGELOG.md in the source.\n\n -- %s  %s\n' \
-    libsnowflake "$VERSION" "$VERSION" "$MAINTAINER" "$DATE" | gzip -9n >"$WORK/$pkg/usr/share/doc/$pkg/changelog.gz"
-}
-
 # control <package> <section> <depends> <synopsis> <description (each line indented by one space)>
 control() {
   local pkg=$1 section=$2 depends=$3 synopsis=$4 description=$5 multiarch=""
   [ "$section" = utils ] || multiarch="Multi-Arch: same"$'\n'
   mkdir -p "$WORK/$pkg/DEBIAN" "$WORK/$pkg/usr/share/doc/$pkg"
-  copyright >"$WORK/$pkg/usr/share/doc/$pkg/copyright"
-  changelog "$pkg"
+  deb_copyright >"$WORK/$pkg/usr/share/doc/$pkg/copyright"
+  deb_changelog "$WORK/$pkg/usr/share/doc/$pkg/changelog.gz"
   cat >"$WORK/$pkg/DEBIAN/control" <<EOF
 Package: $pkg
 Source: libsnowflake

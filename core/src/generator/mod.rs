@@ -1543,4 +1543,79 @@ mod tests {
         assert_eq!(ids.len(), n, "no ID repeats");
         assert_eq!(g.stats().issued, n as u64 + not_kept, "every ID counted once");
     }
+
+    /// Each thing the plain path does not serve closes it on its own (the review of the fast
+    /// path asked for each alone): a tick other than 1 ms, a sequence that is not the lowest
+    /// field, rollover, a state file, `lease=local`.
+    #[test]
+    fn each_exclusion_alone_closes_the_plain_path() {
+        let dir = std::env::temp_dir().join(format!("snowflake-plain-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let state = format!("state_file={}", dir.join("state").display());
+        let rollover = format!(
+            "time:41,worker:4,sequence:18;epoch={}",
+            1_288_834_974_657 + u64::from(std::process::id())
+        );
+        let mut cases = vec![
+            ("time:41,worker:4,sequence:18;epoch=1288834974657;tick=2ms", "worker=1", ""),
+            ("time:41,sequence:18,worker:4;epoch=1288834974657", "worker=2", ""),
+            // An epoch of this run's own: rollover is refused beside records of other node
+            // values of its layout that it could reach (other tests', or an earlier run's).
+            (rollover.as_str(), "", "rollover=worker"),
+        ];
+        if cfg!(feature = "state-file") {
+            cases.push(("time:41,worker:4,sequence:18;epoch=1288834974657", "worker=4", state.as_str()));
+        }
+        if cfg!(feature = "lease-local") {
+            cases.push(("time:41,worker:4,sequence:18;epoch=1288834974657", "", "lease=local"));
+        }
+        for (spec, node, options) in cases {
+            let l = Layout::parse(spec).unwrap();
+            let g =
+                Generator::new(&l, l.parse_node(node).unwrap(), Options::parse(options).unwrap()).unwrap();
+            assert!(!plain_open(&g), "{spec} {node} {options}");
+            for _ in 0..1000 {
+                g.next_id().unwrap();
+                assert!(g.next_id_plain().is_none(), "{spec} {node} {options}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A layout that ends 3 s from now: the plain path serves until its bound, never at the
+    /// layout's last tick or past it; the IDs increase to the end, each decodes, and the call
+    /// after the end is an error.
+    #[test]
+    fn the_plain_path_stops_short_of_the_layouts_end() {
+        let now =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+        let epoch = now + 3_000 - (1 << 20);
+        let l = Layout::parse(&format!("time:20,worker:4,sequence:12;epoch={epoch}")).unwrap();
+        let g = Generator::new(&l, l.parse_node("worker=5").unwrap(), Options::default()).unwrap();
+        assert!(plain_open(&g));
+        let start = std::time::Instant::now();
+        let (mut last, mut plain, mut n) = (0u64, 0u64, 0u64);
+        let end = loop {
+            let id = match g.next_id_plain() {
+                Some(id) => {
+                    plain += 1;
+                    Ok(id)
+                }
+                None => g.next_id(),
+            };
+            let id = match id {
+                Ok(id) => id,
+                Err(e) => break e,
+            };
+            assert!(id > last, "{id} after {last}");
+            let parts = l.decode(id).unwrap();
+            assert!(parts.unix_ms <= l.last_unix_ms(), "{id} is past the layout's end");
+            last = id;
+            n += 1;
+            assert!(start.elapsed() < std::time::Duration::from_secs(180), "the layout never ended");
+        };
+        assert!(plain > 0, "the plain path never served ({n} IDs)");
+        assert!(l.decode(last).unwrap().unix_ms + 1000 >= l.last_unix_ms(), "ended early: {end}");
+        assert!(g.next_id().is_err(), "an ID after the end");
+    }
 }

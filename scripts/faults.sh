@@ -24,8 +24,10 @@ end=$((SECONDS + minutes * 60))
 round=0
 failed=0
 while [ $SECONDS -lt $end ]; do
-  # Each round's seed comes from the soak's: a round can be replayed alone too.
-  round_seed=$(((seed * 2654435761 + round) % 4294967296))
+  # Each round's seed comes from the soak's: a round can be replayed alone too. The mask keeps
+  # the low 32 bits of a product that overflows bash's signed 64 bits (it wraps), so no seed
+  # printed is negative.
+  round_seed=$(((seed * 2654435761 + round) & 0xFFFFFFFF))
   echo "faults.sh: round $round, seed $round_seed"
   if ! python3 tests/faults/run.py --seed "$round_seed" --rounds 2 --shuffle "${rest[@]}"; then
     failed=$((failed + 1))

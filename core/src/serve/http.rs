@@ -5,7 +5,7 @@ use super::{Ready, Shared};
 use crate::{decode_str, format_uuid, parse_uuid, Encoding, Error, ErrorKind, Name, HTTP_KINDS, KINDS};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
+use hyper::body::{Body as _, Incoming};
 use hyper::header::{HeaderValue, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -316,8 +316,10 @@ fn authorized(shared: &Shared, req: &Request<Incoming>) -> bool {
 
 async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
     shared.counters.requests.fetch_add(1, Ordering::Relaxed);
-    let path = req.uri().path().to_string();
-    match path.as_str() {
+    // The URI's parts are shared bytes: a clone to look at while the request moves on.
+    let uri = req.uri().clone();
+    let path = uri.path();
+    match path {
         "/healthz" => return response(200, "application/json", "{\"status\":\"ok\"}\n"),
         "/readyz" => {
             return if shared.ready() {
@@ -335,19 +337,18 @@ async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
             "a bearer token is required (Authorization: Bearer <token>), and this one is not it",
         );
     }
-    let method = req.method().clone();
+    let method = req.method();
     let get_only = |shared: &Shared| http_error(shared, METHOD, "this path takes GET");
-    match path.as_str() {
+    match path {
         "/v1/ids" => {
             if method != Method::GET && method != Method::POST {
                 return http_error(shared, METHOD, "/v1/ids takes GET or POST");
             }
-            let query = req.uri().query().unwrap_or("").to_string();
             let body = match read_body(req, shared).await {
                 Ok(b) => b,
                 Err(r) => return r,
             };
-            ids(shared, &query, &body).await
+            ids(shared, uri.query().unwrap_or(""), &body).await
         }
         "/v1/layout" if method == Method::GET => layout(shared),
         "/metrics" if method == Method::GET => metrics(shared),
@@ -381,6 +382,10 @@ async fn read_body(req: Request<Incoming>, shared: &Shared) -> Result<Bytes, Res
         req.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > max) {
         return Err(too_large());
+    }
+    // A request without a body (a GET, most of them): nothing to wait for, so no timer.
+    if req.body().is_end_stream() {
+        return Ok(Bytes::new());
     }
     let timeout = Duration::from_millis(shared.options.request_timeout_ms);
     match tokio::time::timeout(timeout, Limited::new(req.into_body(), max as usize).collect()).await {
@@ -497,31 +502,49 @@ fn push_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(crate::text::decimal(v, &mut [0u8; 20]).as_bytes());
 }
 
+/// Readiness follows the last answer's lease. Written only when it changes: a store on every
+/// request would move the word's cache line between the runtime's threads on each one.
+fn set_lease_failing(shared: &Shared, failing: bool) {
+    let flag = &shared.counters.lease_failing;
+    if flag.load(Ordering::Relaxed) != failing {
+        flag.store(failing, Ordering::Relaxed);
+    }
+}
+
 async fn ids(shared: &Shared, query: &str, body: &[u8]) -> Response<Body> {
     let (n, format) = match ids_params(shared, query, body) {
         Ok(p) => p,
         Err(e) => return library_error(shared, &e),
     };
     let count = n.unwrap_or(1) as usize;
-    let mut issued = vec![0u64; count];
-    let fill = |out: &mut [u64]| shared.generator.fill(out);
-    // A batch beyond one tick's capacity may wait for the clock: off the runtime's threads'
-    // async duty while it does, so that other connections go on.
-    let result = if count as u64 > shared.layout.capacity_per_tick() {
-        tokio::task::block_in_place(|| fill(&mut issued))
+    let (mut one, mut many) = ([0u64; 1], Vec::new());
+    let issued: &mut [u64] = if count == 1 {
+        &mut one
     } else {
-        fill(&mut issued)
+        many.resize(count, 0);
+        &mut many
+    };
+    let result = if count == 1 {
+        // One ID: the generator's fast path, as a library caller's `next_id`.
+        shared.generator.next_id().map(|id| issued[0] = id)
+    } else if count as u64 > shared.layout.capacity_per_tick() {
+        // A batch beyond one tick's capacity may wait for the clock: off the runtime's
+        // threads' async duty while it does, so that other connections go on.
+        tokio::task::block_in_place(|| shared.generator.fill(issued)).map_err(Error::from)
+    } else {
+        shared.generator.fill(issued).map_err(Error::from)
     };
     if let Err(e) = result {
         // What was written is lost, never handed out twice: the whole request is refused.
-        shared.counters.lease_failing.store(e.error.kind() == ErrorKind::Lease, Ordering::Relaxed);
-        return library_error(shared, &e.error);
+        set_lease_failing(shared, e.kind() == ErrorKind::Lease);
+        return library_error(shared, &e);
     }
-    shared.counters.lease_failing.store(false, Ordering::Relaxed);
+    let issued: &[u64] = issued;
+    set_lease_failing(shared, false);
     let mut out = Vec::with_capacity(count * 22 + 16);
     let content_type = match format {
         Format::Text => {
-            for id in &issued {
+            for id in issued {
                 push_u64(&mut out, *id);
                 out.push(b'\n');
             }

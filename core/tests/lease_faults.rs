@@ -25,6 +25,10 @@
 //! 5. **A `CREATE TABLE IF NOT EXISTS` that answers late** (MariaDB; the table lookup is
 //!    shared by every SQL store). Its late answer was read as the next statement's: the
 //!    claim's clock or the server's run came back as no row, a refusal without a cause.
+//! 6. **A claim the store answers slowly** (PostgreSQL; the check is every store's). The
+//!    store's clock read after the claim was judged against this host's clock of before it:
+//!    a round trip of over a second, with a clock behind within the allowed skew, was refused
+//!    as "ahead of this host's clock" (flaky.sh met it in case 3).
 //!
 //! Hosts are processes with their own `SNOWFLAKE_SHM_DIR` and their own clock (libfaketime,
 //! the monotonic clock left real). A is stopped (SIGSTOP) before the fault, so that B claims
@@ -136,6 +140,13 @@ fn worker_process() {
     o.set_text("lease", &std::env::var("SNOWFLAKE_FAULT_URL").unwrap()).unwrap();
     // The test harness's own words start the first line: ours start on the next.
     writeln!(out, "OPENING").unwrap();
+    out.flush().unwrap();
+    // A holder started `gated` opens once the test writes a line (the fault made first).
+    if std::env::var_os("SNOWFLAKE_FAULT_GATED").is_some() {
+        writeln!(out, "GATED").unwrap();
+        out.flush().unwrap();
+        std::io::stdin().read_line(&mut String::new()).unwrap();
+    }
     let start = Instant::now();
     let g = loop {
         match Generator::new(&layout, Default::default(), o.clone()) {
@@ -188,6 +199,21 @@ impl Worker {
     /// A holder on a host of its own (its own record directory), its clock `offset` from the
     /// real one (`+0.9s`, `-0.9s`, or `""`).
     fn spawn(name: &str, options: &str, url: &str, offset: &str) -> Worker {
+        Worker::start(name, options, url, offset, false)
+    }
+
+    /// A holder as [`Worker::spawn`] makes, which opens only at [`Worker::go`].
+    fn gated(name: &str, options: &str, url: &str, offset: &str) -> Worker {
+        let w = Worker::start(name, options, url, offset, true);
+        w.wait("its start", |w| w.lines.lock().unwrap().iter().any(|l| l == "GATED"));
+        w
+    }
+
+    fn go(&mut self) {
+        writeln!(self.stdin.as_mut().unwrap(), "go").unwrap();
+    }
+
+    fn start(name: &str, options: &str, url: &str, offset: &str, gated: bool) -> Worker {
         static SPAWNED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = SPAWNED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let shm = std::env::temp_dir().join(format!("lease-faults-{}-{n}-{name}", std::process::id()));
@@ -199,6 +225,9 @@ impl Worker {
             .env("SNOWFLAKE_SHM_DIR", &shm)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped());
+        if gated {
+            cmd.env("SNOWFLAKE_FAULT_GATED", "1");
+        }
         if !offset.is_empty() {
             assert!(std::path::Path::new(FAKETIME).exists(), "libfaketime (apt faketime) is needed");
             cmd.env("LD_PRELOAD", FAKETIME).env("FAKETIME", offset).env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
@@ -210,7 +239,7 @@ impl Worker {
         let reader = std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { return };
-                if ["OPEN", "ID ", "ERR ", "DONE"].iter().any(|p| line.starts_with(p)) {
+                if ["OPEN", "ID ", "ERR ", "DONE", "GATED"].iter().any(|p| line.starts_with(p)) {
                     l.lock().unwrap().push(line);
                 }
             }
@@ -450,6 +479,48 @@ fn mariadb_failback_after_a_claim_repeats_nothing() {
         x_ids.len() + b_ids.len()
     );
     assert_eq!(n, 0, "B repeated {n} IDs after a failback to a server that trusted its own old mark");
+}
+
+/// Case 6: a claim the store answered slowly (a loaded store or host, a round trip of a second
+/// or more) is not refused as a clock far behind. The store's clock, read after the claim, was
+/// judged against this host's clock of before the claim, so the round trip counted as skew:
+/// flaky.sh met "the high-water mark stored for `worker`=0 is 6200 ms ahead of this host's
+/// clock" in case 3 (B's clock 0.9 s behind, within the allowed skew, and a round trip of
+/// 1.3 s). Here a transaction holds the leases' table in EXCLUSIVE mode for 1.7 s: B's claim
+/// (an UPDATE) waits for it, the clock readings (`SELECT` of the time) do not.
+#[test]
+fn postgres_a_claim_answered_slowly_is_not_taken_for_a_clock_behind() {
+    let store = Arc::new(Store::start(Kind::Postgres));
+    // The table, made by a first holder; then no mark (a new store): B's claim reads the store's
+    // clock after it.
+    Worker::spawn("a", PLAIN, &store.url(), "").finish();
+    store.wipe();
+    // TTL 10 s: replies time out after 2 s, beyond the lock.
+    let mut b = Worker::gated("b", "lease_ttl_ms=10000;max_wait_ms=3000", &store.url(), "-0.9s");
+    let locker = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            store.admin(
+                "BEGIN; LOCK TABLE libsnowflake_leases IN EXCLUSIVE MODE; SELECT pg_sleep(1.7); COMMIT",
+            )
+        })
+    };
+    let held = "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation \
+                WHERE c.relname = 'libsnowflake_leases' AND l.mode = 'ExclusiveLock' AND l.granted";
+    let start = Instant::now();
+    while store.admin(held).trim() != "1" {
+        assert!(start.elapsed() < MINUTES, "the lock was never taken");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let locked_at = Instant::now();
+    b.go();
+    let value = b.opened();
+    let waited = locked_at.elapsed();
+    locker.join().unwrap();
+    b.wait("1000 IDs", |b| b.ids().len() >= 1000);
+    let ids = b.finish();
+    assert_eq!(ids.iter().collect::<HashSet<_>>().len(), ids.len(), "B repeated its own IDs");
+    eprintln!("a claim answered {waited:?} after the lock was taken: value {value}");
 }
 
 /// Case 5: a claim's `CREATE TABLE IF NOT EXISTS` waits on a metadata lock (a DBA's `LOCK

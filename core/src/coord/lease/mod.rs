@@ -621,16 +621,23 @@ impl Lease {
                 }
             }
         };
-        let now_tick = self.layout.tick_of(sent_at)?;
         // Past anything an earlier holder may have issued, by the store's clock read now,
         // after the claim (see `open`): only when no trusted mark says where that ends.
         // "Still ours" is proven as the mark is: a store restored from a snapshot can hand back
         // our token after another holder had the value since.
+        // `answered_at`: this host's reading once the store's clock has answered. That reading
+        // was taken by the store after `sent_at`, as late as a slow claim and round trip allow
+        // (a loaded store or host: a second or more), and is judged against this host's clock
+        // of then, not of before the claim: else the round trip counts as skew, and a sound
+        // claim is refused as "ahead of this host's clock".
         let trusted = !got.mark_stale && (got.ours || got.mark.is_some());
-        let unknown = match trusted {
-            true => 0,
+        let (unknown, answered_at) = match trusted {
+            true => (0, sent_at),
             false => match inner.store.clock_ms() {
-                Ok(store_ms) => self.layout.tick_of(store_ms)?.saturating_add(self.unknown_ticks),
+                Ok(store_ms) => (
+                    self.layout.tick_of(store_ms)?.saturating_add(self.unknown_ticks),
+                    self.clock.now_ms().max(sent_at),
+                ),
                 Err(e) => {
                     let _ = inner.store.unclaim(value, &self.token);
                     inner.unsure = true;
@@ -652,7 +659,8 @@ impl Lease {
         };
         let end = self.max_tick.saturating_add(1);
         let (floor, reserved) = (floor.min(end), reserved.min(end).max(floor.min(end)));
-        if floor > self.furthest_start(sent_at)? {
+        if floor > self.furthest_start(answered_at)? {
+            let now_tick = self.layout.tick_of(answered_at)?;
             let _ = inner.store.release(value, &self.token, floor);
             return Err(Error::lease_unavailable(format_args!(
                 "the high-water mark stored for `{}`={value} is {} ms ahead of this host's clock: is this clock far behind the last holder's?",

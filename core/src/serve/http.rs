@@ -344,11 +344,18 @@ async fn handle(req: Request<Incoming>, shared: &Shared) -> Response<Body> {
             if method != Method::GET && method != Method::POST {
                 return http_error(shared, METHOD, "/v1/ids takes GET or POST");
             }
-            let body = match read_body(req, shared).await {
-                Ok(b) => b,
-                Err(r) => return r,
+            // A request without a body (a GET, most of them) waits for nothing: the body's
+            // reader (its timer, its buffer) is a future of its own, made only for a body, so
+            // that this one stays small.
+            let body = if req.body().is_end_stream() {
+                Bytes::new()
+            } else {
+                match Box::pin(read_body(req, shared)).await {
+                    Ok(b) => b,
+                    Err(r) => return r,
+                }
             };
-            ids(shared, uri.query().unwrap_or(""), &body).await
+            ids(shared, uri.query().unwrap_or(""), &body)
         }
         "/v1/layout" if method == Method::GET => layout(shared),
         "/metrics" if method == Method::GET => metrics(shared),
@@ -382,10 +389,6 @@ async fn read_body(req: Request<Incoming>, shared: &Shared) -> Result<Bytes, Res
         req.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > max) {
         return Err(too_large());
-    }
-    // A request without a body (a GET, most of them): nothing to wait for, so no timer.
-    if req.body().is_end_stream() {
-        return Ok(Bytes::new());
     }
     let timeout = Duration::from_millis(shared.options.request_timeout_ms);
     match tokio::time::timeout(timeout, Limited::new(req.into_body(), max as usize).collect()).await {
@@ -511,7 +514,7 @@ fn set_lease_failing(shared: &Shared, failing: bool) {
     }
 }
 
-async fn ids(shared: &Shared, query: &str, body: &[u8]) -> Response<Body> {
+fn ids(shared: &Shared, query: &str, body: &[u8]) -> Response<Body> {
     let (n, format) = match ids_params(shared, query, body) {
         Ok(p) => p,
         Err(e) => return library_error(shared, &e),

@@ -587,7 +587,7 @@ CAUSES = {
     "taken": r"values of `worker` are leased",
     "untrusted": r"without a high-water mark it can trust",
     "clock": r"this host's clock reads|the high-water mark stored for .* ahead of this host's clock",
-    "lost": r"lost|no longer holds|was taken|expired",
+    "lost": r"lost|no longer holds|was taken|expired|lease lapsed",
     "failover": r"a failover or a move|does not serve the lease's slot|which this lease was using: a failover",
 }
 # The refusal each fault must bring about somewhere (its cause, named).

@@ -407,8 +407,18 @@ class Setup:
 # --- the nemesis ----------------------------------------------------------------------------
 
 def holding(h: Holder) -> int:
-    """The value `h` holds, by its last line that names one: `OPEN N`, or a claim of N refused
-    until the margin has passed (its lease holds N, though it has issued nothing from it yet)."""
+    """The value `h` holds: its last ID's (a fault begins once every base holder has issued, so
+    that ID is from the value it holds now: a value claimed again inside the generator, after a
+    refusal, prints no line); before any ID, its last line that names one: `OPEN N`, or a claim
+    of N refused until the margin has passed (its lease holds N, though it has issued nothing
+    from it yet)."""
+    with open(h.ids_path, "rb") as f:
+        start = max(0, f.seek(0, os.SEEK_END) - 64)
+        f.seek(start)
+        tail = f.read()
+    lines = tail[:tail.rfind(b"\n") + 1].split()[1 if start else 0:]  # a line cut by the start is not one
+    if lines:
+        return (int(lines[-1]) >> 12) & 3  # worker:2 above sequence:12 (LOW_BITS)
     value = -1
     for _, line in h.lines:
         m = re.match(r"OPEN (\d+)$", line) or re.search(r"`worker`=(\d+) was claimed again", line)

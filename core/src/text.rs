@@ -200,31 +200,30 @@ pub fn text_distance(a: &str, b: &str) -> usize {
     if a.len() > MAX || b.len() > MAX {
         return usize::MAX;
     }
-    // Three rows of the Damerau-Levenshtein table (optimal string alignment), on the stack.
-    let mut rows = [[0usize; MAX + 1]; 3];
-    for (j, cell) in rows[1].iter_mut().enumerate().take(b.len() + 1) {
+    // Three rows of the Damerau-Levenshtein table (optimal string alignment), on the stack:
+    // row `i` at `(i % 3) * W`, so that moving to the next row moves no memory.
+    const W: usize = MAX + 1;
+    let mut t = [0usize; 3 * W];
+    for (j, cell) in t.iter_mut().enumerate().take(b.len() + 1) {
         *cell = j;
     }
     for i in 1..=a.len() {
-        let (prev2, rest) = rows.split_at_mut(1);
-        let (prev, cur) = rest.split_at_mut(1);
-        let (prev2, prev, cur) = (&prev2[0], &prev[0], &mut cur[0]);
-        cur[0] = i;
+        let (cur, prev, prev2) = ((i % 3) * W, ((i - 1) % 3) * W, ((i + 1) % 3) * W);
+        t[cur] = i;
         for j in 1..=b.len() {
             let same = a[i - 1].eq_ignore_ascii_case(&b[j - 1]);
-            let mut d = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + usize::from(!same));
+            let mut d = (t[prev + j] + 1).min(t[cur + j - 1] + 1).min(t[prev + j - 1] + usize::from(!same));
             if i > 1
                 && j > 1
                 && a[i - 1].eq_ignore_ascii_case(&b[j - 2])
                 && a[i - 2].eq_ignore_ascii_case(&b[j - 1])
             {
-                d = d.min(prev2[j - 2] + 1);
+                d = d.min(t[prev2 + j - 2] + 1);
             }
-            cur[j] = d;
+            t[cur + j] = d;
         }
-        rows.rotate_left(1);
     }
-    rows[1][b.len()]
+    t[(a.len() % 3) * W + b.len()]
 }
 
 #[cfg(test)]
@@ -270,6 +269,55 @@ mod number_tests {
             fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
                 f.write_str(core::str::from_utf8(&self.bytes[..self.len]).unwrap_or("?"))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod distance_tests {
+    use proptest::prelude::*;
+
+    /// The optimal string alignment distance from its whole table: what `text_distance`, with
+    /// three rows in rotation, must give.
+    fn full_table(a: &[u8], b: &[u8]) -> usize {
+        let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for (i, row) in d.iter_mut().enumerate() {
+            row[0] = i;
+        }
+        for j in 0..=b.len() {
+            d[0][j] = j;
+        }
+        for i in 1..=a.len() {
+            for j in 1..=b.len() {
+                let cost = usize::from(!a[i - 1].eq_ignore_ascii_case(&b[j - 1]));
+                d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+                if i > 1
+                    && j > 1
+                    && a[i - 1].eq_ignore_ascii_case(&b[j - 2])
+                    && a[i - 2].eq_ignore_ascii_case(&b[j - 1])
+                {
+                    d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+                }
+            }
+        }
+        d[a.len()][b.len()]
+    }
+
+    proptest! {
+        #[test]
+        fn three_rows_give_the_whole_tables_distance(a in "[A-Za-z_]{0,30}", b in "[A-Za-z_]{0,30}") {
+            prop_assert_eq!(super::text_distance(&a, &b), full_table(a.as_bytes(), b.as_bytes()));
+        }
+
+        #[test]
+        fn typos_of_our_names_too(name in "SNOWFLAKE_(NODE|LAYOUT|OPTIONS)", edits in proptest::collection::vec((0usize..24, "[A-Z_]"), 0..3)) {
+            let mut typo = name.clone().into_bytes();
+            for (at, c) in &edits {
+                let at = at % (typo.len() + 1);
+                typo.insert(at, c.as_bytes()[0]);
+            }
+            let typo = String::from_utf8(typo).unwrap();
+            prop_assert_eq!(super::text_distance(&typo, &name), full_table(typo.as_bytes(), name.as_bytes()));
         }
     }
 }

@@ -64,6 +64,44 @@ pub(crate) fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// A fingerprint of this process's environment variables, read in place, without allocating or
+/// reading a string: the address of each `NAME=value` string, and their count. A variable
+/// set, replaced or removed through the C library (`setenv`, `putenv`, `unsetenv`, and
+/// `os.environ`, `process.env`, `std::env::set_var` over them) changes the array or its
+/// addresses; [`crate::env`] scans the names for near misses of its own again only then. Like
+/// `getenv`, it reads `environ` without the lock that `std::env::set_var` takes (a program
+/// that sets variables while another thread reads them has that race with every C library's
+/// `getenv` too).
+pub(crate) fn env_fingerprint() -> Option<u64> {
+    #[cfg(target_vendor = "apple")]
+    // SAFETY: _NSGetEnviron gives the address of the process's `environ` (a dylib cannot name
+    // `environ` itself on macOS).
+    let mut entry = unsafe { *libc::_NSGetEnviron() } as *const *const libc::c_char;
+    #[cfg(not(target_vendor = "apple"))]
+    // SAFETY: `environ` is the C library's array of the process's variables.
+    let mut entry = unsafe {
+        extern "C" {
+            static environ: *const *const libc::c_char;
+        }
+        environ
+    };
+    if entry.is_null() {
+        return Some(0);
+    }
+    // FNV-1a over the addresses, then the count.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut n: u64 = 0;
+    // SAFETY: a null-terminated array of pointers.
+    unsafe {
+        while !(*entry).is_null() {
+            h = (h ^ (*entry as usize as u64)).wrapping_mul(0x0100_0000_01b3);
+            n += 1;
+            entry = entry.add(1);
+        }
+    }
+    Some((h ^ n).wrapping_mul(0x0100_0000_01b3))
+}
+
 /// The effective user id.
 pub(crate) fn euid() -> u32 {
     // SAFETY: no arguments; cannot fail.

@@ -141,7 +141,8 @@ fn near_misses() -> Vec<(String, &'static str)> {
     // Names only: a near miss's value is never read (it may be anything, a secret too).
     let found: Vec<(String, &'static str)> = std::env::vars_os()
         .filter_map(|(name, _)| {
-            Some((name.to_string_lossy().into_owned(), name.to_str().and_then(near_miss)?))
+            let meant = name.to_str().and_then(near_miss)?;
+            Some((name.to_string_lossy().into_owned(), meant))
         })
         .collect();
     if let (Some(f), Ok(mut last)) = (fingerprint, LAST.lock()) {

@@ -520,34 +520,30 @@ fn ids(shared: &Shared, query: &str, body: &[u8]) -> Response<Body> {
         Err(e) => return library_error(shared, &e),
     };
     let count = n.unwrap_or(1) as usize;
-    let (mut one, mut many) = ([0u64; 1], Vec::new());
-    let issued: &mut [u64] = if count == 1 {
-        &mut one
-    } else {
-        many.resize(count, 0);
-        &mut many
-    };
+    let mut issued = Vec::with_capacity(count);
     let result = if count == 1 {
         // One ID: the generator's fast path, as a library caller's `next_id`.
-        shared.generator.next_id().map(|id| issued[0] = id)
-    } else if count as u64 > shared.layout.capacity_per_tick() {
-        // A batch beyond one tick's capacity may wait for the clock: off the runtime's
-        // threads' async duty while it does, so that other connections go on.
-        tokio::task::block_in_place(|| shared.generator.fill(issued)).map_err(Error::from)
+        shared.generator.next_id().map(|id| issued.push(id))
     } else {
-        shared.generator.fill(issued).map_err(Error::from)
+        issued.resize(count, 0);
+        if count as u64 > shared.layout.capacity_per_tick() {
+            // A batch beyond one tick's capacity may wait for the clock: off the runtime's
+            // threads' async duty while it does, so that other connections go on.
+            tokio::task::block_in_place(|| shared.generator.fill(&mut issued)).map_err(Error::from)
+        } else {
+            shared.generator.fill(&mut issued).map_err(Error::from)
+        }
     };
     if let Err(e) = result {
         // What was written is lost, never handed out twice: the whole request is refused.
         set_lease_failing(shared, e.kind() == ErrorKind::Lease);
         return library_error(shared, &e);
     }
-    let issued: &[u64] = issued;
     set_lease_failing(shared, false);
     let mut out = Vec::with_capacity(count * 22 + 16);
     let content_type = match format {
         Format::Text => {
-            for id in issued {
+            for id in &issued {
                 push_u64(&mut out, *id);
                 out.push(b'\n');
             }

@@ -643,6 +643,21 @@ fn mariadb_passwords_never_appear_and_password_files_work() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A MySQL address where nothing listens is refused in a sentence, not in the client crate's
+/// wrapper (`DriverError { … }`, as a soak's report printed it).
+#[test]
+fn mysql_unreachable_reads_as_a_sentence() {
+    let layout = Layout::parse(LAYOUT).unwrap();
+    let e = open_with(&layout, "mysql://snowflake@127.0.0.1:1/snowflake", OPTIONS).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Lease);
+    let text = e.to_string();
+    assert!(
+        text.contains("cannot reach MySQL at mysql://***@127.0.0.1:1/snowflake: Could not connect"),
+        "{text}"
+    );
+    assert!(!text.contains("Error {"), "{text}");
+}
+
 /// The table is created on first use with the documented columns, and a DBA's own table works.
 #[test]
 fn postgres_table_is_made_on_first_use_and_holds_the_documented_columns() {

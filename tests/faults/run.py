@@ -323,6 +323,35 @@ class Setup:
             return f"owner:{{{layout_fingerprint():016x}}}"
         return {"sentinel": "master", "mariadb": "mariadb", "postgres": "postgres"}.get(self.kind, "redis")
 
+    def state(self) -> str:
+        """The store's own view, for a failure's report: the leases and, in a SQL database, the
+        sessions and transactions (a stuck claim shows there); empty when it cannot be read."""
+        i = self.servers.info if self.servers else None
+        try:
+            if self.kind == "mariadb":
+                m = i["mariadb"]["replica"] if self.failed_over else i["mariadb"]
+                return sh(*m["client"], "--table", "-e",
+                          "SELECT name, holder, expires_at - CAST(FLOOR(UNIX_TIMESTAMP(NOW(6)) * 1000) AS SIGNED) AS ttl_left,"
+                          " mark FROM libsnowflake_leases ORDER BY name;"
+                          " SELECT id, command, time, state, LEFT(info, 90) AS info FROM information_schema.processlist"
+                          " WHERE user = 'snowflake' ORDER BY time DESC LIMIT 20;"
+                          " SELECT trx_mysql_thread_id, trx_state, trx_started, trx_wait_started, trx_rows_locked,"
+                          " LEFT(trx_query, 60) AS q FROM information_schema.innodb_trx ORDER BY trx_started LIMIT 20;",
+                          check_rc=False).stdout.strip()
+            if self.kind == "postgres":
+                pg = i["postgres"]
+                port = pg["standby"]["port"] if self.failed_over else pg["port"]
+                return sh(f"{pg['bin_dir']}/psql", "-X", "-h", pg["socket_dir"], "-p", str(port), "-U", pg["user"],
+                          "-d", pg["database"], "-c",
+                          "SELECT name, holder, expires_at - (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS ttl_left,"
+                          " mark FROM libsnowflake_leases ORDER BY name;"
+                          " SELECT pid, state, now() - xact_start AS in_xact, wait_event, left(query, 80) AS query"
+                          " FROM pg_stat_activity WHERE backend_type = 'client backend' ORDER BY xact_start LIMIT 20",
+                          check_rc=False).stdout.strip()
+        except Exception as e:  # noqa: BLE001 - a report's extra, never its cause
+            return f"(the store's state could not be read: {e})"
+        return ""
+
     def wipe(self) -> None:
         i = self.servers.info
         if self.kind in ("redis", "sentinel"):
@@ -428,14 +457,20 @@ def holding(h: Holder) -> int:
 
 
 def newcomers_until_taken(s: Setup, victim: Holder, hosts: list[Host]) -> list[Holder]:
-    """Newcomers on `hosts` until one of them holds the victim's value (the free values first)."""
+    """Newcomers on `hosts`, and the wait until another holder has opened the victim's value in
+    this fault: a newcomer, or a base holder that lost its own value to a newcomer (a renewal
+    that timed out on a loaded store) and claimed again, finding the victim's free first (a
+    soak round met that: both newcomers held the base holder's values, and the wait for a
+    newcomer on the victim's ran out)."""
     value = holding(victim)
     comers = [s.holder(h) for h in hosts]
+    phase = s.phase
 
     def taken() -> bool:
-        # A victim that held no value (refused when the fault began): any newcomer's open.
-        return any(l == f"OPEN {value}" or (value < 0 and l.startswith("OPEN ")) for c in comers for _, l in c.lines)
-    wait_for(f"{s.name}: a newcomer holding value {value}", taken)
+        if value < 0:  # the victim held no value (refused when the fault began): any newcomer's open
+            return any(l.startswith("OPEN ") for c in comers for _, l in c.lines)
+        return any(p == phase and l == f"OPEN {value}" for h in s.holders if h is not victim for p, l in h.lines)
+    wait_for(f"{s.name}: another holder holding value {value}", taken)
     return comers
 
 
@@ -631,7 +666,10 @@ def run_setup(s: Setup, faults: list[str], rounds: int, rng: random.Random, shuf
         s.begin("end")
     except Exception as e:  # noqa: BLE001 - reported as a failure of the set-up
         check(f"{s.name}: the faults ran to their end", False, f"{type(e).__name__}: {e}\n     " + "\n     ".join(
-            f"{h.name} ({h.lang}, {h.count} IDs): " + " | ".join(l[:160] for _, l in h.lines[-3:]) for h in s.holders))
+            f"{h.name} ({h.lang}, {h.count} IDs, opened {[l[5:] for _, l in h.lines if l.startswith('OPEN ')]}): " + " | ".join(l[:160] for _, l in h.lines[-3:]) for h in s.holders))
+        state = s.state()
+        if state:
+            say("     the store's state:\n     " + "\n     ".join(state.splitlines()))
     finally:
         for h in s.holders:
             h.stop()

@@ -112,6 +112,12 @@ fn failure(e: &mysql::Error, shown: &str) -> Failure {
         mysql::Error::MySqlError(m) => format!("MySQL at {shown}: {} ({})", m.message, m.code),
         e if timed_out(e) => format!("MySQL at {shown} did not answer in time"),
         mysql::Error::UrlError(_) => format!("the lease address `{shown}` is not a MySQL address"),
+        // The crate's Display wraps each kind in its type's name (`DriverError { … }`): the
+        // inner error alone reads as a sentence.
+        mysql::Error::IoError(io) => format!("cannot reach MySQL at {shown}: {io}"),
+        mysql::Error::DriverError(d) => format!("cannot reach MySQL at {shown}: {d}"),
+        mysql::Error::CodecError(c) => format!("cannot reach MySQL at {shown}: {c}"),
+        mysql::Error::TlsError(t) => format!("cannot reach MySQL at {shown}: TLS: {t}"),
         other => format!("cannot reach MySQL at {shown}: {other}"),
     };
     Failure { message }

@@ -435,19 +435,31 @@ class Setup:
 
 # --- the nemesis ----------------------------------------------------------------------------
 
+def last_id(h: Holder, since: int = 0) -> Optional[int]:
+    """`h`'s last ID, if one ends past byte `since` of its file (a line boundary)."""
+    with open(h.ids_path, "rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        start = max(since, end - 64)
+        f.seek(start)
+        tail = f.read()
+    # A line cut by the start is not one (a start at `since` is a line's).
+    lines = tail[:tail.rfind(b"\n") + 1].split()[1 if start > since else 0:]
+    return int(lines[-1]) if lines else None
+
+
+def value_of(i: int) -> int:
+    return (i >> 12) & 3  # worker:2 above sequence:12 (LOW_BITS)
+
+
 def holding(h: Holder) -> int:
     """The value `h` holds: its last ID's (a fault begins once every base holder has issued, so
     that ID is from the value it holds now: a value claimed again inside the generator, after a
     refusal, prints no line); before any ID, its last line that names one: `OPEN N`, or a claim
     of N refused until the margin has passed (its lease holds N, though it has issued nothing
     from it yet)."""
-    with open(h.ids_path, "rb") as f:
-        start = max(0, f.seek(0, os.SEEK_END) - 64)
-        f.seek(start)
-        tail = f.read()
-    lines = tail[:tail.rfind(b"\n") + 1].split()[1 if start else 0:]  # a line cut by the start is not one
-    if lines:
-        return (int(lines[-1]) >> 12) & 3  # worker:2 above sequence:12 (LOW_BITS)
+    last = last_id(h)
+    if last is not None:
+        return value_of(last)
     value = -1
     for _, line in h.lines:
         m = re.match(r"OPEN (\d+)$", line) or re.search(r"`worker`=(\d+) was claimed again", line)
@@ -457,20 +469,28 @@ def holding(h: Holder) -> int:
 
 
 def newcomers_until_taken(s: Setup, victim: Holder, hosts: list[Host]) -> list[Holder]:
-    """Newcomers on `hosts`, and the wait until another holder has opened the victim's value in
-    this fault: a newcomer, or a base holder that lost its own value to a newcomer (a renewal
-    that timed out on a loaded store) and claimed again, finding the victim's free first (a
-    soak round met that: both newcomers held the base holder's values, and the wait for a
-    newcomer on the victim's ran out)."""
+    """Newcomers on `hosts`, and the wait until another holder issues from the victim's value
+    in this fault (the premise of a repeat when the victim comes back): a newcomer, or a base
+    holder that lost its own value to a newcomer (a renewal that timed out on a loaded store)
+    and claimed again, finding the victim's free first. A soak round met that: both newcomers
+    held the base holders' values, and a wait for a newcomer on the victim's ran out."""
     value = holding(victim)
     comers = [s.holder(h) for h in hosts]
     phase = s.phase
+    # Where each holder's file stood when the fault began (0 for a newcomer).
+    began = {h.name: next((at for at, p in reversed(h.marks) if p == phase), 0) for h in s.holders}
 
     def taken() -> bool:
         if value < 0:  # the victim held no value (refused when the fault began): any newcomer's open
             return any(l.startswith("OPEN ") for c in comers for _, l in c.lines)
-        return any(p == phase and l == f"OPEN {value}" for h in s.holders if h is not victim for p, l in h.lines)
-    wait_for(f"{s.name}: another holder holding value {value}", taken)
+        for h in s.holders:
+            if h is victim:
+                continue
+            last = last_id(h, began.get(h.name, 0))
+            if last is not None and value_of(last) == value:
+                return True
+        return False
+    wait_for(f"{s.name}: another holder issuing from value {value}", taken)
     return comers
 
 

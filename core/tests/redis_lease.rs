@@ -54,11 +54,17 @@ fn open_url(url: &str, extra: &str) -> Result<Generator, Error> {
 }
 
 fn open(port: u16, ttl_ms: u64) -> Result<Generator, Error> {
-    open_with(
-        &layout(),
-        "",
-        &format!("lease=redis://127.0.0.1:{port}/0;lease_ttl_ms={ttl_ms};max_wait_ms=3000"),
-    )
+    open_with(&layout(), "", &options(port, ttl_ms))
+}
+
+/// [`open`] where the test needs it open: again while Redis does not answer in time (see
+/// [`open_patiently`]).
+fn open_ok(port: u16, ttl_ms: u64) -> Generator {
+    open_patiently(&layout(), "", &options(port, ttl_ms))
+}
+
+fn options(port: u16, ttl_ms: u64) -> String {
+    format!("lease=redis://127.0.0.1:{port}/0;lease_ttl_ms={ttl_ms};max_wait_ms=3000")
 }
 
 fn worker(g: &Generator) -> u64 {
@@ -358,8 +364,8 @@ fn ids_of(lines: &[String]) -> Vec<u64> {
 fn racing_claimants_get_distinct_values() {
     let server = start_redis();
     let port = server.port;
-    let threads: Vec<_> = (0..8).map(|_| std::thread::spawn(move || open(port, 5000))).collect();
-    let gens: Vec<Generator> = threads.into_iter().map(|t| t.join().unwrap().unwrap()).collect();
+    let threads: Vec<_> = (0..8).map(|_| std::thread::spawn(move || open_ok(port, 5000))).collect();
+    let gens: Vec<Generator> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     let workers: HashSet<u64> = gens.iter().map(worker).collect();
     assert_eq!(workers.len(), 8, "8 claimants, 8 values of a 3-bit field");
     let err = open(port, 5000).unwrap_err();
@@ -380,7 +386,7 @@ fn a_deleted_key_is_claimed_again_and_a_newcomer_with_its_value_starts_above() {
     let ttl = 3000;
     for attempt in 0.. {
         assert!(attempt < 5, "the newcomer never got the deleted value first: the premise of the test");
-        let old = open(server.port, ttl).unwrap();
+        let old = open_ok(server.port, ttl);
         let w = worker(&old);
         let first: Vec<u64> = (0..1000).map(|_| next_id_patiently(&old)).collect();
         let mut admin = Conn::connect(server.port);
@@ -390,7 +396,7 @@ fn a_deleted_key_is_claimed_again_and_a_newcomer_with_its_value_starts_above() {
         // No earlier than the deletion. A newcomer claims the freed value (before the holder
         // notices, most of the time) and starts above the holder's stored reservation.
         let deleted_ms = now_ms();
-        let newcomer = open(server.port, ttl).unwrap();
+        let newcomer = open_ok(server.port, ttl);
         if worker(&newcomer) != w {
             continue; // the holder claimed its value back first
         }
@@ -429,12 +435,11 @@ fn a_lapsed_holder_takes_its_own_value_back_when_it_is_free() {
     let server = start_redis();
     // A claim again starts at the stored mark, which may be further ahead than the default
     // wait when a starved renewal lapsed the lease before (a loaded machine): the call waits.
-    let g = open_with(
+    let g = open_patiently(
         &layout(),
         "",
         &format!("lease=redis://127.0.0.1:{}/0;lease_ttl_ms=3000;max_wait_ms=10000", server.port),
-    )
-    .unwrap();
+    );
     let w = worker(&g);
     let before: Vec<u64> = (0..500).map(|_| next_id_patiently(&g)).collect();
     let mut admin = Conn::connect(server.port);
@@ -480,7 +485,7 @@ fn redis_restarted_empty_while_holders_run_repeats_nothing() {
 #[test]
 fn closing_releases_the_value_with_its_exact_high_water_mark() {
     let server = start_redis();
-    let g = open(server.port, 5000).unwrap();
+    let g = open_ok(server.port, 5000);
     let w = worker(&g);
     let last = (0..100).map(|_| next_id_patiently(&g)).last().unwrap();
     drop(g);
@@ -492,7 +497,7 @@ fn closing_releases_the_value_with_its_exact_high_water_mark() {
     assert_eq!(admin.call(&["GET", key]), Reply::Bulk(Some((tick + 1).to_string())), "the exact mark");
     assert_eq!(admin.call(&["EXISTS", key.trim_end_matches(":hwm")]), Reply::Int(0), "released");
     let started = Instant::now();
-    let again = open(server.port, 5000).unwrap();
+    let again = open_ok(server.port, 5000);
     eprintln!("a claim on a warm Redis took {:?}", started.elapsed());
     assert_eq!(worker(&again), w, "released: the same value is free");
     assert!(next_id_patiently(&again) > last);
@@ -504,7 +509,7 @@ fn closing_releases_the_value_with_its_exact_high_water_mark() {
 #[test]
 fn a_forked_child_does_not_release_the_parents_lease() {
     let server = start_redis();
-    let parent = open(server.port, 5000).unwrap();
+    let parent = open_ok(server.port, 5000);
     let w = worker(&parent);
     // SAFETY: the child drops a bitwise copy (the only one it ever drops) and _exits.
     let pid = unsafe { libc::fork() };
@@ -514,7 +519,7 @@ fn a_forked_child_does_not_release_the_parents_lease() {
     }
     let mut status = 0;
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    let newcomer = open(server.port, 5000).unwrap();
+    let newcomer = open_ok(server.port, 5000);
     assert_ne!(worker(&newcomer), w, "the parent's value was released by its child");
     assert!(parent.next_id().is_ok());
 }
@@ -829,7 +834,7 @@ fn a_holder_stopped_past_its_ttl_repeats_nothing_and_issues_again_once_a_value_i
     let stopped = Worker::spawn(TWO, "lease_ttl_ms=2000;max_wait_ms=3000", &url);
     let v = stopped.opened();
     stopped.wait("IDs", |w| w.ids().len() >= 1000);
-    let other = open_with(&two, "", &format!("lease={url};lease_ttl_ms=2000")).unwrap();
+    let other = open_patiently(&two, "", &format!("lease={url};lease_ttl_ms=2000"));
     assert_ne!(other.stats().lease_value, Some(v));
     let start = Instant::now();
     stop_outside_setup(stopped.pid(), start);
@@ -839,7 +844,7 @@ fn a_holder_stopped_past_its_ttl_repeats_nothing_and_issues_again_once_a_value_i
         assert!(start.elapsed() < MINUTES);
         std::thread::sleep(Duration::from_millis(50));
     }
-    let taker = open_with(&two, "", &format!("lease={url};lease_ttl_ms=2000")).unwrap();
+    let taker = open_patiently(&two, "", &format!("lease={url};lease_ttl_ms=2000"));
     assert_eq!(taker.stats().lease_value, Some(v), "the stopped holder's value is the only free one");
     let mut taken: Vec<u64> = (0..2000).map(|_| next_id_patiently(&taker)).collect();
     assert_eq!(unsafe { libc::kill(stopped.pid(), libc::SIGCONT) }, 0);
@@ -909,7 +914,7 @@ fn opening_never_returns_a_lapsed_lease() {
         let url = format!("redis://127.0.0.1:{}/0", server.port);
         // The other value stays held whatever the machine's load: a TTL no starved renewal
         // outlives.
-        let other = open_with(&two, "", &format!("lease={url};lease_ttl_ms=60000")).unwrap();
+        let other = open_patiently(&two, "", &format!("lease={url};lease_ttl_ms=60000"));
         let v = 1 - worker(&other);
         let opener = Worker::spawn(TWO, "lease_ttl_ms=2000;max_wait_ms=3000", &url);
         // Its claim is in Redis: it now waits out about 2 s before `open` returns. Stop it.
@@ -961,7 +966,7 @@ fn opening_never_returns_a_lapsed_lease() {
 fn a_frozen_redis_stops_holders_before_the_ttl_and_they_recover_by_themselves() {
     let mut server = start_redis();
     let ttl = 3000;
-    let g = open(server.port, ttl).unwrap();
+    let g = open_ok(server.port, ttl);
     let before: Vec<u64> = (0..1000).map(|_| next_id_patiently(&g)).collect();
     server.servers.command("freeze");
     let frozen_ms = now_ms(); // no earlier than the freeze
@@ -988,7 +993,7 @@ fn a_frozen_redis_stops_holders_before_the_ttl_and_they_recover_by_themselves() 
 fn a_lease_issues_on_the_fast_path_until_before_its_validity_ends() {
     let mut server = start_redis();
     let ttl = 2000;
-    let g = open(server.port, ttl).unwrap();
+    let g = open_ok(server.port, ttl);
     // The premise: the fast path still open once Redis is frozen. On a loaded machine the
     // freeze can take longer than what is left of the path (7/10 of the TTL after the last
     // renewal): then Redis is thawed, the path waited for again, and the freeze tried again.
@@ -1036,14 +1041,13 @@ fn a_lease_issues_on_the_fast_path_until_before_its_validity_ends() {
 fn after_a_data_loss_holders_with_other_settings_repeat_nothing() {
     let server = start_redis();
     let port = server.port;
-    let a = open_with(
+    let a = open_patiently(
         &layout(),
         "",
         &format!(
             "lease=redis://127.0.0.1:{port}/0;lease_ttl_ms=60000;state_window_ms=30000;max_wait_ms=3000"
         ),
-    )
-    .unwrap();
+    );
     // A pauses (between two calls, so it cannot notice the loss first) while Redis loses its
     // data and B claims; then both issue, A until it has noticed and claimed again.
     use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -1104,9 +1108,11 @@ fn after_a_data_loss_a_holder_that_ran_ahead_is_not_repeated() {
     let url = format!("redis://127.0.0.1:{}/0", server.port);
     let err = open_with(&small, "", &format!("lease={url};max_drift_ms=5000")).unwrap_err();
     assert!(err.to_string().contains("at most 1000"), "{err}");
-    let a =
-        open_with(&small, "", &format!("lease={url};lease_ttl_ms=3000;max_drift_ms=1000;max_wait_ms=3000"))
-            .unwrap();
+    let a = open_patiently(
+        &small,
+        "",
+        &format!("lease={url};lease_ttl_ms=3000;max_drift_ms=1000;max_wait_ms=3000"),
+    );
     let mut a_ids = vec![];
     let mut buf = [0u64; 64];
     while a.stats().drift_ms < 700 {
@@ -1133,9 +1139,9 @@ fn holders_of_different_lease_fields_never_share_an_identity() {
     let l = Layout::parse(TWO_FIELDS).unwrap();
     let server = start_redis();
     let url = format!("redis://127.0.0.1:{}/0", server.port);
-    let by_worker = open_with(&l, "datacenter=1", &format!("lease={url};lease_field=worker")).unwrap();
+    let by_worker = open_patiently(&l, "datacenter=1", &format!("lease={url};lease_field=worker"));
     assert_eq!(by_worker.stats().lease_value, Some(0), "datacenter=1,worker=0");
-    let first = open_with(&l, "worker=0", &format!("lease={url};lease_field=datacenter")).unwrap();
+    let first = open_patiently(&l, "worker=0", &format!("lease={url};lease_field=datacenter"));
     assert_eq!(first.stats().lease_value, Some(0), "datacenter=0,worker=0");
     // datacenter=1,worker=0 is held by the first holder: no value of `datacenter` is left.
     let err = open_with(&l, "worker=0", &format!("lease={url};lease_field=datacenter")).unwrap_err();
@@ -1152,7 +1158,7 @@ fn opening_on_an_empty_redis_waits_at_most_the_documented_bound() {
     let server = start_redis();
     let before_ms = now_ms();
     let started = Instant::now();
-    let g = open(server.port, 3000).unwrap();
+    let g = open_ok(server.port, 3000);
     eprintln!("a claim on an empty Redis took {:?}", started.elapsed());
     // Redis has no mark: the first ID is LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick
     // past the claim, by the ID's own instant.

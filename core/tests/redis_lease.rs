@@ -803,11 +803,8 @@ fn a_master_back_from_a_stop_after_a_failover_never_keeps_a_lease_alive() {
     // The holder's IDs from `v` stamped past `at` (50 ms more: this host's wall clock beside
     // the library's, which moves with the monotonic clock) before its next claim: none but the
     // batch of 64 that a claim again inside it may print before the worker's `CLAIMED` line.
-    let past = |at: u64| {
-        let before_claim: Vec<String> =
-            holder_lines.iter().take_while(|l| !l.starts_with("CLAIMED ")).cloned().collect();
-        of_v(&before_claim).into_iter().filter(|&id| ms(id) > at + 50).count()
-    };
+    let claimed = holder_lines.iter().position(|l| l.starts_with("CLAIMED ")).unwrap_or(holder_lines.len());
+    let past = |at: u64| of_v(&holder_lines[..claimed]).into_iter().filter(|&id| ms(id) > at + 50).count();
     if !renewed {
         let n = past(first as u64);
         assert!(

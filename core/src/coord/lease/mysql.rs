@@ -114,11 +114,16 @@ fn failure(e: &mysql::Error, shown: &str) -> Failure {
         mysql::Error::UrlError(_) => format!("the lease address `{shown}` is not a MySQL address"),
         // The crate's Display wraps each kind in its type's name (`DriverError { … }`): the
         // inner error alone reads as a sentence.
-        mysql::Error::IoError(io) => format!("cannot reach MySQL at {shown}: {io}"),
-        mysql::Error::DriverError(d) => format!("cannot reach MySQL at {shown}: {d}"),
-        mysql::Error::CodecError(c) => format!("cannot reach MySQL at {shown}: {c}"),
         mysql::Error::TlsError(t) => format!("cannot reach MySQL at {shown}: TLS: {t}"),
-        other => format!("cannot reach MySQL at {shown}: {other}"),
+        other => {
+            let inner: &dyn std::fmt::Display = match other {
+                mysql::Error::IoError(io) => io,
+                mysql::Error::DriverError(d) => d,
+                mysql::Error::CodecError(c) => c,
+                other => other,
+            };
+            format!("cannot reach MySQL at {shown}: {inner}")
+        }
     };
     Failure { message }
 }

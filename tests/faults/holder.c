@@ -58,7 +58,7 @@ int main(int argc, char **argv) {
     FILE *out = fopen(ids, "a");
     if (out == NULL) return 3;
     struct SnowflakeGenerator *gen = NULL;
-    int64_t holding = -1; /* the value held, printed again when the lease heals onto another */
+    uint64_t claims = 0; /* the claims seen: each new one (a lapsed lease healed) is printed */
     while (!exists(stop_all) && !exists(stop_one)) {
         address(url, now, sizeof now);
         if (gen != NULL && strcmp(now, opened_with) != 0) {
@@ -79,8 +79,8 @@ int main(int argc, char **argv) {
             struct SnowflakeStats s;
             snowflake_generator_stats(gen, &s);
             last[0] = '\0';
-            holding = s.lease_value;
-            printf("OPEN %lld\n", (long long)holding);
+            claims = s.lease_claims;
+            printf("OPEN %lld\n", (long long)s.lease_value);
             fflush(stdout);
         }
         for (int i = 0; i < 20; i++) {
@@ -97,9 +97,9 @@ int main(int argc, char **argv) {
         fflush(out);
         struct SnowflakeStats now_held;
         if (snowflake_generator_stats(gen, &now_held) == SNOWFLAKE_STATUS_OK && now_held.lease_value >= 0 &&
-            now_held.lease_value != holding) {
-            holding = now_held.lease_value;
-            printf("OPEN %lld\n", (long long)holding);
+            now_held.lease_claims != claims) {
+            claims = now_held.lease_claims;
+            printf("OPEN %lld\n", (long long)now_held.lease_value);
             fflush(stdout);
         }
         pause_ms(10);

@@ -35,7 +35,7 @@ function refused(e) {
 let openedWith = null;
 const address = () => (url.startsWith('@') ? fs.readFileSync(url.slice(1), 'utf8').trim() : url);
 let gen = null;
-let holding = null; // the value held, printed again when the lease heals onto another
+let claims = 0; // the claims seen: each new one (a lapsed lease healed) is printed
 const out = fs.openSync(path.join(dir, `${name}.ids`), 'a');
 while (!stops.some((s) => fs.existsSync(s))) {
   if (gen !== null && address() !== openedWith) gen = null;
@@ -44,8 +44,9 @@ while (!stops.some((s) => fs.existsSync(s))) {
       openedWith = address();
       gen = new Generator({ layout: LAYOUT, lease: openedWith, ...extra });
       last = null;
-      holding = gen.stats().leaseValue;
-      console.log('OPEN', holding);
+      const s = gen.stats();
+      claims = s.leaseClaims;
+      console.log('OPEN', s.leaseValue);
     } catch (e) {
       refused(e);
       sleep(100);
@@ -64,10 +65,10 @@ while (!stops.some((s) => fs.existsSync(s))) {
   }
   if (batch.length > 0) last = null; // issuing again: the next refusal is news
   fs.writeSync(out, batch.map((id) => `${id}\n`).join(''));
-  const held = gen.stats().leaseValue;
-  if (held !== holding && held !== null && held !== undefined) {
-    holding = held;
-    console.log('OPEN', held);
+  const now = gen.stats();
+  if (now.leaseClaims !== claims && now.leaseValue !== null && now.leaseValue !== undefined) {
+    claims = now.leaseClaims;
+    console.log('OPEN', now.leaseValue);
   }
   sleep(10);
 }

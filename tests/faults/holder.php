@@ -33,7 +33,7 @@ $refused = function (SnowflakeException $e) use (&$last): void {
 $address = fn (): string => str_starts_with($url, '@') ? trim((string) file_get_contents(substr($url, 1))) : $url;
 $openedWith = null;
 $gen = null;
-$holding = null; // the value held, printed again when the lease heals onto another
+$claims = 0; // the claims seen: each new one (a lapsed lease healed) is printed
 $out = fopen("$dir/$name.ids", 'a');
 while (!file_exists($stops[0]) && !file_exists($stops[1])) {
     if ($gen !== null && $address() !== $openedWith) {
@@ -44,8 +44,9 @@ while (!file_exists($stops[0]) && !file_exists($stops[1])) {
             $openedWith = $address();
             $gen = new Generator(LAYOUT, [], ['lease' => $openedWith] + $extra);
             $last = null;
-            $holding = $gen->stats()->leaseValue;
-            echo 'OPEN ', $holding, "\n";
+            $s = $gen->stats();
+            $claims = $s->leaseClaims;
+            echo 'OPEN ', $s->leaseValue, "\n";
         } catch (SnowflakeException $e) {
             $refused($e);
             usleep(100000);
@@ -67,10 +68,10 @@ while (!file_exists($stops[0]) && !file_exists($stops[1])) {
     }
     fwrite($out, $batch);
     fflush($out);
-    $held = $gen->stats()->leaseValue;
-    if ($held !== $holding && $held !== null) {
-        $holding = $held;
-        echo 'OPEN ', $held, "\n";
+    $now = $gen->stats();
+    if ($now->leaseClaims !== $claims && $now->leaseValue !== null) {
+        $claims = $now->leaseClaims;
+        echo 'OPEN ', $now->leaseValue, "\n";
     }
     usleep(10000);
 }

@@ -6,7 +6,7 @@ Opens a generator of LAYOUT leasing through URL (`@FILE`: the address is read fr
 each open, so that a holder follows a failover as a fleet's configuration would) with the text
 OPTIONS (`key=value;...`), and issues IDs in small batches, appending them to DIR/NAME.ids,
 until DIR/stop or DIR/NAME.stop exists. Prints `OPEN <value>` at each open and whenever the
-lease heals onto another value, `REFUSED <code>
+lease claims again (a lapsed lease healed, onto another value or the same one), `REFUSED <code>
 <message>` for each refusal that differs from the one before (or follows IDs) (an open is retried every 0.1 s,
 an ID after 20 ms), and `DONE <claims> <losses>` at the end. Any error that is not the
 library's typed error ends it with a traceback, which the checker counts as a failure.
@@ -43,7 +43,7 @@ def main(url: str, options: str, dir: str, name: str) -> None:
             print("REFUSED", e.code, text, flush=True)
 
     gen = None
-    holding = None  # the value held, printed again when the lease heals onto another
+    claims = 0  # the claims seen: each new one (a lapsed lease healed) is printed
     # The address a generator was opened with (`@FILE`: read again when the file changes, and
     # the generator opened anew on the new address, as a fleet's configuration would do).
     opened_with = None
@@ -60,8 +60,9 @@ def main(url: str, options: str, dir: str, name: str) -> None:
                     opened_with = address()
                     gen = sf.Generator(LAYOUT, lease=opened_with, **kwargs)
                     last = None
-                    holding = gen.stats().lease_value
-                    print("OPEN", holding, flush=True)
+                    s = gen.stats()
+                    claims = s.lease_claims
+                    print("OPEN", s.lease_value, flush=True)
                 except sf.SnowflakeError as e:
                     refused(e)
                     sleep(0.1)
@@ -78,10 +79,10 @@ def main(url: str, options: str, dir: str, name: str) -> None:
                 last = None  # issuing again: the next refusal is news
             out.write("".join(f"{i}\n" for i in batch))
             out.flush()
-            held = gen.stats().lease_value
-            if held != holding and held is not None:
-                holding = held
-                print("OPEN", held, flush=True)
+            s = gen.stats()
+            if s.lease_claims != claims and s.lease_value is not None:
+                claims = s.lease_claims
+                print("OPEN", s.lease_value, flush=True)
             sleep(0.01)
     s = gen.stats() if gen is not None else None
     print("DONE", s.lease_claims if s else 0, s.lease_losses if s else 0, flush=True)

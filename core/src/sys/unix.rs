@@ -575,13 +575,29 @@ struct LockLine {
 }
 
 /// Every lock of the host, as `/proc/locks` lists them (`Err` where there is no such file).
+///
+/// The kernel writes that file a page at a time and finds its place again by counting lines,
+/// so a lock that goes away between two pages makes the next page skip one that is held
+/// throughout. The file is read until a reading lists no line the ones before it missed (at
+/// most `READS` times), and the lines of all of them count: a lock let go during the reads is
+/// listed as well, which only makes a caller more careful.
 #[cfg(target_os = "linux")]
 fn system_locks() -> io::Result<Vec<LockLine>> {
-    let text = std::fs::read_to_string("/proc/locks")?;
+    const READS: usize = 8;
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..READS {
+        let text = std::fs::read_to_string("/proc/locks")?;
+        let before = seen.len();
+        // A line without its ordinal ("1:"), which a lock's place in the list changes.
+        seen.extend(text.lines().filter_map(|l| l.split_once(':')).map(|(_, rest)| rest.trim().to_string()));
+        if seen.len() == before {
+            break;
+        }
+    }
     let mut out = Vec::new();
-    for line in text.lines() {
-        // "1: OFDLCK ADVISORY  READ -1 00:1b:49 4096 4096"; a blocked waiter's line has "->".
-        let mut f = line.split_whitespace().skip(1);
+    for line in &seen {
+        // "OFDLCK ADVISORY  READ -1 00:1b:49 4096 4096" (after "1:"); a blocked waiter's has "->".
+        let mut f = line.split_whitespace();
         let (Some(kind), Some(_), Some(_), Some(pid), Some(dev), Some(start), Some(end)) =
             (f.next(), f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
         else {
@@ -845,17 +861,45 @@ pub(crate) mod locks {
         let _ = (file, marks_at);
     }
 
-    /// The other live processes that marked `file` ([`mark_process`]), where the kernel says.
+    /// How many processes [`marked`] names at most.
+    #[cfg(target_os = "linux")]
+    const NAMED: usize = 64;
+
+    /// The other live processes that marked `file` ([`mark_process`]), where the kernel says:
+    /// asked of the file itself (`F_OFD_GETLK` names a conflicting lock and its range; each
+    /// range is searched on both sides of the mark it finds), not read from `/proc/locks`,
+    /// which is read a page at a time and can skip a line when another lock of the host goes
+    /// away between pages (a refusal under `flaky.sh`'s load named nobody).
     pub(crate) fn marked(file: &File, marks_at: u64) -> Vec<u32> {
         #[cfg(target_os = "linux")]
         {
-            let Ok(id) = super::file_id(file) else { return Vec::new() };
+            fn look(file: &File, lo: u64, hi: u64, out: &mut Vec<u64>) {
+                if lo >= hi || out.len() >= NAMED {
+                    return;
+                }
+                let Ok(l) = fcntl(file, libc::F_OFD_GETLK, libc::F_WRLCK, lo, hi - lo) else { return };
+                if l.l_type == libc::F_UNLCK as libc::c_short {
+                    return;
+                }
+                // The lock found, clipped to the range (a length of 0 runs to the end).
+                let start = (l.l_start as u64).max(lo);
+                let end =
+                    if l.l_len == 0 { hi } else { (l.l_start as u64).saturating_add(l.l_len as u64).min(hi) };
+                if end <= start {
+                    return;
+                }
+                if end - start == 1 {
+                    out.push(start);
+                }
+                look(file, lo, start, out);
+                look(file, end, hi, out);
+            }
+            let mut found = Vec::new();
+            look(file, marks_at, marks_at + (1 << 32), &mut found);
             let me = super::pid();
-            let mut pids: Vec<u32> = super::system_locks()
-                .unwrap_or_default()
-                .iter()
-                .filter(|l| l.id == id && l.start >= marks_at && l.start < marks_at + (1 << 32))
-                .map(|l| (l.start - marks_at) as u32)
+            let mut pids: Vec<u32> = found
+                .into_iter()
+                .map(|at| (at - marks_at) as u32)
                 .filter(|&p| p != me && super::process_exists(p))
                 .collect();
             pids.sort_unstable();
@@ -895,6 +939,45 @@ pub(crate) mod locks {
         {
             let _ = (dir, at);
             Beacons::Unlisted
+        }
+    }
+
+    #[cfg(all(test, target_os = "linux"))]
+    mod tests {
+        use super::*;
+
+        /// Marks taken through other open files are named, each once; this process's own, a
+        /// dead process's and a lock wider than a mark are not; a wide lock hides no mark
+        /// beyond it.
+        #[test]
+        fn marked_names_the_live_processes_that_marked_the_file() {
+            let path = std::env::temp_dir().join(format!("snowflake-marked-{}", super::super::pid()));
+            let open = || {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(&path)
+                    .unwrap()
+            };
+            let asker = open();
+            let at = 1u64 << 40;
+            // SAFETY: getppid has no preconditions.
+            let parent = unsafe { libc::getppid() } as u32;
+            let holders: Vec<File> = (0..5).map(|_| open()).collect();
+            assert!(ofd_lock(&holders[0], at + 1, 1, false).unwrap()); // init
+            assert!(ofd_lock(&holders[1], at + u64::from(parent), 1, false).unwrap());
+            assert!(ofd_lock(&holders[2], at + 1, 1, false).unwrap()); // init again, another file
+            assert!(ofd_lock(&holders[3], at + (1 << 31) + 12345, 1, false).unwrap()); // no such process
+            assert!(ofd_lock(&holders[4], at + 2, 64, false).unwrap()); // a range, not a mark
+            mark_process(&holders[4], at);
+            mark_process(&asker, at); // the asker's own
+            let mut want = vec![1, parent];
+            want.sort_unstable();
+            want.dedup();
+            assert_eq!(marked(&asker, at), want);
+            let _ = std::fs::remove_file(&path);
         }
     }
 }

@@ -167,7 +167,13 @@ def test_three_hosts_of_four_processes_share_three_values_and_repeat_nothing(
             assert len(values) == 1, f"host {h.name}'s processes hold {values}: one value per host"
             held[h.name] = values.pop()
         assert sorted(held.values()) == sorted(set(held.values())), held
-        assert len(lease_keys(redis)) == 3, "one lease per host, not per process"
+        # One lease per host, not per process: every key is a value some host holds. (Not
+        # "three keys": the processes are idle until they draw, and a host whose renewals a
+        # loaded machine held back past the TTL lets its key lapse until its next call claims
+        # again. flaky.sh met that: 2 keys.)
+        keys = lease_keys(redis)
+        assert {int(k.rsplit("=", 1)[1]) for k in keys} <= set(held.values()) and len(keys) <= 3, \
+            f"one lease per host, not per process: {keys}, hosts hold {held}"
 
         # 12 processes draw at once, each host's four from one state.
         for h in hosts:

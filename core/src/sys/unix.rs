@@ -578,26 +578,14 @@ struct LockLine {
 ///
 /// The kernel writes that file a page at a time and finds its place again by counting lines,
 /// so a lock that goes away between two pages makes the next page skip one that is held
-/// throughout. The file is read until a reading lists no line the ones before it missed (at
-/// most `READS` times), and the lines of all of them count: a lock let go during the reads is
-/// listed as well, which only makes a caller more careful.
+/// throughout: a caller that can ask a file itself does ([`locks::marked`]).
 #[cfg(target_os = "linux")]
 fn system_locks() -> io::Result<Vec<LockLine>> {
-    const READS: usize = 8;
-    let mut seen = std::collections::BTreeSet::new();
-    for _ in 0..READS {
-        let text = std::fs::read_to_string("/proc/locks")?;
-        let before = seen.len();
-        // A line without its ordinal ("1:"), which a lock's place in the list changes.
-        seen.extend(text.lines().filter_map(|l| l.split_once(':')).map(|(_, rest)| rest.trim().to_string()));
-        if seen.len() == before {
-            break;
-        }
-    }
+    let text = std::fs::read_to_string("/proc/locks")?;
     let mut out = Vec::new();
-    for line in &seen {
-        // "OFDLCK ADVISORY  READ -1 00:1b:49 4096 4096" (after "1:"); a blocked waiter's has "->".
-        let mut f = line.split_whitespace();
+    for line in text.lines() {
+        // "1: OFDLCK ADVISORY  READ -1 00:1b:49 4096 4096"; a blocked waiter's line has "->".
+        let mut f = line.split_whitespace().skip(1);
         let (Some(kind), Some(_), Some(_), Some(pid), Some(dev), Some(start), Some(end)) =
             (f.next(), f.next(), f.next(), f.next(), f.next(), f.next(), f.next())
         else {

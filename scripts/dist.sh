@@ -90,8 +90,33 @@ has() { [[ " $OTHERS " == *" $1 "* ]]; }
 # dist.sh's time). The others are built by another cargo
 # (Debian's) in a target directory of their own, so that a `--build-others` run beside the
 # host's builds never waits on them (nor they on it).
-TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}
+#
+# Every path a build's flags, linker or C compiler name is the build cache's, not the
+# checkout's, so that a clone at another path reuses what the last one built (a CI clone's
+# target/ is a link to the build cache: scripts/check.sh). Cargo rebuilds every crate whose
+# linker, C compiler or flags changed, and cargo-zigbuild names its linker and C compiler
+# wrappers after the path of the program that runs it (maturin, cargo-zigbuild): run from a
+# clone's .venv, a clone at a new path rebuilt every dependency of six targets (a CI run at a
+# path last built from the day before took 61 minutes; runs at the path of the one before,
+# 20 to 26). The target directory as the file system has it, then, and both programs copied
+# beside it (the same files; a rename puts a new one in place, since the other dist.sh that
+# check.sh runs in the background may be running the old one).
+mkdir -p "${CARGO_TARGET_DIR:-$ROOT/target}"
+TARGET_DIR=$(cd -P "${CARGO_TARGET_DIR:-$ROOT/target}" && pwd)
 CROSS_DIR=$TARGET_DIR/cross
+ZIG_DRIVERS=$TARGET_DIR/zig-drivers
+mkdir -p "$ZIG_DRIVERS"
+for tool in maturin cargo-zigbuild; do
+  if ! cmp -s "$ROOT/.venv/bin/$tool" "$ZIG_DRIVERS/$tool"; then
+    cp "$ROOT/.venv/bin/$tool" "$ZIG_DRIVERS/$tool.$$"
+    mv -f "$ZIG_DRIVERS/$tool.$$" "$ZIG_DRIVERS/$tool"
+  fi
+done
+# zig itself (.venv's ziglang) for the cross builds' ZIG_COMMAND, which PyO3's build watches.
+printf '#!/bin/sh\nexec "%s" -m ziglang "$@"\n' "$ROOT/.venv/bin/python" >"$ZIG_DRIVERS/zig.$$"
+chmod +x "$ZIG_DRIVERS/zig.$$"
+mv -f "$ZIG_DRIVERS/zig.$$" "$ZIG_DRIVERS/zig"
+export PATH="$ZIG_DRIVERS:$PATH"
 profile_of() {
   case $1 in
     x86_64-linux-gnu) echo dist ;;
@@ -176,14 +201,17 @@ build_others() {
     [ -f "$XTOOLS/$a" ] || ar rc "$XTOOLS/$a"
   done
   ln -sf "$(command -v llvm-objcopy)" "$XTOOLS/bin/rust-objcopy"
+  # macOS's framework stubs, under a name in the build cache (see TARGET_DIR above).
+  ln -sfn "$ROOT/scripts/macos-frameworks" "$XTOOLS/macos-frameworks.$$"
+  mv -Tf "$XTOOLS/macos-frameworks.$$" "$XTOOLS/macos-frameworks"
   cross() {
-    env PATH="$XTOOLS/bin:$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
+    env PATH="$XTOOLS/bin:$ZIG_DRIVERS:$ROOT/.venv/bin:/usr/bin:$PATH" RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc \
       CARGO_TARGET_DIR="$CROSS_DIR" \
-      LIBNODE_PATH="$XTOOLS/libnode" ZIG_COMMAND="$ROOT/.venv/bin/python -m ziglang" \
+      LIBNODE_PATH="$XTOOLS/libnode" ZIG_COMMAND="$ZIG_DRIVERS/zig" \
       CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="-C target-feature=-crt-static" \
       CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUSTFLAGS="-L native=$XTOOLS/no-ssp" \
-      CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks -Zdefault-visibility=hidden" \
-      CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$ROOT/scripts/macos-frameworks -Zdefault-visibility=hidden" \
+      CARGO_TARGET_X86_64_APPLE_DARWIN_RUSTFLAGS="-L framework=$XTOOLS/macos-frameworks -Zdefault-visibility=hidden" \
+      CARGO_TARGET_AARCH64_APPLE_DARWIN_RUSTFLAGS="-L framework=$XTOOLS/macos-frameworks -Zdefault-visibility=hidden" \
       "$@"
   }
   PACKAGES=(-p snowflake-ffi -p snowflake-cli -p snowflake-node -p libsnowflake-python --features snowflake-cli/full,libsnowflake-python/extension-module)
@@ -207,7 +235,7 @@ build_others() {
     cross env RUSTC_BOOTSTRAP=1 cargo zigbuild -Zbuild-std --profile dist-cross "${targets[@]}" "${PACKAGES[@]}"
   fi
   step "wasm32: @libsnowflake/wasm's module (Debian's rustc, std from rust-web-src, wasm-opt -Oz)"
-  scripts/wasm-build.sh "$WASM_MODULE"
+  CARGO_TARGET_DIR=$TARGET_DIR scripts/wasm-build.sh "$WASM_MODULE"
   if has aarch64-linux-gnu; then
     step "libsnowflake_minimal.a: no leases (aarch64, glibc $GLIBC_FLOOR, Debian's rustc, zig)"
     cross env CARGO_TARGET_DIR="$CROSS_DIR/minimal" cargo zigbuild --profile dist-cross \
@@ -232,7 +260,7 @@ started=$(date +%s)
 step "python: abi3 wheel for manylinux_${GLIBC_FLOOR/./_} ($DIST_TARGET, zig)"
 # A target directory of its own: its dependencies' features differ from the other crates'
 # (nothing to share), and the two runs do not invalidate each other's builds.
-CARGO_TARGET_DIR=$ROOT/target/dist-python maturin build --profile dist --zig --target "$DIST_TARGET" \
+CARGO_TARGET_DIR=$TARGET_DIR/dist-python maturin build --profile dist --zig --target "$DIST_TARGET" \
   --compatibility "manylinux_${GLIBC_FLOOR/./_}" -m bindings-python/Cargo.toml -o "$DIST/python"
 
 step "python: sdist with vendored crates"
@@ -278,9 +306,9 @@ done
 # both carry it).
 declare -A OUT_MINIMAL
 step "libsnowflake_minimal.a: no leases ($DIST_TARGET, glibc $GLIBC_FLOOR, zig)"
-CARGO_TARGET_DIR=$ROOT/target/dist-minimal cargo zigbuild --profile dist-minimal --target "$DIST_TARGET.$GLIBC_FLOOR" \
+CARGO_TARGET_DIR=$TARGET_DIR/dist-minimal cargo zigbuild --profile dist-minimal --target "$DIST_TARGET.$GLIBC_FLOOR" \
   -p snowflake-ffi --no-default-features --features minimal
-OUT_MINIMAL[x86_64-linux-gnu]=$ROOT/target/dist-minimal/$DIST_TARGET/dist-minimal
+OUT_MINIMAL[x86_64-linux-gnu]=$TARGET_DIR/dist-minimal/$DIST_TARGET/dist-minimal
 ! has aarch64-linux-gnu || OUT_MINIMAL[aarch64-linux-gnu]=$CROSS_DIR/minimal/aarch64-unknown-linux-gnu/dist-cross
 
 # --- Node: the napi-rs packages -------------------------------------------------------------

@@ -408,9 +408,10 @@ fn in_child(child: impl FnOnce() -> i32) -> i32 {
 
 /// A default generator's state is the host's, in shared memory: a child of fork() goes on
 /// issuing from its copy, or from a new generator of the identity, and never repeats the
-/// parent's IDs. (datacenter=27: identities of their own. With datacenter=1 they met the
-/// records that processes.rs's forked children leave in the same SNOWFLAKE_SHM_DIR with a
-/// state file's window reserved ahead, and CI found the state a minute ahead of the clock.)
+/// parent's IDs. (Twice CI found these identities' state a minute ahead of the clock: with
+/// datacenter=1, then 27, they met the records that `edges.rs` leaves in the same
+/// SNOWFLAKE_SHM_DIR a minute ahead, whose node values came from its pid. `edges.rs` now
+/// has a layout of its own.)
 #[cfg(unix)]
 #[test]
 fn a_generator_inherited_through_fork_goes_on_without_repeats() {

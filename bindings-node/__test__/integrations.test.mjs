@@ -237,12 +237,36 @@ before(async () => {
   pgInfo = servers.info.postgres;
 });
 after(async () => {
+  if (pgInfo) await sessionsClosed();
   await servers?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
 function pgConfig() {
   return { host: pgInfo.socket_dir, port: pgInfo.port, user: pgInfo.user, database: pgInfo.database };
+}
+
+// Waits until the tests' sessions have ended. pg's `Pool.end()` (and TypeORM's `destroy()`,
+// which calls it) returns before its clients' connections close; a server stopped meanwhile
+// ends them with "terminating connection due to administrator command", an error event that
+// nothing listens to any more, and the test that opened them fails (CI's load found it).
+async function sessionsClosed() {
+  const pg = require('pg');
+  const client = new pg.Client(pgConfig());
+  await client.connect();
+  try {
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const { rows } = await client.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()",
+      );
+      if (rows[0].n === 0) return;
+      assert.ok(Date.now() < deadline, `${rows[0].n} session(s) of the tests still open after a minute: one was never closed`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    await client.end();
+  }
 }
 
 test('TypeORM: decorated entity and EntitySchema, keys filled by the subscriber, bigints read back', async () => {

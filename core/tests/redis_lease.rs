@@ -433,26 +433,39 @@ fn a_deleted_key_is_claimed_again_and_a_newcomer_with_its_value_starts_above() {
 #[test]
 fn a_lapsed_holder_takes_its_own_value_back_when_it_is_free() {
     let server = start_redis();
-    // A claim again starts at the stored mark, which may be further ahead than the default
-    // wait when a starved renewal lapsed the lease before (a loaded machine): the call waits.
-    let g = open_patiently(
-        &layout(),
-        "",
-        &format!("lease=redis://127.0.0.1:{}/0;lease_ttl_ms=3000;max_wait_ms=10000", server.port),
-    );
-    let w = worker(&g);
-    let before: Vec<u64> = (0..500).map(|_| next_id_patiently(&g)).collect();
     let mut admin = Conn::connect(server.port);
-    let key = keys(&mut admin, &format!("libsnowflake:*:worker={w}")).remove(0);
-    assert_eq!(admin.call(&["DEL", &key]), Reply::Int(1));
-    // The next call after the holder notices claims again, and succeeds: no error is seen.
-    let (after, errors) = issue_while(&g, |ids, _| g.stats().lease_claims >= 2 && ids.len() >= 500);
-    assert_eq!(errors, [], "the value was free: claimed again within the call");
-    let s = g.stats();
-    assert!(s.lease_losses >= 1 && s.lease_claims == s.lease_losses + 1, "{s:?}");
-    assert_eq!(s.lease_value, Some(w), "the same value again");
-    assert_unique(before.iter().chain(&after));
-    assert!(after.windows(2).all(|p| p[0] < p[1]), "still increasing");
+    let start = Instant::now();
+    loop {
+        // A claim again starts at the stored mark, which may be further ahead than the default
+        // wait when a starved renewal lapsed the lease before (a loaded machine): the call waits.
+        let g = open_patiently(
+            &layout(),
+            "",
+            &format!("lease=redis://127.0.0.1:{}/0;lease_ttl_ms=3000;max_wait_ms=10000", server.port),
+        );
+        let w = worker(&g);
+        let before: Vec<u64> = (0..500).map(|_| next_id_patiently(&g)).collect();
+        let key = keys(&mut admin, &format!("libsnowflake:*:worker={w}")).remove(0);
+        assert_eq!(admin.call(&["DEL", &key]), Reply::Int(1));
+        // The next call after the holder notices claims again, and succeeds: no error is seen.
+        let (after, errors) = issue_while(&g, |ids, _| g.stats().lease_claims >= 2 && ids.len() >= 500);
+        // The premise is that Redis answers within the TTL's timeout (600 ms here). Under
+        // `flaky.sh`'s load one reply came later ("did not answer in time"), which the call
+        // rightly reports, and a claim whose reply came late may hold the value for a TTL: the
+        // case runs again with a new holder (a minute at most, then it fails with the errors).
+        let late = |e: &Error| e.to_string().contains("did not answer in time");
+        if !errors.is_empty() && errors.iter().all(late) && start.elapsed() < MINUTES {
+            eprintln!("again, Redis did not answer in time: {errors:?}");
+            continue;
+        }
+        assert_eq!(errors, [], "the value was free: claimed again within the call");
+        let s = g.stats();
+        assert!(s.lease_losses >= 1 && s.lease_claims == s.lease_losses + 1, "{s:?}");
+        assert_eq!(s.lease_value, Some(w), "the same value again");
+        assert_unique(before.iter().chain(&after));
+        assert!(after.windows(2).all(|p| p[0] < p[1]), "still increasing");
+        return;
+    }
 }
 
 #[test]

@@ -38,6 +38,12 @@ fn open_with(layout: &Layout, node: &str, options: &str) -> Result<Generator, Er
 /// A generator leasing through `url`. These tests are about addresses, not timing: a long TTL,
 /// so that Redis's replies (timed out after TTL/5) and a TLS handshake have seconds to come on
 /// a loaded machine.
+/// Whether `e` says that Redis did not answer within the lease's timeout (TTL/5): a loaded
+/// machine's doing, which says nothing of what a test asserts.
+fn late(e: &Error) -> bool {
+    e.to_string().contains("did not answer in time")
+}
+
 /// Opens a lease at `url`. A reply that did not come in time (TTL/5, 2 s here: a TLS handshake
 /// on a loaded machine can take longer) says nothing of what the test asserts, such as a
 /// refusal that names the certificate: a few tries, then the result as it is.
@@ -46,7 +52,7 @@ fn open_url(url: &str, extra: &str) -> Result<Generator, Error> {
     options.set_text("lease", url)?;
     for _ in 0..4 {
         match Generator::new(&layout(), Default::default(), options.clone()) {
-            Err(e) if e.to_string().contains("did not answer in time") => eprintln!("opening again: {e}"),
+            Err(e) if late(&e) => eprintln!("opening again: {e}"),
             result => return result,
         }
     }
@@ -112,10 +118,7 @@ fn open_patiently(layout: &Layout, node: &str, options: &str) -> Generator {
             Ok(g) => return g,
             // Or the lease lapsed while it opened (a TTL of 100 ms cannot be kept on a loaded
             // machine through the 2 s wait of a claim on an empty Redis).
-            Err(e)
-                if (e.to_string().contains("did not answer in time") || matches!(e, Error::LeaseLost))
-                    && start.elapsed() < MINUTES =>
-            {
+            Err(e) if (late(&e) || matches!(e, Error::LeaseLost)) && start.elapsed() < MINUTES => {
                 eprintln!("opening again: {e}");
             }
             // A claim whose reply came too late still took its value in Redis, for one TTL:
@@ -452,8 +455,7 @@ fn a_lapsed_holder_takes_its_own_value_back_when_it_is_free() {
         // The premise is that Redis answers within the TTL's timeout (600 ms here). Under
         // `flaky.sh`'s load one reply came later ("did not answer in time"), which the call
         // rightly reports, and a claim whose reply came late may hold the value for a TTL: the
-        // case runs again with a new holder (a minute at most, then it fails with the errors).
-        let late = |e: &Error| e.to_string().contains("did not answer in time");
+        // case runs again with a new holder (for `MINUTES` at most, then it fails with the errors).
         if !errors.is_empty() && errors.iter().all(late) && start.elapsed() < MINUTES {
             eprintln!("again, Redis did not answer in time: {errors:?}");
             continue;

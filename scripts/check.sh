@@ -60,7 +60,7 @@ step() {
 # The other platforms' binaries (scripts/dist.sh --build-others: Debian's rustc, cross linkers,
 # the standard library built from source for four of them) are the slowest build here. They
 # start now, in the background at the lowest priority: they take what CPU the steps below leave
-# idle (waiting on servers, locks, leases and sleeps), and the last step waits for them.
+# idle (waiting on servers, locks, leases and sleeps), and the platforms step waits for them.
 CROSS_LOG=$RUN_DIR/dist-build-others.log
 # A session of its own, so that an early exit stops its cargo runs with it. A new session is
 # also a scheduling group of its own (autogroup), whose members' nice values count only among
@@ -68,12 +68,22 @@ CROSS_LOG=$RUN_DIR/dist-build-others.log
 # steps below. (Set from outside, it could land on this script's group before setsid ran.)
 # Its CPU time goes to $CROSS_TIMES as it ends (the platforms step prints it).
 CROSS_TIMES=$RUN_DIR/dist-build-others.times
-setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; nice -n 19 bash scripts/dist.sh --build-others
-  rc=$?; times >"$0"; exit $rc' "$CROSS_TIMES" >"$CROSS_LOG" 2>&1 &
+# The platforms step runs at once with others, in a subshell that cannot `wait` for a sibling: it
+# waits for $CROSS_LOCK instead, which this shell locks before the builds start and hands to
+# them (their bash alone keeps it, not the builds' own processes), so that it is free exactly
+# when they have ended and written their exit status to $CROSS_RC.
+CROSS_LOCK=$RUN_DIR/dist-build-others.lock
+CROSS_RC=$RUN_DIR/dist-build-others.rc
+exec 9>"$CROSS_LOCK"
+flock -x 9
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; nice -n 19 bash scripts/dist.sh --build-others 9>&-
+  rc=$?; times >"$0"; echo "$rc" >"$1"; exit $rc' "$CROSS_TIMES" "$CROSS_RC" >"$CROSS_LOG" 2>&1 &
 CROSS_PID=$!
+exec 9>&-
 trap 'kill -- -"$CROSS_PID" 2>/dev/null || true; rm -rf "$RUN_DIR"' EXIT
 
-# The rows marked `together` run at once, SNOWFLAKE_CHECK_JOBS (default 3) at a time (suite_pool:
+# The rows marked `together` run at once, SNOWFLAKE_CHECK_JOBS (default 4: the platforms step and
+# three test steps, then four test steps) at a time (suite_pool:
 # each in a subshell of its own with its own SNOWFLAKE_SHM_DIR), their output kept in a file and
 # printed whole when each ends: most of them wait (on servers, leases, other processes) far more
 # than they compute, and the steps before them (the `build` row) have built everything they
@@ -90,7 +100,7 @@ together_done() { # NAME RC SECONDS CPU_SECONDS
   printf '(%s: %d s, %d CPU-s of its own; %d s so far)\n' "$1" "$3" "$4" $(($(date +%s) - SUITE_T0))
 }
 run_together() {
-  local max=${SNOWFLAKE_CHECK_JOBS:-3}
+  local max=${SNOWFLAKE_CHECK_JOBS:-4}
   step_end
   printf '\n==== %d steps at once, %d at a time: %s ====\n' $# "$max" "$*"
   suite_pool "$max" together_start together_done "$@"

@@ -249,7 +249,9 @@ if $BUILD_ONLY; then
   exit 0
 fi
 
-DIST=$ROOT/dist
+# SNOWFLAKE_DIST_DIR puts the packages elsewhere (scripts/check.sh's platforms step, which runs
+# beside steps that read dist/); tests/dist/platforms.sh reads the same variable.
+DIST=${SNOWFLAKE_DIST_DIR:-$ROOT/dist}
 rm -rf "$DIST"
 mkdir -p "$DIST/python" "$DIST/node" "$DIST/php" "$DIST/c"
 STAGE=$(mktemp -d "${TMPDIR:-/tmp}/snowflake-dist.XXXXXX")

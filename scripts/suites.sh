@@ -8,6 +8,11 @@
 # other `together` rows that follow the steps before them; flaky: repeated by flaky.sh) | what it
 # needs built first (flaky.sh builds each once; check.sh's earlier steps build them) | how it is
 # isolated from other runs | what it checks (check.sh's heading).
+#
+# The `together` rows start in the order they have here: platforms first (it waits for the
+# background builds most of its time, in a slot of its own), then the longest first, so that
+# the short ones fill the end (a clean clone on 2 cores: rust-stores 461 s, python 413 s,
+# rust 220 s, dist-tests 201 s, arbiter 163 s, fleet 133 s, faults 100 s, the others 40-70 s).
 # shellcheck disable=SC2034
 SUITE_TABLE='
 lint|check|-|-|lint: rustfmt, clippy
@@ -16,18 +21,19 @@ packages|check|-|a directory of its own|Packages: scripts/dist.sh for this machi
 readme|check|dist/|a new project per language, registries stood in for|README: every code block run as a new user runs it (tests/readme, pytest), against dist/ and this checkout
 build|check|dist/|-|Build: what the steps after it share, built once so that none of them writes what another reads: the release library and CLI, dist/python'"'"'s wheel in .venv, dist/node'"'"'s addon in place
 rust-build|check|-|-|Rust build: the tests of core (std, no_std, each feature alone) and the CLI built, import cycles (the rust step runs them)
+platforms|check together|the background builds|packs into a directory of its own|Every platform'"'"'s packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian'"'"'s rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)
 rust-stores|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the tests of core that wait on servers (leases in Redis, a Cluster, PostgreSQL and MariaDB, and their faults), run
-rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the other tests of core (std and no_std), of the CLI and of the bindings'"'"' crates, and the doc tests, run
-faults|check together flaky|release library, addon, wheel|root: network namespaces and nftables tables named by its pid; servers of serve.py|Leases under faults (issue 38): hosts as network namespaces with their own clocks, holders in Python, Node, PHP and C; Redis (snapshot, AOF, none), Sentinel, a Cluster, PostgreSQL with a standby, MariaDB with a replica; partitions, pauses, crashes, data loss, clock steps, skew, failovers, churn: 0 repeats, typed refusals, availability (tests/faults/run.py; a soak: scripts/faults.sh)
 python|check together flaky|wheel|servers of serve.py|Python: dist/python'"'"'s wheel in .venv, pytest (bindings-python/run-tests.sh)
-arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter, pytest)
+rust|check together|-|its own SNOWFLAKE_SHM_DIR; servers of serve.py|Rust: the other tests of core (std and no_std), of the CLI and of the bindings'"'"' crates, and the doc tests, run
 dist-tests|check together|dist/, wheel (tests/serve'"'"'s clients)|a directory of its own, no cargo on the PATH|Packages installed without Rust, as users install them, snowflake serve from the tarball'"'"'s and the .deb'"'"'s CLI among them (tests/dist/run.sh)
+arbiter|check together flaky|release library and CLI, addon, wheel|its own SNOWFLAKE_SHM_DIR, users nobody and others|The host'"'"'s arbiter: every way of issuing beside every other, in four languages and the CLI; real users; removal, truncation, stopped holders, time namespaces (tests/arbiter, pytest)
 fleet|check together flaky|release library, addon, wheel|servers of serve.py|Leases in the fleet'"'"'s engines across languages: PostgreSQL, MariaDB, a Redis Cluster; Python, Node and PHP holders; SIGKILL, data loss, restarts, stalls, a failover, host leases, a clock 10 s ahead (tests/fleet, pytest)
-pg|check together|dist/pg, wheel|servers of serve.py; the package installed system-wide, one dpkg at a time|PostgreSQL extension (issue 42): dist/pg'"'"'s postgresql-15-snowflake .deb checked (dpkg-deb, lintian), installed with dpkg -i onto Debian'"'"'s postgresql-15, tests/pg against servers preloading it: the vectors, 8 sessions, rollbacks, kill -9, a promoted standby, bad input (tests/pg/run.sh)
-cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM (tests/cross, pytest)
+faults|check together flaky|release library, addon, wheel|root: network namespaces and nftables tables named by its pid; servers of serve.py|Leases under faults (issue 38): hosts as network namespaces with their own clocks, holders in Python, Node, PHP and C; Redis (snapshot, AOF, none), Sentinel, a Cluster, PostgreSQL with a standby, MariaDB with a replica; partitions, pauses, crashes, data loss, clock steps, skew, failovers, churn: 0 repeats, typed refusals, availability (tests/faults/run.py; a soak: scripts/faults.sh)
+node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
 servers|check together flaky|-|servers of serve.py in the test'"'"'s directory|server helpers (tests/servers): every kind starts, answers, and is cleaned up after SIGKILL
 c|check together flaky|release library|a temporary prefix|C and C++: libsnowflake installed to a temporary prefix, pkg-config, CMake, valgrind
-node|check together flaky|addon|servers of serve.py|Node: bindings-node (dist/node'"'"'s addon, index.d.ts up to date, node:test)
+pg|check together|dist/pg, wheel|servers of serve.py; the package installed system-wide, one dpkg at a time|PostgreSQL extension (issue 42): dist/pg'"'"'s postgresql-15-snowflake .deb checked (dpkg-deb, lintian), installed with dpkg -i onto Debian'"'"'s postgresql-15, tests/pg against servers preloading it: the vectors, 8 sessions, rollbacks, kill -9, a promoted standby, bad input (tests/pg/run.sh)
+cross|check together flaky|release library, addon, wheel|PHP-FPM of serve.py|Cross-language: one shared state in Python, Node, PHP and C processes, and PHP-FPM (tests/cross, pytest)
 php|check together flaky|release library|servers of serve.py|PHP: the FFI binding (builds the release library)
 serve|flaky|release CLI (with full) and library, wheel|its own SNOWFLAKE_SHM_DIR per test; ports the kernel picks; certificates and PHP-FPM of serve.py|snowflake serve (tests/serve): real clients (curl, Python urllib, Node fetch, Go net/http, Java java.net.http, PHP curl: docs/serve.md'"'"'s), bad input, tokens, TLS, SIGTERM, kill -9 and restart, services beside Python processes and PHP-FPM on one identity (CI runs it in dist-tests, against the packaged CLIs)
 core-redis|flaky|cargo tests|servers of serve.py|Rust: Redis leases and the Redis script against real servers (part of rust)
@@ -35,7 +41,6 @@ core-fleet|flaky|cargo tests|a server of its own per scenario|Rust: leases in Po
 core-processes|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|Rust: many real processes, kill -9, fork; a real clock step under libfaketime (part of rust)
 core-threads|flaky|cargo tests|-|Rust: the generator from many threads (part of rust)
 cli|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|the CLI'"'"'s tests (part of rust)
-platforms|check|the background builds|-|Every platform'"'"'s packages: scripts/dist.sh (aarch64, musl, Windows, macOS with Debian'"'"'s rustc-web, built in the background since the start); run under qemu-user (aarch64), natively (musl), under Wine (Windows); macOS files checked (tests/dist/platforms.sh)
 '
 
 # suite_shm_dir DIR: SNOWFLAKE_SHM_DIR=DIR for what runs next (check.sh, each of its steps that
@@ -300,10 +305,15 @@ suite_readme() { .venv/bin/python -m pytest tests/readme -q -p no:cacheprovider;
 
 suite_faults() { python3 tests/faults/run.py; }
 
+# At once with the last steps: it waits for the background builds (check.sh's $CROSS_LOCK is
+# free when they have ended), then packs every platform into a directory of its own, since the
+# steps beside it read dist/ (dist-tests, pg, python).
 suite_platforms() {
-  # check.sh started the other platforms' builds in the background at its start.
-  if [ -n "${CROSS_PID:-}" ]; then
-    if ! wait "$CROSS_PID"; then
+  if [ -n "${CROSS_LOCK:-}" ]; then
+    local started=$SECONDS
+    flock "$CROSS_LOCK" true
+    echo "(waited $((SECONDS - started)) s for the background builds)"
+    if [ "$(cat "$CROSS_RC" 2>/dev/null)" != 0 ]; then
       tail -n 60 "$CROSS_LOG"
       echo "check.sh: scripts/dist.sh --build-others failed (its log's end above)" >&2
       return 1
@@ -311,6 +321,7 @@ suite_platforms() {
     grep -E '^---- dist|Finished' "$CROSS_LOG"
     echo "(the background builds: $(suite_cpu_seconds "$CROSS_TIMES") CPU-s)"
   fi
-  bash scripts/dist.sh
-  bash tests/dist/platforms.sh
+  local dist=${RUN_DIR:+$RUN_DIR/dist-all}
+  SNOWFLAKE_DIST_DIR=${dist:-$PWD/dist} bash scripts/dist.sh
+  SNOWFLAKE_DIST_DIR=${dist:-$PWD/dist} bash tests/dist/platforms.sh
 }

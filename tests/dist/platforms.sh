@@ -31,11 +31,12 @@
 #   all             the Composer package carries each platform's library where
 #                   Library::bundledLibraryFor() looks for it; Node's loader picks gnu or musl.
 #
-# Ends with `N passed, M failed`; exits non-zero on any failure. Run scripts/dist.sh first.
+# Ends with `N passed, M failed`; exits non-zero on any failure. Run scripts/dist.sh first
+# (SNOWFLAKE_DIST_DIR: where it put the packages, dist/ unless set).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
-DIST=$ROOT/dist
+DIST=${SNOWFLAKE_DIST_DIR:-$ROOT/dist}
 VECTORS=$ROOT/tests/vectors
 PLATFORMS_DIR=$ROOT/tests/dist/platforms
 TOOLS=$ROOT/.tools

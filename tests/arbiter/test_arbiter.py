@@ -697,15 +697,25 @@ class Run:
     """What the tests share: the run's directory and issuers, its layout, its Redis, and each
     matrix's record directory, state files and cells."""
 
-    def __init__(self, work: Work, layout: str, redis_url: str) -> None:
-        self.work, self.layout, self.url = work, layout, redis_url
+    def __init__(self, work: Work, layout: str, redis_url: str, tmpfs: Path) -> None:
+        self.work, self.layout, self.url, self.tmpfs = work, layout, redis_url, tmpfs
         self.dirs: dict[str, tuple[Path | None, Path]] = {}
         self.cells: dict[str, dict[tuple[str, str], str]] = {}
 
     def matrix_dirs(self, where: str) -> tuple[Path | None, Path]:
-        """(SNOWFLAKE_SHM_DIR or None for /dev/shm, the state files' directory) of one matrix."""
+        """(SNOWFLAKE_SHM_DIR or None for /dev/shm, the state files' directory) of one matrix.
+
+        The state files are on tmpfs: the matrix checks who may share an identity, not the
+        disk. A state file's write holds its lock through two fsyncs, and on a disk busy with
+        CI's package builds that took longer than max_wait_ms (CI: `state_file in php +
+        state_file in c`, BUSY on the state file's lock), a refusal that says nothing of who
+        may share. On tmpfs an fsync returns at once. (Durability on a real disk is
+        core/tests/processes.rs's.)"""
         if where not in self.dirs:
-            self.dirs[where] = (None if where == "dev_shm" else self.work.fresh("shm"), self.work.fresh("state"))
+            state = self.tmpfs / f"state-{where}"
+            state.mkdir()
+            os.chmod(state, 0o1777)
+            self.dirs[where] = (None if where == "dev_shm" else self.work.fresh("shm"), state)
         return self.dirs[where]
 
 
@@ -716,6 +726,8 @@ def run() -> Iterator[Run]:
             pytest.fail(f"{need} is missing: build it first (scripts/check.sh does)")
     top = Path(tempfile.mkdtemp(prefix="snowflake-arbiter-"))
     os.chmod(top, 0o755)
+    tmpfs = Path(tempfile.mkdtemp(prefix="snowflake-arbiter-", dir="/dev/shm"))
+    os.chmod(tmpfs, 0o755)
     work = Work(top)
     # A layout of this run's own (its epoch): records it leaves in /dev/shm are its own.
     epoch = int(time.time() * 1000) - 86_400_000 - (os.getpid() % 100_000)
@@ -723,7 +735,7 @@ def run() -> Iterator[Run]:
     try:
         build(work)
         with Servers("redis", dir=top) as redis:
-            r = Run(work, layout, redis.info["redis"]["url"])
+            r = Run(work, layout, redis.info["redis"]["url"], tmpfs)
             yield r
         # The matrices, as tables, after the run's results.
         titles = {"shm_dir": "SNOWFLAKE_SHM_DIR set", "dev_shm": "the default /dev/shm",
@@ -732,6 +744,7 @@ def run() -> Iterator[Run]:
             print_matrix(add_summary, titles[where], cells)
     finally:
         shutil.rmtree(top, ignore_errors=True)
+        shutil.rmtree(tmpfs, ignore_errors=True)
         # This run's records in /dev/shm: its layout's, by the fingerprint in their text.
         for f in Path("/dev/shm").glob("libsnowflake-*"):
             try:

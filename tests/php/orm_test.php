@@ -265,7 +265,7 @@ test('Laravel Eloquent: HasSnowflakeIds and the SnowflakeId cast on SQLite', fun
     eloquent_round(['driver' => 'sqlite', 'database' => ':memory:']);
 });
 
-/** The test's PostgreSQL (started once, stopped at the end of the run). */
+/** The test's PostgreSQL (started once, stopped at the end of the run, its directory removed). */
 function orm_postgres(): array
 {
     static $servers = null;
@@ -273,6 +273,11 @@ function orm_postgres(): array
         $dir = sys_get_temp_dir() . '/snowflake-php-orm-' . getmypid();
         @mkdir($dir, 0700, true);
         $servers = TestServers::start('postgres', [], $dir);
+        // stop() returns once serve.py has removed what it made in $dir, which is then empty.
+        register_shutdown_function(function () use ($servers, $dir) {
+            $servers->stop();
+            rmdir($dir);
+        });
     }
     return $servers->info['postgres'];
 }

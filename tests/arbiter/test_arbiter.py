@@ -767,11 +767,13 @@ def matrix_cell(run: Run, where: str, a: str, b: str, w: int = 0) -> None:
     label = f"SNOWFLAKE_SHM_DIR={shm}" if shm else "/dev/shm"
     label = f"matrix ({label}, worker={w}): {a} in {la} + {b} in {lb}"
     # A pair in which Redis did not answer a side in time (a loaded machine: `flaky.sh` met it,
-    # a typed refusal that names no other process) runs again; its IDs still count for repeats.
+    # a typed refusal that names no other process) runs again, whether the side met it as it
+    # opened or while it issued (where a first call that meets it leaves the side with no ID);
+    # its IDs still count for repeats.
     earlier: list[list[int]] = []
     for attempt in range(5):
         results = run_together(run.work, [(la, na, oa), (lb, nb, ob)], run.layout, env)
-        if attempt == 4 or not any(h.startswith("error") and "did not answer in time" in h for _, (h, _, _) in results):
+        if attempt == 4 or not any("did not answer in time" in h + t for _, (h, _, t) in results):
             break
         earlier += [ids for _, (_, ids, _) in results]
     if earlier and (n := repeats(earlier + [ids for _, (_, ids, _) in results])):

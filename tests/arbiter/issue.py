@@ -5,7 +5,8 @@
 Opens a generator (OPTIONS in the text form every front end takes, `-` for none). On failure
 it writes `error <code> <message>` to OUT and exits 0. Otherwise it touches SYNC/ready.<pid>,
 waits for SYNC/go, calls next_id() for MS milliseconds (or until a call fails: then the IDs
-so far and `error <code> <message>`), and writes `ok` then one ID a line to OUT.
+so far and `error <code> <message>`), touching SYNC/issued.<pid> after its first 200 IDs, and
+writes `ok` then one ID a line to OUT.
 """
 
 import os
@@ -33,6 +34,8 @@ def main(layout: str, node: str, options: str, ms: int, out: str, sync: str) -> 
         while True:  # at least one batch, however late this process runs after `go`
             for _ in range(200):
                 ids.append(gen.next_id())
+            if len(ids) == 200:  # the test may wait for this one: it has issued
+                open(os.path.join(sync, f"issued.{os.getpid()}"), "w").close()
             if time.monotonic() >= end:
                 break
     except sf.SnowflakeError as e:

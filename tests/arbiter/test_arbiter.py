@@ -207,6 +207,16 @@ def barrier(sync: Path, procs: list[Proc], seconds: float = 60) -> None:
         time.sleep(0.01)
 
 
+def has_issued(sync: Path, proc: Proc, seconds: float = 60) -> None:
+    """Waits until `proc` has issued its first IDs after `go` (or has exited): under load a
+    process can be far later than any fixed pause."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if (sync / f"issued.{proc.pid}").exists() or proc.proc.poll() is not None:  # type: ignore[union-attr]
+            return
+        time.sleep(0.01)
+
+
 def run_together(work: Work, specs: list[tuple[str, str, str]], layout: str, env: dict[str, str],
                  users: list[str | None] | None = None, ms: int = ISSUE_MS,
                  stagger: float = 0.0) -> list[tuple[Proc, tuple[str, list[int], str]]]:
@@ -364,7 +374,8 @@ def removed_while_in_use(work: Work, layout: str) -> None:
         first = Proc(work, "c", small, node, first_opts, d / "first", sync, env, ms=1500)
         barrier(sync, [first])
         (sync / "go").touch()
-        time.sleep(0.3)
+        has_issued(sync, first)
+        time.sleep(0.3)  # and runs on, ahead of the clock where it may
         for f in record_files(shm):
             f.unlink()
         sync2 = d / "sync2"
@@ -391,7 +402,7 @@ def redis_record_removed(work: Work, layout: str, redis_url: str) -> None:
     first = Proc(work, "node", layout, "clock=0,datacenter=6", f"lease={redis_url}", d / "first", sync, env, ms=1500)
     barrier(sync, [first])
     (sync / "go").touch()
-    time.sleep(0.3)
+    has_issued(sync, first)
     files = record_files(shm)
     for f in files:
         f.unlink()

@@ -1,5 +1,5 @@
 //! Instructions per ID on the one-ID fast path, ours beside ferroid's, for counting under
-//! `valgrind --tool=callgrind` (scripts/fastpath-insns.sh): an instruction count is the same
+//! `valgrind --tool=callgrind` (docs/contributing.md says how): an instruction count is the same
 //! for the same binary whatever else the machine runs, which a timing on a shared machine is
 //! not. Each row is an `#[inline(never)]` function that issues `n` IDs, so that callgrind's
 //! inclusive count of that function, over `n`, is the cost of one ID with nothing else in it.
@@ -7,12 +7,23 @@
 //! `fastpath ROW THREADS N`: ROW is `ours` (the default generator: the host's record, the
 //! cached monotonic clock), `ferroid` (its `AtomicSnowflakeGenerator` and `MonotonicClock`, the
 //! same field widths), or one part of ours alone: `clock-ours` (the cached clock's reading),
-//! `clock-ferroid`, `cas` (a bare load and compare-and-swap of a word, as ferroid's), `counted`
+//! `clock-ferroid`, `cas` (a bare load and compare-and-swap of a word, as ferroid's), `cas-count`
+//! (the same, and a plain load and store of another word, as the per-thread count's: one thread
+//! only, as more would share that word; see below), `counted`
 //! (an isolated generator: ours without the host's record), and two generators of the general
 //! fast path: `process-only` and `lease-local` (built with `--features lease-local`, or
 //! `full`). THREADS threads share one
 //! generator, each issuing N. Without arguments it runs every row once on one thread and
 //! prints ns per ID (a wall-clock figure: only for a quiet machine).
+//!
+//! What the rows showed on an AMD EPYC (Zen 5, 2.6 GHz; issue 44), with a throw-away harness
+//! beside them: a loop of locked compare-and-swaps costs the same with or without the rest of
+//! our path (the clock's word, the record's last tick, the slot's checks: loads and arithmetic
+//! that wait beside the locked instruction). What costs is a second store between two of them
+//! (the locked instruction waits for the store buffer to drain), or a stored value composed
+//! only after it: about 0.25 ns an ID either way, not both. `cas` stores one word an ID (the
+//! caller's), as ferroid's path does; `cas-count` adds the count's store, as ours does (4.76
+//! and 4.98 ns there, and `ours` 5.00): the one-thread gap to ferroid on that host is that store.
 
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::{MonotonicClock as FerroidClock, TimeSource};
@@ -92,6 +103,17 @@ fn row_cas(w: &AtomicU64, n: u64) {
     }
 }
 
+#[inline(never)]
+fn row_cas_count(w: &AtomicU64, count: &AtomicU64, n: u64) {
+    for _ in 0..n {
+        let cur = w.load(Ordering::Relaxed);
+        let ok = w.compare_exchange(cur, cur + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok();
+        // As `Issued::add_own`: a word no other thread writes, a plain load and store.
+        count.store(count.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        black_box(ok);
+    }
+}
+
 /// Runs `row` on `threads` threads started together, `n` calls each; wall ns per ID.
 fn run(threads: usize, n: u64, row: impl Fn(u64) + Sync) -> f64 {
     let start = Barrier::new(threads + 1);
@@ -130,13 +152,14 @@ fn main() {
     let clock = MonotonicClock::process();
     let fclock = FerroidClock::with_epoch(ferroid::time::TWITTER_EPOCH);
     let word = AtomicU64::new(0);
+    let count = AtomicU64::new(0);
     // Both clocks' tickers running before anything is counted: a burst of readings starts ours.
     let warm = Instant::now();
     while warm.elapsed().as_millis() < 20 {
         black_box(ours.next_id().unwrap());
         black_box(ferroid.next_id(|_| std::hint::spin_loop()));
     }
-    let rows: [(&str, &(dyn Fn(u64) + Sync)); 8] = [
+    let rows: [(&str, &(dyn Fn(u64) + Sync)); 9] = [
         ("ours", &|n| row_ours(&ours, n)),
         ("ferroid", &|n| row_ferroid(&ferroid, n)),
         ("counted", &|n| row_counted(&counted, n)),
@@ -147,6 +170,7 @@ fn main() {
         ("clock-ours", &|n| row_clock_ours(&clock, n)),
         ("clock-ferroid", &|n| row_clock_ferroid(&fclock, n)),
         ("cas", &|n| row_cas(&word, n)),
+        ("cas-count", &|n| row_cas_count(&word, &count, n)),
     ];
     match args.as_slice() {
         [row, threads, n] => {

@@ -5,7 +5,7 @@
 //! socket, a Redis Cluster of 3 primaries (with a replica each), PostgreSQL 15 and MariaDB
 //! (both committing durably), each on this host. Prints figures; asserts nothing about speed.
 //!
-//!   cargo bench -p snowflake-core --bench lease --features lease-redis,lease-postgres,lease-mysql
+//!   cargo bench -p snowflake-core --bench lease --features lease-local,lease-redis,lease-postgres,lease-mysql
 //!
 //! With `-- --next-id`, only `next_id` (one thread) on a plain generator, a local lease, a
 //! Redis lease and a host lease (`shared=` with the Redis lease), alternated in one run, in ns

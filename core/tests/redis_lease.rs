@@ -1042,7 +1042,10 @@ fn a_lease_issues_on_the_fast_path_until_before_its_validity_ends() {
     server.servers.command("thaw");
     let (after, _) = issue_while(&g, |ids, _| ids.len() >= 100);
     assert!(after.iter().all(|&id| id > last_fast.unwrap()));
-    assert!(g.next_id_fast().is_some(), "claimed again: the fast path opens again: {:?}", g.stats());
+    // Claimed again, the fast path opens again: at once, or, where a renewal came late on a
+    // loaded machine (flaky.sh met it), once one comes in time (`issue_while` gives it minutes).
+    let (more, _) = issue_while(&g, |_, _| g.next_id_fast().is_some());
+    assert!(more.iter().all(|&id| id > last_fast.unwrap()));
 }
 
 /// Issue 15, case 3: after Redis lost its data, the next holder's start must cover what a

@@ -454,22 +454,37 @@ def private_tmp(work: Work, layout: str) -> None:
     shm, d = outside / "shm", outside / "run"
     shm.mkdir(mode=0o700)
     d.mkdir()
-    outs = []
-    procs = []
-    for k in range(2):
-        out = d / f"out{k}"
+    def start(k: int, attempt: int) -> tuple[subprocess.Popen[str], Path]:
+        out = d / f"out{k}.{attempt}"
         # A checkout under /tmp (CI clones there) stays visible at its path: bound aside
         # before the private /tmp hides it, then bound back onto it.
         keep = (f"mount --bind {ROOT} /mnt && mount -t tmpfs tmpfs /tmp && mkdir -p {ROOT} && mount --bind /mnt {ROOT}"
                 if ROOT.is_relative_to("/tmp") else "mount -t tmpfs tmpfs /tmp")
         script = (f"{keep} && exec {PY} {ROOT}/tests/arbiter/issue.py "
                   f"'{layout}' clock=0,datacenter=5 'lease=local' 400 {out} {d}")
-        procs.append(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
-                                      env=env_with(shm, TMPDIR="/tmp"), stderr=subprocess.PIPE, text=True))
-        outs.append(out)
+        return (subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                                 env=env_with(shm, TMPDIR="/tmp"), stderr=subprocess.PIPE, text=True), out)
+
+    def busy(service: tuple[subprocess.Popen[str], Path]) -> bool:
+        p, out = service
+        return p.poll() is not None and out.exists() and out.read_text().startswith("error ERR_SNOWFLAKE_BUSY")
+
+    services = [start(k, 0) for k in range(2)]
+    attempts = 0
     end = time.monotonic() + 60
-    while len(list(d.glob("ready.*"))) < 2 and time.monotonic() < end and all(p.poll() is None for p in procs):
+    while len(list(d.glob("ready.*"))) < 2 and time.monotonic() < end:
+        # A service refused at open because the other held the record's set-up lock longer than
+        # an open waits (starved under load: flaky.sh met it) is started again: a refusal of the
+        # moment, not the answer the row asks for.
+        for k, service in enumerate(services):
+            if busy(service):
+                attempts += 1
+                services[k] = start(k, attempts)
+        if any(p.poll() is not None and not busy((p, out)) for p, out in services):
+            break
         time.sleep(0.01)
+    procs = [p for p, _ in services]
+    outs = [out for _, out in services]
     (d / "go").touch()
     errors = [p.communicate(timeout=120)[1] for p in procs]
     results = []

@@ -1131,8 +1131,13 @@ fn after_a_data_loss_a_holder_that_ran_ahead_is_not_repeated() {
     let mut a_ids = vec![];
     let mut buf = [0u64; 64];
     while a.stats().drift_ms < 700 {
-        a.fill(&mut buf).unwrap();
-        a_ids.extend_from_slice(&buf);
+        match a.fill(&mut buf) {
+            Ok(()) => a_ids.extend_from_slice(&buf),
+            // A reservation refused for the moment on a loaded machine ("did not answer in
+            // time", CI met it): the IDs written before it count, and A goes on.
+            Err(e) if late(&e.error) => a_ids.extend_from_slice(&buf[..e.written]),
+            Err(e) => panic!("A's fill failed: {e:?}"),
+        }
     }
     let b = after_a_data_loss_claim(
         server.port,

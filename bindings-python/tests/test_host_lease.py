@@ -190,17 +190,27 @@ def value_of(layout: sf.Layout, id_: int) -> int:
 
 def test_three_hosts_of_four_processes_share_three_values_and_repeat_nothing(
         redis: dict[str, Any], tmp_path: Path) -> None:
-    # As the killed-host case below: a run whose premise (three hosts, three values) a lease
-    # lapsed under load broke (flaky.sh met two hosts naming worker=0) still checks that no ID
-    # repeats and that the lapse shows, and the case runs again, for four minutes at most.
+    # A run whose premise (three hosts, three values) a lapsed lease broke runs again: see
+    # `until_premise_holds` (flaky.sh met two hosts naming worker=0).
+    until_premise_holds(three_hosts_case, redis, tmp_path)
+
+
+def until_premise_holds(case: Callable[[dict[str, Any], Path], Optional[str]], redis: dict[str, Any],
+                        tmp_path: Path) -> None:
+    """Runs `case` until a run holds, for four minutes at most. A case's premise is hosts that
+    keep their values while it runs; on a loaded machine a host's renewals can be held back
+    past the TTL, and its key lapse before another host claims. Such a run still checks what
+    matters, that no ID repeats and that the lapse shows (`lapsed`), and returns why; the
+    case then runs again from the start, once the run's keys expired."""
     deadline = time.monotonic() + 240
     run = 0
     while True:
         run += 1
-        lapse = three_hosts_case(redis, tmp_path / f"run-{run}")
+        lapse = case(redis, tmp_path / f"run-{run}")
         if lapse is None:
             return
         assert time.monotonic() < deadline, f"leases lapsed under load in every run, the last: {lapse}"
+        # Every process of the run is dead: its keys expire within the TTL.
         wait_for(lambda: not lease_keys(redis), 60, "the killed run's lease keys to expire")
 
 
@@ -259,21 +269,9 @@ def three_hosts_case(redis: dict[str, Any], root: Path) -> Optional[str]:
 
 
 def test_a_killed_hosts_value_frees_within_the_ttl_for_another_host(redis: dict[str, Any], tmp_path: Path) -> None:
-    # The case's premise is four hosts that keep their four values while it runs. On a loaded
-    # machine a host's renewals can be held back past the TTL (flaky.sh met it: two hosts
-    # said they held worker=0, as the first's key had lapsed before the second claimed). Such
-    # a run still checks what matters, that no ID repeats and that the lapse shows, and the
-    # case then runs again from the start, for four minutes at most.
-    deadline = time.monotonic() + 240
-    run = 0
-    while True:
-        run += 1
-        lapse = killed_host_case(redis, tmp_path / f"run-{run}")
-        if lapse is None:
-            return
-        assert time.monotonic() < deadline, f"leases lapsed under load in every run, the last: {lapse}"
-        # Every process of the run is dead: its keys expire within the TTL.
-        wait_for(lambda: not lease_keys(redis), 60, "the killed run's lease keys to expire")
+    # A run whose premise (four hosts, four values) a lapsed lease broke runs again: see
+    # `until_premise_holds` (flaky.sh met two hosts naming worker=0).
+    until_premise_holds(killed_host_case, redis, tmp_path)
 
 
 def wait_for(done: Callable[[], bool], seconds: float, what: str) -> None:

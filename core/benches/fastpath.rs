@@ -32,7 +32,9 @@
 //! about 0.1 ns; the other 1.6 ns is the general path itself beside the plain one: the plain
 //! path's try first, then a fork check, the reading again, the epoch and the tick's division,
 //! the layout's end and the loop. So a lease gains from a plain path of its own, not from
-//! cheaper lease checks.
+//! cheaper lease checks: the lean path (`Generator::next_id_lean`). With it, on the same host
+//! (three runs): `ours` 5.04-5.08 ns, `counted` 5.29-5.59, `process-only` 5.42-5.65,
+//! `lease-local` 5.38-5.87.
 
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::{MonotonicClock as FerroidClock, TimeSource};

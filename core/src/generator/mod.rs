@@ -1200,8 +1200,19 @@ impl<C: Clock> Generator<C> {
             return None;
         }
         let t = before + 1;
-        let f = &self.fast;
-        let base = t << f.seq_bits;
+        let seq = self.take_one_at(t)?;
+        self.counters.issued.add(1);
+        Some((t << self.fast.time_shift) | self.node_bits | seq)
+    }
+
+    /// The slot of tick `t` that [`Generator::next_id_plain`] describes, taken with one
+    /// compare-and-swap (the plain and lean paths share it); its sequence. `None` sends the
+    /// caller to the general path, also for a compare-and-swap lost to another thread: the
+    /// general path tries again (a loop here would be unrolled, and the path too big to inline).
+    #[cfg(feature = "std")]
+    #[inline(always)]
+    fn take_one_at(&self, t: u64) -> Option<u64> {
+        let base = t << self.fast.seq_bits;
         let cell: &AtomicU64 = &self.cell;
         let cur = cell.load(Ordering::Acquire);
         let (slot, seq) = if cur >= base {
@@ -1215,11 +1226,8 @@ impl<C: Clock> Generator<C> {
         } else {
             (base, 0)
         };
-        // One try: a compare-and-swap lost to another thread goes to the general path, which
-        // tries again (a loop here would be unrolled, and the path too big to inline).
         cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire).ok()?;
-        self.counters.issued.add(1);
-        Some((t << f.time_shift) | self.node_bits | seq)
+        Some(seq)
     }
 
     /// The plain path's steps for the generators it does not serve (see [`Lean`]): the one
@@ -1252,22 +1260,7 @@ impl<C: Clock> Generator<C> {
         // The ID but its sequence, composed before the compare-and-swap: fewer values live
         // across it (a value kept on the stack there is a store the locked instruction waits on).
         let high = (t << f.time_shift) | self.node_bits | claim_bits;
-        let base = t << f.seq_bits;
-        let cell: &AtomicU64 = &self.cell;
-        let cur = cell.load(Ordering::Acquire);
-        let (slot, seq) = if cur >= base {
-            let seq = cur - base;
-            if seq >= self.seq_cap {
-                return None;
-            }
-            (cur, seq)
-        } else if cur == 0 {
-            return None;
-        } else {
-            (base, 0)
-        };
-        // One try, as the plain path's.
-        cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire).ok()?;
+        let seq = self.take_one_at(t)?;
         if !self.mark_kept(generation) {
             return None;
         }

@@ -128,6 +128,9 @@ def test_gunicorn_recipe(tmp_path: Path, recipe: str, preload: bool) -> None:
     finally:
         proc.send_signal(signal.SIGTERM)
         out = proc.communicate(timeout=120)[0].decode(errors="replace")
+        # pytest shows it when the test fails, also where a request failed above (flaky.sh met
+        # one request reset by a worker, and this output was lost).
+        print(f"gunicorn's output:\n{out}")
     assert len(ids) == 1600
     assert len(set(ids)) == len(ids), "duplicate IDs across gunicorn workers"
     workers = {sf.Layout("twitter").decode(i).fields["worker"] for i in ids}

@@ -338,17 +338,29 @@ const OPTIONS: &str = "lease_ttl_ms=3000;max_wait_ms=3000";
 fn distinct_values_across_processes(kind: Kind) {
     let engine = Engine::start(kind);
     let url = engine.url();
-    let workers: Vec<Worker> = (0..4).map(|_| Worker::spawn(LAYOUT, OPTIONS, &url)).collect();
-    let values: HashSet<u64> = workers.iter().map(Worker::opened).collect();
-    assert_eq!(values.len(), 4, "four holders, four values: {values:?}");
-    for w in &workers {
-        w.wait("1000 IDs", |w| w.ids().len() >= 1000);
-    }
+    let start = Instant::now();
     let mut all = vec![];
-    for w in workers {
-        all.extend(w.finish());
+    loop {
+        let workers: Vec<Worker> = (0..4).map(|_| Worker::spawn(LAYOUT, OPTIONS, &url)).collect();
+        let values: HashSet<u64> = workers.iter().map(Worker::opened).collect();
+        assert_eq!(values.len(), 4, "four holders, four values: {values:?}");
+        for w in &workers {
+            w.wait("1000 IDs", |w| w.ids().len() >= 1000);
+        }
+        for w in workers {
+            all.extend(w.finish());
+        }
+        assert_unique(&all);
+        if values.contains(&0) {
+            break;
+        }
+        // A claim of value 0 whose answer did not come in time (flaky.sh: "PostgreSQL ... did
+        // not answer in time") holds 0 until its TTL, and the worker that opened again took
+        // another value: no holder of 0 to start above, the case's premise, not its subject.
+        // The IDs still repeat nothing (above, across the tries); then the case starts again.
+        assert!(start.elapsed() < MINUTES, "value 0 had no holder in any try: {values:?}");
+        eprintln!("no worker held value 0 ({values:?}): starting again");
     }
-    assert_unique(&all);
     // Released: a newcomer gets the lowest value, and starts above its last holder's IDs.
     let layout = Layout::parse(LAYOUT).unwrap();
     // A release that did not answer in time (a loaded machine) leaves its value held until its

@@ -35,6 +35,20 @@
 //! cheaper lease checks: the lean path (`Generator::next_id_lean`). With it, on the same host
 //! (three runs): `ours` 5.04-5.08 ns, `counted` 5.29-5.59, `process-only` 5.42-5.65,
 //! `lease-local` 5.38-5.87.
+//!
+//! Two changes tried on that CPU model and not kept (every row alternated with `main`'s binary,
+//! the median of 12 and 15 rounds):
+//! - the count's slot and its value read *before* the compare-and-swap, so that only its store
+//!   is left after the locked instruction: `ours` went from 5.06 to 5.27 ns (three more values
+//!   live across the locked instruction), and the lean rows did not move;
+//! - one reading of the cache word for the plain path's try and the lean path's: `ours` 5.02
+//!   against 5.05, `lease-local` 5.54 against 5.51, `process-only` 5.54 both, within the rounds'
+//!   spread. The lean path's machine code has no spill; beside the plain path it has about 15
+//!   more instructions before the locked one and three more taken branches (the plain path's
+//!   declined try, the mark's tests), and those rows stay about 0.5 ns above `ours`.
+//!
+//! In the same runs `cas` read 4.74-4.83 ns and `cas-count` 4.96-5.08, `ferroid` 4.82-4.83
+//! and `ours` 5.02-5.06: ours is `cas-count`, ferroid is `cas`.
 
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::{MonotonicClock as FerroidClock, TimeSource};

@@ -536,7 +536,9 @@ fn a_forked_child_does_not_release_the_parents_lease() {
     unsafe { libc::waitpid(pid, &mut status, 0) };
     let newcomer = open_ok(server.port, 5000);
     assert_ne!(worker(&newcomer), w, "the parent's value was released by its child");
-    assert!(parent.next_id().is_ok());
+    // The parent still issues (an ID that reserves time may wait for a Redis late to answer
+    // within this TTL's second: the premise is a Redis that answers).
+    next_id_patiently(&parent);
 }
 
 // --- addresses and secrets -------------------------------------------------------------------

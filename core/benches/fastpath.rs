@@ -7,48 +7,41 @@
 //! `fastpath ROW THREADS N`: ROW is `ours` (the default generator: the host's record, the
 //! cached monotonic clock), `ferroid` (its `AtomicSnowflakeGenerator` and `MonotonicClock`, the
 //! same field widths), or one part of ours alone: `clock-ours` (the cached clock's reading),
-//! `clock-ferroid`, `cas` (a bare load and compare-and-swap of a word, as ferroid's), `cas-count`
-//! (the same, and a plain load and store of another word, as the per-thread count's: one thread
-//! only, as more would share that word; see below), `counted`
-//! (an isolated generator: ours without the host's record), and two generators of the general
-//! fast path: `process-only` and `lease-local` (built with `--features lease-local`, or
-//! `full`). THREADS threads share one
-//! generator, each issuing N. Without arguments it runs every row once on one thread and
-//! prints ns per ID (a wall-clock figure: only for a quiet machine).
+//! `clock-ferroid`, `cas` (a bare load and compare-and-swap of a word on the heap, as ferroid's),
+//! `cas-shm` (the same on a word of a shared file mapping, as the host's record is), `cas-count`
+//! (the same as `cas`, and a plain load and store of another word, as the per-thread count's:
+//! one thread only, as more would share that word), `counted` (an isolated generator: ours
+//! without the host's record), and two generators of the general fast path: `process-only` and
+//! `lease-local` (built with `--features lease-local`, or `full`). THREADS threads share one
+//! generator, each issuing N; it prints the aggregate ns per ID. Without arguments it runs every
+//! row once on one thread, then `ours` and `ferroid` on two threads sharing one generator
+//! (`ours x2`, `ferroid x2`), and prints ns per ID (wall-clock figures: only for a quiet machine).
 //!
-//! What the rows showed on an AMD EPYC (Zen 5, 2.6 GHz; issue 44), with a throw-away harness
-//! beside them: a loop of locked compare-and-swaps costs the same with or without the rest of
-//! our path (the clock's word, the record's last tick, the slot's checks: loads and arithmetic
-//! that wait beside the locked instruction). What costs is a second store between two of them
-//! (the locked instruction waits for the store buffer to drain), or a stored value composed
-//! only after it: about 0.25 ns an ID either way, not both. `cas` stores one word an ID (the
-//! caller's), as ferroid's path does; `cas-count` adds the count's store, as ours does (4.76
-//! and 4.98 ns there, and `ours` 5.00): the one-thread gap to ferroid on that host is that store.
+//! `scripts/bench-ablate.sh` builds this bench from the tree as it is and from the tree with
+//! each patch of `core/benches/ablate/` applied (ours without one part or another), and runs
+//! them alternated: what each part of the path costs, on the machine it runs on. What it found
+//! on an AMD EPYC (Zen 5, 2 CPUs; issue 44), median of 15 alternated rounds:
 //!
-//! Where the leased rows' gap lies (issue 44, the same host, three runs of every row): `ours`
-//! 5.05-5.16 ns, and the three rows of the general fast path alike, `counted` 6.69-6.76,
-//! `process-only` 6.68-6.86 and `lease-local` 6.74-6.86. A lease's own checks (its claim's
-//! generation before and after the compare-and-swap, its validity and its reservation) cost
-//! about 0.1 ns; the other 1.6 ns is the general path itself beside the plain one: the plain
-//! path's try first, then a fork check, the reading again, the epoch and the tick's division,
-//! the layout's end and the loop. So a lease gains from a plain path of its own, not from
-//! cheaper lease checks: the lean path (`Generator::next_id_lean`). With it, on the same host
-//! (three runs): `ours` 5.04-5.08 ns, `counted` 5.29-5.59, `process-only` 5.42-5.65,
-//! `lease-local` 5.38-5.87.
+//! - Ours, as it is: 1.04-1.06x ferroid on one thread (5.0 against 4.8 ns). Without the count's
+//!   store: the same. With the ID composed before the compare-and-swap: the same. With both:
+//!   **1.00x**. Without both and without the record's check: 1.00x.
+//! - So one thread's cost there is the locked instruction (`cas`, `cas-shm` and `ferroid` alike,
+//!   4.7-4.8 ns) and one cycle more (about 0.25 ns) for either of two things after it: a second
+//!   store before the next locked instruction (the caller keeps the ID: that store is the
+//!   first), or a stored value composed only after the locked instruction. The count (one store
+//!   an ID, in a slot of the thread's own) is the first; ours composes the ID after the swap, the
+//!   second. The loads and comparisons beside the locked instruction (the clock's word, the
+//!   record's last tick, the slot's checks) and the word's place in shared memory cost nothing
+//!   measurable. Reading the count's slot and its new value before the swap, leaving only its
+//!   store after, changed nothing.
+//! - The lean path (`lease-local`, `process-only`): 1.09-1.10x ours as it is; without the count
+//!   and with the ID composed before the swap, 1.08x ours without them. So a lease's rows miss
+//!   1.05x by the lean path's own steps (the plain path's declined try, the fork check, the
+//!   layout's end), not by the count.
 //!
-//! Two changes tried on that CPU model and not kept (every row alternated with `main`'s binary,
-//! the median of 12 and 15 rounds):
-//! - the count's slot and its value read *before* the compare-and-swap, so that only its store
-//!   is left after the locked instruction: `ours` went from 5.06 to 5.27 ns (three more values
-//!   live across the locked instruction), and the lean rows did not move;
-//! - one reading of the cache word for the plain path's try and the lean path's: `ours` 5.02
-//!   against 5.05, `lease-local` 5.54 against 5.51, `process-only` 5.54 both, within the rounds'
-//!   spread. The lean path's machine code has no spill; beside the plain path it has about 15
-//!   more instructions before the locked one and three more taken branches (the plain path's
-//!   declined try, the mark's tests), and those rows stay about 0.5 ns above `ours`.
-//!
-//! In the same runs `cas` read 4.74-4.83 ns and `cas-count` 4.96-5.08, `ferroid` 4.82-4.83
-//! and `ours` 5.02-5.06: ours is `cas-count`, ferroid is `cas`.
+//! The count stays: `stats().issued` is exact, and only a store an ID keeps it exact (the state
+//! word is shared by every generator of an identity, in every process, so it cannot tell whose
+//! IDs it counted). docs/contributing.md, "Issue 44's figures, per machine", has the figures.
 
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::{MonotonicClock as FerroidClock, TimeSource};
@@ -128,6 +121,35 @@ fn row_cas(w: &AtomicU64, n: u64) {
     }
 }
 
+/// A word in a shared mapping of a file of its own, as the host's record's words are.
+fn shared_word() -> &'static AtomicU64 {
+    let file = tempfile_in_shm_dir();
+    file.set_len(4096).unwrap();
+    // SAFETY: a fresh mapping of a file of 4096 bytes, never unmapped (the process ends first).
+    let at = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+        )
+    };
+    assert_ne!(at, libc::MAP_FAILED, "mmap: {}", std::io::Error::last_os_error());
+    // SAFETY: page-aligned, so aligned for an AtomicU64, and alive for the rest of the process.
+    unsafe { &*(at as *const AtomicU64) }
+}
+
+/// A new file, unlinked at once, where the host's records are ($SNOWFLAKE_SHM_DIR, else /dev/shm).
+fn tempfile_in_shm_dir() -> std::fs::File {
+    let dir = std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap_or_else(|| "/dev/shm".into());
+    let path = std::path::Path::new(&dir).join(format!("fastpath-cas-shm-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    file
+}
+
 #[inline(never)]
 fn row_cas_count(w: &AtomicU64, count: &AtomicU64, n: u64) {
     for _ in 0..n {
@@ -139,20 +161,35 @@ fn row_cas_count(w: &AtomicU64, count: &AtomicU64, n: u64) {
     }
 }
 
-/// Runs `row` on `threads` threads started together, `n` calls each; wall ns per ID.
+/// Runs `row` on `threads` threads started together, `n` calls each; wall ns per ID. A round
+/// whose threads did not all run at once (the latest start after the earliest end: each thread
+/// records its own) is run again: it would time one thread at a time, not threads sharing.
 fn run(threads: usize, n: u64, row: impl Fn(u64) + Sync) -> f64 {
-    let start = Barrier::new(threads + 1);
-    let t0 = std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                start.wait();
-                row(n);
-            });
+    for _ in 0..100 {
+        let start = Barrier::new(threads + 1);
+        let (t0, spans) = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        let begun = Instant::now();
+                        row(n);
+                        (begun, Instant::now())
+                    })
+                })
+                .collect();
+            start.wait();
+            let t0 = Instant::now();
+            (t0, handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>())
+        });
+        let elapsed = t0.elapsed();
+        let latest_start = spans.iter().map(|s| s.0).max().unwrap();
+        let earliest_end = spans.iter().map(|s| s.1).min().unwrap();
+        if threads == 1 || latest_start < earliest_end {
+            return elapsed.as_nanos() as f64 / (n * threads as u64) as f64;
         }
-        start.wait();
-        Instant::now()
-    });
-    t0.elapsed().as_nanos() as f64 / (n * threads as u64) as f64
+    }
+    panic!("{threads} threads never ran at once: is this machine too busy?")
 }
 
 fn main() {
@@ -184,7 +221,8 @@ fn main() {
         black_box(ours.next_id().unwrap());
         black_box(ferroid.next_id(|_| std::hint::spin_loop()));
     }
-    let rows: [(&str, &(dyn Fn(u64) + Sync)); 9] = [
+    let shm_word = shared_word();
+    let rows: [(&str, &(dyn Fn(u64) + Sync)); 10] = [
         ("ours", &|n| row_ours(&ours, n)),
         ("ferroid", &|n| row_ferroid(&ferroid, n)),
         ("counted", &|n| row_counted(&counted, n)),
@@ -195,16 +233,28 @@ fn main() {
         ("clock-ours", &|n| row_clock_ours(&clock, n)),
         ("clock-ferroid", &|n| row_clock_ferroid(&fclock, n)),
         ("cas", &|n| row_cas(&word, n)),
+        ("cas-shm", &|n| row_cas(shm_word, n)),
         ("cas-count", &|n| row_cas_count(&word, &count, n)),
     ];
     match args.as_slice() {
         [row, threads, n] => {
             let (_, f) = rows.iter().find(|(name, _)| name == row).expect("unknown row");
-            run(threads.parse().unwrap(), n.parse().unwrap(), f);
+            let threads = threads.parse().unwrap();
+            println!(
+                "{row}: {:.2} ns per ID (wall clock, {threads} threads)",
+                run(threads, n.parse().unwrap(), f)
+            );
         }
         [] => {
             for (name, f) in rows {
                 println!("{name}: {:.2} ns per ID (wall clock, one thread)", run(1, 5_000_000, f));
+            }
+            // Two threads sharing one generator: the aggregate ns per ID.
+            for (name, f) in &rows[..2] {
+                println!(
+                    "{name} x2: {:.2} ns per ID (wall clock, two threads, aggregate)",
+                    run(2, 5_000_000, f)
+                );
             }
         }
         _ => panic!("usage: fastpath [ROW THREADS N]"),

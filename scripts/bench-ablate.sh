@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Issue 44: what each part of the default generator's fast path costs on this machine. Builds
 # core/benches/fastpath.rs from the tree as it is ("as-is") and from a copy of the tree with each
-# patch of core/benches/ablate/ applied (ours without one part or another: the count's store,
-# the ID composed after the compare-and-swap, the record's check), then runs every build once a
-# round, alternated, for ROUNDS rounds: load that comes and goes meets every build alike. Prints
-# each build's median ns per ID (ours, ferroid, the lean path's lease=local, the bare
+# patch of core/benches/ablate/ applied (ours with one part changed: without the count's store,
+# with the ID composed before the compare-and-swap, without the record's check, without the
+# pause after a lost compare-and-swap), then runs every build once a round, alternated, for
+# ROUNDS rounds: load that comes and goes meets every build alike. Prints each build's median ns per ID (ours, ferroid, the lean path's lease=local, the bare
 # compare-and-swap on the heap and in a shared mapping, ours and ferroid on two threads sharing
 # one generator) and the medians of each round's ratios, with their range.
 # A benchmark, not a test: it asserts nothing (CI only checks that the patches still apply).

@@ -43,12 +43,14 @@
 //! word is shared by every generator of an identity, in every process, so it cannot tell whose
 //! IDs it counted). docs/contributing.md, "Issue 44's figures, per machine", has the figures.
 
+#[path = "support/threads.rs"]
+mod threads;
+
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::{MonotonicClock as FerroidClock, TimeSource};
 use snowflake_core::{Clock, Generator, Layout, MonotonicClock, Options};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Barrier;
 use std::time::Instant;
 
 const WIDE: &str = "time:41,worker:1,sequence:22;epoch=1288834974657";
@@ -162,30 +164,11 @@ fn row_cas_count(w: &AtomicU64, count: &AtomicU64, n: u64) {
 }
 
 /// Runs `row` on `threads` threads started together, `n` calls each; wall ns per ID. A round
-/// whose threads did not all run at once (the latest start after the earliest end: each thread
-/// records its own) is run again: it would time one thread at a time, not threads sharing.
+/// whose threads did not all run at once is run again (see [`threads`]).
 fn run(threads: usize, n: u64, row: impl Fn(u64) + Sync) -> f64 {
     for _ in 0..100 {
-        let start = Barrier::new(threads + 1);
-        let (t0, spans) = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| {
-                        start.wait();
-                        let begun = Instant::now();
-                        row(n);
-                        (begun, Instant::now())
-                    })
-                })
-                .collect();
-            start.wait();
-            let t0 = Instant::now();
-            (t0, handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>())
-        });
-        let elapsed = t0.elapsed();
-        let latest_start = spans.iter().map(|s| s.0).max().unwrap();
-        let earliest_end = spans.iter().map(|s| s.1).min().unwrap();
-        if threads == 1 || latest_start < earliest_end {
+        let (elapsed, overlapped) = threads::timed_threads(threads, || row(n));
+        if overlapped {
             return elapsed.as_nanos() as f64 / (n * threads as u64) as f64;
         }
     }

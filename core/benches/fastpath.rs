@@ -18,30 +18,22 @@
 //! (`ours x2`, `ferroid x2`), and prints ns per ID (wall-clock figures: only for a quiet machine).
 //!
 //! `scripts/bench-ablate.sh` builds this bench from the tree as it is and from the tree with
-//! each patch of `core/benches/ablate/` applied (ours without one part or another), and runs
-//! them alternated: what each part of the path costs, on the machine it runs on. What it found
-//! on an AMD EPYC (Zen 5, 2 CPUs; issue 44), median of 15 alternated rounds:
+//! each patch of `core/benches/ablate/` applied (ours with one part changed), and runs them
+//! alternated: what each part of the path costs, on the machine it runs on. What it found on an
+//! AMD EPYC (Zen 5, 2 CPUs; issue 44; docs/contributing.md has the table):
 //!
-//! - Ours, as it is: 1.04-1.06x ferroid on one thread (5.0 against 4.8 ns). Without the count's
-//!   store: the same. With the ID composed before the compare-and-swap: the same. With both:
-//!   **1.00x**. Without both and without the record's check: 1.00x.
-//! - So one thread's cost there is the locked instruction (`cas`, `cas-shm` and `ferroid` alike,
-//!   4.7-4.8 ns) and one cycle more (about 0.25 ns) for either of two things after it: a second
-//!   store before the next locked instruction (the caller keeps the ID: that store is the
-//!   first), or a stored value composed only after the locked instruction. The count (one store
-//!   an ID, in a slot of the thread's own) is the first; ours composes the ID after the swap, the
-//!   second. The loads and comparisons beside the locked instruction (the clock's word, the
-//!   record's last tick, the slot's checks) and the word's place in shared memory cost nothing
-//!   measurable. Reading the count's slot and its new value before the swap, leaving only its
-//!   store after, changed nothing.
-//! - The lean path (`lease-local`, `process-only`): 1.09-1.10x ours as it is; without the count
-//!   and with the ID composed before the swap, 1.08x ours without them. So a lease's rows miss
-//!   1.05x by the lean path's own steps (the plain path's declined try, the fork check, the
-//!   layout's end), not by the count.
-//!
-//! The count stays: `stats().issued` is exact, and only a store an ID keeps it exact (the state
-//! word is shared by every generator of an identity, in every process, so it cannot tell whose
-//! IDs it counted). docs/contributing.md, "Issue 44's figures, per machine", has the figures.
+//! - One thread is the locked instruction (`cas`, `cas-shm` and `ferroid` alike, 4.7-5.0 ns: the
+//!   word's place in shared memory costs nothing) and, for ours, one cycle more (about 0.25 ns,
+//!   1.05x ferroid) for either of two things after it: a second store before the next locked
+//!   instruction (the caller's keeping of the ID is the first, which costs nothing), or a stored
+//!   value composed only after the locked instruction. The count's store is the first, and ours
+//!   composes the ID after the swap: without both it is at ferroid's (1.00x), without either
+//!   alone it is not. The loads and comparisons beside the locked instruction (the clock's word,
+//!   the record's last tick, the slot's checks) cost nothing measurable. The count stays: only a
+//!   store an ID keeps `stats().issued` exact.
+//! - Two threads: a lost compare-and-swap retried at once cost up to 1.19x ferroid in some
+//!   hours; with a pause first (as ferroid pauses) 0.8-0.9x in most runs.
+//! - The lean path (`lease-local`, `process-only`): 1.05-1.10x ours, with or without the count.
 
 #[path = "support/threads.rs"]
 mod threads;

@@ -7,55 +7,42 @@
 //! `fastpath ROW THREADS N`: ROW is `ours` (the default generator: the host's record, the
 //! cached monotonic clock), `ferroid` (its `AtomicSnowflakeGenerator` and `MonotonicClock`, the
 //! same field widths), or one part of ours alone: `clock-ours` (the cached clock's reading),
-//! `clock-ferroid`, `cas` (a bare load and compare-and-swap of a word, as ferroid's), `cas-count`
-//! (the same, and a plain load and store of another word, as the per-thread count's: one thread
-//! only, as more would share that word; see below), `counted`
-//! (an isolated generator: ours without the host's record), and two generators of the general
-//! fast path: `process-only` and `lease-local` (built with `--features lease-local`, or
-//! `full`). THREADS threads share one
-//! generator, each issuing N. Without arguments it runs every row once on one thread and
-//! prints ns per ID (a wall-clock figure: only for a quiet machine).
+//! `clock-ferroid`, `cas` (a bare load and compare-and-swap of a word on the heap, as ferroid's),
+//! `cas-shm` (the same on a word of a shared file mapping, as the host's record is), `cas-count`
+//! (the same as `cas`, and a plain load and store of another word, as the per-thread count's:
+//! one thread only, as more would share that word), `counted` (an isolated generator: ours
+//! without the host's record), and two generators of the general fast path: `process-only` and
+//! `lease-local` (built with `--features lease-local`, or `full`). THREADS threads share one
+//! generator, each issuing N; it prints the aggregate ns per ID. Without arguments it runs every
+//! row once on one thread, then `ours` and `ferroid` on two threads sharing one generator
+//! (`ours x2`, `ferroid x2`), and prints ns per ID (wall-clock figures: only for a quiet machine).
 //!
-//! What the rows showed on an AMD EPYC (Zen 5, 2.6 GHz; issue 44), with a throw-away harness
-//! beside them: a loop of locked compare-and-swaps costs the same with or without the rest of
-//! our path (the clock's word, the record's last tick, the slot's checks: loads and arithmetic
-//! that wait beside the locked instruction). What costs is a second store between two of them
-//! (the locked instruction waits for the store buffer to drain), or a stored value composed
-//! only after it: about 0.25 ns an ID either way, not both. `cas` stores one word an ID (the
-//! caller's), as ferroid's path does; `cas-count` adds the count's store, as ours does (4.76
-//! and 4.98 ns there, and `ours` 5.00): the one-thread gap to ferroid on that host is that store.
+//! `scripts/bench-ablate.sh` builds this bench from the tree as it is and from the tree with
+//! each patch of `core/benches/ablate/` applied (ours with one part changed), and runs them
+//! alternated: what each part of the path costs, on the machine it runs on. What it found on an
+//! AMD EPYC (Zen 5, 2 CPUs; issue 44; docs/contributing.md has the table):
 //!
-//! Where the leased rows' gap lies (issue 44, the same host, three runs of every row): `ours`
-//! 5.05-5.16 ns, and the three rows of the general fast path alike, `counted` 6.69-6.76,
-//! `process-only` 6.68-6.86 and `lease-local` 6.74-6.86. A lease's own checks (its claim's
-//! generation before and after the compare-and-swap, its validity and its reservation) cost
-//! about 0.1 ns; the other 1.6 ns is the general path itself beside the plain one: the plain
-//! path's try first, then a fork check, the reading again, the epoch and the tick's division,
-//! the layout's end and the loop. So a lease gains from a plain path of its own, not from
-//! cheaper lease checks: the lean path (`Generator::next_id_lean`). With it, on the same host
-//! (three runs): `ours` 5.04-5.08 ns, `counted` 5.29-5.59, `process-only` 5.42-5.65,
-//! `lease-local` 5.38-5.87.
-//!
-//! Two changes tried on that CPU model and not kept (every row alternated with `main`'s binary,
-//! the median of 12 and 15 rounds):
-//! - the count's slot and its value read *before* the compare-and-swap, so that only its store
-//!   is left after the locked instruction: `ours` went from 5.06 to 5.27 ns (three more values
-//!   live across the locked instruction), and the lean rows did not move;
-//! - one reading of the cache word for the plain path's try and the lean path's: `ours` 5.02
-//!   against 5.05, `lease-local` 5.54 against 5.51, `process-only` 5.54 both, within the rounds'
-//!   spread. The lean path's machine code has no spill; beside the plain path it has about 15
-//!   more instructions before the locked one and three more taken branches (the plain path's
-//!   declined try, the mark's tests), and those rows stay about 0.5 ns above `ours`.
-//!
-//! In the same runs `cas` read 4.74-4.83 ns and `cas-count` 4.96-5.08, `ferroid` 4.82-4.83
-//! and `ours` 5.02-5.06: ours is `cas-count`, ferroid is `cas`.
+//! - One thread is the locked instruction (`cas`, `cas-shm` and `ferroid` alike, 4.7-5.0 ns: the
+//!   word's place in shared memory costs nothing) and, for ours, one cycle more (about 0.25 ns,
+//!   1.05x ferroid) for either of two things after it: a second store before the next locked
+//!   instruction (the caller's keeping of the ID is the first, which costs nothing), or a stored
+//!   value composed only after the locked instruction. The count's store is the first, and ours
+//!   composes the ID after the swap: without both it is at ferroid's (1.00x), without either
+//!   alone it is not. The loads and comparisons beside the locked instruction (the clock's word,
+//!   the record's last tick, the slot's checks) cost nothing measurable. The count stays: only a
+//!   store an ID keeps `stats().issued` exact.
+//! - Two threads: a lost compare-and-swap retried at once cost up to 1.19x ferroid in some
+//!   hours; with a pause first (as ferroid pauses) 0.8-0.9x in most runs.
+//! - The lean path (`lease-local`, `process-only`): 1.05-1.10x ours, with or without the count.
+
+#[path = "support/threads.rs"]
+mod threads;
 
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::{MonotonicClock as FerroidClock, TimeSource};
 use snowflake_core::{Clock, Generator, Layout, MonotonicClock, Options};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Barrier;
 use std::time::Instant;
 
 const WIDE: &str = "time:41,worker:1,sequence:22;epoch=1288834974657";
@@ -128,6 +115,35 @@ fn row_cas(w: &AtomicU64, n: u64) {
     }
 }
 
+/// A word in a shared mapping of a file of its own, as the host's record's words are.
+fn shared_word() -> &'static AtomicU64 {
+    let file = tempfile_in_shm_dir();
+    file.set_len(4096).unwrap();
+    // SAFETY: a fresh mapping of a file of 4096 bytes, never unmapped (the process ends first).
+    let at = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+        )
+    };
+    assert_ne!(at, libc::MAP_FAILED, "mmap: {}", std::io::Error::last_os_error());
+    // SAFETY: page-aligned, so aligned for an AtomicU64, and alive for the rest of the process.
+    unsafe { &*(at as *const AtomicU64) }
+}
+
+/// A new file, unlinked at once, where the host's records are ($SNOWFLAKE_SHM_DIR, else /dev/shm).
+fn tempfile_in_shm_dir() -> std::fs::File {
+    let dir = std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap_or_else(|| "/dev/shm".into());
+    let path = std::path::Path::new(&dir).join(format!("fastpath-cas-shm-{}", std::process::id()));
+    let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    file
+}
+
 #[inline(never)]
 fn row_cas_count(w: &AtomicU64, count: &AtomicU64, n: u64) {
     for _ in 0..n {
@@ -139,20 +155,16 @@ fn row_cas_count(w: &AtomicU64, count: &AtomicU64, n: u64) {
     }
 }
 
-/// Runs `row` on `threads` threads started together, `n` calls each; wall ns per ID.
+/// Runs `row` on `threads` threads started together, `n` calls each; wall ns per ID. A round
+/// whose threads did not all run at once is run again (see [`threads`]).
 fn run(threads: usize, n: u64, row: impl Fn(u64) + Sync) -> f64 {
-    let start = Barrier::new(threads + 1);
-    let t0 = std::thread::scope(|s| {
-        for _ in 0..threads {
-            s.spawn(|| {
-                start.wait();
-                row(n);
-            });
+    for _ in 0..100 {
+        let (elapsed, overlapped) = threads::timed_threads(threads, || row(n));
+        if overlapped {
+            return elapsed.as_nanos() as f64 / (n * threads as u64) as f64;
         }
-        start.wait();
-        Instant::now()
-    });
-    t0.elapsed().as_nanos() as f64 / (n * threads as u64) as f64
+    }
+    panic!("{threads} threads never ran at once: is this machine too busy?")
 }
 
 fn main() {
@@ -184,7 +196,8 @@ fn main() {
         black_box(ours.next_id().unwrap());
         black_box(ferroid.next_id(|_| std::hint::spin_loop()));
     }
-    let rows: [(&str, &(dyn Fn(u64) + Sync)); 9] = [
+    let shm_word = shared_word();
+    let rows: [(&str, &(dyn Fn(u64) + Sync)); 10] = [
         ("ours", &|n| row_ours(&ours, n)),
         ("ferroid", &|n| row_ferroid(&ferroid, n)),
         ("counted", &|n| row_counted(&counted, n)),
@@ -195,16 +208,28 @@ fn main() {
         ("clock-ours", &|n| row_clock_ours(&clock, n)),
         ("clock-ferroid", &|n| row_clock_ferroid(&fclock, n)),
         ("cas", &|n| row_cas(&word, n)),
+        ("cas-shm", &|n| row_cas(shm_word, n)),
         ("cas-count", &|n| row_cas_count(&word, &count, n)),
     ];
     match args.as_slice() {
         [row, threads, n] => {
             let (_, f) = rows.iter().find(|(name, _)| name == row).expect("unknown row");
-            run(threads.parse().unwrap(), n.parse().unwrap(), f);
+            let threads = threads.parse().unwrap();
+            println!(
+                "{row}: {:.2} ns per ID (wall clock, {threads} threads)",
+                run(threads, n.parse().unwrap(), f)
+            );
         }
         [] => {
             for (name, f) in rows {
                 println!("{name}: {:.2} ns per ID (wall clock, one thread)", run(1, 5_000_000, f));
+            }
+            // Two threads sharing one generator: the aggregate ns per ID.
+            for (name, f) in &rows[..2] {
+                println!(
+                    "{name} x2: {:.2} ns per ID (wall clock, two threads, aggregate)",
+                    run(2, 5_000_000, f)
+                );
             }
         }
         _ => panic!("usage: fastpath [ROW THREADS N]"),

@@ -21,12 +21,14 @@
 //! `scripts/bench-peers.sh` runs 3 times for the median ratio and its range). Figures, not
 //! assertions: compare the lines of one run.
 
+#[path = "support/threads.rs"]
+mod threads;
+
 use criterion::{black_box, criterion_group, BenchmarkId, Criterion};
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::time::MonotonicClock as FerroidClock;
 use snowflake_core::{Generator, Layout, Options};
-use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const WIDE: &str = "time:41,worker:1,sequence:22;epoch=1288834974657";
 
@@ -75,33 +77,14 @@ fn shared<T>(threads: u64, iters: u64, issue: impl Fn() -> T + Sync) -> Duration
     timed_threads(threads, iters, issue).0
 }
 
-/// [`shared`], and whether every thread ran while every other did: the latest start came
-/// before the earliest end (each thread records its own start and end). A round whose threads
-/// did not overlap measured one thread at a time, not threads sharing a generator.
+/// [`shared`], and whether every thread ran while every other did (see [`threads`]).
 fn timed_threads<T>(threads: u64, iters: u64, issue: impl Fn() -> T + Sync) -> (Duration, bool) {
-    let start = Barrier::new(threads as usize + 1);
     let each = iters.div_ceil(threads);
-    let (t0, spans) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    start.wait();
-                    let begun = Instant::now();
-                    for _ in 0..each {
-                        issue();
-                    }
-                    (begun, Instant::now())
-                })
-            })
-            .collect();
-        start.wait();
-        let t0 = Instant::now();
-        (t0, handles.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>())
-    });
-    let elapsed = t0.elapsed();
-    let latest_start = spans.iter().map(|s| s.0).max().unwrap();
-    let earliest_end = spans.iter().map(|s| s.1).min().unwrap();
-    (elapsed, threads == 1 || latest_start < earliest_end)
+    threads::timed_threads(threads as usize, || {
+        for _ in 0..each {
+            issue();
+        }
+    })
 }
 
 /// `/proc/loadavg`'s first three figures (empty where there is none).

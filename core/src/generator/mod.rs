@@ -938,7 +938,13 @@ impl<C: Clock> Generator<C> {
                     }
                     return Ok((tick, roll, seq, n));
                 }
-                Err(now) => cur = now,
+                Err(now) => {
+                    // Lost to another thread or process: a pause before trying again, so
+                    // that the winner keeps the state's cache line for its next IDs (see
+                    // `take_one_at`).
+                    core::hint::spin_loop();
+                    cur = now;
+                }
             }
         }
     }
@@ -1209,6 +1215,14 @@ impl<C: Clock> Generator<C> {
     /// compare-and-swap (the plain and lean paths share it); its sequence. `None` sends the
     /// caller to the general path, also for a compare-and-swap lost to another thread: the
     /// general path tries again (a loop here would be unrolled, and the path too big to inline).
+    ///
+    /// A lost compare-and-swap pauses first (`spin_loop`, as ferroid's generator does), and so
+    /// does each one the general path loses: threads that share a generator take turns on the
+    /// state's cache line, and a thread that tries again at once takes the line from the one
+    /// that just won it, before that one's next ID. On a 2-CPU AMD EPYC VM, two threads sharing
+    /// one generator went from 1.12x ferroid to 0.85x in the hours when the line moves slowly
+    /// between the two CPUs, and stayed at 0.8-0.9x in the others (`scripts/bench-ablate.sh`,
+    /// its `no-pause-on-lost-swap` build). One thread never loses, and pays nothing.
     #[cfg(feature = "std")]
     #[inline(always)]
     fn take_one_at(&self, t: u64) -> Option<u64> {
@@ -1226,7 +1240,10 @@ impl<C: Clock> Generator<C> {
         } else {
             (base, 0)
         };
-        cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire).ok()?;
+        if cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            core::hint::spin_loop();
+            return None;
+        }
         Some(seq)
     }
 

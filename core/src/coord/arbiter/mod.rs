@@ -111,7 +111,7 @@ use crate::text::Name;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -353,6 +353,11 @@ pub(crate) struct Record {
     /// all of whose readings are below it (and below the layout's last tick), 0 for none.
     /// Raised after `valid_until`, so it never says more than `valid_until` does.
     last_valid_tick: AtomicU64,
+    /// Whether a generator of this process may have issued at a caller's reading, which may
+    /// run ahead of the record's clock: until one may, every reading was the record's clock's,
+    /// and what this process issued ends at the clock's tick and its drift (see
+    /// [`Record::own_end`]).
+    readings_lead: AtomicBool,
     /// The fork generation that took the locks of an exclusive mode (a child does not hold
     /// them: see `sys::drop_in_child`).
     fork_generation: u64,
@@ -538,6 +543,7 @@ impl Record {
             ahead_of_base_ms: 0,
             clock: fresh_clock,
             valid_until: AtomicU64::new(0),
+            readings_lead: AtomicBool::new(false),
             last_valid_tick: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
         };
@@ -1078,11 +1084,24 @@ impl Record {
     /// from its own memory alone: its generators issue at readings below `valid_until`, at
     /// most `max_drift_ms` ahead of them. What the mapping says does not count (a truncated or
     /// overwritten record says nothing true). 0 when this process never issued from it.
-    fn own_end(&self) -> u64 {
+    ///
+    /// `settled`: no generator of this process uses the record any more (its last one is
+    /// gone). Then, unless one may have issued at a reading ahead of the record's clock
+    /// (`readings_lead`), every reading was at or before the clock's reading now, and the end
+    /// is no later than its tick and the drift: the bound a process that frees its last
+    /// generator waits for, not the `RECHECK_MS` of `valid_until` beyond it (a process
+    /// freeing a generator made per request waited 50 ms each time). While generators may
+    /// still issue (a loss found under them), they may read the clock later: `valid_until`.
+    fn own_end(&self, settled: bool) -> u64 {
         let until = self.valid_until.load(Ordering::Acquire);
-        let Some(last) = until.checked_sub(1).and_then(|ms| self.layout.tick_of(ms).ok()) else {
+        let Some(mut last) = until.checked_sub(1).and_then(|ms| self.layout.tick_of(ms).ok()) else {
             return 0;
         };
+        if settled && !self.readings_lead.load(Ordering::Acquire) {
+            if let Ok(now_tick) = self.layout.tick_of(self.clock.now_ms()) {
+                last = last.min(now_tick);
+            }
+        }
         last.saturating_add(self.drift_ms / self.layout.tick_ms()).saturating_add(1)
     }
 
@@ -1115,7 +1134,7 @@ impl Record {
     /// learns of the loss, so it holds whatever the program does next (`return 1` without
     /// freeing the generator, `process.exit`, `_exit`, a PHP fatal error).
     fn lost(&self, how: &str) -> Error {
-        let gave_up = match self.wait_past(self.own_end()) {
+        let gave_up = match self.wait_past(self.own_end(false)) {
             None => String::new(),
             Some(end_ms) => format!(
                 " This process issued IDs up to {} ({} ms ahead of the clock, more than the {LAST_WAIT_MS} ms it waits): a record made anew before then may repeat them.",
@@ -1145,7 +1164,7 @@ impl Drop for Record {
     fn drop(&mut self) {
         let own = self.fork_generation == sys::current_fork_generation();
         if (own || !self.mode.exclusive()) && !self.others_use_it() {
-            let mut end = self.own_end();
+            let mut end = self.own_end(true);
             if !self.map.truncated() && self.read(0) == MAGIC {
                 let mark = self.mark(self.word).min(self.layout.max_tick());
                 let ahead_ms = self.layout.unix_ms_of(mark).saturating_sub(self.clock.now_ms());
@@ -1410,6 +1429,12 @@ impl Validity for Record {
 
     fn last_valid_tick(&self, layout: &Layout) -> Option<&AtomicU64> {
         (*layout == self.layout).then_some(&self.last_valid_tick)
+    }
+
+    fn readings_may_lead(&self) {
+        if !self.readings_lead.load(Ordering::Relaxed) {
+            self.readings_lead.store(true, Ordering::Release);
+        }
     }
 }
 

@@ -251,10 +251,32 @@ pub(crate) fn boot_id() -> [u8; 36] {
 
 /// This process's view of the host's time base: `/proc/uptime` minus `CLOCK_MONOTONIC`, in
 /// ns (0 where there is no `/proc/uptime`).
+///
+/// `/proc/uptime` steps by 10 ms: two processes on the same clocks read bases up to 10 ms
+/// apart, and one seemed up to 10 ms ahead of the others (its waits at the end and its beacon
+/// carried it: a process freeing its last generator of an identity waited for it, 2.8 ms at
+/// the median). Where `CLOCK_BOOTTIME` agrees with `/proc/uptime` (read after it: at or past
+/// it, by less than a step and the reads' time), the base is read from it instead, to the
+/// microsecond. A library that fakes the process's clocks moves `CLOCK_BOOTTIME` and not
+/// `/proc/uptime`: beyond that agreement it is seen as before.
 fn time_base_ns() -> u64 {
-    let mono = sys::monotonic_ns();
-    sys::uptime_ns().map_or(0, |up| up.wrapping_sub(mono) | 1)
+    let Some(up) = sys::uptime_ns() else { return 0 };
+    match sys::boot_and_monotonic_ns() {
+        Some((boot, mono)) if boot >= up && boot - up < UPTIME_STEP_NS + 2_000_000 => {
+            boot.wrapping_sub(mono) | 1
+        }
+        _ => up.wrapping_sub(sys::monotonic_ns()) | 1,
+    }
 }
+
+/// The step of `/proc/uptime` (two decimals of a second).
+const UPTIME_STEP_NS: u64 = 10_000_000;
+
+/// How far apart two processes on the same clocks may read the time base from
+/// `CLOCK_BOOTTIME` (see [`time_base_ns`]: each reads its monotonic clock on both sides of the
+/// boot time, at most 20 us apart): a process ahead of the record's base by no more is not
+/// ahead. (A base read from `/proc/uptime` differs by up to its step, and counts as ahead.)
+const TIME_BASE_NOISE_NS: i64 = 20_000;
 
 /// What a process asks of the arbiter.
 pub(crate) struct Request<'a> {
@@ -756,7 +778,7 @@ impl Record {
         let ahead_ns = (theirs as i64).wrapping_sub(mine as i64);
         let off_ms = ahead_ns.unsigned_abs() / 1_000_000;
         if off_ms <= TIME_BASE_MS {
-            return Ok(if ahead_ns > 0 { off_ms + 1 } else { 0 });
+            return Ok(if ahead_ns > TIME_BASE_NOISE_NS { off_ms + 1 } else { 0 });
         }
         if !in_use {
             self.write(ANCHOR_AT, MonotonicClock::current_offset_ns() as u64);

@@ -890,6 +890,76 @@ fn lost_record_then_gone(what: &str, remove: bool, exit: bool) {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Session 15: freeing the last generator of an identity waited for the clock to pass the
+/// record's validity, 50 ms beyond it (a generator made per request and freed waited that
+/// long each time, in PHP and Python alike). What a process issued at its own clock's readings
+/// ends at the clock's tick (and its drift): only that is waited for now. Each round frees
+/// the last generator, removes the record and makes it anew at once, in the same millisecond:
+/// the new one starts past what the freed one issued. Where the process may have issued ahead
+/// of the clock (a drift, a caller's time), freeing still waits for the clock to pass it.
+fn a_record_made_anew_after_the_last_generator_goes_repeats_nothing() {
+    let shm = PathBuf::from(std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap());
+    // 256 IDs a millisecond.
+    let text = "time:41,worker:10,sequence:8;epoch=1288834974657";
+    let layout = Layout::parse(text).unwrap();
+    let node = layout.parse_node("worker=12").unwrap();
+    let file = state_path(&shm, text, "worker=12");
+    let mut seen = HashSet::new();
+    let mut issue = |id: u64, how: &str| {
+        assert!(seen.insert(id), "{how}: {id} repeated ({:?})", layout.decode(id));
+    };
+    // At the clock, no drift: freed, removed and made anew 300 times.
+    let mut frees = vec![];
+    for _ in 0..300 {
+        let g = Generator::new(&layout, node, Options::default()).unwrap();
+        for _ in 0..100 {
+            let id = g.next_id().unwrap();
+            issue(id, "at the clock");
+        }
+        let t = Instant::now();
+        drop(g);
+        frees.push(t.elapsed());
+        std::fs::remove_file(&file).unwrap();
+    }
+    frees.sort();
+    eprintln!(
+        "freeing the last generator: median {:?}, max {:?}",
+        frees[frees.len() / 2],
+        frees[frees.len() - 1]
+    );
+    // Ahead of the clock by a drift (2,560 IDs at once: about 10 ms ahead), and by a caller's
+    // time 30 ms ahead (200 IDs, less than a tick holds: a caller's time never waits). The
+    // record is truncated before the generator goes (as a cleaner could), so that what the
+    // process issued is known from its own memory alone, not from the state word; then it is
+    // removed and made anew, and the new one issues at the clock until it has passed what the
+    // freed one issued.
+    for (how, options, count) in [("a drift", "max_drift_ms=20", 2560), ("a caller's time", "", 200)] {
+        for _ in 0..5 {
+            let g = Generator::new(&layout, node, Options::parse(options).unwrap()).unwrap();
+            let mut end_ms = 0;
+            for _ in 0..count {
+                let id = if options.is_empty() { g.next_id_at(now_ms() + 30) } else { g.next_id() };
+                let id = id.unwrap();
+                issue(id, how);
+                end_ms = end_ms.max(layout.decode(id).unwrap().unix_ms);
+            }
+            std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(0).unwrap();
+            drop(g);
+            std::fs::remove_file(&file).unwrap();
+            let g = Generator::new(&layout, node, Options::default()).unwrap();
+            loop {
+                let id = g.next_id().unwrap();
+                issue(id, how);
+                if layout.decode(id).unwrap().unix_ms > end_ms {
+                    break;
+                }
+            }
+            drop(g);
+            std::fs::remove_file(&file).unwrap();
+        }
+    }
+}
+
 fn a_holder_that_exits_on_removal_repeats_nothing() {
     lost_record_then_gone("removed-exit", true, true);
 }
@@ -1259,7 +1329,7 @@ fn main() {
     let own = tmp("coordination");
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 28] = [
+    let tests: [(&str, fn()); 29] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
@@ -1289,6 +1359,10 @@ fn main() {
             leases_on_different_fields_never_share_an_identity,
         ),
         ("a_removed_shared_file_is_noticed", a_removed_shared_file_is_noticed),
+        (
+            "a_record_made_anew_after_the_last_generator_goes_repeats_nothing",
+            a_record_made_anew_after_the_last_generator_goes_repeats_nothing,
+        ),
         ("a_holder_that_exits_on_removal_repeats_nothing", a_holder_that_exits_on_removal_repeats_nothing),
         ("a_holder_of_a_truncated_record_repeats_nothing", a_holder_of_a_truncated_record_repeats_nothing),
         ("two_users_on_coarse_ticks_repeat_nothing", two_users_on_coarse_ticks_repeat_nothing),

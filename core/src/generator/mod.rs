@@ -375,6 +375,11 @@ pub(crate) trait Validity: Send + Sync {
     fn last_valid_tick(&self, _layout: &Layout) -> Option<&AtomicU64> {
         None
     }
+    /// Told before a generator issues at a caller's reading (`next_id_at`, `reserve_at`),
+    /// which may run ahead of the clock, up to [`Validity::valid_until`]. Every other reading
+    /// is the generator's clock's, on the timeline of the record's (a clock given with
+    /// [`Generator::map_clock`] keeps it).
+    fn readings_may_lead(&self) {}
 }
 
 /// A word of 0: [`Plain::last_tick`] of a generator that the plain path does not serve.
@@ -1011,6 +1016,10 @@ impl<C: Clock> Generator<C> {
             self.check_ahead(unix_ms)?;
         }
         let live = caller_ms.is_none();
+        #[cfg(feature = "std")]
+        if let (false, Some((_, validity))) = (live, &self.valid) {
+            validity.readings_may_lead();
+        }
         // A generator guarded by a high-water mark (a lease's validity) reads the clock afresh;
         // the others take the clock's cheap reading first, which may lag by a tick.
         #[cfg(feature = "std")]
@@ -1551,7 +1560,8 @@ impl<C: Clock> Generator<C> {
     /// This generator reading the time through `wrap(clock)`: the same state, node values,
     /// options and coordination. For bindings that wrap the clock of a generator made by
     /// `Generator::open` (the Python binding waits detached from its interpreter); `wrap`
-    /// must keep the clock's timeline.
+    /// must keep the clock's timeline (a host's record bounds what a process issued by its
+    /// clock's readings, see `Validity::readings_may_lead`).
     ///
     /// ```
     /// use snowflake_core::{Generator, Layout, ManualClock, Options};

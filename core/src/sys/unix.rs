@@ -388,6 +388,36 @@ pub(crate) fn uptime_ns() -> Option<u64> {
     Some(seen.wrapping_sub(time_namespace_offset_ns("boottime")) as u64)
 }
 
+/// `CLOCK_BOOTTIME` and `CLOCK_MONOTONIC` read together, in ns: the boot time as
+/// [`uptime_ns`] gives it (a time namespace's boottime offset taken back out), but read through
+/// `clock_gettime`, so to the nanosecond (and moved by a library that fakes the process's
+/// clocks, which `/proc/uptime` is not), and the monotonic clock read on both sides of it: the
+/// middle of the two readings, retried where they are more than 20 us apart (a preemption
+/// between them). `None` outside Linux.
+#[cfg(target_os = "linux")]
+pub(crate) fn boot_and_monotonic_ns() -> Option<(u64, u64)> {
+    let read = |clock| {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid out-pointer.
+        (unsafe { libc::clock_gettime(clock, &mut ts) } == 0)
+            .then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    };
+    let offset = time_namespace_offset_ns("boottime");
+    for _ in 0..3 {
+        let (before, boot, after) =
+            (read(libc::CLOCK_MONOTONIC)?, read(libc::CLOCK_BOOTTIME)?, read(libc::CLOCK_MONOTONIC)?);
+        if after.wrapping_sub(before) <= 20_000 {
+            return Some(((boot as i64).wrapping_sub(offset) as u64, before + (after - before) / 2));
+        }
+    }
+    None
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn boot_and_monotonic_ns() -> Option<(u64, u64)> {
+    None
+}
+
 /// A clock's offset in this process's time namespace (`/proc/self/timens_offsets`: `boottime`
 /// or `monotonic`), in ns; 0 outside one, or where the kernel has none.
 #[cfg(not(target_os = "macos"))]

@@ -584,6 +584,11 @@ pub(crate) fn uptime_ns() -> Option<u64> {
     None
 }
 
+/// Nor a boot time read beside the monotonic clock (see [`uptime_ns`]).
+pub(crate) fn boot_and_monotonic_ns() -> Option<(u64, u64)> {
+    None
+}
+
 /// Windows names no boot here (see the module docs).
 pub(crate) fn boot_id() -> Option<[u8; 36]> {
     None

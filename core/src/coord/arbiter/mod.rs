@@ -111,7 +111,7 @@ use crate::text::Name;
 use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -251,10 +251,32 @@ pub(crate) fn boot_id() -> [u8; 36] {
 
 /// This process's view of the host's time base: `/proc/uptime` minus `CLOCK_MONOTONIC`, in
 /// ns (0 where there is no `/proc/uptime`).
+///
+/// `/proc/uptime` steps by 10 ms: two processes on the same clocks read bases up to 10 ms
+/// apart, and one seemed up to 10 ms ahead of the others (its waits at the end and its beacon
+/// carried it: a process freeing its last generator of an identity waited for it, 2.8 ms at
+/// the median). Where `CLOCK_BOOTTIME` agrees with `/proc/uptime` (read after it: at or past
+/// it, by less than a step and the reads' time), the base is read from it instead, to the
+/// microsecond. A library that fakes the process's clocks moves `CLOCK_BOOTTIME` and not
+/// `/proc/uptime`: beyond that agreement it is seen as before.
 fn time_base_ns() -> u64 {
-    let mono = sys::monotonic_ns();
-    sys::uptime_ns().map_or(0, |up| up.wrapping_sub(mono) | 1)
+    let Some(up) = sys::uptime_ns() else { return 0 };
+    match sys::boot_and_monotonic_ns() {
+        Some((boot, mono)) if boot >= up && boot - up < UPTIME_STEP_NS + 2_000_000 => {
+            boot.wrapping_sub(mono) | 1
+        }
+        _ => up.wrapping_sub(sys::monotonic_ns()) | 1,
+    }
 }
+
+/// The step of `/proc/uptime` (two decimals of a second).
+const UPTIME_STEP_NS: u64 = 10_000_000;
+
+/// How far apart two processes on the same clocks may read the time base from
+/// `CLOCK_BOOTTIME` (see [`time_base_ns`]: each reads its monotonic clock on both sides of the
+/// boot time, at most 20 us apart): a process ahead of the record's base by no more is not
+/// ahead. (A base read from `/proc/uptime` differs by up to its step, and counts as ahead.)
+const TIME_BASE_NOISE_NS: i64 = 20_000;
 
 /// What a process asks of the arbiter.
 pub(crate) struct Request<'a> {
@@ -353,6 +375,11 @@ pub(crate) struct Record {
     /// all of whose readings are below it (and below the layout's last tick), 0 for none.
     /// Raised after `valid_until`, so it never says more than `valid_until` does.
     last_valid_tick: AtomicU64,
+    /// Whether a generator of this process may have issued at a caller's reading, which may
+    /// run ahead of the record's clock: until one may, every reading was the record's clock's,
+    /// and what this process issued ends at the clock's tick and its drift (see
+    /// [`Record::own_end`]).
+    readings_lead: AtomicBool,
     /// The fork generation that took the locks of an exclusive mode (a child does not hold
     /// them: see `sys::drop_in_child`).
     fork_generation: u64,
@@ -538,6 +565,7 @@ impl Record {
             ahead_of_base_ms: 0,
             clock: fresh_clock,
             valid_until: AtomicU64::new(0),
+            readings_lead: AtomicBool::new(false),
             last_valid_tick: AtomicU64::new(0),
             fork_generation: sys::current_fork_generation(),
         };
@@ -750,7 +778,7 @@ impl Record {
         let ahead_ns = (theirs as i64).wrapping_sub(mine as i64);
         let off_ms = ahead_ns.unsigned_abs() / 1_000_000;
         if off_ms <= TIME_BASE_MS {
-            return Ok(if ahead_ns > 0 { off_ms + 1 } else { 0 });
+            return Ok(if ahead_ns > TIME_BASE_NOISE_NS { off_ms + 1 } else { 0 });
         }
         if !in_use {
             self.write(ANCHOR_AT, MonotonicClock::current_offset_ns() as u64);
@@ -1078,11 +1106,24 @@ impl Record {
     /// from its own memory alone: its generators issue at readings below `valid_until`, at
     /// most `max_drift_ms` ahead of them. What the mapping says does not count (a truncated or
     /// overwritten record says nothing true). 0 when this process never issued from it.
-    fn own_end(&self) -> u64 {
+    ///
+    /// `settled`: no generator of this process uses the record any more (its last one is
+    /// gone). Then, unless one may have issued at a reading ahead of the record's clock
+    /// (`readings_lead`), every reading was at or before the clock's reading now, and the end
+    /// is no later than its tick and the drift: the bound a process that frees its last
+    /// generator waits for, not the `RECHECK_MS` of `valid_until` beyond it (a process
+    /// freeing a generator made per request waited 50 ms each time). While generators may
+    /// still issue (a loss found under them), they may read the clock later: `valid_until`.
+    fn own_end(&self, settled: bool) -> u64 {
         let until = self.valid_until.load(Ordering::Acquire);
-        let Some(last) = until.checked_sub(1).and_then(|ms| self.layout.tick_of(ms).ok()) else {
+        let Some(mut last) = until.checked_sub(1).and_then(|ms| self.layout.tick_of(ms).ok()) else {
             return 0;
         };
+        if settled && !self.readings_lead.load(Ordering::Acquire) {
+            if let Ok(now_tick) = self.layout.tick_of(self.clock.now_ms()) {
+                last = last.min(now_tick);
+            }
+        }
         last.saturating_add(self.drift_ms / self.layout.tick_ms()).saturating_add(1)
     }
 
@@ -1115,7 +1156,7 @@ impl Record {
     /// learns of the loss, so it holds whatever the program does next (`return 1` without
     /// freeing the generator, `process.exit`, `_exit`, a PHP fatal error).
     fn lost(&self, how: &str) -> Error {
-        let gave_up = match self.wait_past(self.own_end()) {
+        let gave_up = match self.wait_past(self.own_end(false)) {
             None => String::new(),
             Some(end_ms) => format!(
                 " This process issued IDs up to {} ({} ms ahead of the clock, more than the {LAST_WAIT_MS} ms it waits): a record made anew before then may repeat them.",
@@ -1145,7 +1186,7 @@ impl Drop for Record {
     fn drop(&mut self) {
         let own = self.fork_generation == sys::current_fork_generation();
         if (own || !self.mode.exclusive()) && !self.others_use_it() {
-            let mut end = self.own_end();
+            let mut end = self.own_end(true);
             if !self.map.truncated() && self.read(0) == MAGIC {
                 let mark = self.mark(self.word).min(self.layout.max_tick());
                 let ahead_ms = self.layout.unix_ms_of(mark).saturating_sub(self.clock.now_ms());
@@ -1410,6 +1451,12 @@ impl Validity for Record {
 
     fn last_valid_tick(&self, layout: &Layout) -> Option<&AtomicU64> {
         (*layout == self.layout).then_some(&self.last_valid_tick)
+    }
+
+    fn readings_may_lead(&self) {
+        if !self.readings_lead.load(Ordering::Relaxed) {
+            self.readings_lead.store(true, Ordering::Release);
+        }
     }
 }
 

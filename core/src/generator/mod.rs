@@ -1229,9 +1229,9 @@ impl<C: Clock> Generator<C> {
     /// does each one the general path loses: threads that share a generator take turns on the
     /// state's cache line, and a thread that tries again at once takes the line from the one
     /// that just won it, before that one's next ID. On a 2-CPU AMD EPYC VM, two threads sharing
-    /// one generator went from 1.12x ferroid to 0.85x in the hours when the line moves slowly
-    /// between the two CPUs, and stayed at 0.8-0.9x in the others (`scripts/bench-ablate.sh`,
-    /// its `no-pause-on-lost-swap` build). One thread never loses, and pays nothing.
+    /// one generator read 1.07-1.19x ferroid without the pause and 0.84-0.89x with it in most
+    /// runs (not all: two read 1.12 and 1.14x; `scripts/bench-ablate.sh`, its
+    /// `no-pause-on-lost-swap` build). One thread never loses, and pays nothing.
     #[cfg(feature = "std")]
     #[inline(always)]
     fn take_one_at(&self, t: u64) -> Option<u64> {

@@ -168,3 +168,8 @@ fn read_up_to(
 compile_error!(
     "snowflake-core's `std` feature needs Unix or Windows (its host records, clocks and locks); on other targets build it with `default-features = false`"
 );
+
+/// How far apart [`boot_and_monotonic_ns`]'s two monotonic readings may be (on both sides of
+/// the boot time), in ns: a pair further apart (a preemption between them) is read again. Two
+/// processes on the same clocks read time bases at most this far apart.
+pub(crate) const BOOT_PAIR_NS: u64 = 20_000;

@@ -392,8 +392,8 @@ pub(crate) fn uptime_ns() -> Option<u64> {
 /// [`uptime_ns`] gives it (a time namespace's boottime offset taken back out), but read through
 /// `clock_gettime`, so to the nanosecond (and moved by a library that fakes the process's
 /// clocks, which `/proc/uptime` is not), and the monotonic clock read on both sides of it: the
-/// middle of the two readings, retried where they are more than 20 us apart (a preemption
-/// between them). `None` outside Linux.
+/// middle of the two readings, retried where they are more than [`super::BOOT_PAIR_NS`] apart
+/// (a preemption between them). `None` outside Linux.
 #[cfg(target_os = "linux")]
 pub(crate) fn boot_and_monotonic_ns() -> Option<(u64, u64)> {
     let read = |clock| {
@@ -406,7 +406,7 @@ pub(crate) fn boot_and_monotonic_ns() -> Option<(u64, u64)> {
     for _ in 0..3 {
         let (before, boot, after) =
             (read(libc::CLOCK_MONOTONIC)?, read(libc::CLOCK_BOOTTIME)?, read(libc::CLOCK_MONOTONIC)?);
-        if after.wrapping_sub(before) <= 20_000 {
+        if after.wrapping_sub(before) <= super::BOOT_PAIR_NS {
             return Some(((boot as i64).wrapping_sub(offset) as u64, before + (after - before) / 2));
         }
     }

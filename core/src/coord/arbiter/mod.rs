@@ -262,7 +262,7 @@ pub(crate) fn boot_id() -> [u8; 36] {
 fn time_base_ns() -> u64 {
     let Some(up) = sys::uptime_ns() else { return 0 };
     match sys::boot_and_monotonic_ns() {
-        Some((boot, mono)) if boot >= up && boot - up < UPTIME_STEP_NS + 2_000_000 => {
+        Some((boot, mono)) if boot >= up && boot - up < UPTIME_STEP_NS + UPTIME_READ_NS => {
             boot.wrapping_sub(mono) | 1
         }
         _ => up.wrapping_sub(sys::monotonic_ns()) | 1,
@@ -272,11 +272,14 @@ fn time_base_ns() -> u64 {
 /// The step of `/proc/uptime` (two decimals of a second).
 const UPTIME_STEP_NS: u64 = 10_000_000;
 
+/// The time allowed between reading `/proc/uptime` and `CLOCK_BOOTTIME` beside it.
+const UPTIME_READ_NS: u64 = 2_000_000;
+
 /// How far apart two processes on the same clocks may read the time base from
-/// `CLOCK_BOOTTIME` (see [`time_base_ns`]: each reads its monotonic clock on both sides of the
-/// boot time, at most 20 us apart): a process ahead of the record's base by no more is not
-/// ahead. (A base read from `/proc/uptime` differs by up to its step, and counts as ahead.)
-const TIME_BASE_NOISE_NS: i64 = 20_000;
+/// `CLOCK_BOOTTIME` (see [`time_base_ns`] and [`sys::BOOT_PAIR_NS`]): a process ahead of the
+/// record's base by no more is not ahead. (A base read from `/proc/uptime` differs by up to
+/// its step, and counts as ahead.)
+const TIME_BASE_NOISE_NS: i64 = sys::BOOT_PAIR_NS as i64;
 
 /// What a process asks of the arbiter.
 pub(crate) struct Request<'a> {

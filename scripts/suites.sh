@@ -46,9 +46,12 @@ cli|flaky|cargo tests|the run'"'"'s SNOWFLAKE_SHM_DIR|the CLI'"'"'s tests (part 
 # suite_shm_dir DIR: SNOWFLAKE_SHM_DIR=DIR for what runs next (check.sh, each of its steps that
 # run at once, flaky.sh): the shared states and leases of tests that name no directory of their
 # own go there, never to /dev/shm or /tmp where other runs on the machine would meet them. Open to
-# every user and sticky, like /dev/shm (tests run some processes as nobody).
+# every user and sticky, like /dev/shm (tests run some processes as nobody). Its parent gains
+# only the right to pass through: given a directory in /tmp, it must not lose /tmp's sticky
+# 1777 (a `chmod 755` of the parent did, and PHP's opcache as nobody then failed to make its
+# lock file there).
 suite_shm_dir() {
-  chmod 755 "$(dirname "$1")"
+  chmod a+x "$(dirname "$1")"
   mkdir -p "$1"
   chmod 1777 "$1"
   export SNOWFLAKE_SHM_DIR=$1

@@ -415,7 +415,7 @@ static AT_EXIT: Once = Once::new();
 
 /// At the process's exit (or the library's unloading): lets go of the records kept open, each
 /// with the wait of its last free (see `Drop`). Skipped when another thread holds the list.
-extern "C" fn let_go_of_kept() {
+extern "C" fn let_go_of_all_kept() {
     let _gate = ForkGate::enter();
     let kept: Vec<Arc<Record>> = match HELD.try_lock() {
         Ok(mut held) => held.iter_mut().filter_map(|h| h.kept.take()).collect(),
@@ -423,6 +423,19 @@ extern "C" fn let_go_of_kept() {
     };
     // No unwinding out of a C callback.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(kept)));
+}
+
+/// Lets go of the kept records that `which` picks and that no generator uses.
+fn let_go_of_kept(which: impl Fn(&Record) -> bool) {
+    let _gate = ForkGate::enter();
+    let kept: Vec<Arc<Record>> = {
+        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+        held.iter_mut()
+            .filter(|h| h.kept.as_ref().is_some_and(|r| Arc::strong_count(r) == 1 && which(r)))
+            .filter_map(|h| h.kept.take())
+            .collect()
+    };
+    drop(kept);
 }
 
 /// Why a record could not be held.
@@ -570,7 +583,7 @@ impl Record {
                 // The oldest kept beyond the bound go (the list is in the order of opening).
                 let over = held.iter().filter(|h| h.kept.is_some()).count().saturating_sub(KEPT_MAX - 1);
                 let_go.extend(held.iter_mut().filter_map(|h| h.kept.take()).take(over));
-                AT_EXIT.call_once(|| sys::at_exit(let_go_of_kept));
+                AT_EXIT.call_once(|| sys::at_exit(let_go_of_all_kept));
             }
             held.push(HeldRecord { key, dir: dir_path, record: Arc::downgrade(&record), kept });
         }
@@ -1766,6 +1779,8 @@ pub fn find_shared_state(which: &str) -> Result<SharedState, Error> {
 pub fn remove_shared_state(which: &str) -> Result<SharedState, Error> {
     let found = find_shared_state(which)?;
     let path = found.path;
+    // This process's own use, when it only kept the record after its last generator went.
+    let_go_of_kept(|record| record.path == path);
     let dir_path = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let name = path.file_name().map(OsStr::to_os_string).unwrap_or_default();
     let dir = Dir::open(&dir_path).map_err(|r| refusal("opening", &dir_path, r))?;

@@ -177,7 +177,7 @@ def per_request(runs: int, n: int) -> None:
         Generator(LEASED, node={"worker": 6}).next_id()
 
     alone()
-    alone_ns = statistics.median(ns_per_call(alone, 200) for _ in range(3))
+    alone_ns = statistics.median(ns_per_call(alone, n) for _ in range(runs))
     print(f"  Generator(...) + next_id(), nothing else holds it: {alone_ns / 1000:6.2f} us [target <= 3 us]")
     # Each call a worker value never opened before in this run: a record file made on the host.
     fresh_layout = "time:41,worker:10,sequence:12;epoch=1288834974657"

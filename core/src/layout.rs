@@ -167,9 +167,6 @@ pub struct Layout {
     total_bits: u8,
     epoch_ms: u64,
     tick_ms: u64,
-    /// [`Layout::fingerprint`], taken once when parsed (a generator made per request takes it
-    /// several times).
-    fingerprint: u64,
 }
 
 fn split_kv(s: &str) -> Option<(&str, &str)> {
@@ -263,7 +260,6 @@ impl Layout {
             total_bits: 0,
             epoch_ms: 0,
             tick_ms: 1,
-            fingerprint: 0,
         };
         let mut total: u32 = 0;
         let mut seen_seq = false;
@@ -356,7 +352,6 @@ impl Layout {
             }
             .into());
         }
-        layout.fingerprint = layout.hash_canonical();
         Ok(layout)
     }
 
@@ -502,10 +497,6 @@ impl Layout {
     /// assert_eq!(a.fingerprint(), b.fingerprint());
     /// ```
     pub fn fingerprint(&self) -> u64 {
-        self.fingerprint
-    }
-
-    fn hash_canonical(&self) -> u64 {
         let mut h = Fnv1a::new();
         let _ = self.write_canonical(&mut h);
         h.0

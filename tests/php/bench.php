@@ -230,12 +230,12 @@ report('  the same, CPU time of the process', measure($rounds, function () use (
 // session 15's fix; opening the host's record and letting it go cost 89 us a request after it.
 // Since session 16 the process keeps the record open once the last generator goes (see
 // docs/processes.md), and checks at each new generator that its file is still at its name.
-report('new Generator() + nextId() + free [nothing else holds it]', measure(3, function () use ($spec) {
+report('new Generator() + nextId() + free [nothing else holds it]', measure($rounds, function () use ($spec, $requests) {
     $t = hrtime(true);
-    for ($i = 0; $i < 200; $i++) {
+    for ($i = 0; $i < $requests; $i++) {
         (new Generator($spec, ['worker' => 1001]))->nextId();
     }
-    return [hrtime(true) - $t, 200];
+    return [hrtime(true) - $t, $requests];
 }), 'gen', 3000);
 
 // An identity opened for the first time: the host's record is made (a file in

@@ -414,28 +414,32 @@ const KEPT_MAX: usize = 8;
 static AT_EXIT: Once = Once::new();
 
 /// At the process's exit (or the library's unloading): lets go of the records kept open, each
-/// with the wait of its last free (see `Drop`). Skipped when another thread holds the list.
+/// with the wait of its last free (see `Drop`). Skipped when another thread holds the list
+/// (a generator of another thread then outlives the kept record anyway).
 extern "C" fn let_go_of_all_kept() {
-    let _gate = ForkGate::enter();
-    let kept: Vec<Arc<Record>> = match HELD.try_lock() {
-        Ok(mut held) => held.iter_mut().filter_map(|h| h.kept.take()).collect(),
-        Err(_) => return,
-    };
     // No unwinding out of a C callback.
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(kept)));
+    let _ = std::panic::catch_unwind(|| let_go_of_kept(None));
 }
 
-/// Lets go of the kept records that `which` picks and that no generator uses.
-fn let_go_of_kept(which: impl Fn(&Record) -> bool) {
+/// Lets go of the kept records at `path` (all: `None`) that no generator uses, one at a
+/// time, outside the list's lock (each waits as a free does).
+fn let_go_of_kept(path: Option<&Path>) {
     let _gate = ForkGate::enter();
-    let kept: Vec<Arc<Record>> = {
-        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        held.iter_mut()
-            .filter(|h| h.kept.as_ref().is_some_and(|r| Arc::strong_count(r) == 1 && which(r)))
-            .filter_map(|h| h.kept.take())
-            .collect()
-    };
-    drop(kept);
+    loop {
+        let mut held = match (path, HELD.try_lock()) {
+            (_, Ok(held)) => held,
+            (Some(_), Err(_)) => HELD.lock().unwrap_or_else(|e| e.into_inner()),
+            (None, Err(_)) => return,
+        };
+        let found = held.iter_mut().find(|h| {
+            h.kept
+                .as_ref()
+                .is_some_and(|r| path.is_none() || Arc::strong_count(r) == 1 && Some(r.path()) == path)
+        });
+        let Some(kept) = found.and_then(|h| h.kept.take()) else { return };
+        drop(held);
+        drop(kept);
+    }
 }
 
 /// Why a record could not be held.
@@ -510,42 +514,41 @@ impl Record {
             let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
             held.retain(|h| h.record.strong_count() > 0);
             let at = held.iter().position(|h| h.key == key && h.dir == dir_path);
-            let mut mine = at.and_then(|i| held[i].record.upgrade());
-            if let (Some(i), Some(record)) = (at, &mine) {
-                // Kept with no generator using it (the copy here and the kept one): let go of
-                // it, and open anew, unless this generator can use it as it is.
-                if held[i].kept.is_some() && Arc::strong_count(record) == 2 && !record.serves(req) {
-                    let_go = Some((held[i].kept.take(), mine.take()));
-                }
-            }
-            if let Some(record) = mine {
-                let inherited = record.fork_generation != sys::current_fork_generation();
-                match (record.mode, req.mode) {
-                    // A child of fork() does not hold its parent's exclusive locks: it opens
-                    // the record anew below, and finds the parent's lock.
-                    (m, _) if m.exclusive() && inherited => inherited_exclusive = true,
-                    (Mode::Host, Mode::Host)
-                    | (Mode::Alone, Mode::Alone)
-                    | (Mode::HostLease, Mode::HostLease)
-                    | (Mode::LeaseGuard, Mode::LeaseGuard)
-                    | (Mode::Guard, Mode::Guard) => {
-                        if let Some(e) = record.differ(req) {
-                            return Err(Refused::Failed(e));
+            if let Some(i) = at {
+                if let Some(record) = held[i].record.upgrade() {
+                    // Kept with no generator using it (the copy here and the kept one): let go
+                    // of it, and open anew, unless this generator can use it as it is.
+                    let idle = held[i].kept.is_some() && Arc::strong_count(&record) == 2;
+                    let inherited = record.fork_generation != sys::current_fork_generation();
+                    match (record.mode, req.mode) {
+                        // A child of fork() does not hold its parent's exclusive locks: it
+                        // opens the record anew below, and finds the parent's lock.
+                        (m, _) if m.exclusive() && inherited => inherited_exclusive = true,
+                        (Mode::Host, Mode::Host)
+                        | (Mode::Alone, Mode::Alone)
+                        | (Mode::HostLease, Mode::HostLease)
+                        | (Mode::LeaseGuard, Mode::LeaseGuard)
+                        | (Mode::Guard, Mode::Guard) => match record.differ(req) {
+                            Some(e) if !idle => return Err(Refused::Failed(e)),
+                            None if !idle || record.still_whole() => {
+                                if inherited {
+                                    record.count_process();
+                                }
+                                return Ok(record);
+                            }
+                            _ => let_go = Some((held[i].kept.take(), record)),
+                        },
+                        _ if idle => let_go = Some((held[i].kept.take(), record)),
+                        (m, _) => {
+                            return Err(Refused::Taken(Error::shared_mismatch(
+                                "process_only",
+                                format_args!(
+                                    "a generator of this process {} with this layout and node values ({}): a generator that would use them another way could repeat its IDs; give it other node values, or the same coordination",
+                                    m.describe(),
+                                    record.path.display()
+                                ),
+                            )))
                         }
-                        if inherited {
-                            record.count_process();
-                        }
-                        return Ok(record);
-                    }
-                    (m, _) => {
-                        return Err(Refused::Taken(Error::shared_mismatch(
-                            "process_only",
-                            format_args!(
-                                "a generator of this process {} with this layout and node values ({}): a generator that would use them another way could repeat its IDs; give it other node values, or the same coordination",
-                                m.describe(),
-                                record.path.display()
-                            ),
-                        )))
                     }
                 }
             }
@@ -575,14 +578,20 @@ impl Record {
             record.meet_others(req)?;
         }
         let kept = (req.mode == Mode::Host && req.state_file.is_none()).then(|| record.clone());
-        let mut let_go = Vec::new();
+        let mut let_go = None;
         {
             let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            held.retain(|h| h.record.strong_count() > 0);
             if kept.is_some() {
-                // The oldest kept beyond the bound go (the list is in the order of opening).
-                let over = held.iter().filter(|h| h.kept.is_some()).count().saturating_sub(KEPT_MAX - 1);
-                let_go.extend(held.iter_mut().filter_map(|h| h.kept.take()).take(over));
+                // At most KEPT_MAX: the oldest goes (the list is in the order of opening).
+                let mut n = 0;
+                for h in held.iter_mut().rev() {
+                    if h.kept.is_some() {
+                        n += 1;
+                        if n == KEPT_MAX {
+                            let_go = h.kept.take();
+                        }
+                    }
+                }
                 AT_EXIT.call_once(|| sys::at_exit(let_go_of_all_kept));
             }
             held.push(HeldRecord { key, dir: dir_path, record: Arc::downgrade(&record), kept });
@@ -591,13 +600,9 @@ impl Record {
         Ok(record)
     }
 
-    /// Whether a generator of `req` can use this record, kept with no generator using it:
-    /// the same way and terms, and its file still whole at its name (checked again now, and
-    /// renewed once its last check lapsed).
-    fn serves(&self, req: &Request<'_>) -> bool {
-        if self.mode != req.mode || self.differ(req).is_some() {
-            return false;
-        }
+    /// Whether this record, kept with no generator using it, is still whole at its name: checked
+    /// again now, and renewed once its last check lapsed.
+    fn still_whole(&self) -> bool {
         let now_ms = self.clock.now_ms();
         if now_ms < self.valid_until.load(Ordering::Acquire) {
             // Checked within RECHECK_MS, but the file may have gone since: a generator made
@@ -889,6 +894,7 @@ impl Record {
     }
 
     /// The first term `req` disagrees on with the record, as the error that names it.
+    #[inline(never)]
     fn differ(&self, req: &Request<'_>) -> Option<Error> {
         let theirs: [u64; TERMS] = std::array::from_fn(|i| self.read(TERMS_AT + 8 * i));
         let (what, detail) = admission::differ(&theirs, &req.terms(), req.layout, req.state_file)?;
@@ -1780,7 +1786,7 @@ pub fn remove_shared_state(which: &str) -> Result<SharedState, Error> {
     let found = find_shared_state(which)?;
     let path = found.path;
     // This process's own use, when it only kept the record after its last generator went.
-    let_go_of_kept(|record| record.path == path);
+    let_go_of_kept(Some(&path));
     let dir_path = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let name = path.file_name().map(OsStr::to_os_string).unwrap_or_default();
     let dir = Dir::open(&dir_path).map_err(|r| refusal("opening", &dir_path, r))?;

@@ -24,6 +24,9 @@ const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1";
 // prints `ok <node>` (or `error <code> <message>`), then one ID a line, then `done`.
 
 fn worker(spec: &str) {
+    if let Some(requests) = std::env::var("SNOWFLAKE_WORKER_REQUESTS").ok().and_then(|r| r.parse().ok()) {
+        return per_request_worker(spec, requests);
+    }
     let parts: Vec<&str> = spec.split('|').collect();
     let (layout, node, options, count, hold_ms) =
         (parts[0], parts[1], parts[2], parts[3].parse::<u64>().unwrap(), parts[4].parse::<u64>().unwrap());
@@ -86,6 +89,39 @@ fn worker(spec: &str) {
     writeln!(out, "done").unwrap();
     out.flush().unwrap();
     std::thread::sleep(Duration::from_millis(hold_ms));
+}
+
+/// The worker as a PHP-FPM or gunicorn worker is written: a generator made for each of
+/// `requests` requests, `count / requests` IDs each, and let go at the request's end. Prints
+/// `ok`, the IDs, `done`.
+fn per_request_worker(spec: &str, requests: u64) {
+    let parts: Vec<&str> = spec.split('|').collect();
+    let layout = Layout::parse(parts[0]).unwrap();
+    let node = layout.parse_node(parts[1]).unwrap();
+    let each = parts[3].parse::<u64>().unwrap() / requests;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    writeln!(out, "ok").unwrap();
+    for _ in 0..requests {
+        let g = match Options::parse(parts[2]).and_then(|o| Generator::new(&layout, node, o)) {
+            Ok(g) => g,
+            Err(e) => {
+                writeln!(out, "error {} {e}", e.kind().code()).unwrap();
+                return;
+            }
+        };
+        for _ in 0..each {
+            match g.next_id() {
+                Ok(id) => writeln!(out, "{id}").unwrap(),
+                // The record removed under this request's generator (as documented, it stops,
+                // and the next request's generator joins the record at its name).
+                Err(e) => {
+                    writeln!(out, "failed {}", e.kind().code()).unwrap();
+                    break;
+                }
+            }
+        }
+    }
+    writeln!(out, "done").unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -908,24 +944,26 @@ fn a_record_made_anew_after_the_last_generator_goes_repeats_nothing() {
     let mut issue = |id: u64, how: &str| {
         assert!(seen.insert(id), "{how}: {id} repeated ({:?})", layout.decode(id));
     };
-    // At the clock, no drift: freed, removed and made anew 300 times.
-    let mut frees = vec![];
+    // At the clock, no drift: freed, removed and made anew 300 times. (The process keeps the
+    // record once its last generator goes: the next generator finds its file gone, lets go of
+    // it, with the wait a free has, and makes it anew; that is what is timed.)
+    let mut opens = vec![];
     for _ in 0..300 {
+        let t = Instant::now();
         let g = Generator::new(&layout, node, Options::default()).unwrap();
+        opens.push(t.elapsed());
         for _ in 0..100 {
             let id = g.next_id().unwrap();
             issue(id, "at the clock");
         }
-        let t = Instant::now();
         drop(g);
-        frees.push(t.elapsed());
         std::fs::remove_file(&file).unwrap();
     }
-    frees.sort();
+    opens.sort();
     eprintln!(
-        "freeing the last generator: median {:?}, max {:?}",
-        frees[frees.len() / 2],
-        frees[frees.len() - 1]
+        "letting go of a removed record and making it anew: median {:?}, max {:?}",
+        opens[opens.len() / 2],
+        opens[opens.len() - 1]
     );
     // Ahead of the clock by a drift (2,560 IDs at once: about 10 ms ahead), and by a caller's
     // time 30 ms ahead (200 IDs, less than a tick holds: a caller's time never waits). The
@@ -958,6 +996,119 @@ fn a_record_made_anew_after_the_last_generator_goes_repeats_nothing() {
             std::fs::remove_file(&file).unwrap();
         }
     }
+}
+
+/// Session 16: a process keeps the host's record of an identity open once its last generator
+/// goes, so that a generator made per request neither opens it nor waits at its free (89 us a
+/// request in PHP before, with nothing else holding the identity). Four processes and this
+/// one make a generator per request, 400 requests each, while the record is removed under
+/// them twice and made anew: nothing repeats. This process removes it between two of its
+/// requests, and none of them fails: a kept record whose file went is let go of, and opened
+/// anew at its name. (A request of another process whose generator is alive at the removal
+/// stops, as documented; its next request's generator joins the new record.)
+fn a_generator_per_request_keeps_the_record_and_repeats_nothing() {
+    let shm = PathBuf::from(std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap());
+    let text = "time:41,worker:10,sequence:8;epoch=1288834974657";
+    let layout = Layout::parse(text).unwrap();
+    let node = layout.parse_node("worker=14").unwrap();
+    let file = state_path(&shm, text, "worker=14");
+    let children: Vec<Child> = (0..4)
+        .map(|_| spawn(&format!("{text}|worker=14||40000|0"), &[("SNOWFLAKE_WORKER_REQUESTS", "400")]))
+        .collect();
+    let mut mine = vec![];
+    let mut opens = vec![];
+    for request in 0..400 {
+        if request == 100 || request == 250 {
+            // As RemoveIPC or a cleaner would, between two requests of this process.
+            let _ = std::fs::remove_file(&file);
+        }
+        let t = Instant::now();
+        let g = Generator::new(&layout, node, Options::default()).unwrap();
+        opens.push(t.elapsed());
+        for _ in 0..100 {
+            mine.push(g.next_id().unwrap());
+        }
+        drop(g);
+        if request == 0 {
+            let state =
+                snowflake_core::shared_states().unwrap().into_iter().find(|s| s.path == file).unwrap();
+            assert!(state.in_use, "the record was let go of with its last generator");
+        }
+    }
+    opens.sort();
+    eprintln!(
+        "a generator per request: median {:?}, max {:?}",
+        opens[opens.len() / 2],
+        opens[opens.len() - 1]
+    );
+    let mut outputs: Vec<Output> = children.into_iter().map(collect).collect();
+    for o in &outputs {
+        assert_eq!(o.tail.as_deref(), Some("done"), "{}", o.head);
+    }
+    outputs.push(Output { head: "ok".into(), ids: mine, tail: None });
+    assert_eq!(repeats(&outputs.iter().collect::<Vec<_>>()), 0, "generators made per request repeated IDs");
+}
+
+/// A record kept open after its last generator is let go of when a generator of this process
+/// needs the identity another way (`process_only`, other terms), and another process's
+/// `process_only` generator is refused while it is kept, as beside a live generator. At a
+/// clean exit the process lets go of it with the wait of a free: a holder that borrowed 300
+/// ms ahead and exited, whose record is removed at once and made anew, repeats nothing.
+fn a_kept_record_is_let_go_of_when_needed() {
+    let text = "time:41,worker:10,sequence:8;epoch=1288834974657";
+    let layout = Layout::parse(text).unwrap();
+    let node = layout.parse_node("worker=15").unwrap();
+    let g = Generator::new(&layout, node, Options::default()).unwrap();
+    let mut seen: HashSet<u64> = (0..1000).map(|_| g.next_id().unwrap()).collect();
+    drop(g);
+    let other = run(&format!("{text}|worker=15|process_only=true|10|0"));
+    assert!(other.head.starts_with("error ERR_SNOWFLAKE_SHARED_MISMATCH"), "{}", other.head);
+    // Other terms, then process_only, in this process: each lets go of the kept one.
+    for options in ["max_drift_ms=5", "process_only=true", ""] {
+        let g = Generator::new(&layout, node, Options::parse(options).unwrap()).unwrap();
+        for _ in 0..1000 {
+            assert!(seen.insert(g.next_id().unwrap()), "{options}: an ID repeated");
+        }
+    }
+    // Removing the record from this process lets go of its own kept use first (an error that
+    // says the IDs are still ahead of the clock is waited out: the last ones are in this tick).
+    let shm = PathBuf::from(std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap());
+    let file = state_path(&shm, text, "worker=15");
+    loop {
+        match snowflake_core::remove_shared_state(file.to_str().unwrap()) {
+            Ok(_) => break,
+            Err(e) if e.to_string().contains("ahead of this clock") => std::thread::yield_now(),
+            Err(e) => panic!("removing the record this process kept: {e}"),
+        }
+    }
+    assert!(!file.exists());
+    // A process_only generator lives no longer: a process of its own may take the identity.
+    let g = Generator::new(&layout, node, Options::parse("process_only=true").unwrap()).unwrap();
+    drop(g);
+    let other = run(&format!("{text}|worker=15|process_only=true|10|0"));
+    assert_eq!(other.tail.as_deref(), Some("done"), "{}", other.head);
+
+    // The wait at a clean exit: 256 IDs a millisecond, 300 ms of drift.
+    let dir = tmp("kept-exit");
+    let shm = dir.join("shm");
+    std::fs::create_dir_all(&shm).unwrap();
+    let env = [("SNOWFLAKE_SHM_DIR", shm.to_str().unwrap())];
+    let file = state_path(&shm, text, "worker=16");
+    for round in 0..3 {
+        let old = collect(spawn(&format!("{text}|worker=16|max_drift_ms=300|200000|0"), &env));
+        assert_eq!(old.tail.as_deref(), Some("done"), "{}", old.head);
+        let ahead = layout.decode(*old.ids.last().unwrap()).unwrap().unix_ms.saturating_sub(now_ms());
+        std::fs::remove_file(&file).unwrap();
+        let new = collect(spawn(&format!("{text}|worker=16||64000|0"), &env));
+        assert_eq!(new.tail.as_deref(), Some("done"), "{}", new.head);
+        assert_eq!(
+            repeats(&[&old, &new]),
+            0,
+            "round {round}: a record made anew after a clean exit repeated"
+        );
+        eprintln!("round {round}: the exited holder's IDs ran {ahead} ms ahead when it was gone");
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 fn a_holder_that_exits_on_removal_repeats_nothing() {
@@ -1329,7 +1480,7 @@ fn main() {
     let own = tmp("coordination");
     std::env::set_var("SNOWFLAKE_SHM_DIR", own.join("shm"));
     std::fs::create_dir_all(own.join("shm")).unwrap();
-    let tests: [(&str, fn()); 29] = [
+    let tests: [(&str, fn()); 31] = [
         ("mixing_plain_and_shared_in_one_process", mixing_plain_and_shared_in_one_process),
         ("mixing_two_shared_names", mixing_two_shared_names),
         ("mixing_a_lease_and_a_plain_generator", mixing_a_lease_and_a_plain_generator),
@@ -1380,6 +1531,11 @@ fn main() {
             rollover_reaching_a_live_or_left_identity_is_refused,
         ),
         ("a_clean_exit_a_day_ahead_says_it_did_not_wait", a_clean_exit_a_day_ahead_says_it_did_not_wait),
+        (
+            "a_generator_per_request_keeps_the_record_and_repeats_nothing",
+            a_generator_per_request_keeps_the_record_and_repeats_nothing,
+        ),
+        ("a_kept_record_is_let_go_of_when_needed", a_kept_record_is_let_go_of_when_needed),
     ];
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let mut passed = 0;

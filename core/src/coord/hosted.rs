@@ -96,7 +96,9 @@ impl Generator<DefaultClock> {
         let cell = Cell::new(Arc::new(()), |_| state.word);
         let mark: Arc<dyn HighWater> = Arc::new(Mark { reserved: state.reserved, host: mark });
         // A host's shared memory is inherited by its forked processes, the state with it.
-        Ok(g.assemble(cell, Some(mark), true))
+        let mut g = g;
+        g.assemble(cell, Some(mark), true);
+        Ok(g)
     }
 
     /// Raises a hosted generator's state (and its reservation's end, so that the next ID

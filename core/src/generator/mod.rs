@@ -550,11 +550,11 @@ impl<C: Clock> Generator<C> {
     /// state stays valid in a child of `fork()` (a shared mapping) or must refuse there.
     #[cfg(feature = "std")]
     pub(crate) fn assemble(
-        mut self,
+        &mut self,
         cell: Cell,
         mark: Option<std::sync::Arc<dyn HighWater>>,
         survives_fork: bool,
-    ) -> Self {
+    ) {
         self.cell = cell;
         self.shared_state = true;
         self.heals = mark.as_ref().is_some_and(|m| m.heals());
@@ -573,7 +573,6 @@ impl<C: Clock> Generator<C> {
         self.mark = mark;
         self.fork_generation = if survives_fork { None } else { Some(crate::sys::fork_generation()) };
         self.plan_plain();
-        self
     }
 
     /// Opens [`Generator::next_id_plain`] to this generator where it applies, with the
@@ -634,20 +633,18 @@ impl<C: Clock> Generator<C> {
     /// This generator, recording in `high` the highest tick it leaves behind when it bumps its
     /// rollover counter.
     #[cfg(feature = "std")]
-    pub(crate) fn with_high(mut self, high: Cell) -> Self {
+    pub(crate) fn set_high(&mut self, high: Cell) {
         self.high = Some(high);
-        self
     }
 
     /// This generator, issuing only at clock readings that `validity` allows. Its state word
     /// lives in memory that another process may lose (a file removed, truncated): a word of 0
     /// there is never a state to issue from, and a wait first checks again.
     #[cfg(feature = "std")]
-    pub(crate) fn with_validity<V: Validity + 'static>(mut self, validity: std::sync::Arc<V>) -> Self {
+    pub(crate) fn set_validity<V: Validity + 'static>(&mut self, validity: std::sync::Arc<V>) {
         let bound = Cell::new(validity.clone(), |v| v.valid_until());
         self.valid = Some((bound, validity));
         self.plan_plain();
-        self
     }
 
     /// Checks the reading `now_ms` against the validity bound, renewing it if need be.
@@ -706,7 +703,7 @@ impl<C: Clock> Generator<C> {
     /// the value comes from the mark's claim instead: the generator's own node bits leave
     /// the field at 0.
     #[cfg(feature = "std")]
-    pub(crate) fn leased(mut self, node: Node, field: usize, from_mark: bool) -> Self {
+    pub(crate) fn set_leased(&mut self, node: Node, field: usize, from_mark: bool) {
         self.node = node;
         self.node_bits = if from_mark {
             self.layout.node_bits(&node.with(field, 0))
@@ -714,16 +711,14 @@ impl<C: Clock> Generator<C> {
             self.layout.node_bits(&node)
         };
         self.lease_field = Some(field);
-        self
     }
 
     /// The generator's clock, replaced (the coordination layer gives a shared state's
     /// generators the clock anchored in the shared file).
     #[cfg(feature = "std")]
-    pub(crate) fn with_clock_of(mut self, clock: C) -> Self {
+    pub(crate) fn set_clock(&mut self, clock: C) {
         self.clock = clock;
         self.plan_plain();
-        self
     }
 
     /// Checks `layout`, `node` and `options` together and makes an isolated generator.
@@ -847,8 +842,14 @@ impl<C: Clock> Generator<C> {
     }
     /// This generator, recording `provenance` as where its values came from.
     pub fn with_provenance(mut self, provenance: Provenance) -> Self {
-        self.provenance = provenance;
+        self.set_provenance(provenance);
         self
+    }
+
+    /// Records `provenance` in place (a generator is 1.6 KB: one made per request is not moved
+    /// for it).
+    pub(crate) fn set_provenance(&mut self, provenance: Provenance) {
+        self.provenance = provenance;
     }
 
     #[inline]
@@ -1388,7 +1389,7 @@ impl<C: Clock> Generator<C> {
         // the reading decided. Only a word that moved past the reading's tick (or a run of
         // losses) goes to the general path, which judges it by its rules.
         for _ in 0..FAST_TRIES {
-            // A fresh state, or one lost (see `with_validity`): the general path decides.
+            // A fresh state, or one lost (see `set_validity`): the general path decides.
             if cur == 0 {
                 return None;
             }

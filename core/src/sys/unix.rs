@@ -352,6 +352,18 @@ pub(crate) fn id_in(dir: &Dir, name: &std::ffi::OsStr) -> io::Result<Option<File
     Err(e)
 }
 
+/// What one `fstat` of an open file says of it: its length, and whether some name still
+/// holds it (a link count above 0: removing or replacing the name it had drops it to 0).
+pub(crate) fn linked_len(file: &File) -> io::Result<(bool, u64)> {
+    // SAFETY: a zeroed `stat` is a valid out-value.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid descriptor and a valid out-pointer.
+    if unsafe { libc::fstat(file.as_raw_fd(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((st.st_nlink > 0, st.st_size as u64))
+}
+
 /// The name of user `uid` (`uid 1234` when the user database does not know it).
 pub(crate) fn user_name(uid: u32) -> String {
     let mut buf = vec![0 as libc::c_char; 4096];
@@ -1174,6 +1186,14 @@ static FORK_HOOKS: Once = Once::new();
 pub(crate) fn at_fork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) {
     // SAFETY: the handlers are `extern "C"` functions that live as long as the process.
     unsafe { libc::pthread_atfork(Some(prepare), Some(parent), Some(child)) };
+}
+
+/// Registers `f` to run when the process exits normally (`exit`, a return from `main`), or
+/// when the library is unloaded before (`atexit` from a shared library registers with its
+/// own handle: `dlclose` runs it).
+pub(crate) fn at_exit(f: extern "C" fn()) {
+    // SAFETY: `f` is an `extern "C"` function that lives as long as the library.
+    unsafe { libc::atexit(f) };
 }
 
 /// Installs this module's fork handlers: the fork generation and the gate. Done when the

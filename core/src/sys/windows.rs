@@ -548,6 +548,12 @@ pub(crate) fn sync_dir(dir: &Dir) -> io::Result<()> {
 
 /// The file that `name` in `dir` is now: `Ok(None)` when the name is gone (or being
 /// removed).
+/// A file's length, and whether a name still holds it: always, for a file this library
+/// opened (its share modes keep it from being removed or replaced while open).
+pub(crate) fn linked_len(file: &File) -> io::Result<(bool, u64)> {
+    Ok((true, file.metadata()?.len()))
+}
+
 pub(crate) fn id_in(dir: &Dir, name: &OsStr) -> io::Result<Option<FileId>> {
     let path = dir.join(name)?;
     match create(
@@ -920,6 +926,16 @@ impl Drop for Map {
 
 // ---------------------------------------------------------------------------------------------
 // No fork(): the generation stays 0, the gate and the hooks are empty.
+
+/// Registers `f` to run when the process exits normally, or when the library is unloaded
+/// before (a DLL's C runtime runs its own `atexit` table when it is detached).
+pub(crate) fn at_exit(f: extern "C" fn()) {
+    extern "C" {
+        fn atexit(f: extern "C" fn()) -> i32;
+    }
+    // SAFETY: `f` is an `extern "C"` function that lives as long as the library.
+    unsafe { atexit(f) };
+}
 
 /// Windows has no `fork()`: nothing to register.
 pub(crate) fn at_fork(prepare: extern "C" fn(), parent: extern "C" fn(), child: extern "C" fn()) {

@@ -328,14 +328,18 @@ final class Layout implements \Stringable
      */
     public static function nodeText(array $node): string
     {
+        // The names already checked in this process: a generator made per request checks the
+        // same ones each time (a regular expression per name costs more than the rest).
+        static $checked = [];
         $parts = [];
         foreach ($node as $name => $value) {
-            if (!is_string($name) || !preg_match('/^[a-z][a-z0-9_]{0,31}$/', $name)) {
+            if (!isset($checked[$name]) && (!is_string($name) || !preg_match('/^[a-z][a-z0-9_]{0,31}$/', $name))) {
                 throw ValueException::of('node values are keyed by field name, got key ' . var_export($name, true));
             }
             if (!is_int($value)) {
                 throw new TypeException("`$name` must be a whole number, not " . get_debug_type($value), SnowflakeException::STATUS_TYPE);
             }
+            $checked[$name] = true;
             $parts[] = "$name=$value";
         }
         return implode(',', $parts);

@@ -112,7 +112,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, Once, Weak};
 use std::time::{Duration, Instant};
 
 const MAGIC: u64 = u64::from_le_bytes(*b"SNOWFLK2");
@@ -391,7 +391,56 @@ pub(crate) struct Record {
 /// The records this process holds, by key: generators of one identity share one (and a
 /// generator made for an identity the process holds costs no system call). Locked only
 /// inside the fork gate.
-static HELD: Mutex<Vec<(u64, PathBuf, Weak<Record>)>> = Mutex::new(Vec::new());
+static HELD: Mutex<Vec<HeldRecord>> = Mutex::new(Vec::new());
+
+struct HeldRecord {
+    key: u64,
+    dir: PathBuf,
+    record: Weak<Record>,
+    /// A default (`Host`) record kept open after its last generator goes (see [`KEPT_MAX`]).
+    kept: Option<Arc<Record>>,
+}
+
+/// How many default records (mode `Host`, no state file) a process keeps open once their
+/// last generator is gone, the most recently opened first: a generator made per request
+/// (PHP-FPM, a Python handler) then finds its identity held, and neither opens the record
+/// nor waits at its free. The record counts this process as a user for as long as it keeps
+/// it, as a generator kept alive would. It lets go of it when a generator of this process
+/// needs the identity another way (`process_only`, other terms), when its file was removed
+/// or replaced meanwhile, when more identities than this are kept, and when the process
+/// exits (or the library is unloaded), with the wait a freed generator has.
+const KEPT_MAX: usize = 8;
+
+static AT_EXIT: Once = Once::new();
+
+/// At the process's exit (or the library's unloading): lets go of the records kept open, each
+/// with the wait of its last free (see `Drop`). Skipped when another thread holds the list
+/// (a generator of another thread then outlives the kept record anyway).
+extern "C" fn let_go_of_all_kept() {
+    // No unwinding out of a C callback.
+    let _ = std::panic::catch_unwind(|| let_go_of_kept(None));
+}
+
+/// Lets go of the kept records at `path` (all: `None`) that no generator uses, one at a
+/// time, outside the list's lock (each waits as a free does).
+fn let_go_of_kept(path: Option<&Path>) {
+    let _gate = ForkGate::enter();
+    loop {
+        let mut held = match (path, HELD.try_lock()) {
+            (_, Ok(held)) => held,
+            (Some(_), Err(_)) => HELD.lock().unwrap_or_else(|e| e.into_inner()),
+            (None, Err(_)) => return,
+        };
+        let found = held.iter_mut().find(|h| {
+            h.kept
+                .as_ref()
+                .is_some_and(|r| path.is_none() || Arc::strong_count(r) == 1 && Some(r.path()) == path)
+        });
+        let Some(kept) = found.and_then(|h| h.kept.take()) else { return };
+        drop(held);
+        drop(kept);
+    }
+}
 
 /// Why a record could not be held.
 pub(crate) enum Refused {
@@ -460,43 +509,52 @@ impl Record {
         let _gate = ForkGate::enter();
         // An identity this process holds already.
         let mut inherited_exclusive = false;
+        let mut let_go = None;
         {
             let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-            held.retain(|(_, _, w)| w.strong_count() > 0);
-            let mine =
-                held.iter().filter(|(k, d, _)| *k == key && *d == dir_path).find_map(|(_, _, w)| w.upgrade());
-            if let Some(record) = mine {
-                let inherited = record.fork_generation != sys::current_fork_generation();
-                match (record.mode, req.mode) {
-                    // A child of fork() does not hold its parent's exclusive locks: it opens
-                    // the record anew below, and finds the parent's lock.
-                    (m, _) if m.exclusive() && inherited => inherited_exclusive = true,
-                    (Mode::Host, Mode::Host)
-                    | (Mode::Alone, Mode::Alone)
-                    | (Mode::HostLease, Mode::HostLease)
-                    | (Mode::LeaseGuard, Mode::LeaseGuard)
-                    | (Mode::Guard, Mode::Guard) => {
-                        if let Some(e) = record.differ(req) {
-                            return Err(Refused::Failed(e));
+            held.retain(|h| h.record.strong_count() > 0);
+            let at = held.iter().position(|h| h.key == key && h.dir == dir_path);
+            if let Some(i) = at {
+                if let Some(record) = held[i].record.upgrade() {
+                    // Kept with no generator using it (the copy here and the kept one): let go
+                    // of it, and open anew, unless this generator can use it as it is.
+                    let idle = held[i].kept.is_some() && Arc::strong_count(&record) == 2;
+                    let inherited = record.fork_generation != sys::current_fork_generation();
+                    match (record.mode, req.mode) {
+                        // A child of fork() does not hold its parent's exclusive locks: it
+                        // opens the record anew below, and finds the parent's lock.
+                        (m, _) if m.exclusive() && inherited => inherited_exclusive = true,
+                        (Mode::Host, Mode::Host)
+                        | (Mode::Alone, Mode::Alone)
+                        | (Mode::HostLease, Mode::HostLease)
+                        | (Mode::LeaseGuard, Mode::LeaseGuard)
+                        | (Mode::Guard, Mode::Guard) => match record.differ(req) {
+                            Some(e) if !idle => return Err(Refused::Failed(e)),
+                            None if !idle || record.still_whole() => {
+                                if inherited {
+                                    record.count_process();
+                                }
+                                return Ok(record);
+                            }
+                            _ => let_go = Some((held[i].kept.take(), record)),
+                        },
+                        _ if idle => let_go = Some((held[i].kept.take(), record)),
+                        (m, _) => {
+                            return Err(Refused::Taken(Error::shared_mismatch(
+                                "process_only",
+                                format_args!(
+                                    "a generator of this process {} with this layout and node values ({}): a generator that would use them another way could repeat its IDs; give it other node values, or the same coordination",
+                                    m.describe(),
+                                    record.path.display()
+                                ),
+                            )))
                         }
-                        if inherited {
-                            record.count_process();
-                        }
-                        return Ok(record);
-                    }
-                    (m, _) => {
-                        return Err(Refused::Taken(Error::shared_mismatch(
-                            "process_only",
-                            format_args!(
-                                "a generator of this process {} with this layout and node values ({}): a generator that would use them another way could repeat its IDs; give it other node values, or the same coordination",
-                                m.describe(),
-                                record.path.display()
-                            ),
-                        )))
                     }
                 }
             }
         }
+        // Outside the list's lock: its last free waits for the clock (see `Drop`).
+        drop(let_go);
         let dir = Arc::new(
             Dir::open(&dir_path)
                 .map_err(|r| refusal("opening the directory of the host's records", &dir_path, r))?,
@@ -519,8 +577,46 @@ impl Record {
         if req.mode != Mode::HostLease {
             record.meet_others(req)?;
         }
-        HELD.lock().unwrap_or_else(|e| e.into_inner()).push((key, dir_path, Arc::downgrade(&record)));
+        let kept = (req.mode == Mode::Host && req.state_file.is_none()).then(|| record.clone());
+        let mut let_go = None;
+        {
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            if kept.is_some() {
+                // At most KEPT_MAX: the oldest goes (the list is in the order of opening).
+                let mut n = 0;
+                for h in held.iter_mut().rev() {
+                    if h.kept.is_some() {
+                        n += 1;
+                        if n == KEPT_MAX {
+                            let_go = h.kept.take();
+                        }
+                    }
+                }
+                AT_EXIT.call_once(|| sys::at_exit(let_go_of_all_kept));
+            }
+            held.push(HeldRecord { key, dir: dir_path, record: Arc::downgrade(&record), kept });
+        }
+        drop(let_go);
         Ok(record)
+    }
+
+    /// Whether this record, kept with no generator using it, is still whole at its name: checked
+    /// again now, and renewed once its last check lapsed.
+    fn still_whole(&self) -> bool {
+        let now_ms = self.clock.now_ms();
+        if now_ms < self.valid_until.load(Ordering::Acquire) {
+            // Checked within RECHECK_MS, but the file may have gone since: a generator made
+            // now must not start on a removed, replaced or truncated record (one made before
+            // would stop at its next check, as under a generator that lives). One `fstat` of
+            // the open file, no path to walk: removing or replacing its name leaves it no
+            // link. (A second name linked to it and the first removed, by its own user, is
+            // found by the full check, within RECHECK_MS, as under a live generator.)
+            matches!(sys::linked_len(&self.file), Ok((true, len)) if len >= SIZE as u64)
+                && self.read(0) == MAGIC
+                && !self.map.truncated()
+        } else {
+            self.check(now_ms).is_ok()
+        }
     }
 
     /// One try at opening `name`: `None` when the file was removed between the open and the
@@ -798,6 +894,7 @@ impl Record {
     }
 
     /// The first term `req` disagrees on with the record, as the error that names it.
+    #[inline(never)]
     fn differ(&self, req: &Request<'_>) -> Option<Error> {
         let theirs: [u64; TERMS] = std::array::from_fn(|i| self.read(TERMS_AT + 8 * i));
         let (what, detail) = admission::differ(&theirs, &req.terms(), req.layout, req.state_file)?;
@@ -1418,25 +1515,27 @@ impl Validity for Record {
 
     /// Checks that the name still holds the file mapped, whole; `fresh_ms` was read before.
     fn renew(&self, fresh_ms: u64) -> Result<(), Error> {
-        if self.map.truncated() {
-            return Err(self.lost("truncated"));
+        self.check(fresh_ms).map_err(|fault| match fault {
+            Fault::Lost(how) => self.lost(how),
+            Fault::Io(e) => io_err("checking the host's record", &self.path, e),
+        })
+    }
+
+    fn last_valid_tick(&self, layout: &Layout) -> Option<&AtomicU64> {
+        (*layout == self.layout).then_some(&self.last_valid_tick)
+    }
+
+    fn readings_may_lead(&self) {
+        if !self.readings_lead.load(Ordering::Relaxed) {
+            self.readings_lead.store(true, Ordering::Release);
         }
-        match self.file.metadata() {
-            Ok(meta) if meta.len() < SIZE as u64 => return Err(self.lost("truncated")),
-            Ok(_) => {}
-            Err(e) => return Err(io_err("checking the host's record", &self.path, e)),
-        }
-        match sys::id_in(&self.dir, &self.name) {
-            Ok(Some(id)) if id == self.id => {}
-            Ok(Some(_)) => return Err(self.lost("replaced by another file")),
-            Ok(None) => return Err(self.lost("removed")),
-            Err(e) => return Err(io_err("checking the host's record", &self.path, e)),
-        }
-        if self.read(0) != MAGIC {
-            // (A truncation between the checks above and this read is caught by the SIGBUS
-            // guard, which says so.)
-            return Err(self.lost(if self.map.truncated() { "truncated" } else { "overwritten" }));
-        }
+    }
+}
+
+impl Record {
+    /// [`Validity::renew`]'s check, and what it moves when the file is whole at its name.
+    fn check(&self, fresh_ms: u64) -> Result<(), Fault> {
+        self.whole()?;
         // The users' view of the host's time base, kept current (a suspend moves it for all).
         let mine = time_base_ns();
         if mine != 0 {
@@ -1452,15 +1551,36 @@ impl Validity for Record {
         Ok(())
     }
 
-    fn last_valid_tick(&self, layout: &Layout) -> Option<&AtomicU64> {
-        (*layout == self.layout).then_some(&self.last_valid_tick)
-    }
-
-    fn readings_may_lead(&self) {
-        if !self.readings_lead.load(Ordering::Relaxed) {
-            self.readings_lead.store(true, Ordering::Release);
+    /// Whether the name still holds the file mapped, whole.
+    fn whole(&self) -> Result<(), Fault> {
+        if self.map.truncated() {
+            return Err(Fault::Lost("truncated"));
         }
+        match self.file.metadata() {
+            Ok(meta) if meta.len() < SIZE as u64 => return Err(Fault::Lost("truncated")),
+            Ok(_) => {}
+            Err(e) => return Err(Fault::Io(e)),
+        }
+        match sys::id_in(&self.dir, &self.name) {
+            Ok(Some(id)) if id == self.id => {}
+            Ok(Some(_)) => return Err(Fault::Lost("replaced by another file")),
+            Ok(None) => return Err(Fault::Lost("removed")),
+            Err(e) => return Err(Fault::Io(e)),
+        }
+        if self.read(0) != MAGIC {
+            // (A truncation between the checks above and this read is caught by the SIGBUS
+            // guard, which says so.)
+            return Err(Fault::Lost(if self.map.truncated() { "truncated" } else { "overwritten" }));
+        }
+        Ok(())
     }
+}
+
+/// Why a record's check failed.
+enum Fault {
+    /// The file at its name is no longer the one mapped, whole: how.
+    Lost(&'static str),
+    Io(std::io::Error),
 }
 
 /// A record of the host's, as `snowflake shared list` shows it.
@@ -1665,6 +1785,8 @@ pub fn find_shared_state(which: &str) -> Result<SharedState, Error> {
 pub fn remove_shared_state(which: &str) -> Result<SharedState, Error> {
     let found = find_shared_state(which)?;
     let path = found.path;
+    // This process's own use, when it only kept the record after its last generator went.
+    let_go_of_kept(Some(&path));
     let dir_path = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let name = path.file_name().map(OsStr::to_os_string).unwrap_or_default();
     let dir = Dir::open(&dir_path).map_err(|r| refusal("opening", &dir_path, r))?;

@@ -926,6 +926,17 @@ fn lost_record_then_gone(what: &str, remove: bool, exit: bool) {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A layout of 256 IDs a millisecond.
+const TEXT_256: &str = "time:41,worker:10,sequence:8;epoch=1288834974657";
+
+/// [`TEXT_256`], its node values `node`, and their record's path in the run's
+/// SNOWFLAKE_SHM_DIR.
+fn identity_256(node: &str) -> (Layout, snowflake_core::Node, PathBuf) {
+    let shm = PathBuf::from(std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap());
+    let layout = Layout::parse(TEXT_256).unwrap();
+    (layout, layout.parse_node(node).unwrap(), state_path(&shm, TEXT_256, node))
+}
+
 /// Session 15: freeing the last generator of an identity waited for the clock to pass the
 /// record's validity, 50 ms beyond it (a generator made per request and freed waited that
 /// long each time, in PHP and Python alike). What a process issued at its own clock's readings
@@ -934,12 +945,7 @@ fn lost_record_then_gone(what: &str, remove: bool, exit: bool) {
 /// the new one starts past what the freed one issued. Where the process may have issued ahead
 /// of the clock (a drift, a caller's time), freeing still waits for the clock to pass it.
 fn a_record_made_anew_after_the_last_generator_goes_repeats_nothing() {
-    let shm = PathBuf::from(std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap());
-    // 256 IDs a millisecond.
-    let text = "time:41,worker:10,sequence:8;epoch=1288834974657";
-    let layout = Layout::parse(text).unwrap();
-    let node = layout.parse_node("worker=12").unwrap();
-    let file = state_path(&shm, text, "worker=12");
+    let (layout, node, file) = identity_256("worker=12");
     let mut seen = HashSet::new();
     let mut issue = |id: u64, how: &str| {
         assert!(seen.insert(id), "{how}: {id} repeated ({:?})", layout.decode(id));
@@ -1007,11 +1013,8 @@ fn a_record_made_anew_after_the_last_generator_goes_repeats_nothing() {
 /// anew at its name. (A request of another process whose generator is alive at the removal
 /// stops, as documented; its next request's generator joins the new record.)
 fn a_generator_per_request_keeps_the_record_and_repeats_nothing() {
-    let shm = PathBuf::from(std::env::var_os("SNOWFLAKE_SHM_DIR").unwrap());
-    let text = "time:41,worker:10,sequence:8;epoch=1288834974657";
-    let layout = Layout::parse(text).unwrap();
-    let node = layout.parse_node("worker=14").unwrap();
-    let file = state_path(&shm, text, "worker=14");
+    let (layout, node, file) = identity_256("worker=14");
+    let text = TEXT_256;
     let children: Vec<Child> = (0..4)
         .map(|_| spawn(&format!("{text}|worker=14||40000|0"), &[("SNOWFLAKE_WORKER_REQUESTS", "400")]))
         .collect();
@@ -1055,7 +1058,7 @@ fn a_generator_per_request_keeps_the_record_and_repeats_nothing() {
 /// clean exit the process lets go of it with the wait of a free: a holder that borrowed 300
 /// ms ahead and exited, whose record is removed at once and made anew, repeats nothing.
 fn a_kept_record_is_let_go_of_when_needed() {
-    let text = "time:41,worker:10,sequence:8;epoch=1288834974657";
+    let text = TEXT_256;
     let layout = Layout::parse(text).unwrap();
     let node = layout.parse_node("worker=15").unwrap();
     let g = Generator::new(&layout, node, Options::default()).unwrap();

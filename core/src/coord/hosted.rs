@@ -92,11 +92,10 @@ impl Generator<DefaultClock> {
         mark: Arc<dyn HostMark>,
     ) -> Result<Self> {
         layout.check_node_named(&node, options.rollover_bit(layout))?;
-        let g = Generator::build(layout, node, options.policy(), DefaultClock::default())?;
+        let mut g = Generator::build(layout, node, options.policy(), DefaultClock::default())?;
         let cell = Cell::new(Arc::new(()), |_| state.word);
         let mark: Arc<dyn HighWater> = Arc::new(Mark { reserved: state.reserved, host: mark });
         // A host's shared memory is inherited by its forked processes, the state with it.
-        let mut g = g;
         g.assemble(cell, Some(mark), true);
         Ok(g)
     }

@@ -136,7 +136,7 @@ impl<C: Clock> Generator<C> {
             ));
         }
         layout.check_node_named(&node, options.rollover_bit(layout))?;
-        let g = Generator::build(layout, node, options.policy(), clock)?;
+        let mut g = Generator::build(layout, node, options.policy(), clock)?;
         if options.isolated {
             return Ok(g);
         }
@@ -163,7 +163,6 @@ impl<C: Clock> Generator<C> {
             g.word_format().raise_to(&member.state, record.issued_end(g.word_format()));
             Some(arbiter::Settle { record, state: member.state.clone(), word: g.word_format() })
         };
-        let mut g = g;
         g.assemble(Cell::new(std::sync::Arc::new((member, guard)), |(m, _)| &*m.state), None, false);
         Ok(g)
     }
@@ -302,13 +301,12 @@ fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Ge
     use std::sync::Arc;
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
-    let g = Generator::build(layout, node, policy, MonotonicClock::process())?;
+    let mut g = Generator::build(layout, node, policy, MonotonicClock::process())?;
     let lease = arbiter::local::claim(layout, &node, field, &policy, g.word_format())?;
     let claimed = node.with(field, lease.value);
     let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value })?;
     let record = lease.record;
     wait_ready(layout, &record, policy.max_drift_ms);
-    let mut g = g;
     g.set_leased(claimed, field, false);
     g.set_clock(record.clock());
     g.set_validity(record.clone());
@@ -358,7 +356,7 @@ fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &Leas
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
     let clock = MonotonicClock::process();
-    let g = Generator::build(layout, node, policy, clock)?;
+    let mut g = Generator::build(layout, node, policy, clock)?;
     let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     // Claims, and waits until the claim may issue (see `lease`: at most
     // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty store).
@@ -376,7 +374,6 @@ fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &Leas
     let claimed = node.with(field, lease.value());
     let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
     let cell = Cell::new(std::sync::Arc::new((state, held)), |(w, _)| &**w);
-    let mut g = g;
     g.set_leased(claimed, field, true);
     g.assemble(cell, Some(lease), false);
     Ok(g)
@@ -429,7 +426,7 @@ fn open_host_lease(
 ) -> Result<Generator> {
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
-    let g = Generator::build(layout, node, policy, MonotonicClock::process())?;
+    let mut g = Generator::build(layout, node, policy, MonotonicClock::process())?;
     let req = arbiter::Request {
         layout,
         node: &node,
@@ -461,7 +458,6 @@ fn open_host_lease(
     )?;
     let claimed = node.with(field, lease.value());
     let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
-    let mut g = g;
     g.set_clock(clock);
     g.set_validity(record.clone());
     let cell = Cell::new(std::sync::Arc::new((record, held)), |(r, _)| r.state());

@@ -546,14 +546,14 @@ pub(crate) fn sync_dir(dir: &Dir) -> io::Result<()> {
     Ok(())
 }
 
-/// The file that `name` in `dir` is now: `Ok(None)` when the name is gone (or being
-/// removed).
 /// A file's length, and whether a name still holds it: always, for a file this library
 /// opened (its share modes keep it from being removed or replaced while open).
 pub(crate) fn linked_len(file: &File) -> io::Result<(bool, u64)> {
     Ok((true, file.metadata()?.len()))
 }
 
+/// The file that `name` in `dir` is now: `Ok(None)` when the name is gone (or being
+/// removed).
 pub(crate) fn id_in(dir: &Dir, name: &OsStr) -> io::Result<Option<FileId>> {
     let path = dir.join(name)?;
     match create(

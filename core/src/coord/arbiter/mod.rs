@@ -405,10 +405,11 @@ struct HeldRecord {
 /// last generator is gone, the most recently opened first: a generator made per request
 /// (PHP-FPM, a Python handler) then finds its identity held, and neither opens the record
 /// nor waits at its free. The record counts this process as a user for as long as it keeps
-/// it, as a generator kept alive would. It lets go of it when a generator of this process
-/// needs the identity another way (`process_only`, other terms), when its file was removed
-/// or replaced meanwhile, when more identities than this are kept, and when the process
-/// exits (or the library is unloaded), with the wait a freed generator has.
+/// it, as a generator kept alive would. It lets go of it, with the wait a freed generator
+/// has, when a generator of this process needs the identity another way (`process_only`,
+/// other terms), when its file was removed, replaced or truncated meanwhile, when more
+/// identities than this are kept, when this process removes it ([`remove_shared_state`]),
+/// and when the process exits (or the library is unloaded).
 const KEPT_MAX: usize = 8;
 
 static AT_EXIT: Once = Once::new();
@@ -894,7 +895,6 @@ impl Record {
     }
 
     /// The first term `req` disagrees on with the record, as the error that names it.
-    #[inline(never)]
     fn differ(&self, req: &Request<'_>) -> Option<Error> {
         let theirs: [u64; TERMS] = std::array::from_fn(|i| self.read(TERMS_AT + 8 * i));
         let (what, detail) = admission::differ(&theirs, &req.terms(), req.layout, req.state_file)?;
@@ -1535,24 +1535,6 @@ impl Validity for Record {
 impl Record {
     /// [`Validity::renew`]'s check, and what it moves when the file is whole at its name.
     fn check(&self, fresh_ms: u64) -> Result<(), Fault> {
-        self.whole()?;
-        // The users' view of the host's time base, kept current (a suspend moves it for all).
-        let mine = time_base_ns();
-        if mine != 0 {
-            self.write(TIME_BASE_AT, mine);
-        }
-        let until = fresh_ms.saturating_add(RECHECK_MS);
-        self.valid_until.fetch_max(until, Ordering::AcqRel);
-        // The ticks wholly below `until` (`t + 1` ticks past the epoch end at or before it),
-        // short of the layout's last tick, which the fast path leaves to the general one.
-        let (layout, ms) = (&self.layout, until.saturating_sub(self.layout.epoch_ms()));
-        let last = (ms / layout.tick_ms()).min(layout.max_tick()).saturating_sub(1);
-        self.last_valid_tick.fetch_max(last, Ordering::AcqRel);
-        Ok(())
-    }
-
-    /// Whether the name still holds the file mapped, whole.
-    fn whole(&self) -> Result<(), Fault> {
         if self.map.truncated() {
             return Err(Fault::Lost("truncated"));
         }
@@ -1572,6 +1554,18 @@ impl Record {
             // guard, which says so.)
             return Err(Fault::Lost(if self.map.truncated() { "truncated" } else { "overwritten" }));
         }
+        // The users' view of the host's time base, kept current (a suspend moves it for all).
+        let mine = time_base_ns();
+        if mine != 0 {
+            self.write(TIME_BASE_AT, mine);
+        }
+        let until = fresh_ms.saturating_add(RECHECK_MS);
+        self.valid_until.fetch_max(until, Ordering::AcqRel);
+        // The ticks wholly below `until` (`t + 1` ticks past the epoch end at or before it),
+        // short of the layout's last tick, which the fast path leaves to the general one.
+        let (layout, ms) = (&self.layout, until.saturating_sub(self.layout.epoch_ms()));
+        let last = (ms / layout.tick_ms()).min(layout.max_tick()).saturating_sub(1);
+        self.last_valid_tick.fetch_max(last, Ordering::AcqRel);
         Ok(())
     }
 }

@@ -375,6 +375,12 @@ pub(crate) trait Validity: Send + Sync {
     fn last_valid_tick(&self, _layout: &Layout) -> Option<&AtomicU64> {
         None
     }
+    /// Whether a child of `fork()` finds [`Validity::last_valid_tick`] at 0 (a record the
+    /// process uses alone: `sys::zero_in_child`), which closes the plain path there as the
+    /// general path's fork check would.
+    fn closed_in_child(&self) -> bool {
+        false
+    }
     /// Told before a generator issues at a caller's reading (`next_id_at`, `reserve_at`),
     /// which may run ahead of the clock, up to [`Validity::valid_until`]. Every other reading
     /// is the generator's clock's, on the timeline of the record's (a clock given with
@@ -388,7 +394,9 @@ static PLAIN_CLOSED: AtomicU64 = AtomicU64::new(0);
 
 /// What [`Generator::next_id_plain`] reads beside the state word: the default generator's
 /// fast path (the host's record, the cached monotonic clock, a layout of 1 ms ticks with the
-/// sequence lowest, no lease, no state file, no rollover field, no spread start).
+/// sequence lowest, no lease across hosts, no state file, no rollover field, no spread start),
+/// and that of `lease=local` and `process_only`, whose record's last tick reads 0 in a child
+/// of `fork()` ([`Validity::closed_in_child`]).
 #[cfg(feature = "std")]
 #[derive(Clone, Copy)]
 struct Plain {
@@ -419,7 +427,7 @@ impl Plain {
 static LEAN_OPEN: AtomicU64 = AtomicU64::new(u64::MAX);
 
 /// What [`Generator::next_id_lean`] reads: the plain path's steps for a generator the plain
-/// path does not serve (a lease, a state of the process or of the generator alone), with
+/// path does not serve (a lease across hosts, a state file, an isolated generator), with
 /// what the general path checks beside them: the fork, the layout's end, and a lease's claim.
 #[cfg(feature = "std")]
 #[derive(Clone, Copy)]
@@ -599,18 +607,20 @@ impl<C: Clock> Generator<C> {
             .wrapping_sub(crate::clock::CACHE_READ)
             .wrapping_sub(f.epoch_ms)
             .wrapping_sub(1);
-        let last_tick = match &self.valid {
+        let (last_tick, closed_in_child) = match &self.valid {
             Some((_, v)) => match v.last_valid_tick(&self.layout) {
-                Some(last) => last,
+                Some(last) => (last, v.closed_in_child()),
                 // A validity not kept in ticks: only the general path checks it.
                 None => return,
             },
-            None => &LEAN_OPEN,
+            None => (&LEAN_OPEN, false),
         };
         // The plain path leaves out, beyond: a check for fork() (a state of this process
-        // alone), a high-water mark (a state file, a lease), and the layout's end apart from
-        // the validity's last tick, which a host's record keeps below it.
-        if self.fork_generation.is_none() && self.mark.is_none() && self.valid.is_some() {
+        // alone, unless its last tick reads 0 in a child: `lease=local`, `process_only`), a
+        // high-water mark (a state file, a lease), and the layout's end apart from the
+        // validity's last tick, which a host's record keeps below it.
+        let fork_closes = self.fork_generation.is_none() || closed_in_child;
+        if fork_closes && self.mark.is_none() && self.valid.is_some() {
             self.plain = Plain { bias, last_tick: last_tick.into() };
         } else {
             self.lean =
@@ -1627,6 +1637,41 @@ mod tests {
         !core::ptr::eq(g.plain.last_tick.as_ptr(), &PLAIN_CLOSED)
     }
 
+    /// The plain path of a generator of this process alone (`process_only`, `lease=local`) has
+    /// no fork check: its last tick, open here, must read 0 in a child of `fork()` before
+    /// `fork()` returns there (the general path's check then refuses).
+    #[cfg(unix)]
+    fn plain_closed_in_a_child(g: &Generator, what: &str) {
+        // SAFETY: see `Plain`; the generator keeps the word alive.
+        let last_tick = || unsafe { g.plain.last_tick.as_ref() }.load(core::sync::atomic::Ordering::Acquire);
+        assert!(last_tick() > 0, "{what}: open in the parent");
+        // SAFETY: the child reads one word and exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let code = match (last_tick(), g.next_id()) {
+                (0, Err(crate::Error::Forked)) => 0,
+                (0, _) => 2,
+                _ => 1,
+            };
+            // SAFETY: the child's end, with no destructor run.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: our child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status), "{what}");
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "{what}: 1 = the last tick open in the child, 2 = next_id did not refuse"
+        );
+        assert!(last_tick() > 0 || g.next_id().is_ok(), "{what}: the parent's stays");
+    }
+
+    #[cfg(not(unix))]
+    fn plain_closed_in_a_child(_: &Generator, _: &str) {}
+
     /// Calls `next_id` until `path` serves one (the clock's cache running, a record checked, a
     /// lease's fast window open: a state, waited for), then two threads share `g`, each taking
     /// the path where it serves and `next_id` where not. Nothing repeats, each thread's IDs
@@ -1684,42 +1729,41 @@ mod tests {
     }
 
     /// The lean path serves what the plain one does not, where the layout and the clock allow:
-    /// an isolated generator, a process's own state, a local lease (its claim read before the
-    /// compare-and-swap and checked after). Where it serves, nothing repeats beside `next_id`
-    /// on two threads. It never serves the default generator (the plain path does), nor a
-    /// tick other than 1 ms, a sequence above other fields, rollover, a spread start, a state
-    /// file, or a clock other than the process's cache.
+    /// an isolated generator (and a lease across hosts: `lease.rs`). Where it serves, nothing
+    /// repeats beside `next_id` on two threads. It never serves the default generator, nor
+    /// `process_only` and `lease=local` (the plain path does), nor a tick other than 1 ms, a
+    /// sequence above other fields, rollover, a spread start, a state file, or a clock other
+    /// than the process's cache.
     #[test]
     fn the_lean_path_serves_what_the_plain_one_does_not_and_repeats_nothing() {
         let l = Layout::parse("time:41,worker:4,sequence:18;epoch=1288834974657").unwrap();
-        let mut served = vec![
-            (
-                "isolated",
-                Generator::new(
-                    &l,
-                    l.parse_node("worker=1").unwrap(),
-                    Options { isolated: true, ..Options::default() },
-                ),
+        let isolated = Generator::new(
+            &l,
+            l.parse_node("worker=1").unwrap(),
+            Options { isolated: true, ..Options::default() },
+        )
+        .unwrap();
+        assert!(isolated.lean.on && !plain_open(&isolated));
+        serves_and_repeats_nothing(&isolated, Generator::next_id_lean, "isolated");
+        let mut alone = vec![(
+            "process_only",
+            Generator::new(
+                &l,
+                l.parse_node("worker=2").unwrap(),
+                Options::parse("process_only=true").unwrap(),
             ),
-            (
-                "process_only",
-                Generator::new(
-                    &l,
-                    l.parse_node("worker=2").unwrap(),
-                    Options::parse("process_only=true").unwrap(),
-                ),
-            ),
-        ];
+        )];
         if cfg!(feature = "lease-local") {
-            served.push((
+            alone.push((
                 "lease=local",
                 Generator::new(&l, Default::default(), Options::parse("lease=local").unwrap()),
             ));
         }
-        for (what, g) in served {
+        for (what, g) in alone {
             let g = g.unwrap();
-            assert!(g.lean.on && !plain_open(&g), "{what}");
-            serves_and_repeats_nothing(&g, Generator::next_id_lean, what);
+            assert!(plain_open(&g) && !g.lean.on, "{what}");
+            serves_and_repeats_nothing(&g, Generator::next_id_plain, what);
+            plain_closed_in_a_child(&g, what);
         }
         let default = Generator::new(&l, l.parse_node("worker=3").unwrap(), Options::default()).unwrap();
         assert!(plain_open(&default) && !default.lean.on);
@@ -1767,6 +1811,7 @@ mod tests {
     /// The default generator takes the plain path once the clock's cache runs and its record
     /// was checked (its first calls take the general one); a generator it does not serve never
     /// does; and IDs from both paths, on two threads sharing the default one, never repeat.
+    /// (`process_only` and `lease=local` take it too: the lean path's test.)
     #[test]
     fn the_plain_path_serves_the_default_generator_alone_and_repeats_nothing() {
         let l = Layout::parse("time:41,worker:4,sequence:18;epoch=1288834974657").unwrap();
@@ -1777,11 +1822,6 @@ mod tests {
                 &l,
                 l.parse_node("worker=1").unwrap(),
                 Options { isolated: true, ..Options::default() },
-            ),
-            Generator::new(
-                &l,
-                l.parse_node("worker=2").unwrap(),
-                Options::parse("process_only=true").unwrap(),
             ),
             Generator::new(
                 &l,
@@ -1803,7 +1843,7 @@ mod tests {
 
     /// Each thing the plain path does not serve closes it on its own (the review of the fast
     /// path asked for each alone): a tick other than 1 ms, a sequence that is not the lowest
-    /// field, rollover, a state file, `lease=local`.
+    /// field, rollover, a state file, `lease=local` with any of these.
     #[test]
     fn each_exclusion_alone_closes_the_plain_path() {
         let dir = std::env::temp_dir().join(format!("snowflake-plain-{}", std::process::id()));
@@ -1824,7 +1864,7 @@ mod tests {
             cases.push(("time:41,worker:4,sequence:18;epoch=1288834974657", "worker=4", state.as_str()));
         }
         if cfg!(feature = "lease-local") {
-            cases.push(("time:41,worker:4,sequence:18;epoch=1288834974657", "", "lease=local"));
+            cases.push(("time:41,worker:4,sequence:18;epoch=1288834974657;tick=2ms", "", "lease=local"));
         }
         for (spec, node, options) in cases {
             let l = Layout::parse(spec).unwrap();

@@ -1319,6 +1319,7 @@ extern "C" fn gate_parent() {
 
 extern "C" fn gate_child() {
     FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+    zero_words_in_child();
     detach_held_locks();
     // The only thread of the child is the one that forked.
     GATE_INSIDE.store(usize::from(GATE_DEPTH.with(Cell::get) > 0), Ordering::SeqCst);
@@ -1411,6 +1412,37 @@ pub(crate) fn keep_in_child(file: &File) {
     let _gate = ForkGate::enter();
     let fd = file.as_raw_fd();
     DETACHED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).retain(|&held| held != fd);
+}
+
+/// The addresses of the words that a child of `fork()` finds at 0 (see [`zero_in_child`];
+/// touched only inside the gate, so never locked at a fork).
+static ZEROED_IN_CHILD: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+
+/// Makes a child of `fork()` find `word` at 0: the bound of a fast path that must not issue in
+/// a child (a record this process uses alone), closed before `fork()` returns there, so the
+/// path needs no fork check of its own. Undo with [`unzero_in_child`] before the word's memory
+/// goes, in the child too.
+pub(crate) fn zero_in_child(word: &AtomicU64) {
+    let _gate = ForkGate::enter();
+    ZEROED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).push(word as *const AtomicU64 as usize);
+}
+
+/// Undoes [`zero_in_child`] (the word's memory is about to go).
+pub(crate) fn unzero_in_child(word: &AtomicU64) {
+    let _gate = ForkGate::enter();
+    let at = word as *const AtomicU64 as usize;
+    ZEROED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).retain(|&w| w != at);
+}
+
+/// In a child of `fork()`: stores 0 in the words of [`zero_in_child`].
+fn zero_words_in_child() {
+    // Never held at a fork: only inside the gate, which `fork()` waits to be empty.
+    let Ok(words) = ZEROED_IN_CHILD.try_lock() else { return };
+    for &w in words.iter() {
+        // SAFETY: registered and not yet unregistered (both inside the gate), so the word's
+        // memory is alive; the child's only thread is this one.
+        unsafe { (*(w as *const AtomicU64)).store(0, Ordering::SeqCst) };
+    }
 }
 
 /// In a child of `fork()`: points the child's copies of the parent's held-lock descriptors

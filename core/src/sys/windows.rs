@@ -35,6 +35,7 @@ use std::marker::PhantomData;
 use std::os::windows::ffi::OsStrExt;
 use std::os::windows::io::{AsRawHandle, FromRawHandle};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU64;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -1003,4 +1004,14 @@ pub(crate) fn drop_in_child(file: &File) {
 /// Nothing to do without `fork()`.
 pub(crate) fn keep_in_child(file: &File) {
     let _ = file;
+}
+
+/// Nothing to do without `fork()`.
+pub(crate) fn zero_in_child(word: &AtomicU64) {
+    let _ = word;
+}
+
+/// Nothing to do without `fork()`.
+pub(crate) fn unzero_in_child(word: &AtomicU64) {
+    let _ = word;
 }

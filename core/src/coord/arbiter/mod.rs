@@ -575,6 +575,11 @@ impl Record {
             }
         };
         let record = Arc::new(record);
+        if record.mode.exclusive() {
+            // This process's alone: a child of fork() finds its fast path closed (see
+            // `Validity::closed_in_child`).
+            sys::zero_in_child(&record.last_valid_tick);
+        }
         if req.mode != Mode::HostLease {
             record.meet_others(req)?;
         }
@@ -1313,6 +1318,10 @@ impl Drop for Record {
         if self.mode.exclusive() && own {
             sys::keep_in_child(&self.file);
         }
+        if self.mode.exclusive() {
+            // In a child too: its copy of the list names this record's word.
+            sys::unzero_in_child(&self.last_valid_tick);
+        }
     }
 }
 
@@ -1523,6 +1532,10 @@ impl Validity for Record {
 
     fn last_valid_tick(&self, layout: &Layout) -> Option<&AtomicU64> {
         (*layout == self.layout).then_some(&self.last_valid_tick)
+    }
+
+    fn closed_in_child(&self) -> bool {
+        self.mode.exclusive()
     }
 
     fn readings_may_lead(&self) {

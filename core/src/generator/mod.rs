@@ -1672,6 +1672,26 @@ mod tests {
     #[cfg(not(unix))]
     fn plain_closed_in_a_child(_: &Generator, _: &str) {}
 
+    /// The list of words a child finds at 0 holds 64: the records alone past it keep the lean
+    /// path, with its fork check, and every one issues.
+    #[cfg(unix)]
+    #[test]
+    fn records_alone_past_the_childs_list_take_the_lean_path() {
+        let l = Layout::parse("time:41,worker:10,sequence:12;epoch=1288834974657").unwrap();
+        let opts = Options::parse("process_only=true").unwrap();
+        let gens: Vec<Generator> = (900..970)
+            .map(|w| Generator::new(&l, l.parse_node(&format!("worker={w}")).unwrap(), opts.clone()).unwrap())
+            .collect();
+        let plain = gens.iter().filter(|g| plain_open(g)).count();
+        assert!(plain <= 64, "{plain} of 70 on the plain path");
+        assert!(gens.iter().all(|g| plain_open(g) != g.lean.on), "each on one path");
+        let mut ids: Vec<u64> = gens.iter().flat_map(|g| (0..100).map(|_| g.next_id().unwrap())).collect();
+        let n = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), n, "no ID repeats");
+    }
+
     /// Calls `next_id` until `path` serves one (the clock's cache running, a record checked, a
     /// lease's fast window open: a state, waited for), then two threads share `g`, each taking
     /// the path where it serves and `next_id` where not. Nothing repeats, each thread's IDs

@@ -49,7 +49,7 @@ use std::fs::File;
 use std::io;
 use std::marker::PhantomData;
 use std::os::unix::io::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, Once};
 
 use super::{FileId, Meta, Refusal, View};
@@ -1414,34 +1414,45 @@ pub(crate) fn keep_in_child(file: &File) {
     DETACHED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).retain(|&held| held != fd);
 }
 
-/// The addresses of the words that a child of `fork()` finds at 0 (see [`zero_in_child`];
-/// touched only inside the gate, so never locked at a fork).
-static ZEROED_IN_CHILD: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// How many words [`zero_in_child`] keeps at once.
+const ZEROED_MAX: usize = 64;
+
+/// The words that a child of `fork()` finds at 0 (see [`zero_in_child`]), or null: slots
+/// written only inside the gate, so a fork never finds one half-written, and no lock to be
+/// found held in the child.
+static ZEROED_IN_CHILD: [AtomicPtr<AtomicU64>; ZEROED_MAX] =
+    [const { AtomicPtr::new(std::ptr::null_mut()) }; ZEROED_MAX];
 
 /// Makes a child of `fork()` find `word` at 0: the bound of a fast path that must not issue in
 /// a child (a record this process uses alone), closed before `fork()` returns there, so the
-/// path needs no fork check of its own. Undo with [`unzero_in_child`] before the word's memory
-/// goes, in the child too.
-pub(crate) fn zero_in_child(word: &AtomicU64) {
+/// path needs no fork check of its own. `false` when [`ZEROED_MAX`] words are kept already
+/// (the caller then keeps its fork check). Undo with [`unzero_in_child`] before the word's
+/// memory goes, in the child too.
+pub(crate) fn zero_in_child(word: &AtomicU64) -> bool {
     let _gate = ForkGate::enter();
-    ZEROED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).push(word as *const AtomicU64 as usize);
+    let at = word as *const AtomicU64 as *mut AtomicU64;
+    let null = std::ptr::null_mut();
+    ZEROED_IN_CHILD.iter().any(|s| s.compare_exchange(null, at, Ordering::SeqCst, Ordering::SeqCst).is_ok())
 }
 
 /// Undoes [`zero_in_child`] (the word's memory is about to go).
 pub(crate) fn unzero_in_child(word: &AtomicU64) {
     let _gate = ForkGate::enter();
-    let at = word as *const AtomicU64 as usize;
-    ZEROED_IN_CHILD.lock().unwrap_or_else(|e| e.into_inner()).retain(|&w| w != at);
+    let at = word as *const AtomicU64 as *mut AtomicU64;
+    for s in &ZEROED_IN_CHILD {
+        let _ = s.compare_exchange(at, std::ptr::null_mut(), Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
 /// In a child of `fork()`: stores 0 in the words of [`zero_in_child`].
 fn zero_words_in_child() {
-    // Never held at a fork: only inside the gate, which `fork()` waits to be empty.
-    let Ok(words) = ZEROED_IN_CHILD.try_lock() else { return };
-    for &w in words.iter() {
-        // SAFETY: registered and not yet unregistered (both inside the gate), so the word's
-        // memory is alive; the child's only thread is this one.
-        unsafe { (*(w as *const AtomicU64)).store(0, Ordering::SeqCst) };
+    for s in &ZEROED_IN_CHILD {
+        let w = s.load(Ordering::SeqCst);
+        if !w.is_null() {
+            // SAFETY: registered and not yet unregistered (both inside the gate), so the
+            // word's memory is alive; the child's only thread is this one.
+            unsafe { (*w).store(0, Ordering::SeqCst) };
+        }
     }
 }
 

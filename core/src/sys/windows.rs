@@ -1006,9 +1006,10 @@ pub(crate) fn keep_in_child(file: &File) {
     let _ = file;
 }
 
-/// Nothing to do without `fork()`.
-pub(crate) fn zero_in_child(word: &AtomicU64) {
+/// Nothing to do without `fork()`: every word is kept.
+pub(crate) fn zero_in_child(word: &AtomicU64) -> bool {
     let _ = word;
+    true
 }
 
 /// Nothing to do without `fork()`.

@@ -378,6 +378,9 @@ pub(crate) struct Record {
     /// all of whose readings are below it (and below the layout's last tick), 0 for none.
     /// Raised after `valid_until`, so it never says more than `valid_until` does.
     last_valid_tick: AtomicU64,
+    /// Whether a child of `fork()` finds `last_valid_tick` at 0 (`sys::zero_in_child`): set
+    /// for an exclusive mode's record, which a child must not issue from.
+    zeroed_in_child: AtomicBool,
     /// Whether a generator of this process may have issued at a caller's reading, which may
     /// run ahead of the record's clock: until one may, every reading was the record's clock's,
     /// and what this process issued ends at the clock's tick and its drift (see
@@ -575,10 +578,10 @@ impl Record {
             }
         };
         let record = Arc::new(record);
-        if record.mode.exclusive() {
+        if record.mode.exclusive() && sys::zero_in_child(&record.last_valid_tick) {
             // This process's alone: a child of fork() finds its fast path closed (see
             // `Validity::closed_in_child`).
-            sys::zero_in_child(&record.last_valid_tick);
+            record.zeroed_in_child.store(true, Ordering::Release);
         }
         if req.mode != Mode::HostLease {
             record.meet_others(req)?;
@@ -672,6 +675,7 @@ impl Record {
             valid_until: AtomicU64::new(0),
             readings_lead: AtomicBool::new(false),
             last_valid_tick: AtomicU64::new(0),
+            zeroed_in_child: AtomicBool::new(false),
             fork_generation: sys::current_fork_generation(),
         };
         let in_use = locks::taken(&record.file, USERS_AT).map_err(|e| io_err("locking", path, e))?;
@@ -1318,7 +1322,7 @@ impl Drop for Record {
         if self.mode.exclusive() && own {
             sys::keep_in_child(&self.file);
         }
-        if self.mode.exclusive() {
+        if self.zeroed_in_child.load(Ordering::Acquire) {
             // In a child too: its copy of the list names this record's word.
             sys::unzero_in_child(&self.last_valid_tick);
         }
@@ -1535,7 +1539,7 @@ impl Validity for Record {
     }
 
     fn closed_in_child(&self) -> bool {
-        self.mode.exclusive()
+        self.zeroed_in_child.load(Ordering::Acquire)
     }
 
     fn readings_may_lead(&self) {

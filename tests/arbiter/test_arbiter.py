@@ -430,7 +430,11 @@ def shm_dir_forms(work: Work, layout: str) -> None:
     """Row 6: SNOWFLAKE_SHM_DIR empty means unset (/dev/shm); a relative one is refused."""
     node = "clock=0,datacenter=4,worker=2"
     env = env_with(None, SNOWFLAKE_SHM_DIR="")
-    results = run_together(work, [("py", node, "-"), ("c", node, "-")], layout, env)
+    # Both open the record at once, and one waits for the other's set-up lock: a bound for
+    # that wait, not the default 1000 ms, which a holder descheduled under CI's load outlasted
+    # once (ERR_SNOWFLAKE_BUSY). The row is about where the state is, not about that wait.
+    opts = "max_wait_ms=30000"
+    results = run_together(work, [("py", node, opts), ("c", node, opts)], layout, env)
     (_, (ha, ia, _)), (_, (hb, ib, _)) = results
     check(ha == "ok" and hb == "ok" and repeats([ia, ib]) == 0,
           "row 6: SNOWFLAKE_SHM_DIR= (empty) in two processes: one host state, no repeat",

@@ -936,8 +936,17 @@ fn opening_never_returns_a_lapsed_lease() {
         let pattern = format!("libsnowflake:*:worker={v}");
         let start = Instant::now();
         while keys(&mut admin, &pattern).is_empty() {
+            if opener.count("OPENERR ") > 0 {
+                break;
+            }
             assert!(start.elapsed() < MINUTES, "no claim: {}", opener.text());
             std::thread::sleep(Duration::from_millis(5));
+        }
+        if opener.count("OPENERR ") > 0 {
+            // Its first claim met a Redis slow to answer under the machine's load ("did not
+            // answer in time", as its 2 s TTL allows): it never claimed, so no premise.
+            eprintln!("attempt {attempt}: the opener failed before it claimed ({}); again", opener.text());
+            continue;
         }
         stop_outside_setup(opener.pid(), start);
         // Nobody renews its key now: it expires (follow Redis, not a clock), and the value

@@ -114,7 +114,13 @@ fn the_bound_follows_max_drift_ms_and_spares_isolated_generators() {
     let clock = ManualClock::new(real);
     let worker = hourly.parse_node(&format!("worker={}", std::process::id() % 256)).unwrap();
     let g = Generator::with_clock(&hourly, worker, Options::default(), &clock).unwrap();
-    g.next_id_at(start + 3_599_999).unwrap();
+    // The hour's last millisecond is within the bound. (A fresh record may start at the next
+    // tick, past what a removed copy could still issue, when the kernel's lock list shows a
+    // beacon at its offset: then this hour's tick reads full, which is not the bound.)
+    match g.next_id_at(start + 3_599_999) {
+        Ok(_) | Err(Error::SequenceExhausted { .. }) => {}
+        Err(e) => panic!("the hour's last millisecond: {e}"),
+    }
     assert!(
         matches!(g.next_id_at(start + 3_600_000), Err(Error::AheadOfClock { max_unix_ms, .. }) if max_unix_ms == start + 3_599_999)
     );

@@ -159,14 +159,39 @@ pub struct Parts {
 /// assert_eq!(fields, [("worker", 1), ("process", 0)]);
 /// assert_eq!(discord.to_string(), "time:42,worker:5,process:5,sequence:12;epoch=1420070400000;tick=1ms");
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy)]
 pub struct Layout {
+    /// [`Layout::fingerprint`], taken once the layout is whole: a generator made per request
+    /// asks for it several times (its record's key, its registry's entry).
+    fingerprint: u64,
     fields: [Field; MAX_FIELDS],
     len: u8,
     seq: u8,
     total_bits: u8,
     epoch_ms: u64,
     tick_ms: u64,
+}
+
+/// Equal layouts are the same fields (the slots past them are all unused), sequence, epoch
+/// and tick; the fingerprint, a function of those, is compared first, so that two different
+/// layouts (a process's registry holds many) differ at the first word.
+impl PartialEq for Layout {
+    fn eq(&self, other: &Layout) -> bool {
+        self.fingerprint == other.fingerprint
+            && self.fields() == other.fields()
+            && (self.seq, self.total_bits, self.epoch_ms, self.tick_ms)
+                == (other.seq, other.total_bits, other.epoch_ms, other.tick_ms)
+    }
+}
+
+impl Eq for Layout {}
+
+impl core::hash::Hash for Layout {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.fingerprint.hash(state);
+        self.fields().hash(state);
+        (self.seq, self.total_bits, self.epoch_ms, self.tick_ms).hash(state);
+    }
 }
 
 fn split_kv(s: &str) -> Option<(&str, &str)> {
@@ -254,6 +279,7 @@ impl Layout {
             None => (spec, None),
         };
         let mut layout = Layout {
+            fingerprint: 0,
             fields: [Field::UNUSED; MAX_FIELDS],
             len: 0,
             seq: 0,
@@ -352,6 +378,11 @@ impl Layout {
             }
             .into());
         }
+        layout.fingerprint = {
+            let mut h = Fnv1a::new();
+            let _ = layout.write_canonical(&mut h);
+            h.0
+        };
         Ok(layout)
     }
 
@@ -496,10 +527,8 @@ impl Layout {
     /// let b = snowflake_core::Layout::parse("time:41, datacenter:5, worker:5, sequence:12; tick=1ms; epoch=2010-11-04T01:42:54.657Z").unwrap();
     /// assert_eq!(a.fingerprint(), b.fingerprint());
     /// ```
-    pub fn fingerprint(&self) -> u64 {
-        let mut h = Fnv1a::new();
-        let _ = self.write_canonical(&mut h);
-        h.0
+    pub const fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     /// The canonical text (see `Display`) written piece by piece, without the formatting

@@ -102,11 +102,12 @@ pub(crate) fn env_fingerprint() -> Option<u64> {
     Some((h ^ n).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// The process's variables whose names begin with `prefix`, as `(name, value)`, in
-/// `environ`'s order: one pass over the array, read in place as `getenv` reads it (with its
-/// race, as [`env_fingerprint`] says), copying only those. Reading each of ours with
-/// `std::env::var` scanned the whole array once per name (a fifth of a generator made per
-/// request, in PHP).
+/// The process's variables whose `NAME=value` text begins with `prefix`, as `(name, value)`,
+/// in `environ`'s order (`NAME=` as the prefix: that variable, first as `getenv` finds it):
+/// one pass over the array, read in place as `getenv` reads it (with its race, as
+/// [`env_fingerprint`] says), copying only those. Reading each of ours with `std::env::var`
+/// scanned the whole array once per name, with a lock and copies (a fifth of a generator made
+/// per request, in PHP).
 pub(crate) fn vars_with_prefix(prefix: &[u8]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     use std::os::unix::ffi::OsStrExt;
     #[cfg(target_vendor = "apple")]
@@ -120,6 +121,7 @@ pub(crate) fn vars_with_prefix(prefix: &[u8]) -> Vec<(std::ffi::OsString, std::f
         }
         environ
     };
+    debug_assert!(!prefix.is_empty() && !prefix.contains(&0));
     let mut found = Vec::new();
     if entry.is_null() {
         return found;
@@ -129,7 +131,13 @@ pub(crate) fn vars_with_prefix(prefix: &[u8]) -> Vec<(std::ffi::OsString, std::f
     unsafe {
         while !(*entry).is_null() {
             let text = (*entry).cast::<u8>();
-            if (0..prefix.len()).all(|i| *text.add(i) == prefix[i]) {
+            // Byte by byte, stopping at the first that differs (a NUL differs from every byte
+            // of a prefix, so the string's end is never passed).
+            let mut same = 0;
+            while same < prefix.len() && *text.add(same) == prefix[same] {
+                same += 1;
+            }
+            if same == prefix.len() {
                 let bytes = std::ffi::CStr::from_ptr(*entry).to_bytes();
                 // `NAME=value`; an entry without `=` names no variable (getenv skips it too).
                 if let Some(eq) = bytes.iter().position(|&b| b == b'=') {

@@ -293,16 +293,12 @@ impl Environment {
     /// `SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE` and `SNOWFLAKE_OPTIONS` of this process. A value
     /// that is not UTF-8 is an [`Error::Environment`].
     pub fn read() -> Result<Environment> {
-        // Ours, in one pass over the environment (Unix); by name elsewhere (Windows matches
-        // names without regard to case, as `std::env::var` does there).
+        // Read in place on Unix; by name elsewhere (Windows matches names without regard to
+        // case, as `std::env::var_os` does there).
         #[cfg(unix)]
-        let ours = crate::sys::vars_with_prefix(b"SNOWFLAKE_");
-        let raw = |name: &'static str| -> Option<std::ffi::OsString> {
-            #[cfg(unix)]
-            return ours.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-            #[cfg(not(unix))]
-            return std::env::var_os(name);
-        };
+        let raw = crate::sys::var_in_place;
+        #[cfg(not(unix))]
+        let raw = std::env::var_os::<&str>;
         let var = |name: &'static str| match raw(name).map(std::ffi::OsString::into_string) {
             None => Ok(None),
             Some(Ok(value)) => Ok(Some(value)),

@@ -161,9 +161,6 @@ pub struct Parts {
 /// ```
 #[derive(Clone, Copy)]
 pub struct Layout {
-    /// [`Layout::fingerprint`], taken once the layout is whole: a generator made per request
-    /// asks for it several times (its record's key, its registry's entry).
-    fingerprint: u64,
     fields: [Field; MAX_FIELDS],
     len: u8,
     seq: u8,
@@ -172,15 +169,14 @@ pub struct Layout {
     tick_ms: u64,
 }
 
-/// Equal layouts are the same fields (the slots past them are all unused), sequence, epoch
-/// and tick; the fingerprint, a function of those, is compared first, so that two different
-/// layouts (a process's registry holds many) differ at the first word.
+/// Equal layouts are the same fields, sequence, epoch and tick: the slots past the fields are
+/// all unused, and are not compared (a generator made per request compares its layout with
+/// the process's others several times).
 impl PartialEq for Layout {
     fn eq(&self, other: &Layout) -> bool {
-        self.fingerprint == other.fingerprint
+        (self.seq, self.total_bits, self.epoch_ms, self.tick_ms)
+            == (other.seq, other.total_bits, other.epoch_ms, other.tick_ms)
             && self.fields() == other.fields()
-            && (self.seq, self.total_bits, self.epoch_ms, self.tick_ms)
-                == (other.seq, other.total_bits, other.epoch_ms, other.tick_ms)
     }
 }
 
@@ -188,7 +184,6 @@ impl Eq for Layout {}
 
 impl core::hash::Hash for Layout {
     fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
-        self.fingerprint.hash(state);
         self.fields().hash(state);
         (self.seq, self.total_bits, self.epoch_ms, self.tick_ms).hash(state);
     }
@@ -279,7 +274,6 @@ impl Layout {
             None => (spec, None),
         };
         let mut layout = Layout {
-            fingerprint: 0,
             fields: [Field::UNUSED; MAX_FIELDS],
             len: 0,
             seq: 0,
@@ -378,11 +372,6 @@ impl Layout {
             }
             .into());
         }
-        layout.fingerprint = {
-            let mut h = Fnv1a::new();
-            let _ = layout.write_canonical(&mut h);
-            h.0
-        };
         Ok(layout)
     }
 
@@ -527,8 +516,12 @@ impl Layout {
     /// let b = snowflake_core::Layout::parse("time:41, datacenter:5, worker:5, sequence:12; tick=1ms; epoch=2010-11-04T01:42:54.657Z").unwrap();
     /// assert_eq!(a.fingerprint(), b.fingerprint());
     /// ```
-    pub const fn fingerprint(&self) -> u64 {
-        self.fingerprint
+    pub fn fingerprint(&self) -> u64 {
+        // Taken each time (a few hundred instructions): keeping it in `Layout` made the code of
+        // the minimal static C program 700 bytes larger, past its 1.5 MB (issue 29).
+        let mut h = Fnv1a::new();
+        let _ = self.write_canonical(&mut h);
+        h.0
     }
 
     /// The canonical text (see `Display`) written piece by piece, without the formatting

@@ -162,8 +162,8 @@ proptest! {
         prop_assert_eq!(again.fingerprint(), l.fingerprint());
     }
 
-    /// The fingerprint, kept from when the layout was parsed, is FNV-1a 64 of its canonical
-    /// text; two layouts are equal (and hash alike) exactly when their texts are.
+    /// The fingerprint is FNV-1a 64 of the canonical text; two layouts are equal (and hash
+    /// alike) exactly when their texts are (equality compares the used fields only).
     #[test]
     fn fingerprints_and_equality_follow_the_canonical_text(a in layout(), b in layout()) {
         let fnv = |s: &str| s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, c| (h ^ u64::from(c)).wrapping_mul(0x0000_0100_0000_01b3));

@@ -102,14 +102,14 @@ pub(crate) fn env_fingerprint() -> Option<u64> {
     Some((h ^ n).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// The process's variables whose `NAME=value` text begins with `prefix`, as `(name, value)`,
-/// in `environ`'s order (`NAME=` as the prefix: that variable, first as `getenv` finds it):
-/// one pass over the array, read in place as `getenv` reads it (with its race, as
-/// [`env_fingerprint`] says), copying only those. Reading each of ours with `std::env::var`
-/// scanned the whole array once per name, with a lock and copies (a fifth of a generator made
-/// per request, in PHP).
-pub(crate) fn vars_with_prefix(prefix: &[u8]) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+/// The variable `name` (`NAME` without `=` or NUL), as `std::env::var_os` gives it, read in
+/// place in one pass over `environ`, as `getenv` reads it (with its race, as
+/// [`env_fingerprint`] says). `std::env::var_os` costs a generator made per request several
+/// times as much (its lock and copies), once per variable.
+pub(crate) fn var_in_place(name: &str) -> Option<std::ffi::OsString> {
     use std::os::unix::ffi::OsStrExt;
+    let name = name.as_bytes();
+    debug_assert!(!name.is_empty() && !name.contains(&0) && !name.contains(&b'='));
     #[cfg(target_vendor = "apple")]
     // SAFETY: as in `env_fingerprint`.
     let mut entry = unsafe { *libc::_NSGetEnviron() } as *const *const libc::c_char;
@@ -121,37 +121,26 @@ pub(crate) fn vars_with_prefix(prefix: &[u8]) -> Vec<(std::ffi::OsString, std::f
         }
         environ
     };
-    debug_assert!(!prefix.is_empty() && !prefix.contains(&0));
-    let mut found = Vec::new();
     if entry.is_null() {
-        return found;
+        return None;
     }
     // SAFETY: a null-terminated array of pointers to NUL-terminated strings; a string is read
-    // past a byte only when that byte is not its NUL.
+    // past a byte only when that byte matched `name`'s (never a NUL) or its `=`.
     unsafe {
         while !(*entry).is_null() {
             let text = (*entry).cast::<u8>();
-            // Byte by byte, stopping at the first that differs (a NUL differs from every byte
-            // of a prefix, so the string's end is never passed).
             let mut same = 0;
-            while same < prefix.len() && *text.add(same) == prefix[same] {
+            while same < name.len() && *text.add(same) == name[same] {
                 same += 1;
             }
-            if same == prefix.len() {
-                let bytes = std::ffi::CStr::from_ptr(*entry).to_bytes();
-                // `NAME=value`; an entry without `=` names no variable (getenv skips it too).
-                if let Some(eq) = bytes.iter().position(|&b| b == b'=') {
-                    let (name, value) = (&bytes[..eq], &bytes[eq + 1..]);
-                    found.push((
-                        std::ffi::OsStr::from_bytes(name).into(),
-                        std::ffi::OsStr::from_bytes(value).into(),
-                    ));
-                }
+            if same == name.len() && *text.add(same) == b'=' {
+                let value = std::ffi::CStr::from_ptr(text.add(same + 1).cast()).to_bytes();
+                return Some(std::ffi::OsStr::from_bytes(value).into());
             }
             entry = entry.add(1);
         }
     }
-    found
+    None
 }
 
 /// The effective user id.

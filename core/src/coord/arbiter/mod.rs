@@ -175,10 +175,9 @@ pub(crate) use super::admission::Mode;
 /// on Windows). An empty `SNOWFLAKE_SHM_DIR` counts as unset; a relative one is refused (two
 /// processes in two working directories would not meet).
 pub fn shm_dir() -> Result<PathBuf, Error> {
-    // (On Unix read in place, in one pass: `std::env::var_os` cost a generator made per
-    // request as much again, with its lock and copies.)
+    // (Read in place on Unix: see `sys::var_in_place`.)
     #[cfg(unix)]
-    let dir = sys::vars_with_prefix(b"SNOWFLAKE_SHM_DIR=").into_iter().next().map(|(_, v)| v);
+    let dir = sys::var_in_place("SNOWFLAKE_SHM_DIR");
     #[cfg(not(unix))]
     let dir = std::env::var_os("SNOWFLAKE_SHM_DIR");
     if let Some(dir) = dir.filter(|d| !d.is_empty()) {

@@ -191,7 +191,20 @@ def per_request(runs: int, n: int) -> None:
     del held
 
 
+def cpu() -> str:
+    """The CPU, as core/benches/peers.rs prints it (issue 44 reports figures per machine)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            info = dict(
+                (k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in f) if k.strip()
+            )
+    except OSError:
+        return "unknown"
+    return f"{info.get('model name', 'unknown')} (family {info.get('cpu family', '?')}, model {info.get('model', '?')})"
+
+
 def main() -> int:
+    print(f"cpu: {cpu()}")
     quick = "--quick" in sys.argv
     runs = 3 if quick else 7
     n = 300_000 if quick else 2_000_000

@@ -61,20 +61,27 @@ pub fn node_arg(layout: &snowflake_core::Layout, value: Option<&Bound<'_, PyAny>
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(layout.parse_node(&s.to_cow()?).map_err(Error)?);
     }
-    let items = if let Ok(d) = value.cast::<PyDict>() {
-        d.items().into_any()
-    } else if value.hasattr("items")? {
-        value.call_method0("items")?
-    } else {
-        return Err(type_error("node", "a mapping such as {\"worker\": 3}", value));
-    };
     let mut names: Vec<String> = Vec::with_capacity(MAX_FIELDS);
     let mut values: Vec<(Bound<'_, PyAny>, Option<String>)> = Vec::with_capacity(MAX_FIELDS);
-    for item in items.try_iter()? {
-        let (name, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+    let mut add = |name: Bound<'_, PyAny>, v| -> PyResult<()> {
         let name = name.cast::<PyString>().map_err(|_| type_error("node field name", "a str", &name))?;
         names.push(name.to_cow()?.into_owned());
         values.push((v, None));
+        Ok(())
+    };
+    if let Ok(d) = value.cast::<PyDict>() {
+        // A dict's pairs in place (its `items()` would make a view and a tuple a pair: a
+        // generator is made per request).
+        for (name, v) in d.iter() {
+            add(name, v)?;
+        }
+    } else if value.hasattr("items")? {
+        for item in value.call_method0("items")?.try_iter()? {
+            let (name, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+            add(name, v)?;
+        }
+    } else {
+        return Err(type_error("node", "a mapping such as {\"worker\": 3}", value));
     }
     // Core checks each value against its field (a float, a bool, a negative number: a typed
     // error naming the field), as for every front end.

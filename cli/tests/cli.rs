@@ -1146,6 +1146,30 @@ fn next_with_no_flags_takes_the_environment_and_config_says_where_each_value_cam
     assert!(json.contains(r#""max_wait_ms":{"value":"0","source":"SNOWFLAKE_OPTIONS"}"#), "{json}");
 }
 
+/// The variables are read in one pass over the environment: each by its exact name (a longer
+/// name that begins with it is another variable), and a value that
+/// is not UTF-8 is refused by name, with nothing issued.
+#[cfg(unix)]
+#[test]
+fn the_environment_is_read_by_exact_name_and_a_value_not_utf8_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let vars = [
+        ("SNOWFLAKE_NODEX", "worker=3"),
+        ("SNOWFLAKE_NODE", "worker=9,process=4"),
+        ("SNOWFLAKE_LAYOUT", "discord"),
+    ];
+    let out = snowflake_env(&["next", "--format", "json"], &vars);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8(out.stdout).unwrap().contains(r#""fields":{"worker":9,"process":4}"#));
+    let mut cmd = snowflake_cmd();
+    cmd.env("SNOWFLAKE_LAYOUT", "discord").env("SNOWFLAKE_NODE", std::ffi::OsStr::from_bytes(b"worker=\xff"));
+    let out = cmd.args(["next"]).stdin(Stdio::null()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing issued: {:?}", out.stdout);
+    assert!(stderr.contains("SNOWFLAKE_NODE") && stderr.contains("not valid UTF-8"), "{stderr}");
+}
+
 /// Issue 29: options written with `,` get the `;` hint from `--options` and a flag too (core's
 /// `set_text`), as C and SNOWFLAKE_OPTIONS get it; it said only "must be a non-negative integer".
 #[test]

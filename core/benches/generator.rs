@@ -1,6 +1,6 @@
 //! Criterion benches for the figures in issue 2: `next_id` against the layout's capacity and
 //! against a clock read plus a compare-and-swap, `next_ids` throughput, two threads sharing one
-//! generator. Run: `cargo bench -p snowflake-core`.
+//! generator, a generator made per request. Run: `cargo bench -p snowflake-core`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use snowflake_core::{decode_str, encode, Clock, Encoding, Generator, Layout, MonotonicClock, Options};
@@ -122,5 +122,33 @@ fn encodings(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, baseline, next_id, next_ids, encodings, capacity);
+/// A generator made per request, as a PHP-FPM or gunicorn handler makes one (issue 44: <= 3 us
+/// in Python and PHP, whose calls add their own cost to this): `Generator::new` and its first
+/// `next_id`, with another generator of the identity alive in the process (the record open);
+/// and the same from the texts, as a front end starts (the layout's text, the node's).
+fn per_request(c: &mut Criterion) {
+    let mut g = c.benchmark_group("a generator per request");
+    let shm = std::env::temp_dir().join(format!("bench-generator-{}", std::process::id()));
+    std::fs::create_dir_all(&shm).unwrap();
+    // Records of its own (set before this bench's generators read the environment).
+    std::env::set_var("SNOWFLAKE_SHM_DIR", &shm);
+    let layout = Layout::parse(WIDE).unwrap();
+    let node = layout.parse_node("worker=1").unwrap();
+    let held = Generator::new(&layout, node, Options::default()).unwrap();
+    g.bench_function("Generator::new + next_id (identity held)", |b| {
+        b.iter(|| black_box(Generator::new(&layout, node, Options::default()).unwrap().next_id().unwrap()))
+    });
+    g.bench_function("the same from the layout's and node's texts", |b| {
+        b.iter(|| {
+            let layout = Layout::parse(black_box(WIDE)).unwrap();
+            let node = layout.parse_node(black_box("worker=1")).unwrap();
+            black_box(Generator::new(&layout, node, Options::default()).unwrap().next_id().unwrap())
+        })
+    });
+    g.finish();
+    drop(held);
+    let _ = std::fs::remove_dir_all(shm);
+}
+
+criterion_group!(benches, baseline, next_id, next_ids, encodings, capacity, per_request);
 criterion_main!(benches);

@@ -94,17 +94,21 @@ fn load() -> String {
         .unwrap_or_default()
 }
 
-/// The CPU's model name, and how many CPUs this process may run on.
+/// The CPU's model name, family and model (a VM's name alone, such as "AMD EPYC", is the same
+/// for CPUs generations apart), and how many CPUs this process may run on.
 fn cpu() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|c| {
-            c.lines()
-                .find(|l| l.starts_with("model name"))
-                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    format!("{model}, {} CPUs", std::thread::available_parallelism().map_or(0, |n| n.get()))
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let field = |name: &str| {
+        info.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+    };
+    let model = field("model name").unwrap_or_else(|| "unknown".into());
+    let generation = match (field("cpu family"), field("model")) {
+        (Some(f), Some(m)) => format!(" (family {f}, model {m})"),
+        _ => String::new(),
+    };
+    format!("{model}{generation}, {} CPUs", std::thread::available_parallelism().map_or(0, |n| n.get()))
 }
 
 /// Minimum, median and maximum.

@@ -45,8 +45,11 @@ impl Name {
 
     /// The text.
     pub fn as_str(&self) -> &str {
-        // Built only from whole `&str`s cut at character boundaries.
-        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+        // SAFETY: every `Name` is made by `Name::new` (the bytes of a whole `&str`), by
+        // `Name::snippet` (a `&str` cut at a character boundary, through `new`) or is `EMPTY`,
+        // and its bytes never change after: `bytes[..len]` is UTF-8. Unchecked, as layouts
+        // look their fields up by name each time a generator is made.
+        unsafe { core::str::from_utf8_unchecked(&self.bytes[..self.len as usize]) }
     }
 
     /// Whether `s` is a valid field name: a lowercase letter, then lowercase letters, digits

@@ -162,6 +162,23 @@ proptest! {
         prop_assert_eq!(again.fingerprint(), l.fingerprint());
     }
 
+    /// The fingerprint is FNV-1a 64 of the canonical text; two layouts are equal (and hash
+    /// alike) exactly when their texts are (equality compares the used fields only).
+    #[test]
+    fn fingerprints_and_equality_follow_the_canonical_text(a in layout(), b in layout()) {
+        let fnv = |s: &str| s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, c| (h ^ u64::from(c)).wrapping_mul(0x0000_0100_0000_01b3));
+        prop_assert_eq!(a.fingerprint(), fnv(&a.to_string()));
+        prop_assert_eq!(a == b, a.to_string() == b.to_string());
+        let hash = |l: &Layout| {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            l.hash(&mut h);
+            h.finish()
+        };
+        let b_again = Layout::parse(&b.to_string()).unwrap();
+        prop_assert_eq!(hash(&b), hash(&b_again));
+    }
+
     #[test]
     fn decode_then_compose_is_the_identity(l in layout(), raw: u64) {
         let id = raw & l.max_value();

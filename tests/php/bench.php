@@ -79,6 +79,13 @@ printf(
     ini_get('opcache.jit') ?: 'off',
 );
 
+// The CPU, as core/benches/peers.rs prints it (issue 44 reports figures per machine).
+$info = @file_get_contents('/proc/cpuinfo') ?: '';
+$field = function (string $name) use ($info): ?string {
+    return preg_match('/^' . preg_quote($name, '/') . '\s*:\s*(.*)$/m', $info, $m) ? trim($m[1]) : null;
+};
+printf("cpu: %s (family %s, model %s)\n", $field('model name') ?? 'unknown', $field('cpu family') ?? '?', $field('model') ?? '?');
+
 $twitter = new Generator('twitter', ['datacenter' => 1, 'worker' => 1]);
 $mastodon = new Generator('mastodon');
 $roomy = new Generator('time:41,worker:1,sequence:21;epoch=1288834974657', ['worker' => 1]);

@@ -102,6 +102,47 @@ pub(crate) fn env_fingerprint() -> Option<u64> {
     Some((h ^ n).wrapping_mul(0x0100_0000_01b3))
 }
 
+/// The variable `name` (`NAME` without `=` or NUL), as `std::env::var_os` gives it, read in
+/// place in one pass over `environ`, as `getenv` reads it (with its race, as
+/// [`env_fingerprint`] says). `std::env::var_os` costs a generator made per request several
+/// times as much (its lock and copies), once per variable.
+pub(crate) fn var_in_place(name: &str) -> Option<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let name = name.as_bytes();
+    debug_assert!(!name.is_empty() && !name.contains(&0) && !name.contains(&b'='));
+    #[cfg(target_vendor = "apple")]
+    // SAFETY: as in `env_fingerprint`.
+    let mut entry = unsafe { *libc::_NSGetEnviron() } as *const *const libc::c_char;
+    #[cfg(not(target_vendor = "apple"))]
+    // SAFETY: as in `env_fingerprint`.
+    let mut entry = unsafe {
+        extern "C" {
+            static environ: *const *const libc::c_char;
+        }
+        environ
+    };
+    if entry.is_null() {
+        return None;
+    }
+    // SAFETY: a null-terminated array of pointers to NUL-terminated strings; a string is read
+    // past a byte only when that byte matched `name`'s (never a NUL) or its `=`.
+    unsafe {
+        while !(*entry).is_null() {
+            let text = (*entry).cast::<u8>();
+            let mut same = 0;
+            while same < name.len() && *text.add(same) == name[same] {
+                same += 1;
+            }
+            if same == name.len() && *text.add(same) == b'=' {
+                let value = std::ffi::CStr::from_ptr(text.add(same + 1).cast()).to_bytes();
+                return Some(std::ffi::OsStr::from_bytes(value).into());
+            }
+            entry = entry.add(1);
+        }
+    }
+    None
+}
+
 /// The effective user id.
 pub(crate) fn euid() -> u32 {
     // SAFETY: no arguments; cannot fail.

@@ -64,6 +64,23 @@ pub(crate) fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// The C library's array of the process's variables (`NAME=value` strings, null-terminated),
+/// as `getenv` reads it; null where there is none.
+fn environ() -> *const *const libc::c_char {
+    #[cfg(target_vendor = "apple")]
+    // SAFETY: _NSGetEnviron gives the address of the process's `environ` (a dylib cannot name
+    // `environ` itself on macOS).
+    return unsafe { *libc::_NSGetEnviron() } as *const *const libc::c_char;
+    #[cfg(not(target_vendor = "apple"))]
+    // SAFETY: `environ` is the C library's array of the process's variables.
+    unsafe {
+        extern "C" {
+            static environ: *const *const libc::c_char;
+        }
+        environ
+    }
+}
+
 /// A fingerprint of this process's environment variables, read in place, without allocating or
 /// reading a string: the address of each `NAME=value` string, and their count. A variable
 /// set, replaced or removed through the C library (`setenv`, `putenv`, `unsetenv`, and
@@ -73,18 +90,7 @@ pub(crate) fn monotonic_ns() -> u64 {
 /// that sets variables while another thread reads them has that race with every C library's
 /// `getenv` too).
 pub(crate) fn env_fingerprint() -> Option<u64> {
-    #[cfg(target_vendor = "apple")]
-    // SAFETY: _NSGetEnviron gives the address of the process's `environ` (a dylib cannot name
-    // `environ` itself on macOS).
-    let mut entry = unsafe { *libc::_NSGetEnviron() } as *const *const libc::c_char;
-    #[cfg(not(target_vendor = "apple"))]
-    // SAFETY: `environ` is the C library's array of the process's variables.
-    let mut entry = unsafe {
-        extern "C" {
-            static environ: *const *const libc::c_char;
-        }
-        environ
-    };
+    let mut entry = environ();
     if entry.is_null() {
         return Some(0);
     }
@@ -110,17 +116,7 @@ pub(crate) fn var_in_place(name: &str) -> Option<std::ffi::OsString> {
     use std::os::unix::ffi::OsStrExt;
     let name = name.as_bytes();
     debug_assert!(!name.is_empty() && !name.contains(&0) && !name.contains(&b'='));
-    #[cfg(target_vendor = "apple")]
-    // SAFETY: as in `env_fingerprint`.
-    let mut entry = unsafe { *libc::_NSGetEnviron() } as *const *const libc::c_char;
-    #[cfg(not(target_vendor = "apple"))]
-    // SAFETY: as in `env_fingerprint`.
-    let mut entry = unsafe {
-        extern "C" {
-            static environ: *const *const libc::c_char;
-        }
-        environ
-    };
+    let mut entry = environ();
     if entry.is_null() {
         return None;
     }

@@ -293,13 +293,7 @@ impl Environment {
     /// `SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE` and `SNOWFLAKE_OPTIONS` of this process. A value
     /// that is not UTF-8 is an [`Error::Environment`].
     pub fn read() -> Result<Environment> {
-        // Read in place on Unix; by name elsewhere (Windows matches names without regard to
-        // case, as `std::env::var_os` does there).
-        #[cfg(unix)]
-        let raw = crate::sys::var_in_place;
-        #[cfg(not(unix))]
-        let raw = std::env::var_os::<&str>;
-        let var = |name: &'static str| match raw(name).map(std::ffi::OsString::into_string) {
+        let var = |name: &'static str| match crate::sys::env_var(name).map(std::ffi::OsString::into_string) {
             None => Ok(None),
             Some(Ok(value)) => Ok(Some(value)),
             Some(Err(raw)) => Err(Error::environment(

@@ -112,7 +112,7 @@ pub(crate) fn env_fingerprint() -> Option<u64> {
 /// place in one pass over `environ`, as `getenv` reads it (with its race, as
 /// [`env_fingerprint`] says). `std::env::var_os` costs a generator made per request several
 /// times as much (its lock and copies), once per variable.
-pub(crate) fn var_in_place(name: &str) -> Option<std::ffi::OsString> {
+pub(crate) fn env_var(name: &str) -> Option<std::ffi::OsString> {
     use std::os::unix::ffi::OsStrExt;
     let name = name.as_bytes();
     debug_assert!(!name.is_empty() && !name.contains(&0) && !name.contains(&b'='));

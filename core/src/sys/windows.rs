@@ -184,6 +184,12 @@ fn token_user() -> &'static Option<Account> {
     })
 }
 
+/// The variable `name`, as `std::env::var_os` gives it (Windows matches names without regard
+/// to case; Unix's `env_var` reads `environ` in place).
+pub(crate) fn env_var(name: &str) -> Option<std::ffi::OsString> {
+    std::env::var_os(name)
+}
+
 /// No fingerprint here (reading the environment block allocates): [`crate::env`] scans the
 /// names for near misses every time.
 pub(crate) fn env_fingerprint() -> Option<u64> {

@@ -175,12 +175,7 @@ pub(crate) use super::admission::Mode;
 /// on Windows). An empty `SNOWFLAKE_SHM_DIR` counts as unset; a relative one is refused (two
 /// processes in two working directories would not meet).
 pub fn shm_dir() -> Result<PathBuf, Error> {
-    // (Read in place on Unix: see `sys::var_in_place`.)
-    #[cfg(unix)]
-    let dir = sys::var_in_place("SNOWFLAKE_SHM_DIR");
-    #[cfg(not(unix))]
-    let dir = std::env::var_os("SNOWFLAKE_SHM_DIR");
-    if let Some(dir) = dir.filter(|d| !d.is_empty()) {
+    if let Some(dir) = sys::env_var("SNOWFLAKE_SHM_DIR").filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
         if dir.is_relative() {
             return Err(Error::BadOption {

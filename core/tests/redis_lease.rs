@@ -433,6 +433,94 @@ fn a_deleted_key_is_claimed_again_and_a_newcomer_with_its_value_starts_above() {
     }
 }
 
+/// The lean path reads a lease's claim without its seqlock (see `FastMark::last_tick`): a
+/// claim that changes while other threads issue must never lend its node value to a slot
+/// checked against the claim before it. Two threads issue through one holder while its key is
+/// deleted, round after round, and a newcomer takes the value: the holder claims another,
+/// which starts past the margin of an unknown mark (4 s here), so each thread's first ID with
+/// the new value lies seconds past its last with the old one. A slot of the old claim given
+/// the new value would sit within milliseconds of it.
+#[test]
+fn claims_that_change_under_issuing_threads_mix_nothing() {
+    let server = start_redis();
+    let ttl = 3000;
+    let holder = Arc::new(open_ok(server.port, ttl));
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let (g, stop) = (holder.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut ids = vec![];
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    match g.next_id() {
+                        Ok(id) => ids.push(id),
+                        Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                    }
+                }
+                ids
+            })
+        })
+        .collect();
+    let mut admin = Conn::connect(server.port);
+    let (mut newcomers, mut kept) = (vec![], vec![]);
+    let rounds = 4;
+    for round in 1..=rounds {
+        let start = Instant::now();
+        // The holder's claim of this round has started issuing.
+        while holder.stats().lease_claims < round || holder.stats().issued == 0 {
+            assert!(start.elapsed() < MINUTES, "no claim {round}: {:?}", holder.stats());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let w = worker(&holder);
+        let [key] = &keys(&mut admin, &format!("libsnowflake:*:worker={w}"))[..] else {
+            panic!("one key names the identity")
+        };
+        admin.call(&["DEL", key]);
+        let newcomer = open_ok(server.port, ttl);
+        newcomers.push((0..200).map(|_| next_id_patiently(&newcomer)).collect::<Vec<u64>>());
+        // Kept open, so that the holder never gets the value back.
+        kept.push(newcomer);
+        while holder.stats().lease_claims <= round {
+            assert!(start.elapsed() < MINUTES, "the holder never claimed again: {:?}", holder.stats());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    // The last claim issues for a moment too.
+    let before = holder.stats().issued;
+    while holder.stats().issued < before + 1000 {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let per_thread: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let s = holder.stats();
+    assert!(s.lease_claims > rounds, "{s:?}");
+    let mut changes = 0;
+    for ids in &per_thread {
+        for pair in ids.windows(2) {
+            let (a, b) = (layout().decode(pair[0]).unwrap(), layout().decode(pair[1]).unwrap());
+            if a.node.get(1) != b.node.get(1) {
+                changes += 1;
+                assert!(
+                    b.unix_ms
+                        >= a.unix_ms
+                            + snowflake_core::LEASE_MAX_WINDOW_MS
+                            + snowflake_core::LEASE_MAX_DRIFT_MS,
+                    "worker={} at {} came {} ms after worker={} at {}: a slot of the old claim",
+                    b.node.get(1),
+                    b.unix_ms,
+                    b.unix_ms - a.unix_ms,
+                    a.node.get(1),
+                    a.unix_ms
+                );
+            }
+        }
+    }
+    // The premise: the threads issued across changes of value (a round whose holder took its
+    // own value back before the newcomer came changes none).
+    assert!(changes >= 2, "{changes} changes of value seen by the threads: {s:?}");
+    assert_unique(per_thread.iter().flatten().chain(newcomers.iter().flatten()));
+}
+
 #[test]
 fn a_lapsed_holder_takes_its_own_value_back_when_it_is_free() {
     let server = start_redis();
@@ -539,6 +627,99 @@ fn a_forked_child_does_not_release_the_parents_lease() {
     // The parent still issues (an ID that reserves time may wait for a Redis late to answer
     // within this TTL's second: the premise is a Redis that answers).
     next_id_patiently(&parent);
+}
+
+/// A lease's value is its process's (a host lease's, its host's processes'): a copy in a child
+/// of fork() issues nothing, by any way of asking, though the lean path has no fork check of
+/// its own under a lease (its last tick reads 0 in the child). The parent goes on.
+///
+/// The premise, that the child's readings were within what the copy's last tick allowed (50 ms
+/// past the last check of the host's record of the value), is checked after: the parent's own lean path, which no
+/// call extended meanwhile, still issues. If not (a slow child), the fork is tried again.
+#[test]
+fn a_forked_childs_copy_of_a_lease_issues_nothing() {
+    let server = start_redis();
+    // Reservations of a second: the child's room.
+    let options = format!("{};state_window_ms=1000", options(server.port, 5000));
+    let alone = open_patiently(&layout(), "", &options);
+    let shared = open_patiently(&layout(), "", &format!("{options};shared=fork-{}", std::process::id()));
+    for attempt in 0.. {
+        assert!(attempt < 10, "the child never ran within its copies' reservations");
+        // Both on the lean path just before the fork, each just past a general call (which
+        // checks the host's record of the value: the lean path's room is 50 ms from it), the
+        // premise's witness last.
+        let mut last: Vec<u64> = [&shared, &alone]
+            .iter()
+            .map(|g| {
+                issue_while(g, |_, _| g.next_id_fast().is_some());
+                issue_while(g, |_, _| g.next_id_fast().is_none());
+                next_id_patiently(g)
+            })
+            .collect();
+        last.reverse();
+        // SAFETY: the child calls this crate's issuing paths, which take no lock in a child,
+        // and _exits without dropping anything.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            // The clock's cache runs in the child again once a generator made there reads it
+            // in a burst: the copies are asked while it runs and is read (their lean path's
+            // state), a thousand times, so they meet their last tick, not a stopped cache.
+            let fresh = Generator::isolated(
+                &layout(),
+                Default::default(),
+                Options::default(),
+                snowflake_core::MonotonicClock::process(),
+            )
+            .unwrap();
+            let (mut code, mut asked, since) = (0, 0, Instant::now());
+            while asked < 1000 && since.elapsed() < MINUTES {
+                let _ = fresh.next_id();
+                if !snowflake_core::clock_cache_read() {
+                    continue;
+                }
+                asked += 1;
+                for g in [&alone, &shared] {
+                    if g.next_id_fast().is_some() {
+                        code = 1;
+                    }
+                }
+            }
+            for g in [&alone, &shared] {
+                if !matches!(g.next_id(), Err(Error::Forked))
+                    || !matches!(g.try_next_id(), Err(Error::Forked))
+                {
+                    code = if code == 0 { 2 } else { code };
+                }
+            }
+            if asked < 1000 {
+                code = 3;
+            }
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status));
+        assert_eq!(
+            libc::WEXITSTATUS(status),
+            0,
+            "child: 1 = the fast path issued an ID, 2 = next_id or try_next_id did not refuse, 3 = the clock cache never ran in the child"
+        );
+        // (The host lease's lean path also checks the host's record every 50 ms, which may have
+        // run out in the child: the lease of one process is the premise's witness.)
+        // (A cache idle while the parent waited is marked again by the first call: a few.)
+        let since = Instant::now();
+        let after = std::iter::repeat_with(|| alone.next_id_fast())
+            .find(|id| id.is_some() || since.elapsed() > Duration::from_millis(5))
+            .flatten();
+        for (g, last) in [&alone, &shared].into_iter().zip(&last) {
+            assert!(next_id_patiently(g) > *last, "the parent goes on");
+        }
+        if after.is_some() {
+            return;
+        }
+        eprintln!("the child outlasted a reservation: forking again");
+    }
 }
 
 // --- addresses and secrets -------------------------------------------------------------------

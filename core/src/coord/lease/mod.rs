@@ -36,7 +36,12 @@
 //! - **Heal**: a lapsed lease (not renewed in time, or found taken or deleted) is claimed
 //!   again on the generator's next call: the same value if it is free, else another. The
 //!   claim is published under a seqlock (`generation`): an ID is composed with the claim its
-//!   slot was checked against, or its slot is dropped.
+//!   slot was checked against, or its slot is dropped. The generator's lean path reads the
+//!   claim without it: one word holds the last tick it may issue at (`fast_last_tick`: the
+//!   fast window, the reservation, the layout's end), which a claim zeroes before it changes
+//!   its words and a child of `fork()` finds at 0; a claim then steps the state word up before
+//!   the word reopens, so the lean path's compare-and-swap, from a state word read before the
+//!   claim's words, fails across a change (see `FastMark::last_tick`).
 //! - **Release** (on drop): stores the exact end of what was issued and frees the value.
 //! - **This host**: every claim holds the host's record of the identity with the value it
 //!   claims (see `arbiter`); a value used on this host another way is given back to the store

@@ -463,15 +463,22 @@ fn claims_that_change_under_issuing_threads_mix_nothing() {
         .collect();
     let mut admin = Conn::connect(server.port);
     let (mut newcomers, mut kept) = (vec![], vec![]);
-    let rounds = 4;
-    for round in 1..=rounds {
-        let start = Instant::now();
-        // The holder's claim of this round has started issuing.
-        while holder.stats().lease_claims < round || holder.stats().issued == 0 {
-            assert!(start.elapsed() < MINUTES, "no claim {round}: {:?}", holder.stats());
+    // Rounds until the holder's value changed twice: a round whose holder noticed the loss
+    // before the newcomer claimed (a slow Redis, a loaded machine) takes its own value back.
+    // Each newcomer keeps a value of the 8, so 6 rounds at most.
+    let (mut changed, start) = (0, Instant::now());
+    for round in 1.. {
+        assert!(
+            round <= 6 && start.elapsed() < MINUTES,
+            "the value changed {changed} times in {round} rounds"
+        );
+        // The holder's current claim issues.
+        let issued = holder.stats().issued;
+        while holder.stats().issued < issued + 1000 {
+            assert!(start.elapsed() < MINUTES, "round {round}: no IDs: {:?}", holder.stats());
             std::thread::sleep(Duration::from_millis(10));
         }
-        let w = worker(&holder);
+        let (w, claims) = (worker(&holder), holder.stats().lease_claims);
         let [key] = &keys(&mut admin, &format!("libsnowflake:*:worker={w}"))[..] else {
             panic!("one key names the identity")
         };
@@ -480,9 +487,15 @@ fn claims_that_change_under_issuing_threads_mix_nothing() {
         newcomers.push((0..200).map(|_| next_id_patiently(&newcomer)).collect::<Vec<u64>>());
         // Kept open, so that the holder never gets the value back.
         kept.push(newcomer);
-        while holder.stats().lease_claims <= round {
+        while holder.stats().lease_claims <= claims {
             assert!(start.elapsed() < MINUTES, "the holder never claimed again: {:?}", holder.stats());
             std::thread::sleep(Duration::from_millis(10));
+        }
+        if worker(&holder) != w {
+            changed += 1;
+            if changed == 2 {
+                break;
+            }
         }
     }
     // The last claim issues for a moment too.
@@ -493,7 +506,6 @@ fn claims_that_change_under_issuing_threads_mix_nothing() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let per_thread: Vec<Vec<u64>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
     let s = holder.stats();
-    assert!(s.lease_claims > rounds, "{s:?}");
     let mut changes = 0;
     for ids in &per_thread {
         for pair in ids.windows(2) {
@@ -515,9 +527,9 @@ fn claims_that_change_under_issuing_threads_mix_nothing() {
             }
         }
     }
-    // The premise: the threads issued across changes of value (a round whose holder took its
-    // own value back before the newcomer came changes none).
-    assert!(changes >= 2, "{changes} changes of value seen by the threads: {s:?}");
+    // The premise: a thread issued across a change of value (each claim issued 1000 IDs, by
+    // either thread).
+    assert!(changes >= 1, "no change of value seen by a thread: {s:?}");
     assert_unique(per_thread.iter().flatten().chain(newcomers.iter().flatten()));
 }
 

@@ -124,29 +124,23 @@ mod tests {
     #[test]
     fn a_step_moves_the_word_strictly_up() {
         use core::sync::atomic::{AtomicU64, Ordering};
-        let w = Word::new(12, 0, 1000);
-        let cell = AtomicU64::new(w.pack(10, 0, 7));
-        w.step_past(&cell);
-        assert_eq!(w.unpack(cell.load(Ordering::Relaxed)), (10, 0, 8));
-        // The tick's last slot carries into the next tick.
-        let cell = AtomicU64::new(w.pack(10, 0, 4095));
-        w.step_past(&cell);
-        assert_eq!(w.unpack(cell.load(Ordering::Relaxed)), (11, 0, 0));
-        // A fresh word (0) moves too.
-        let cell = AtomicU64::new(0);
-        w.step_past(&cell);
-        assert_eq!(w.unpack(cell.load(Ordering::Relaxed)), (0, 0, 1));
-        // With a rollover field: the next tick's start, its counter kept.
-        let wr = Word::new(12, 2, 1000);
-        let cell = AtomicU64::new(wr.pack(10, 3, 7));
-        wr.step_past(&cell);
-        assert_eq!(wr.unpack(cell.load(Ordering::Relaxed)), (11, 3, 0));
-        // At the layout's end: up to its last slot, never issued, where it stays.
-        let cell = AtomicU64::new(w.pack(1000, 0, 4094));
-        w.step_past(&cell);
-        assert_eq!(w.unpack(cell.load(Ordering::Relaxed)), (1000, 0, 4095));
-        w.step_past(&cell);
-        assert_eq!(w.unpack(cell.load(Ordering::Relaxed)), (1000, 0, 4095));
+        let (w, wr) = (Word::new(12, 0, 1000), Word::new(12, 2, 1000));
+        for (format, from, to) in [
+            (w, (10, 0, 7), (10, 0, 8)),
+            // The tick's last slot carries into the next tick.
+            (w, (10, 0, 4095), (11, 0, 0)),
+            // A fresh word (0) moves too.
+            (w, (0, 0, 0), (0, 0, 1)),
+            // With a rollover field: the next tick's start, its counter kept.
+            (wr, (10, 3, 7), (11, 3, 0)),
+            // At the layout's end: up to its last slot, never issued, where it stays.
+            (w, (1000, 0, 4094), (1000, 0, 4095)),
+            (w, (1000, 0, 4095), (1000, 0, 4095)),
+        ] {
+            let cell = AtomicU64::new(format.pack(from.0, from.1, from.2));
+            format.step_past(&cell);
+            assert_eq!(format.unpack(cell.load(Ordering::Relaxed)), to, "from {from:?}");
+        }
     }
 
     #[test]

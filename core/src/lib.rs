@@ -98,6 +98,15 @@ pub use clock::{MonotonicClock, SystemClock};
 #[cfg(feature = "lease-remote")]
 #[doc(hidden)]
 pub use coord::lease_renewal_times;
+
+/// For tests, not part of the API: whether the process's clock cache runs and its current
+/// millisecond was read, the state in which the fast paths use it (a test in a child of
+/// `fork()`, where the cache starts anew, waits for it).
+#[doc(hidden)]
+#[cfg(feature = "std")]
+pub fn clock_cache_read() -> bool {
+    clock::cache_word() & clock::CACHE_READ != 0
+}
 #[cfg(feature = "std")]
 pub use coord::{
     container_note, find_shared_state, remove_shared_state, shared_path, shared_states, shm_dir, HostMark,

@@ -332,6 +332,19 @@ pub(crate) struct FastMark<'a> {
     /// keeps it at or below what [`HighWater::check`] would accept, with room for a cheap
     /// reading's lag, and lowers it before that stops being so.
     pub open_until: &'a AtomicU64,
+    /// The last tick [`Generator::next_id_lean`] may issue at; 0 closes it. It reads the
+    /// claim's words without the seqlock, so the mark keeps it so:
+    /// - at or below what `open_until`, the reservation and the layout's end allow, set
+    ///   after the words it comes from (and it is 0 while the claim's IDs have not started);
+    /// - 0 in a child of `fork()` (`sys::zero_in_child`; a mark that cannot have that keeps
+    ///   it 0);
+    /// - stored 0 before a claim's words change, and set again only after the state word has
+    ///   moved strictly up ([`Word::step_past`]) once they all changed.
+    ///
+    /// The lean path reads the state word first, then the claim's words and this one: its
+    /// compare-and-swap succeeds only if no claim moved the state in between, so what it read
+    /// is one claim's (a new claim's node bits come with a 0 here, or with its own tick).
+    pub last_tick: &'a AtomicU64,
     /// The claim's seqlock (odd while it changes) and the node bits it adds to every ID, as
     /// [`HighWater::claim`] gives them.
     pub generation: &'a AtomicU64,
@@ -346,6 +359,7 @@ pub(crate) struct FastMark<'a> {
 #[derive(Clone, Copy)]
 struct MarkWords {
     open_until: core::ptr::NonNull<AtomicU64>,
+    last_tick: core::ptr::NonNull<AtomicU64>,
     reserved: core::ptr::NonNull<AtomicU64>,
     generation: core::ptr::NonNull<AtomicU64>,
     node_bits: core::ptr::NonNull<AtomicU64>,
@@ -571,6 +585,7 @@ impl<C: Clock> Generator<C> {
         self.fast_mark = mark.as_ref().and_then(|m| {
             m.fast().map(|f| MarkWords {
                 open_until: f.open_until.into(),
+                last_tick: f.last_tick.into(),
                 reserved: m.reserved().into(),
                 generation: f.generation.into(),
                 node_bits: f.node_bits.into(),
@@ -1189,9 +1204,13 @@ impl<C: Clock> Generator<C> {
     /// ```
     #[inline(always)]
     pub fn next_id_fast(&self) -> Option<u64> {
+        // A generator that the lean path serves (a lease, a state file, an isolated one) never
+        // finds the plain path open: it goes to the lean one without trying it.
         #[cfg(feature = "std")]
-        if let Some(id) = self.next_id_plain() {
-            return Some(id);
+        if !self.lean.on {
+            if let Some(id) = self.next_id_plain() {
+                return Some(id);
+            }
         }
         self.next_id_general()
     }
@@ -1246,9 +1265,15 @@ impl<C: Clock> Generator<C> {
     #[cfg(feature = "std")]
     #[inline(always)]
     fn take_one_at(&self, t: u64) -> Option<u64> {
+        self.take_from(self.cell.load(Ordering::Acquire), t)
+    }
+
+    /// [`Generator::take_one_at`] from the state word `cur`, read already: its slot at tick
+    /// `t`, taken with one compare-and-swap from `cur`.
+    #[cfg(feature = "std")]
+    #[inline(always)]
+    fn take_from(&self, cur: u64, t: u64) -> Option<u64> {
         let base = t << self.fast.seq_bits;
-        let cell: &AtomicU64 = &self.cell;
-        let cur = cell.load(Ordering::Acquire);
         let (slot, seq) = if cur >= base {
             let seq = cur - base;
             if seq >= self.seq_cap {
@@ -1260,7 +1285,7 @@ impl<C: Clock> Generator<C> {
         } else {
             (base, 0)
         };
-        if cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        if self.cell.compare_exchange(cur, slot + 1, Ordering::AcqRel, Ordering::Acquire).is_err() {
             core::hint::spin_loop();
             return None;
         }
@@ -1268,10 +1293,9 @@ impl<C: Clock> Generator<C> {
     }
 
     /// The plain path's steps for the generators it does not serve (see [`Lean`]): the one
-    /// comparison with the last valid tick, and one with the layout's end; the fork check; a
-    /// lease's claim, checked as the general path checks it ([`Generator::mark_claim`],
-    /// [`Generator::mark_kept`]); one compare-and-swap. Anything else goes on to the general
-    /// path's rules.
+    /// comparison with the last valid tick, and one with the layout's end; then, with a lease,
+    /// its claim ([`Generator::next_id_claimed`]), else the fork check; one compare-and-swap.
+    /// Anything else goes on to the general path's rules.
     #[cfg(feature = "std")]
     #[inline(always)]
     fn next_id_lean(&self) -> Option<u64> {
@@ -1288,19 +1312,46 @@ impl<C: Clock> Generator<C> {
         if before >= l.limit || before >= unsafe { l.last_tick.as_ref() }.load(Ordering::Acquire) {
             return None;
         }
+        if let Some(m) = &self.fast_mark {
+            return self.next_id_claimed(m, before);
+        }
         if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
             return None;
         }
         let t = before + 1;
-        let f = &self.fast;
-        let (generation, claim_bits) = self.mark_claim(t + f.epoch_ms, t)?;
-        // The ID but its sequence, composed before the compare-and-swap: fewer values live
-        // across it (a value kept on the stack there is a store the locked instruction waits on).
-        let high = (t << f.time_shift) | self.node_bits | claim_bits;
         let seq = self.take_one_at(t)?;
-        if !self.mark_kept(generation) {
+        self.counters.issued.add(1);
+        Some((t << self.fast.time_shift) | self.node_bits | seq)
+    }
+
+    /// The lean path under a lease (`before`: the reading's tick less one), with no seqlock:
+    /// the state word is read first, then the claim's node bits, its last tick (see
+    /// [`FastMark::last_tick`]: the lease's validity and reservation, and the fork, in one
+    /// word) and, for a host lease, whether this process's claim is the host's. A claim that
+    /// changes moves the state word after its words and before its tick reopens, so the
+    /// compare-and-swap from the word read first succeeds only if those reads were one
+    /// claim's, and current when the word was read.
+    #[cfg(feature = "std")]
+    #[inline(always)]
+    fn next_id_claimed(&self, m: &MarkWords, before: u64) -> Option<u64> {
+        let cur = self.cell.load(Ordering::Acquire);
+        // SAFETY: see `MarkWords`: `self.mark` keeps the words alive.
+        let (bits, last) = unsafe { (m.node_bits.as_ref(), m.last_tick.as_ref()) };
+        let bits = bits.load(Ordering::Acquire);
+        if before >= last.load(Ordering::Acquire) {
             return None;
         }
+        if let Some((a, b)) = m.same {
+            // SAFETY: as above.
+            if unsafe { a.as_ref().load(Ordering::Acquire) != b.as_ref().load(Ordering::Acquire) } {
+                return None;
+            }
+        }
+        let t = before + 1;
+        // The ID but its sequence, composed before the compare-and-swap: fewer values live
+        // across it (a value kept on the stack there is a store the locked instruction waits on).
+        let high = (t << self.fast.time_shift) | self.node_bits | bits;
+        let seq = self.take_from(cur, t)?;
         self.counters.issued.add(1);
         Some(high | seq)
     }

@@ -68,6 +68,31 @@ impl Word {
         }
     }
 
+    /// Moves the next free slot of `cell` strictly up: one slot (with a rollover field, to
+    /// the next tick's start), so one slot is never issued. A word at the layout's last slot,
+    /// where nothing is issued, is written as it is. It always writes, with a
+    /// compare-and-swap: another thread's compare-and-swap from a word read before it fails,
+    /// and a thread that reads the word after it sees every store made before it (how a
+    /// lease's new claim reaches the lean path: see `HighWater::fast`).
+    pub(crate) fn step_past(&self, cell: &AtomicU64) {
+        let last = self.floor(self.max_tick.saturating_add(1), 0);
+        let mut cur = cell.load(Ordering::Acquire);
+        loop {
+            let (l, r, _) = self.unpack(cur);
+            let next = if l > self.max_tick || (l == self.max_tick && cur >= last) {
+                self.floor(self.max_tick.saturating_add(1), r)
+            } else if self.roll_bits == 0 {
+                cur + 1
+            } else {
+                self.floor(l + 1, r)
+            };
+            match cell.compare_exchange(cur, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
     /// The end (an exclusive tick) of what may have been issued from a word: the tick holds
     /// issued IDs when its next free sequence number is above 0. `None` with a rollover
     /// field, whose tick can sit below ticks issued under a lower counter.
@@ -94,6 +119,28 @@ mod tests {
         assert_eq!(w.issued_end(w.pack(10, 0, 0)), Some(10));
         assert_eq!(w.issued_end(w.pack(10, 0, 1)), Some(11));
         assert_eq!(w.unpack(w.floor(1 << 41, 0)), ((1 << 41) - 1, 0, 4095));
+    }
+
+    #[test]
+    fn a_step_moves_the_word_strictly_up() {
+        use core::sync::atomic::{AtomicU64, Ordering};
+        let (w, wr) = (Word::new(12, 0, 1000), Word::new(12, 2, 1000));
+        for (format, from, to) in [
+            (w, (10, 0, 7), (10, 0, 8)),
+            // The tick's last slot carries into the next tick.
+            (w, (10, 0, 4095), (11, 0, 0)),
+            // A fresh word (0) moves too.
+            (w, (0, 0, 0), (0, 0, 1)),
+            // With a rollover field: the next tick's start, its counter kept.
+            (wr, (10, 3, 7), (11, 3, 0)),
+            // At the layout's end: up to its last slot, never issued, where it stays.
+            (w, (1000, 0, 4094), (1000, 0, 4095)),
+            (w, (1000, 0, 4095), (1000, 0, 4095)),
+        ] {
+            let cell = AtomicU64::new(format.pack(from.0, from.1, from.2));
+            format.step_past(&cell);
+            assert_eq!(format.unpack(cell.load(Ordering::Relaxed)), to, "from {from:?}");
+        }
     }
 
     #[test]

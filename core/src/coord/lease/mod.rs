@@ -36,7 +36,12 @@
 //! - **Heal**: a lapsed lease (not renewed in time, or found taken or deleted) is claimed
 //!   again on the generator's next call: the same value if it is free, else another. The
 //!   claim is published under a seqlock (`generation`): an ID is composed with the claim its
-//!   slot was checked against, or its slot is dropped.
+//!   slot was checked against, or its slot is dropped. The generator's lean path reads the
+//!   claim without it: one word holds the last tick it may issue at (`fast_last_tick`: the
+//!   fast window, the reservation, the layout's end), which a claim zeroes before it changes
+//!   its words and a child of `fork()` finds at 0; a claim then steps the state word up before
+//!   the word reopens, so the lean path's compare-and-swap, from a state word read before the
+//!   claim's words, fails across a change (see `FastMark::last_tick`).
 //! - **Release** (on drop): stores the exact end of what was issued and frees the value.
 //! - **This host**: every claim holds the host's record of the identity with the value it
 //!   claims (see `arbiter`); a value used on this host another way is given back to the store
@@ -332,6 +337,14 @@ pub(crate) struct Lease {
     /// The generator's fast path may issue while its cheap reading is less than this (see
     /// `reopen_fast`); 0 closes it, and calls take the general path, which checks afresh.
     fast_until_ms: AtomicU64,
+    /// The last tick the generator's lean path may issue at (see [`FastMark::last_tick`]):
+    /// `fast_until_ms`, the reservation and the layout's end in one word; 0 closes it. A child
+    /// of `fork()` finds it at 0 (`sys::zero_in_child`), and each claim zeroes it before it
+    /// changes the claim's words.
+    fast_last_tick: AtomicU64,
+    /// Whether `fast_last_tick` is zeroed in a child of `fork()` (registered when the lease
+    /// opened): if not, it stays 0, and every call takes the general path.
+    fast_tick_zeroed: AtomicBool,
     /// How far below `valid_until_ms` the fast path closes: room for the cheap reading's lag
     /// behind the clock (a tick while the ticker keeps up; a tenth of the TTL covers a ticker
     /// descheduled for that long).
@@ -449,6 +462,8 @@ impl Lease {
             reserved: AtomicU64::new(0),
             valid_until_ms: AtomicU64::new(0),
             fast_until_ms: AtomicU64::new(0),
+            fast_last_tick: AtomicU64::new(0),
+            fast_tick_zeroed: AtomicBool::new(false),
             fast_margin_ms: (ttl_ms / 10).max(1),
             retry_at_ms: AtomicU64::new(0),
             start_ms: AtomicU64::new(0),
@@ -466,6 +481,9 @@ impl Lease {
             stopped: AtomicBool::new(false),
             fork_generation: crate::sys::fork_generation(),
         });
+        if crate::sys::zero_in_child(&lease.fast_last_tick) {
+            lease.fast_tick_zeroed.store(true, Ordering::Release);
+        }
         // A pause while opening (a stopped process, a slow wait) can outlast the TTL: claim
         // again until the lease is valid when the generator gets it.
         let mut last = None;
@@ -677,7 +695,10 @@ impl Lease {
             Some(_) => floor.max(self.word.unpack(self.state.load(Ordering::Acquire)).0),
             None => floor,
         };
-        // Publish: a taker that read the previous claim drops its slot (see `same_claim`).
+        // Publish: a taker that read the previous claim drops its slot (see `same_claim`). The
+        // lean path closes first: it reads the claim's words without the seqlock (see
+        // `HighWater::fast`).
+        self.fast_last_tick.store(0, Ordering::SeqCst);
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.node_bits.store(value << f.shift(), Ordering::SeqCst);
         self.value.store(value, Ordering::SeqCst);
@@ -691,6 +712,10 @@ impl Lease {
             h.epoch.store(epoch, Ordering::Release);
             h.map.host_renewed(epoch, sent_at + self.ttl_ms / 5 * 4);
         }
+        // The state moves strictly up, after every word of the claim (the host's epoch
+        // included) and before the lean path reopens: a compare-and-swap from a word read
+        // before this fails, and a word read after it comes with this claim's words.
+        self.word.step_past(&self.state);
         self.reopen_fast();
         if inner.guard.as_ref().map(|(v, _)| *v) != Some(value) {
             // The value held before: its record keeps the end of everything issued so far.
@@ -901,6 +926,9 @@ impl Lease {
     /// on this host; closed (0) while the claim's IDs have not started. Called with the
     /// store's lock held (every write of the words it is made of is), after each change of
     /// them, so that it never stays above what they allow.
+    ///
+    /// The lean path's word follows: the last tick all of whose readings are below `until`,
+    /// below the reservation's end and the layout's last tick, or 0 for none.
     fn reopen_fast(&self) {
         let until = if self.clock.now_ms() < self.start_ms.load(Ordering::Acquire) {
             0
@@ -909,10 +937,18 @@ impl Lease {
             valid.min(self.guard_until_ms.load(Ordering::Acquire))
         };
         self.fast_until_ms.store(until, Ordering::Release);
+        let last = match self.layout.tick_of(until) {
+            Ok(end) if self.fast_tick_zeroed.load(Ordering::Acquire) => {
+                end.min(self.reserved.load(Ordering::Acquire)).min(self.max_tick).saturating_sub(1)
+            }
+            _ => 0,
+        };
+        self.fast_last_tick.store(last, Ordering::Release);
     }
 
     /// The value held is lost: stop issuing with it, count it once.
     fn lose(&self, inner: &mut Inner) {
+        self.fast_last_tick.store(0, Ordering::Release);
         self.fast_until_ms.store(0, Ordering::Release);
         self.valid_until_ms.store(0, Ordering::Release);
         if let Some(h) = inner.held.as_mut().filter(|h| !h.lost) {
@@ -984,6 +1020,7 @@ impl Lease {
                 let epoch = h.epoch.load(Ordering::Acquire);
                 if let Some(end) = h.map.host_reserved(epoch).filter(|&end| end > tick) {
                     self.reserved.fetch_max(end, Ordering::AcqRel);
+                    self.reopen_fast();
                     return Ok(());
                 }
                 Some((h, lock, epoch))
@@ -1000,6 +1037,7 @@ impl Lease {
                 if let Some((h, _lock, epoch)) = host {
                     h.map.host_reserve(epoch, new_end);
                 }
+                self.reopen_fast();
                 Ok(())
             }
             Ok(false) => {
@@ -1075,6 +1113,7 @@ impl HighWater for Lease {
     fn fast(&self) -> Option<FastMark<'_>> {
         Some(FastMark {
             open_until: &self.fast_until_ms,
+            last_tick: &self.fast_last_tick,
             generation: &self.generation,
             node_bits: &self.node_bits,
             same: self.host.as_ref().map(|h| (&h.epoch, h.map.host_epoch_word())),
@@ -1096,6 +1135,8 @@ impl HighWater for Lease {
 
 impl Drop for Lease {
     fn drop(&mut self) {
+        // In a child of fork() too: the word's memory goes with the lease.
+        crate::sys::unzero_in_child(&self.fast_last_tick);
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
         // A child of fork(): the parent still holds and uses the lease (and the connection,
         // whose TLS session a close here would end).

@@ -457,6 +457,8 @@ struct Lean {
     limit: u64,
     /// The validity's [`Validity::last_valid_tick`], or [`LEAN_OPEN`] without a validity.
     last_tick: core::ptr::NonNull<AtomicU64>,
+    /// Whether `last_tick` is a validity's (not [`LEAN_OPEN`]): a lease's path reads it only then.
+    valid: bool,
 }
 
 // SAFETY: as `Plain`'s.
@@ -468,7 +470,7 @@ unsafe impl Sync for Lean {}
 #[cfg(feature = "std")]
 impl Lean {
     fn closed() -> Lean {
-        Lean { on: false, bias: 0, limit: 0, last_tick: (&LEAN_OPEN).into() }
+        Lean { on: false, bias: 0, limit: 0, last_tick: (&LEAN_OPEN).into(), valid: false }
     }
 }
 
@@ -638,8 +640,13 @@ impl<C: Clock> Generator<C> {
         if fork_closes && self.mark.is_none() && self.valid.is_some() {
             self.plain = Plain { bias, last_tick: last_tick.into() };
         } else {
-            self.lean =
-                Lean { on: true, bias, limit: self.max_tick.saturating_sub(1), last_tick: last_tick.into() };
+            self.lean = Lean {
+                on: true,
+                bias,
+                limit: self.max_tick.saturating_sub(1),
+                last_tick: last_tick.into(),
+                valid: self.valid.is_some(),
+            };
         }
     }
 
@@ -1308,12 +1315,13 @@ impl<C: Clock> Generator<C> {
             return None;
         }
         let before = word.wrapping_add(l.bias);
+        // A lease's tick word bounds the layout's end too.
+        if let Some(m) = &self.fast_mark {
+            return self.next_id_claimed(m, before);
+        }
         // SAFETY: see `Lean`: a word the generator's `valid` keeps alive, or a static.
         if before >= l.limit || before >= unsafe { l.last_tick.as_ref() }.load(Ordering::Acquire) {
             return None;
-        }
-        if let Some(m) = &self.fast_mark {
-            return self.next_id_claimed(m, before);
         }
         if self.fork_generation.is_some_and(|g| g != crate::sys::current_fork_generation()) {
             return None;
@@ -1326,8 +1334,9 @@ impl<C: Clock> Generator<C> {
 
     /// The lean path under a lease (`before`: the reading's tick less one), with no seqlock:
     /// the state word is read first, then the claim's node bits, its last tick (see
-    /// [`FastMark::last_tick`]: the lease's validity and reservation, and the fork, in one
-    /// word) and, for a host lease, whether this process's claim is the host's. A claim that
+    /// [`FastMark::last_tick`]: the lease's validity and reservation, the layout's end and the
+    /// fork, in one word) and, for a host lease, the host's record's last valid tick and
+    /// whether this process's claim is the host's. A claim that
     /// changes moves the state word after its words and before its tick reopens, so the
     /// compare-and-swap from the word read first succeeds only if those reads were one
     /// claim's, and current when the word was read.
@@ -1339,6 +1348,11 @@ impl<C: Clock> Generator<C> {
         let (bits, last) = unsafe { (m.node_bits.as_ref(), m.last_tick.as_ref()) };
         let bits = bits.load(Ordering::Acquire);
         if before >= last.load(Ordering::Acquire) {
+            return None;
+        }
+        // The host's record (a host lease's validity), which a Redis lease does not have.
+        // SAFETY: see `Lean`.
+        if self.lean.valid && before >= unsafe { self.lean.last_tick.as_ref() }.load(Ordering::Acquire) {
             return None;
         }
         if let Some((a, b)) = m.same {

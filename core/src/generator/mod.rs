@@ -1211,13 +1211,9 @@ impl<C: Clock> Generator<C> {
     /// ```
     #[inline(always)]
     pub fn next_id_fast(&self) -> Option<u64> {
-        // A generator that the lean path serves (a lease, a state file, an isolated one) never
-        // finds the plain path open: it goes to the lean one without trying it.
         #[cfg(feature = "std")]
-        if !self.lean.on {
-            if let Some(id) = self.next_id_plain() {
-                return Some(id);
-            }
+        if let Some(id) = self.next_id_plain() {
+            return Some(id);
         }
         self.next_id_general()
     }

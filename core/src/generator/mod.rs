@@ -1311,7 +1311,10 @@ impl<C: Clock> Generator<C> {
             return None;
         }
         let before = word.wrapping_add(l.bias);
-        // A lease's tick word bounds the layout's end too.
+        // A lease's tick word bounds the layout's end too. (Only a lease across hosts gives
+        // the fast path its words: a build without one, such as the minimal C library, leaves
+        // this branch out.)
+        #[cfg(feature = "lease-remote")]
         if let Some(m) = &self.fast_mark {
             return self.next_id_claimed(m, before);
         }
@@ -1336,7 +1339,7 @@ impl<C: Clock> Generator<C> {
     /// changes moves the state word after its words and before its tick reopens, so the
     /// compare-and-swap from the word read first succeeds only if those reads were one
     /// claim's, and current when the word was read.
-    #[cfg(feature = "std")]
+    #[cfg(feature = "lease-remote")]
     #[inline(always)]
     fn next_id_claimed(&self, m: &MarkWords, before: u64) -> Option<u64> {
         let cur = self.cell.load(Ordering::Acquire);

@@ -352,6 +352,12 @@ pub(crate) struct FastMark<'a> {
     /// Two words that must be equal for the claim to be current (a host lease's claim epoch:
     /// this process's, and the host's), or none.
     pub same: Option<(&'a AtomicU64, &'a AtomicU64)>,
+    /// For a lease of one process (no `same`): a word that holds `last_tick`'s value while the
+    /// claim is of the lease's first value, and 0 for good once another value is claimed, with
+    /// the node bits of that first value. [`Generator::next_id_plain`] reads it in place of
+    /// a validity's last tick, and adds those bits: its node bits never change, so it needs
+    /// no state word read first (see `plan_plain`).
+    pub plain: Option<(&'a AtomicU64, u64)>,
 }
 
 /// [`FastMark`]'s words, kept by the generator beside the mark they point into.
@@ -408,9 +414,10 @@ static PLAIN_CLOSED: AtomicU64 = AtomicU64::new(0);
 
 /// What [`Generator::next_id_plain`] reads beside the state word: the default generator's
 /// fast path (the host's record, the cached monotonic clock, a layout of 1 ms ticks with the
-/// sequence lowest, no lease across hosts, no state file, no rollover field, no spread start),
-/// and that of `lease=local` and `process_only`, whose record's last tick reads 0 in a child
-/// of `fork()` ([`Validity::closed_in_child`]).
+/// sequence lowest, no state file, no rollover field, no spread start), that of `lease=local`
+/// and `process_only`, whose record's last tick reads 0 in a child of `fork()`
+/// ([`Validity::closed_in_child`]), and that of a lease across hosts of one process while its
+/// claim is of its first value ([`FastMark::plain`]; the lean path serves it otherwise).
 #[cfg(feature = "std")]
 #[derive(Clone, Copy)]
 struct Plain {
@@ -418,8 +425,11 @@ struct Plain {
     /// the clock's offset, the cache's `+ 1` and its read bit, the layout's epoch and that
     /// one tick, folded into one addition.
     bias: u64,
-    /// The validity's [`Validity::last_valid_tick`], or [`PLAIN_CLOSED`].
+    /// The validity's [`Validity::last_valid_tick`] (or a lease's first value's word, see
+    /// [`FastMark::plain`]), or [`PLAIN_CLOSED`].
     last_tick: core::ptr::NonNull<AtomicU64>,
+    /// The node bits of every ID it issues: the generator's, and a lease's first value's.
+    node_bits: u64,
 }
 
 // SAFETY: `last_tick` points at an atomic in memory the generator's `valid` keeps alive, or at
@@ -432,7 +442,7 @@ unsafe impl Sync for Plain {}
 #[cfg(feature = "std")]
 impl Plain {
     fn closed() -> Plain {
-        Plain { bias: 0, last_tick: (&PLAIN_CLOSED).into() }
+        Plain { bias: 0, last_tick: (&PLAIN_CLOSED).into(), node_bits: 0 }
     }
 }
 
@@ -638,15 +648,31 @@ impl<C: Clock> Generator<C> {
         // validity's last tick, which a host's record keeps below it.
         let fork_closes = self.fork_generation.is_none() || closed_in_child;
         if fork_closes && self.mark.is_none() && self.valid.is_some() {
-            self.plain = Plain { bias, last_tick: last_tick.into() };
-        } else {
-            self.lean = Lean {
-                on: true,
-                bias,
-                limit: self.max_tick.saturating_sub(1),
-                last_tick: last_tick.into(),
-                valid: self.valid.is_some(),
-            };
+            self.plain = Plain { bias, last_tick: last_tick.into(), node_bits: self.node_bits };
+            return;
+        }
+        self.lean = Lean {
+            on: true,
+            bias,
+            limit: self.max_tick.saturating_sub(1),
+            last_tick: last_tick.into(),
+            valid: self.valid.is_some(),
+        };
+        // A lease of one process, while its claim is of its first value, is served by the
+        // plain path too (the lean one where that declines): the lease's word bounds what the
+        // lean path's last tick does (the lease's validity and reservation, the layout's end,
+        // and the fork: 0 in a child), and closes for good before a claim of another value.
+        // The node bits it adds are then fixed, so reading the word before the state word
+        // is safe, as it is for a validity: a reading of the word while it was open issues at
+        // a tick that claim covered, from a slot the state word gives once, and a claim of
+        // the same value again starts the state word above every tick the word allowed
+        // before. (A host lease's claim can change in another process: it keeps the lean path.)
+        #[cfg(feature = "lease-remote")]
+        if self.valid.is_none() {
+            let first = self.mark.as_ref().and_then(|m| m.fast()).and_then(|f| f.plain);
+            if let Some((word, bits)) = first {
+                self.plain = Plain { bias, last_tick: word.into(), node_bits: self.node_bits | bits };
+            }
         }
     }
 
@@ -1250,7 +1276,7 @@ impl<C: Clock> Generator<C> {
         let t = before + 1;
         let seq = self.take_one_at(t)?;
         self.counters.issued.add(1);
-        Some((t << self.fast.time_shift) | self.node_bits | seq)
+        Some((t << self.fast.time_shift) | self.plain.node_bits | seq)
     }
 
     /// The slot of tick `t` that [`Generator::next_id_plain`] describes, taken with one

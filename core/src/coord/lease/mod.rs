@@ -41,7 +41,10 @@
 //!   fast window, the reservation, the layout's end), which a claim zeroes before it changes
 //!   its words and a child of `fork()` finds at 0; a claim then steps the state word up before
 //!   the word reopens, so the lean path's compare-and-swap, from a state word read before the
-//!   claim's words, fails across a change (see `FastMark::last_tick`).
+//!   claim's words, fails across a change (see `FastMark::last_tick`). A lease of one process
+//!   (not a host lease) has a second such word, which the generator's plain path reads: it
+//!   follows the first while the claim is of the lease's first value, and stays 0 once another
+//!   value was claimed (see `FastMark::plain`).
 //! - **Release** (on drop): stores the exact end of what was issued and frees the value.
 //! - **This host**: every claim holds the host's record of the identity with the value it
 //!   claims (see `arbiter`); a value used on this host another way is given back to the store
@@ -342,8 +345,17 @@ pub(crate) struct Lease {
     /// of `fork()` finds it at 0 (`sys::zero_in_child`), and each claim zeroes it before it
     /// changes the claim's words.
     fast_last_tick: AtomicU64,
-    /// Whether `fast_last_tick` is zeroed in a child of `fork()` (registered when the lease
-    /// opened): if not, it stays 0, and every call takes the general path.
+    /// `fast_last_tick` while the claim is of `first_value` and no other value was claimed
+    /// since; else 0, for good (the generator's plain path reads it: see `FastMark::plain`).
+    /// Zeroed where `fast_last_tick` is, and in a child of `fork()` too.
+    plain_last_tick: AtomicU64,
+    /// The value of the lease's first claim (`NO_VALUE` until it is made), and whether a claim
+    /// of another value closed `plain_last_tick`.
+    first_value: AtomicU64,
+    plain_closed: AtomicBool,
+    /// Whether `fast_last_tick` and `plain_last_tick` are zeroed in a child of `fork()`
+    /// (registered when the lease opened): if not, they stay 0, and every call takes the
+    /// general path.
     fast_tick_zeroed: AtomicBool,
     /// How far below `valid_until_ms` the fast path closes: room for the cheap reading's lag
     /// behind the clock (a tick while the ticker keeps up; a tenth of the TTL covers a ticker
@@ -372,6 +384,9 @@ pub(crate) struct Lease {
     /// A child of fork() holds a copy of the parent's lease: it must not release it.
     fork_generation: u64,
 }
+
+/// `Lease::first_value` before the first claim (values are below 2^53).
+const NO_VALUE: u64 = u64::MAX;
 
 /// How long a store may take to answer one operation: a fifth of the TTL, between 50 ms and
 /// 2 s, so that a frozen store costs less than the lease's margin.
@@ -463,6 +478,9 @@ impl Lease {
             valid_until_ms: AtomicU64::new(0),
             fast_until_ms: AtomicU64::new(0),
             fast_last_tick: AtomicU64::new(0),
+            plain_last_tick: AtomicU64::new(0),
+            first_value: AtomicU64::new(NO_VALUE),
+            plain_closed: AtomicBool::new(false),
             fast_tick_zeroed: AtomicBool::new(false),
             fast_margin_ms: (ttl_ms / 10).max(1),
             retry_at_ms: AtomicU64::new(0),
@@ -481,7 +499,8 @@ impl Lease {
             stopped: AtomicBool::new(false),
             fork_generation: crate::sys::fork_generation(),
         });
-        if crate::sys::zero_in_child(&lease.fast_last_tick) {
+        let fast_zeroed = crate::sys::zero_in_child(&lease.fast_last_tick);
+        if crate::sys::zero_in_child(&lease.plain_last_tick) && fast_zeroed {
             lease.fast_tick_zeroed.store(true, Ordering::Release);
         }
         // A pause while opening (a stopped process, a slow wait) can outlast the TTL: claim
@@ -699,6 +718,16 @@ impl Lease {
         // lean path closes first: it reads the claim's words without the seqlock (see
         // `HighWater::fast`).
         self.fast_last_tick.store(0, Ordering::SeqCst);
+        self.plain_last_tick.store(0, Ordering::SeqCst);
+        // The plain path serves the first value only: another closes it for good.
+        let first =
+            match self.first_value.compare_exchange(NO_VALUE, value, Ordering::SeqCst, Ordering::SeqCst) {
+                Ok(_) => value,
+                Err(first) => first,
+            };
+        if first != value {
+            self.plain_closed.store(true, Ordering::SeqCst);
+        }
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.node_bits.store(value << f.shift(), Ordering::SeqCst);
         self.value.store(value, Ordering::SeqCst);
@@ -944,11 +973,14 @@ impl Lease {
             _ => 0,
         };
         self.fast_last_tick.store(last, Ordering::Release);
+        let plain = if self.plain_closed.load(Ordering::Acquire) { 0 } else { last };
+        self.plain_last_tick.store(plain, Ordering::Release);
     }
 
     /// The value held is lost: stop issuing with it, count it once.
     fn lose(&self, inner: &mut Inner) {
         self.fast_last_tick.store(0, Ordering::Release);
+        self.plain_last_tick.store(0, Ordering::Release);
         self.fast_until_ms.store(0, Ordering::Release);
         self.valid_until_ms.store(0, Ordering::Release);
         if let Some(h) = inner.held.as_mut().filter(|h| !h.lost) {
@@ -1117,6 +1149,12 @@ impl HighWater for Lease {
             generation: &self.generation,
             node_bits: &self.node_bits,
             same: self.host.as_ref().map(|h| (&h.epoch, h.map.host_epoch_word())),
+            plain: match self.first_value.load(Ordering::Acquire) {
+                first if first != NO_VALUE && self.host.is_none() => {
+                    Some((&self.plain_last_tick, first << self.layout.fields()[self.field].shift()))
+                }
+                _ => None,
+            },
         })
     }
     fn lease_stats(&self) -> Option<LeaseStats> {
@@ -1137,6 +1175,7 @@ impl Drop for Lease {
     fn drop(&mut self) {
         // In a child of fork() too: the word's memory goes with the lease.
         crate::sys::unzero_in_child(&self.fast_last_tick);
+        crate::sys::unzero_in_child(&self.plain_last_tick);
         let inner = self.inner.get_mut().unwrap_or_else(|e| e.into_inner());
         // A child of fork(): the parent still holds and uses the lease (and the connection,
         // whose TLS session a close here would end).

@@ -1139,7 +1139,8 @@ impl<C: Clock> Generator<C> {
             match self.take_block(t, want, true, roll, zero_checked)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
-                    return Err(self.about.layout.time_range_error(self.about.layout.last_unix_ms().saturating_add(1)))
+                    let layout = &self.about.layout;
+                    return Err(layout.time_range_error(layout.last_unix_ms().saturating_add(1)));
                 }
                 #[cfg(feature = "std")]
                 Err(Blocked::Extend { .. }) => unreachable!("take_block extends the mark"),

@@ -484,6 +484,32 @@ impl Lean {
     }
 }
 
+/// What a generator says about itself and its general path reads, which its fast paths do
+/// not: 1.2 KB of its 1.6, kept in a box where there is an allocator, so that a generator
+/// made per request moves less on its way to its caller (a front end moves it several times).
+struct About {
+    layout: Layout,
+    node: Node,
+    /// Where the layout, node values and options came from (the code's, unless the
+    /// environment's configuration made the generator).
+    provenance: Provenance,
+}
+
+/// [`About`]'s place: a box with `std`, inline without.
+#[cfg(feature = "std")]
+type Kept<T> = std::boxed::Box<T>;
+#[cfg(not(feature = "std"))]
+type Kept<T> = T;
+
+#[cfg(feature = "std")]
+fn keep<T>(value: T) -> Kept<T> {
+    std::boxed::Box::new(value)
+}
+#[cfg(not(feature = "std"))]
+fn keep<T>(value: T) -> Kept<T> {
+    value
+}
+
 /// A Snowflake ID generator. `Send + Sync`: share one between threads (behind an `Arc` or a
 /// `static`).
 ///
@@ -513,8 +539,8 @@ pub struct Generator<C: Clock = DefaultClock> {
     high: Option<Cell>,
     cell: Cell,
     clock: C,
-    layout: Layout,
-    node: Node,
+    /// The layout, node values and provenance (see [`About`]).
+    about: Kept<About>,
     policy: Policy,
     node_bits: u64,
     seq_cap: u64,
@@ -554,16 +580,13 @@ pub struct Generator<C: Clock = DefaultClock> {
     /// Whether the state outlives the call beyond this generator's caller (every generator
     /// but an isolated one): a caller's time far ahead of the clock is then refused.
     shared_state: bool,
-    /// Where the layout, node values and options came from (the code's, unless the
-    /// environment's configuration made the generator).
-    provenance: Provenance,
 }
 
 impl<C: Clock> core::fmt::Debug for Generator<C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "Generator({}, node=", self.layout)?;
+        write!(f, "Generator({}, node=", self.about.layout)?;
         let mut sep = "";
-        for (name, v) in self.layout.node_values(&self.node) {
+        for (name, v) in self.about.layout.node_values(&self.about.node) {
             write!(f, "{sep}{name}={v}")?;
             sep = ",";
         }
@@ -635,7 +658,7 @@ impl<C: Clock> Generator<C> {
             .wrapping_sub(f.epoch_ms)
             .wrapping_sub(1);
         let (last_tick, closed_in_child) = match &self.valid {
-            Some((_, v)) => match v.last_valid_tick(&self.layout) {
+            Some((_, v)) => match v.last_valid_tick(&self.about.layout) {
                 Some(last) => (last, v.closed_in_child()),
                 // A validity not kept in ticks: only the general path checks it.
                 None => return,
@@ -735,7 +758,7 @@ impl<C: Clock> Generator<C> {
     /// Refuses a caller's time further ahead of the clock than `max_drift_ms` +
     /// [`AHEAD_SLACK_MS`] (in whole ticks), for a state that outlives the call.
     fn check_ahead(&self, unix_ms: u64) -> Result<()> {
-        let (epoch, tick) = (self.layout.epoch_ms(), self.layout.tick_ms());
+        let (epoch, tick) = (self.about.layout.epoch_ms(), self.about.layout.tick_ms());
         let now_ms = self.clock.now_ms();
         let ahead_ticks = self.policy.max_drift_ms.saturating_add(AHEAD_SLACK_MS) / tick;
         let max_tick = (now_ms.saturating_sub(epoch) / tick).saturating_add(ahead_ticks);
@@ -762,11 +785,11 @@ impl<C: Clock> Generator<C> {
     /// the field at 0.
     #[cfg(feature = "std")]
     pub(crate) fn set_leased(&mut self, node: Node, field: usize, from_mark: bool) {
-        self.node = node;
+        self.about.node = node;
         self.node_bits = if from_mark {
-            self.layout.node_bits(&node.with(field, 0))
+            self.about.layout.node_bits(&node.with(field, 0))
         } else {
-            self.layout.node_bits(&node)
+            self.about.layout.node_bits(&node)
         };
         self.lease_field = Some(field);
     }
@@ -830,8 +853,7 @@ impl<C: Clock> Generator<C> {
             #[cfg(not(feature = "std"))]
             cell: AtomicU64::new(0),
             clock,
-            layout: *layout,
-            node,
+            about: keep(About { layout: *layout, node, provenance: Provenance::CODE }),
             policy,
             node_bits: layout.node_bits(&node),
             seq_cap,
@@ -863,7 +885,6 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             lease_field: None,
             shared_state: false,
-            provenance: Provenance::CODE,
         };
         // A generator of its own state (an isolated one) goes the lean way where it applies;
         // the coordination layer plans again as it adds a state, a validity or a mark.
@@ -877,12 +898,12 @@ impl<C: Clock> Generator<C> {
     }
 
     /// The layout.
-    pub const fn layout(&self) -> &Layout {
-        &self.layout
+    pub fn layout(&self) -> &Layout {
+        &self.about.layout
     }
     /// The node values.
-    pub const fn node(&self) -> &Node {
-        &self.node
+    pub fn node(&self) -> &Node {
+        &self.about.node
     }
     /// The policy: what the generator does when the clock does not let it issue at once.
     pub const fn policy(&self) -> &Policy {
@@ -895,8 +916,8 @@ impl<C: Clock> Generator<C> {
     /// Where the layout, node values and each option came from: the code, an environment
     /// variable, or the default ([`Provenance::CODE`] for a generator made by `new`; the
     /// environment's configuration records its own).
-    pub const fn provenance(&self) -> &Provenance {
-        &self.provenance
+    pub fn provenance(&self) -> &Provenance {
+        &self.about.provenance
     }
     /// This generator, recording `provenance` as where its values came from.
     pub fn with_provenance(mut self, provenance: Provenance) -> Self {
@@ -904,10 +925,9 @@ impl<C: Clock> Generator<C> {
         self
     }
 
-    /// Records `provenance` in place (a generator is 1.6 KB: one made per request is not moved
-    /// for it).
+    /// Records `provenance` in place.
     pub(crate) fn set_provenance(&mut self, provenance: Provenance) {
-        self.provenance = provenance;
+        self.about.provenance = provenance;
     }
 
     #[inline]
@@ -959,7 +979,7 @@ impl<C: Clock> Generator<C> {
                     // preempted since its reading finds the state moved ahead by the others,
                     // with the clock. Only a reading taken after the load may judge.
                     if may_roll == Roll::IfFresh {
-                        let fresh = self.layout.tick_of(self.clock.now_ms()).unwrap_or(t);
+                        let fresh = self.about.layout.tick_of(self.clock.now_ms()).unwrap_or(t);
                         if fresh > t {
                             t = fresh;
                             continue;
@@ -1041,7 +1061,7 @@ impl<C: Clock> Generator<C> {
                         continue; // the slots are dropped, never issued
                     }
                     self.counters.issued.add(count);
-                    let first = self.layout.compose_raw(tick, self.node_bits | claimed_bits, seq)
+                    let first = self.about.layout.compose_raw(tick, self.node_bits | claimed_bits, seq)
                         | (roll << self.roll_shift);
                     Ok(Block { first, count, stride: self.stride })
                 }
@@ -1105,7 +1125,7 @@ impl<C: Clock> Generator<C> {
         #[cfg(not(feature = "std"))]
         let zero_checked = false;
         loop {
-            let t = self.layout.tick_of(now_ms)?;
+            let t = self.about.layout.tick_of(now_ms)?;
             self.check_valid(now_ms)?;
             #[cfg(feature = "std")]
             if let Some(mark) = &self.mark {
@@ -1119,7 +1139,8 @@ impl<C: Clock> Generator<C> {
             match self.take_block(t, want, true, roll, zero_checked)? {
                 Ok(block) => return Ok(block),
                 Err(Blocked::End) => {
-                    return Err(self.layout.time_range_error(self.layout.last_unix_ms().saturating_add(1)))
+                    let layout = &self.about.layout;
+                    return Err(layout.time_range_error(layout.last_unix_ms().saturating_add(1)));
                 }
                 #[cfg(feature = "std")]
                 Err(Blocked::Extend { .. }) => unreachable!("take_block extends the mark"),
@@ -1158,13 +1179,13 @@ impl<C: Clock> Generator<C> {
                             continue;
                         }
                     }
-                    let target = self.layout.unix_ms_of(until_tick);
+                    let target = self.about.layout.unix_ms_of(until_tick);
                     if !exhausted {
                         self.counters.clock_behind.fetch_add(1, Ordering::Relaxed);
                     }
                     if !wait || target > deadline {
                         let retry_after_ms = target.saturating_sub(now_ms);
-                        let behind_ms = self.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
+                        let behind_ms = self.about.layout.unix_ms_of(logical_tick).saturating_sub(now_ms);
                         return Err(if exhausted {
                             Error::SequenceExhausted { retry_after_ms }
                         } else if live {
@@ -1610,7 +1631,7 @@ impl<C: Clock> Generator<C> {
         // A fresh reading: the cheap one may lag a tick behind the state, and then there
         // would be nothing to bank (banking is rare; its reading need not be cheap).
         let now_ms = self.clock.now_ms();
-        let t = self.layout.tick_of(now_ms)?;
+        let t = self.about.layout.tick_of(now_ms)?;
         self.check_valid(now_ms)?;
         #[cfg(feature = "std")]
         if let Some(mark) = &self.mark {
@@ -1624,14 +1645,14 @@ impl<C: Clock> Generator<C> {
         let c = &self.counters;
         let (l, _, _) = self.word.unpack(self.cell.load(Ordering::Acquire));
         let now_ms = self.clock.now_ms();
-        let now_tick = self.layout.tick_of(now_ms).unwrap_or(0);
+        let now_tick = self.about.layout.tick_of(now_ms).unwrap_or(0);
         #[cfg(feature = "std")]
         let lease = match (self.mark.as_ref().and_then(|m| m.lease_stats()), self.lease_field) {
             (Some(s), _) => Some(s),
             (None, Some(field)) => Some(LeaseStats {
                 claims: 1,
                 losses: 0,
-                value: self.node.get(field),
+                value: self.about.node.get(field),
                 clock_skew_ms: None,
                 skewed_renewals: 0,
             }),
@@ -1645,12 +1666,12 @@ impl<C: Clock> Generator<C> {
             waited_ms: c.waited_ms.load(Ordering::Relaxed),
             clock_behind: c.clock_behind.load(Ordering::Relaxed),
             rollovers: c.rollovers.load(Ordering::Relaxed),
-            drift_ms: l.saturating_sub(now_tick) * self.layout.tick_ms(),
+            drift_ms: l.saturating_sub(now_tick) * self.about.layout.tick_ms(),
             lease_claims: lease.map_or(0, |s| s.claims),
             lease_losses: lease.map_or(0, |s| s.losses),
             lease_value: lease.map(|s| s.value),
-            last_unix_ms: self.layout.last_unix_ms(),
-            ms_left: self.layout.ms_left(now_ms),
+            last_unix_ms: self.about.layout.last_unix_ms(),
+            ms_left: self.about.layout.ms_left(now_ms),
             clock_skew_ms: lease.and_then(|s| s.clock_skew_ms),
             skewed_renewals: lease.map_or(0, |s| s.skewed_renewals),
         }
@@ -1683,8 +1704,7 @@ impl<C: Clock> Generator<C> {
             high: self.high,
             cell: self.cell,
             clock: wrap(self.clock),
-            layout: self.layout,
-            node: self.node,
+            about: self.about,
             policy: self.policy,
             node_bits: self.node_bits,
             seq_cap: self.seq_cap,
@@ -1709,7 +1729,6 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             lease_field: self.lease_field,
             shared_state: self.shared_state,
-            provenance: self.provenance,
         };
         // The new clock may not read the process's cache, or read it with another offset.
         #[cfg(feature = "std")]

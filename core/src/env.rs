@@ -293,11 +293,7 @@ impl Environment {
     /// `SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE` and `SNOWFLAKE_OPTIONS` of this process. A value
     /// that is not UTF-8 is an [`Error::Environment`].
     pub fn read() -> Result<Environment> {
-        let names = [ENV_LAYOUT, ENV_NODE, ENV_OPTIONS, ENV_REQUIRE_NODE];
-        let [layout, node, options, require_node] = crate::sys::env_vars(names);
-        let var = |name: &'static str, value: Option<std::ffi::OsString>| match value
-            .map(std::ffi::OsString::into_string)
-        {
+        let var = |name: &'static str| match crate::sys::env_var(name).map(std::ffi::OsString::into_string) {
             None => Ok(None),
             Some(Ok(value)) => Ok(Some(value)),
             Some(Err(raw)) => Err(Error::environment(
@@ -307,10 +303,10 @@ impl Environment {
             )),
         };
         let mut env = Environment {
-            layout: var(ENV_LAYOUT, layout)?,
-            node: var(ENV_NODE, node)?,
-            options: var(ENV_OPTIONS, options)?,
-            require_node: var(ENV_REQUIRE_NODE, require_node)?,
+            layout: var(ENV_LAYOUT)?,
+            node: var(ENV_NODE)?,
+            options: var(ENV_OPTIONS)?,
+            require_node: var(ENV_REQUIRE_NODE)?,
             near_misses: Vec::new(),
         };
         env.near_misses = near_misses();

@@ -108,59 +108,35 @@ pub(crate) fn env_fingerprint() -> Option<u64> {
     Some((h ^ n).wrapping_mul(0x0100_0000_01b3))
 }
 
-/// The variable `name` (`NAME` without `=` or NUL), as `std::env::var_os` gives it: see
-/// [`env_vars`].
+/// The variable `name` (`NAME` without `=` or NUL), as `std::env::var_os` gives it, read in
+/// place in one pass over `environ`, as `getenv` reads it (with its race, as
+/// [`env_fingerprint`] says). `std::env::var_os` costs a generator made per request several
+/// times as much (its lock and copies), once per variable.
 pub(crate) fn env_var(name: &str) -> Option<std::ffi::OsString> {
-    let [value] = env_vars([name]);
-    value
-}
-
-/// The variables `names` (each `NAME` without `=` or NUL), as `std::env::var_os` gives them,
-/// read in place in one pass over `environ`, as `getenv` reads it (the first entry of a name;
-/// with its race, as [`env_fingerprint`] says). `std::env::var_os` costs a generator made per
-/// request several times as much (its lock and copies), once per variable; an entry that
-/// differs from the names' common start (`SNOWFLAKE_`) is passed at its first bytes.
-pub(crate) fn env_vars<const N: usize>(names: [&str; N]) -> [Option<std::ffi::OsString>; N] {
     use std::os::unix::ffi::OsStrExt;
-    let mut found = [const { None }; N];
-    let common = names
-        .iter()
-        .map(|n| n.as_bytes())
-        .reduce(|a, b| &a[..a.iter().zip(b).take_while(|(x, y)| x == y).count()])
-        .unwrap_or_default();
-    debug_assert!(names.iter().all(|n| !n.is_empty() && !n.contains('\0') && !n.contains('=')));
+    let name = name.as_bytes();
+    debug_assert!(!name.is_empty() && !name.contains(&0) && !name.contains(&b'='));
     let mut entry = environ();
     if entry.is_null() {
-        return found;
+        return None;
     }
     // SAFETY: a null-terminated array of pointers to NUL-terminated strings; a string is read
-    // past a byte only when that byte matched a name's (never a NUL) or its `=`.
+    // past a byte only when that byte matched `name`'s (never a NUL) or its `=`.
     unsafe {
         while !(*entry).is_null() {
             let text = (*entry).cast::<u8>();
             let mut same = 0;
-            while same < common.len() && *text.add(same) == common[same] {
+            while same < name.len() && *text.add(same) == name[same] {
                 same += 1;
             }
-            if same == common.len() {
-                for (name, slot) in names.iter().map(|n| n.as_bytes()).zip(found.iter_mut()) {
-                    let mut at = same;
-                    while at < name.len() && *text.add(at) == name[at] {
-                        at += 1;
-                    }
-                    if at == name.len() && *text.add(at) == b'=' {
-                        if slot.is_none() {
-                            let value = std::ffi::CStr::from_ptr(text.add(at + 1).cast()).to_bytes();
-                            *slot = Some(std::ffi::OsStr::from_bytes(value).into());
-                        }
-                        break;
-                    }
-                }
+            if same == name.len() && *text.add(same) == b'=' {
+                let value = std::ffi::CStr::from_ptr(text.add(same + 1).cast()).to_bytes();
+                return Some(std::ffi::OsStr::from_bytes(value).into());
             }
             entry = entry.add(1);
         }
     }
-    found
+    None
 }
 
 /// The effective user id.
@@ -1541,43 +1517,4 @@ fn detach_held_locks() {
         libc::close(pipe[1]);
     }
     fds.clear();
-}
-
-#[cfg(test)]
-mod env_tests {
-    /// [`super::env_vars`] reads what `std::env::var_os` reads, for names that share their start
-    /// (one a prefix of another), an empty value and names with another start (`PATH`, `HOME`),
-    /// in a child given those variables (setting them here would race with other tests' reads).
-    #[test]
-    fn env_vars_reads_each_name_as_var_os_does() {
-        let names = [
-            "SNOWFLAKE_ENV_VARS_A",
-            "SNOWFLAKE_ENV_VARS_AB",
-            "SNOWFLAKE_ENV_VARS_NONE",
-            "SNOWFLAKE_ENV_VARS_EMPTY",
-            "SNOWFLAKE_ENV_VARS_CHILD",
-        ];
-        if std::env::var_os("SNOWFLAKE_ENV_VARS_CHILD").is_some() {
-            let got = super::env_vars(names);
-            assert_eq!(got, names.map(std::env::var_os));
-            assert_eq!(got[..4], [Some("a=1".into()), Some("ab".into()), None, Some("".into())]);
-            assert_eq!(super::env_vars(["PATH", "HOME"]), ["PATH", "HOME"].map(std::env::var_os));
-            assert_eq!(super::env_var("SNOWFLAKE_ENV_VARS_AB"), Some("ab".into()));
-            return;
-        }
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "sys::unix::env_tests::env_vars_reads_each_name_as_var_os_does",
-                "--test-threads=1",
-            ])
-            .env("SNOWFLAKE_ENV_VARS_AB", "ab")
-            .env("SNOWFLAKE_ENV_VARS_A", "a=1")
-            .env("SNOWFLAKE_ENV_VARS_EMPTY", "")
-            .env("SNOWFLAKE_ENV_VARS_CHILD", "1")
-            .output()
-            .unwrap();
-        let (text, errors) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success() && text.contains("1 passed"), "the child: {text}{errors}");
-    }
 }

@@ -190,11 +190,6 @@ pub(crate) fn env_var(name: &str) -> Option<std::ffi::OsString> {
     std::env::var_os(name)
 }
 
-/// The variables `names`, as [`env_var`] reads each.
-pub(crate) fn env_vars<const N: usize>(names: [&str; N]) -> [Option<std::ffi::OsString>; N] {
-    names.map(env_var)
-}
-
 /// No fingerprint here (reading the environment block allocates): [`crate::env`] scans the
 /// names for near misses every time.
 pub(crate) fn env_fingerprint() -> Option<u64> {

@@ -508,6 +508,88 @@ fn a_host_lease(kind: Kind) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A host lease whose claim moves: the store loses the host's row and another host claims
+/// its value, so one process of the host claims another value for the host. The processes
+/// issue on the plain path, which reads no claim epoch (see the generator's `plan_plain`):
+/// each goes on with the old claim only within what that claim covered, and joins the new
+/// one at its next general call (the host's record is checked every 50 ms). Every process of
+/// the host ends up issuing the new value, and nothing repeats, across both hosts.
+#[test]
+fn a_host_lease_whose_claim_moves_is_joined_and_repeats_nothing() {
+    let engine = Engine::start(Kind::Postgres);
+    let url = engine.url();
+    let layout = Layout::parse(LAYOUT).unwrap();
+    let value_of = |id: u64| layout.decode(id).unwrap().node.get(1);
+    let dir = std::env::temp_dir().join(format!("fleet-move-{}", std::process::id()));
+    let other_dir = dir.join("other");
+    std::fs::create_dir_all(&other_dir).unwrap();
+    let (shm, other_shm) = (dir.to_str().unwrap(), other_dir.to_str().unwrap());
+    let options = format!("{OPTIONS};shared=move");
+    let host: Vec<Worker> =
+        (0..2).map(|_| Worker::spawn_with(LAYOUT, &options, &url, &[("SNOWFLAKE_SHM_DIR", shm)])).collect();
+    let held = host[0].opened();
+    assert_eq!(host[1].opened(), held, "one value for the host");
+    for w in &host {
+        w.wait("IDs", |w| w.ids().len() >= 1000);
+    }
+    // Rounds until another host took the host's value: a round whose host claimed again
+    // before the other host's process did (a slow start) gets its own value back. The other
+    // hosts' processes are kept, so the host never gets a value back it lost.
+    let (mut others, start) = (vec![], Instant::now());
+    let lost = loop {
+        assert!(
+            others.len() < 6 && start.elapsed() < MINUTES,
+            "the host's value never moved in {} rounds",
+            others.len()
+        );
+        let rows = engine.sql(&format!("DELETE FROM libsnowflake_leases WHERE name LIKE '%worker={held}'"));
+        let other = Worker::spawn_with(LAYOUT, OPTIONS, &url, &[("SNOWFLAKE_SHM_DIR", other_shm)]);
+        let took = other.opened();
+        others.push(other);
+        // Every process of the host issues with the host's value again, whichever it is.
+        let seen: Vec<usize> = host.iter().map(|w| w.ids().len()).collect();
+        let moved_to = |w: &Worker, from: usize| {
+            w.ids()[from.min(w.ids().len())..].iter().map(|&id| value_of(id)).find(|&v| v != held)
+        };
+        if took != held {
+            eprintln!(
+                "round {}: the host kept {held} ({rows:?} deleted), the other host took {took}",
+                others.len()
+            );
+            continue;
+        }
+        for (w, &from) in host.iter().zip(&seen) {
+            w.wait("IDs of the host's new value", |w| moved_to(w, from).is_some());
+        }
+        let new: HashSet<u64> = host.iter().zip(&seen).filter_map(|(w, &from)| moved_to(w, from)).collect();
+        assert_eq!(new.len(), 1, "the host's processes joined one claim: {new:?}");
+        assert!(!new.contains(&took));
+        break held;
+    };
+    for w in &others {
+        w.wait("IDs", |w| w.ids().len() >= 1000);
+    }
+    let (mut all, mut host_ids) = (vec![], HashSet::new());
+    for (i, w) in host.into_iter().chain(others).enumerate() {
+        let ids = w.finish();
+        if i < 2 {
+            host_ids.extend(ids.iter().copied());
+        }
+        all.extend(ids);
+    }
+    assert_unique(&all);
+    // Stronger than no repeat: the host issued with the value it lost only below where the
+    // value's next holder started (the old claim's validity and reservation end before it).
+    let (old, next): (Vec<u64>, Vec<u64>) =
+        all.iter().copied().filter(|&id| value_of(id) == lost).partition(|id| host_ids.contains(id));
+    let (last_old, first_next) = (old.iter().max().unwrap(), next.iter().min().unwrap());
+    assert!(
+        last_old < first_next,
+        "the host's last ID of {lost} ({last_old}) is not below its next holder's first ({first_next})"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A process whose clock is 10 s ahead (libfaketime) claims nothing: the refusal names both
 /// clocks, the skew and the option; with the option raised it claims.
 fn a_clock_ahead_is_refused(kind: Kind) {

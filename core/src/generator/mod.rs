@@ -352,12 +352,23 @@ pub(crate) struct FastMark<'a> {
     /// Two words that must be equal for the claim to be current (a host lease's claim epoch:
     /// this process's, and the host's), or none.
     pub same: Option<(&'a AtomicU64, &'a AtomicU64)>,
-    /// For a lease of one process (no `same`): a word that holds `last_tick`'s value while the
-    /// claim is of the lease's first value, and 0 for good once another value is claimed, with
-    /// the node bits of that first value. [`Generator::next_id_plain`] reads it in place of
-    /// a validity's last tick, and adds those bits: its node bits never change, so it needs
-    /// no state word read first (see `plan_plain`).
-    pub plain: Option<(&'a AtomicU64, u64)>,
+    /// The word [`Generator::next_id_plain`] reads for a lease whose claim is of its first
+    /// value (see [`PlainWord`]), once that claim was made.
+    pub plain: Option<PlainWord<'a>>,
+}
+
+/// A lease's word for [`Generator::next_id_plain`]: `last_tick`'s value while the claim is of
+/// the lease's first value (and, for a host lease, no more than `bounds`), and 0 for good
+/// once this process claims another value; with the node bits of that first value. The plain
+/// path reads it in place of a validity's last tick, and adds those bits: its node bits never
+/// change, so it needs no state word read first (see `plan_plain`).
+#[cfg(feature = "std")]
+pub(crate) struct PlainWord<'a> {
+    pub last_tick: &'a AtomicU64,
+    pub node_bits: u64,
+    /// The validity's last tick that the word is kept at or below too (a host lease's: the
+    /// host's record, whose every check tells the lease), or none (a lease of one process).
+    pub bounds: Option<&'a AtomicU64>,
 }
 
 /// [`FastMark`]'s words, kept by the generator beside the mark they point into.
@@ -681,20 +692,35 @@ impl<C: Clock> Generator<C> {
             last_tick: last_tick.into(),
             valid: self.valid.is_some(),
         };
-        // A lease of one process, while its claim is of its first value, is served by the
-        // plain path too (the lean one where that declines): the lease's word bounds what the
-        // lean path's last tick does (the lease's validity and reservation, the layout's end,
-        // and the fork: 0 in a child), and closes for good before a claim of another value.
-        // The node bits it adds are then fixed, so reading the word before the state word
-        // is safe, as it is for a validity: a reading of the word while it was open issues at
-        // a tick that claim covered, from a slot the state word gives once, and a claim of
-        // the same value again starts the state word above every tick the word allowed
-        // before. (A host lease's claim can change in another process: it keeps the lean path.)
+        // A lease, while this process's claim is of its first value, is served by the plain
+        // path too (the lean one where that declines): the lease's word bounds what the lean
+        // path's last tick does (the lease's validity and reservation, the layout's end, and
+        // the fork: 0 in a child; a host lease's, the host's record too), and closes for good
+        // before this process claims another value. The node bits it adds are then fixed, so
+        // reading the word before the state word is safe, as it is for a validity: a reading
+        // of the word while it was open issues at a tick that claim covered (its validity,
+        // and a reservation stored while the value was ours), from a slot the state word
+        // gives once, and a claim of the same value again starts the state word above every
+        // tick the word allowed before.
+        //
+        // A host lease's claim can change in another process of the host (the lean path
+        // compares the epochs; this one does not). The old claim's IDs stay unique all the
+        // same: every process of the host takes its slots from the one state word, whatever
+        // value it adds, and a value the host lost is claimed elsewhere only past what its
+        // holder may issue (its validity ends before the store's TTL; a store that lost the
+        // claim starts the next holder past any reservation window). The process joins the
+        // new claim at its next general call, within 50 ms: the word is bounded by the host's
+        // record, which that call checks, and the lease then compares the epochs.
         #[cfg(feature = "lease-remote")]
-        if self.valid.is_none() {
-            let first = self.mark.as_ref().and_then(|m| m.fast()).and_then(|f| f.plain);
-            if let Some((word, bits)) = first {
-                self.plain = Plain { bias, last_tick: word.into(), node_bits: self.node_bits | bits };
+        if let Some(w) = self.mark.as_ref().and_then(|m| m.fast()).and_then(|f| f.plain) {
+            // The word stands for the validity's last tick too only where it is kept below it.
+            let bounded = match (&self.valid, w.bounds) {
+                (None, _) => true,
+                (Some(_), bounds) => bounds.is_some_and(|b| core::ptr::eq(b, last_tick)),
+            };
+            if bounded {
+                self.plain =
+                    Plain { bias, last_tick: w.last_tick.into(), node_bits: self.node_bits | w.node_bits };
             }
         }
     }

@@ -41,10 +41,11 @@
 //!   fast window, the reservation, the layout's end), which a claim zeroes before it changes
 //!   its words and a child of `fork()` finds at 0; a claim then steps the state word up before
 //!   the word reopens, so the lean path's compare-and-swap, from a state word read before the
-//!   claim's words, fails across a change (see `FastMark::last_tick`). A lease of one process
-//!   (not a host lease) has a second such word, which the generator's plain path reads: it
-//!   follows the first while the claim is of the lease's first value, and stays 0 once another
-//!   value was claimed (see `FastMark::plain`).
+//!   claim's words, fails across a change (see `FastMark::last_tick`). A second such word is
+//!   the one the generator's plain path reads: it follows the first (for a host lease, no
+//!   further than the host's record's last valid tick) while this process's claim is of the
+//!   lease's first value, and stays 0 once it claimed another value (see `FastMark::plain`,
+//!   and the generator's `plan_plain` for why a host lease's plain path needs no epoch).
 //! - **Release** (on drop): stores the exact end of what was issued and frees the value.
 //! - **This host**: every claim holds the host's record of the identity with the value it
 //!   claims (see `arbiter`); a value used on this host another way is given back to the store
@@ -87,7 +88,7 @@ mod sql;
 use crate::clock::{Clock, MonotonicClock};
 use crate::coord::arbiter::{HostWords, Mode, Record, Refused, Request};
 use crate::error::Error;
-use crate::generator::{Cell, FastMark, HighWater, LeaseStats, Word};
+use crate::generator::{Cell, FastMark, HighWater, LeaseStats, PlainWord, Validity, Word};
 use crate::layout::{Layout, Node};
 use crate::options::{Policy, LEASE_MAX_DRIFT_MS, LEASE_MAX_WINDOW_MS};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -778,7 +779,6 @@ impl Lease {
     /// issue with the value beside this one): if not, the lease is given up here and claimed
     /// again (with a new record) by the next call.
     fn check_guard(&self, now_ms: u64) -> Result<(), Error> {
-        use crate::generator::Validity;
         let mut inner = self.lock();
         let Some((_, guard)) = inner.guard.as_ref() else { return Ok(()) };
         match guard.renew(guard.clock().now_ms()) {
@@ -973,8 +973,28 @@ impl Lease {
             _ => 0,
         };
         self.fast_last_tick.store(last, Ordering::Release);
-        let plain = if self.plain_closed.load(Ordering::Acquire) { 0 } else { last };
+        let plain =
+            if self.plain_closed.load(Ordering::Acquire) { 0 } else { last.min(self.record_last_tick()) };
         self.plain_last_tick.store(plain, Ordering::Release);
+    }
+
+    /// For a host lease, the host's record's last valid tick (the generator's validity: see
+    /// `FastMark::plain`), which only rises; for a lease of one process, no bound.
+    fn record_last_tick(&self) -> u64 {
+        match &self.host {
+            Some(h) => h.map.last_valid_tick(&self.layout).map_or(0, |w| w.load(Ordering::Acquire)),
+            None => u64::MAX,
+        }
+    }
+
+    /// Whether a host lease's plain word is below what it may read: the host's record was
+    /// checked again since it was set (the generator's general path does so every 50 ms, before
+    /// it checks the lease), and the word follows only when told.
+    fn plain_behind(&self) -> bool {
+        self.host.is_some()
+            && !self.plain_closed.load(Ordering::Acquire)
+            && self.plain_last_tick.load(Ordering::Acquire)
+                < self.fast_last_tick.load(Ordering::Acquire).min(self.record_last_tick())
     }
 
     /// The value held is lost: stop issuing with it, count it once.
@@ -1117,7 +1137,8 @@ impl HighWater for Lease {
             self.started(now_ms)?;
             // The fast path stays closed from a claim whose IDs had not started until a call
             // finds them started (here, rarely: once a claim).
-            if self.fast_until_ms.load(Ordering::Acquire) == 0 {
+            // So does a host lease's plain word from a check of the host's record.
+            if self.fast_until_ms.load(Ordering::Acquire) == 0 || self.plain_behind() {
                 let _inner = self.lock();
                 self.reopen_fast();
             }
@@ -1150,10 +1171,12 @@ impl HighWater for Lease {
             node_bits: &self.node_bits,
             same: self.host.as_ref().map(|h| (&h.epoch, h.map.host_epoch_word())),
             plain: match self.first_value.load(Ordering::Acquire) {
-                first if first != NO_VALUE && self.host.is_none() => {
-                    Some((&self.plain_last_tick, first << self.layout.fields()[self.field].shift()))
-                }
-                _ => None,
+                NO_VALUE => None,
+                first => Some(PlainWord {
+                    last_tick: &self.plain_last_tick,
+                    node_bits: first << self.layout.fields()[self.field].shift(),
+                    bounds: self.host.as_ref().and_then(|h| h.map.last_valid_tick(&self.layout)),
+                }),
             },
         })
     }

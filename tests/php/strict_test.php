@@ -58,6 +58,22 @@ test('strict: bools, floats and strings are TypeExceptions naming the field', fu
     }
 });
 
+test('strict: a layout keeps only the text of node values it was given last, never for others', function () {
+    // Layout::nodeSpec() keeps the last array's text (a generator per request gives the same
+    // values each time): values equal but of another type, other values or another order are
+    // each judged afresh.
+    $twitter = new Layout('twitter');
+    $at = fn (array $node) => $twitter->decode((new Generator($twitter, $node, ['isolated' => true]))->nextIdAt(STRICT_T))->fields;
+    assert_same(['datacenter' => 1, 'worker' => 3], $at(['datacenter' => 1, 'worker' => 3]), 'first');
+    assert_same(['datacenter' => 1, 'worker' => 3], $at(['datacenter' => 1, 'worker' => 3]), 'kept');
+    assert_same(['datacenter' => 1, 'worker' => 4], $at(['datacenter' => 1, 'worker' => 4]), 'another value');
+    assert_same(['datacenter' => 2, 'worker' => 1], $at(['worker' => 1, 'datacenter' => 2]), 'another order');
+    assert_throws(TypeException::class, fn () => $at(['worker' => '1', 'datacenter' => 2]), 'the same value as a string');
+    assert_throws(TypeException::class, fn () => $at(['worker' => 1.0, 'datacenter' => 2]), 'the same value as a float');
+    assert_throws(ValueException::class, fn () => $at(['datacenter' => 2, 'worker' => 32]), 'out of range');
+    assert_throws(ValueException::class, fn () => $at(['datacenter' => 2, 'worker' => 32]), 'out of range again');
+});
+
 test('strict: state_file problems fail at open, naming the path; the retired lease_dir and run_lock say why', function () {
     $dir = sys_get_temp_dir() . '/snowflake-php-strict-' . getmypid();
     @mkdir($dir, 0700, true);

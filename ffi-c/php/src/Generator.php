@@ -53,6 +53,7 @@ final class Generator
     private readonly FFI\CData $outPtr;
     private static ?FFI\CData $sharedOut = null;
     private static ?FFI\CData $sharedOutPtr = null;
+    private static ?FFI\CType $handleType = null;
     private readonly bool $wide;
     private ?FFI\CData $buf = null;
     private ?FFI\CData $block = null;
@@ -102,7 +103,9 @@ final class Generator
         // an empty options object does, without two more FFI calls per generator.
         $opts = $options === [] ? null : self::options($ffi, $options);
         try {
-            $out = $ffi->new('SnowflakeGenerator *');
+            // The handle's type, parsed once for the process (a type string per call costs
+            // more than the call it allocates for).
+            $out = $ffi->new(self::$handleType ??= $ffi->type('SnowflakeGenerator *'));
             // The options object remembers which keys were given: core takes the others
             // from SNOWFLAKE_OPTIONS, and a NULL layout or node from the environment too.
             $st = $ffi->snowflake_generator_from_env($given?->handle, $nodeText, $opts, FFI::addr($out));

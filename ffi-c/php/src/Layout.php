@@ -52,6 +52,9 @@ final class Layout implements \Stringable
     private readonly FFI\CData $partsFields;
     private readonly FFI\CData $u64;
     private readonly FFI\CData $u64Ptr;
+    /** @var array<mixed>|null the node values nodeSpec() was last given, and their text */
+    private ?array $lastNode = null;
+    private string $lastNodeText = '';
 
     /**
      * @throws LayoutException when the spec is invalid (the message names the problem)
@@ -314,8 +317,15 @@ final class Layout implements \Stringable
         }
         // The PHP types here (a key that is a name, a value that is an int), so that the text
         // cannot be misread; the names and ranges by core, whose messages every front end
-        // shares ("did you mean `worker`?").
-        return self::nodeText($node);
+        // shares ("did you mean `worker`?"). A generator made per request gives the same
+        // values each time: the last ones' text is kept (`===`: the same keys, order, types
+        // and values).
+        if ($node === $this->lastNode) {
+            return $this->lastNodeText;
+        }
+        $text = self::nodeText($node);
+        $this->lastNode = $node;
+        return $this->lastNodeText = $text;
     }
 
     /**

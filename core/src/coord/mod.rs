@@ -357,7 +357,7 @@ fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &Leas
     let policy = options.policy();
     let clock = MonotonicClock::process();
     let mut g = Generator::build(layout, node, policy, clock)?;
-    let state = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let state = std::sync::Arc::new(crate::generator::Line::default());
     // Claims, and waits until the claim may issue (see `lease`: at most
     // LEASE_MAX_WINDOW_MS + LEASE_MAX_DRIFT_MS + a tick on an empty store).
     let lease = lease::Lease::open(
@@ -366,14 +366,14 @@ fn open_remote_lease(layout: &Layout, node: Node, options: &Options, kind: &Leas
         layout,
         &node,
         field,
-        Cell::new(state.clone(), |w| w),
+        Cell::new(state.clone(), |l| &l.0),
         g.word_format(),
         clock,
         None,
     )?;
     let claimed = node.with(field, lease.value());
     let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value() })?;
-    let cell = Cell::new(std::sync::Arc::new((state, held)), |(w, _)| &**w);
+    let cell = Cell::new(std::sync::Arc::new((state, held)), |(l, _)| &l.0);
     g.set_leased(claimed, field, true);
     g.assemble(cell, Some(lease), false);
     Ok(g)

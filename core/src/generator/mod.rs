@@ -274,7 +274,8 @@ impl Cell {
 /// allocation shares its line with whatever the allocator put beside it, and a thread that
 /// writes there takes the line from the issuing threads. The lease bench read a Redis lease's
 /// `next_id` at 1.30-1.76x plain in about one run in seven, with its words open all along (the
-/// general path ran 8 times in such a run), before its word had a line of its own.
+/// general path ran 8 times in such a run), before its word had a line of its own; one run in
+/// 67 since (1.65x, the first run of a fresh build), whose cause was not found.
 #[cfg(feature = "std")]
 #[derive(Default)]
 #[repr(align(64))]

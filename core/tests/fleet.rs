@@ -549,7 +549,7 @@ fn a_host_lease_whose_claim_moves_is_joined_and_repeats_nothing() {
         // Every process of the host issues with the host's value again, whichever it is.
         let seen: Vec<usize> = host.iter().map(|w| w.ids().len()).collect();
         let moved_to = |w: &Worker, from: usize| {
-            w.ids()[from.min(w.ids().len())..].iter().map(|&id| value_of(id)).find(|&v| v != held)
+            w.ids().get(from..)?.iter().map(|&id| value_of(id)).find(|&v| v != held)
         };
         if took != held {
             eprintln!(

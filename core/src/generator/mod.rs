@@ -726,11 +726,7 @@ impl<C: Clock> Generator<C> {
         #[cfg(feature = "lease-remote")]
         if let Some(w) = self.mark.as_ref().and_then(|m| m.fast()).and_then(|f| f.plain) {
             // The word stands for the validity's last tick too only where it is kept below it.
-            let bounded = match (&self.valid, w.bounds) {
-                (None, _) => true,
-                (Some(_), bounds) => bounds.is_some_and(|b| core::ptr::eq(b, last_tick)),
-            };
-            if bounded {
+            if self.valid.is_none() || w.bounds.is_some_and(|b| core::ptr::eq(b, last_tick)) {
                 self.plain =
                     Plain { bias, last_tick: w.last_tick.into(), node_bits: self.node_bits | w.node_bits };
             }

@@ -978,11 +978,17 @@ impl Lease {
         self.plain_last_tick.store(plain, Ordering::Release);
     }
 
-    /// For a host lease, the host's record's last valid tick (the generator's validity: see
-    /// `FastMark::plain`), which only rises; for a lease of one process, no bound.
+    /// For a host lease, the word of the host's record's last valid tick (the generator's
+    /// validity: see `FastMark::plain`), which only rises.
+    fn record_tick_word(&self) -> Option<&AtomicU64> {
+        self.host.as_ref().and_then(|h| h.map.last_valid_tick(&self.layout))
+    }
+
+    /// The bound [`Lease::record_tick_word`] puts on the plain word: none for a lease of one
+    /// process.
     fn record_last_tick(&self) -> u64 {
         match &self.host {
-            Some(h) => h.map.last_valid_tick(&self.layout).map_or(0, |w| w.load(Ordering::Acquire)),
+            Some(_) => self.record_tick_word().map_or(0, |w| w.load(Ordering::Acquire)),
             None => u64::MAX,
         }
     }
@@ -1175,7 +1181,7 @@ impl HighWater for Lease {
                 first => Some(PlainWord {
                     last_tick: &self.plain_last_tick,
                     node_bits: first << self.layout.fields()[self.field].shift(),
-                    bounds: self.host.as_ref().and_then(|h| h.map.last_valid_tick(&self.layout)),
+                    bounds: self.record_tick_word(),
                 }),
             },
         })

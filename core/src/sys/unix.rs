@@ -81,31 +81,54 @@ fn environ() -> *const *const libc::c_char {
     }
 }
 
-/// A fingerprint of this process's environment variables, read in place, without allocating or
-/// reading a string: the address of each `NAME=value` string, and their count. A variable
-/// set, replaced or removed through the C library (`setenv`, `putenv`, `unsetenv`, and
-/// `os.environ`, `process.env`, `std::env::set_var` over them) changes the array or its
-/// addresses; [`crate::env`] scans the names for near misses of its own again only then. Like
-/// `getenv`, it reads `environ` without the lock that `std::env::set_var` takes (a program
-/// that sets variables while another thread reads them has that race with every C library's
-/// `getenv` too).
+/// A fingerprint of this process's environment variables, read in place, without allocating:
+/// the address of each `NAME=value` string, their count, and the whole text of each of ours
+/// (`SNOWFLAKE_…`). A variable set, replaced or removed through the C library (`setenv`,
+/// `putenv`, `unsetenv`, and `os.environ`, `process.env`, `std::env::set_var` over them)
+/// changes the array or its addresses; a string of ours changed in place (`putenv` keeps the
+/// caller's buffer), or set anew at the address of one freed (PHP frees its `putenv` strings at
+/// each request's end), changes its text. [`crate::env`] reads our variables again, and scans
+/// the names for near misses of ours, only when the fingerprint changes. Like `getenv`, it reads
+/// `environ` without the lock that `std::env::set_var` takes (a program that sets variables
+/// while another thread reads them has that race with every C library's `getenv` too).
 pub(crate) fn env_fingerprint() -> Option<u64> {
+    const OURS: &[u8] = b"SNOWFLAKE_";
     let mut entry = environ();
     if entry.is_null() {
         return Some(0);
     }
-    // FNV-1a over the addresses, then the count.
+    // FNV-1a over the addresses, our strings' text (a word at a time), then the count.
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x0100_0000_01b3);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut n: u64 = 0;
-    // SAFETY: a null-terminated array of pointers.
+    // SAFETY: a null-terminated array of pointers to NUL-terminated strings; a string is read
+    // past its first byte only when that byte is `OURS`' first (never a NUL), and then byte by
+    // byte while it matches `OURS`, or up to its NUL.
     unsafe {
         while !(*entry).is_null() {
-            h = (h ^ (*entry as usize as u64)).wrapping_mul(0x0100_0000_01b3);
+            let text = (*entry).cast::<u8>();
+            h = mix(h, text as usize as u64);
+            if *text == OURS[0] {
+                let mut same = 1;
+                while same < OURS.len() && *text.add(same) == OURS[same] {
+                    same += 1;
+                }
+                if same == OURS.len() {
+                    let bytes = std::ffi::CStr::from_ptr(text.cast()).to_bytes();
+                    let mut words = bytes.chunks_exact(8);
+                    for w in &mut words {
+                        h = mix(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
+                    }
+                    for &b in words.remainder() {
+                        h = mix(h, u64::from(b));
+                    }
+                }
+            }
             n += 1;
             entry = entry.add(1);
         }
     }
-    Some((h ^ n).wrapping_mul(0x0100_0000_01b3))
+    Some(mix(h, n))
 }
 
 /// The variable `name` (`NAME` without `=` or NUL), as `std::env::var_os` gives it, read in

@@ -153,7 +153,7 @@ impl PyGenerator {
         };
         let text = match options {
             Some(t) if !t.is_none() => match t.cast::<PyString>() {
-                Ok(t) => t.to_cow()?.into_owned(),
+                Ok(t) => crate::value::text_of(t)?.into_owned(),
                 Err(_) => {
                     return Err(type_error("options", "a string of `key=value` pairs separated by `;`", t))
                 }
@@ -167,7 +167,7 @@ impl PyGenerator {
         let keywords: Vec<(String, Bound<'_, PyAny>)> = match keywords {
             Some(d) => d
                 .iter()
-                .map(|(k, v)| Ok((k.cast::<PyString>()?.to_cow()?.into_owned(), v)))
+                .map(|(k, v)| Ok((crate::value::text_of(k.cast::<PyString>()?)?.into_owned(), v)))
                 .collect::<PyResult<_>>()?,
             None => Vec::new(),
         };

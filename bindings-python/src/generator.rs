@@ -177,10 +177,13 @@ impl PyGenerator {
             values.push((key.as_str(), value_of(value, text)?));
         }
         let o = GivenOptions::parse_with_keywords(&text, values).map_err(Error)?;
-        let config = env.config(layout, layout_source, node, o).map_err(Error)?;
-        let isolated = config.options.isolated;
+        // Only the code sets `isolated` (SNOWFLAKE_OPTIONS may not).
+        let isolated = o.options().isolated;
         // Files, locks, maybe Redis and a wait for a lease's floor: detached.
-        let inner = py.detach(|| config.open()).map_err(Error)?.map_clock(PyClock);
+        let inner = py
+            .detach(|| env.open(&layout, layout_source, node.as_ref(), &o))
+            .map_err(Error)?
+            .map_clock(PyClock);
         Ok(PyGenerator { inner, isolated })
     }
 

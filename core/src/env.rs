@@ -459,25 +459,63 @@ impl Environment {
         node: Option<Node>,
         options: GivenOptions,
     ) -> Result<Config> {
-        // The answer depends on these alone: a generator made per request asks the same each
-        // time, and working it out was a tenth of its time.
-        static LAST: crate::memo::Memo<Asked, Config, 4> = crate::memo::Memo::new();
+        Ok((*self.config_kept(&layout, layout_source, node.as_ref(), &options)?).clone())
+    }
+
+    /// [`Environment::config`], then [`Config::open`]: the generator a front end makes,
+    /// without a copy of its configuration (a generator made per request).
+    ///
+    /// ```
+    /// use snowflake_core::{Environment, GivenOptions};
+    /// let env = Environment::from_vars([("SNOWFLAKE_NODE", "datacenter=1,worker=7")]);
+    /// let (layout, from) = env.layout(None)?;
+    /// let g = env.open(&layout, from, None, &GivenOptions::parse("isolated=true")?)?;
+    /// assert_eq!(layout.node_values(g.node()).collect::<Vec<_>>(), [("datacenter", 1), ("worker", 7)]);
+    /// # Ok::<(), snowflake_core::Error>(())
+    /// ```
+    pub fn open(
+        &self,
+        layout: &Layout,
+        layout_source: Source,
+        node: Option<&Node>,
+        options: &GivenOptions,
+    ) -> Result<Generator> {
+        self.config_kept(layout, layout_source, node, options)?.open()
+    }
+
+    /// [`Environment::config`]'s answer, kept: it depends on these alone, and a generator made
+    /// per request asks the same each time (working it out was a tenth of its time).
+    fn config_kept(
+        &self,
+        layout: &Layout,
+        layout_source: Source,
+        node: Option<&Node>,
+        options: &GivenOptions,
+    ) -> Result<std::sync::Arc<Config>> {
+        static LAST: crate::memo::Memo<Asked, std::sync::Arc<Config>, 4> = crate::memo::Memo::new();
         let same = |a: &Asked| {
-            a.layout == layout
+            a.layout == *layout
                 && a.layout_source == layout_source
-                && match (&a.node, &node) {
+                && match (&a.node, node) {
                     (None, None) => true,
                     (Some(theirs), Some(mine)) => theirs.same(mine),
                     _ => false,
                 }
-                && a.options == options
+                && a.options == *options
                 && a.env == *self
         };
         if let Some(config) = LAST.get(same) {
             return Ok(config);
         }
-        let asked = Asked { env: self.clone(), layout, layout_source, node, options: options.clone() };
-        let config = self.config_anew(layout, layout_source, node, options)?;
+        let config =
+            std::sync::Arc::new(self.config_anew(*layout, layout_source, node.copied(), options.clone())?);
+        let asked = Asked {
+            env: self.clone(),
+            layout: *layout,
+            layout_source,
+            node: node.copied(),
+            options: options.clone(),
+        };
         LAST.put(asked, config.clone());
         Ok(config)
     }

@@ -857,10 +857,17 @@ impl<C: Clock> Generator<C> {
         let own = Cell::own();
         #[cfg(not(feature = "std"))]
         let own = AtomicU64::new(0);
-        Generator::build_in(layout, node, policy, clock, own)
+        #[allow(unused_mut)]
+        let mut g = Generator::build_in(layout, node, policy, clock, own)?;
+        // A generator of its own state (an isolated one) goes the lean way where it applies;
+        // the coordination layer plans again as it adds a state, a validity or a mark.
+        #[cfg(feature = "std")]
+        g.plan_plain();
+        Ok(g)
     }
 
-    /// [`Generator::build`] over `cell`.
+    /// [`Generator::build`] over `cell`, for a generator that [`Generator::assemble`] completes
+    /// (which plans its paths).
     #[cfg(feature = "std")]
     pub(crate) fn build_over(
         layout: &Layout,
@@ -951,14 +958,6 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             lease_field: None,
             shared_state: false,
-        };
-        // A generator of its own state (an isolated one) goes the lean way where it applies;
-        // the coordination layer plans again as it adds a state, a validity or a mark.
-        #[cfg(feature = "std")]
-        let g = {
-            let mut g = g;
-            g.plan_plain();
-            g
         };
         Ok(g)
     }

@@ -158,8 +158,7 @@ impl JsGenerator {
             let value = crate::convert::value_of(env.raw(), v, &mut text)?;
             o.set_spelled(&key, Spelling::Camel, value).map_err(|e| core_error_at(env.raw(), at, e))?;
         }
-        let inner =
-            environment.config(layout, layout_source, node, o).and_then(|c| c.open()).or_throw(&env)?;
+        let inner = environment.open(&layout, layout_source, node.as_ref(), &o).or_throw(&env)?;
         Ok(JsGenerator { inner: Arc::new(inner) })
     }
 

@@ -153,7 +153,7 @@ impl PyGenerator {
         };
         let text = match options {
             Some(t) if !t.is_none() => match t.cast::<PyString>() {
-                Ok(t) => t.to_cow()?.into_owned(),
+                Ok(t) => crate::value::text_of(t)?.into_owned(),
                 Err(_) => {
                     return Err(type_error("options", "a string of `key=value` pairs separated by `;`", t))
                 }
@@ -167,7 +167,7 @@ impl PyGenerator {
         let keywords: Vec<(String, Bound<'_, PyAny>)> = match keywords {
             Some(d) => d
                 .iter()
-                .map(|(k, v)| Ok((k.cast::<PyString>()?.to_cow()?.into_owned(), v)))
+                .map(|(k, v)| Ok((crate::value::text_of(k.cast::<PyString>()?)?.into_owned(), v)))
                 .collect::<PyResult<_>>()?,
             None => Vec::new(),
         };
@@ -177,10 +177,13 @@ impl PyGenerator {
             values.push((key.as_str(), value_of(value, text)?));
         }
         let o = GivenOptions::parse_with_keywords(&text, values).map_err(Error)?;
-        let config = env.config(layout, layout_source, node, o).map_err(Error)?;
-        let isolated = config.options.isolated;
+        // Only the code sets `isolated` (SNOWFLAKE_OPTIONS may not).
+        let isolated = o.options().isolated;
         // Files, locks, maybe Redis and a wait for a lease's floor: detached.
-        let inner = py.detach(|| config.open()).map_err(Error)?.map_clock(PyClock);
+        let inner = py
+            .detach(|| env.open(&layout, layout_source, node.as_ref(), &o))
+            .map_err(Error)?
+            .map_clock(PyClock);
         Ok(PyGenerator { inner, isolated })
     }
 

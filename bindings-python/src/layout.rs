@@ -3,6 +3,7 @@
 
 use crate::error::{type_error, Error};
 use crate::time::{to_datetime, unix_ms};
+use crate::value::text_of;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyDict, PyString, PyTuple, PyType};
@@ -45,27 +46,29 @@ pub fn layout_arg(value: &Bound<'_, PyAny>) -> PyResult<snowflake_core::Layout> 
         return Ok(l.get().0);
     }
     if let Ok(s) = value.cast::<PyString>() {
-        return Ok(snowflake_core::Layout::parse(&s.to_cow()?).map_err(Error)?);
+        return Ok(snowflake_core::Layout::parse(&text_of(s)?).map_err(Error)?);
     }
     Err(type_error("layout", "a Layout or a spec string such as \"twitter\"", value))
 }
 
 /// Node values from a mapping (`{"worker": 3}`), the text form (`"worker=3,datacenter=1"`)
 /// or `None` (all zero), checked by core against the layout.
-pub fn node_arg(layout: &snowflake_core::Layout, value: Option<&Bound<'_, PyAny>>) -> PyResult<Node> {
+pub fn node_arg<'py>(layout: &snowflake_core::Layout, value: Option<&Bound<'py, PyAny>>) -> PyResult<Node> {
     let value = match value {
         None => return Ok(Node::default()),
         Some(v) if v.is_none() => return Ok(Node::default()),
         Some(v) => v,
     };
     if let Ok(s) = value.cast::<PyString>() {
-        return Ok(layout.parse_node(&s.to_cow()?).map_err(Error)?);
+        return Ok(layout.parse_node(&text_of(s)?).map_err(Error)?);
     }
-    let mut names: Vec<String> = Vec::with_capacity(MAX_FIELDS);
-    let mut values: Vec<(Bound<'_, PyAny>, Option<String>)> = Vec::with_capacity(MAX_FIELDS);
-    let mut add = |name: Bound<'_, PyAny>, v| -> PyResult<()> {
-        let name = name.cast::<PyString>().map_err(|_| type_error("node field name", "a str", &name))?;
-        names.push(name.to_cow()?.into_owned());
+    let mut names: Vec<Bound<'py, PyString>> = Vec::with_capacity(MAX_FIELDS);
+    let mut values: Vec<(Bound<'py, PyAny>, Option<String>)> = Vec::with_capacity(MAX_FIELDS);
+    let mut add = |name: Bound<'py, PyAny>, v: Bound<'py, PyAny>| -> PyResult<()> {
+        names.push(
+            name.cast_into::<PyString>()
+                .map_err(|e| type_error("node field name", "a str", e.into_inner().as_any()))?,
+        );
         values.push((v, None));
         Ok(())
     };
@@ -77,19 +80,20 @@ pub fn node_arg(layout: &snowflake_core::Layout, value: Option<&Bound<'_, PyAny>
         }
     } else if value.hasattr("items")? {
         for item in value.call_method0("items")?.try_iter()? {
-            let (name, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+            let (name, v): (Bound<'py, PyAny>, Bound<'py, PyAny>) = item?.extract()?;
             add(name, v)?;
         }
     } else {
         return Err(type_error("node", "a mapping such as {\"worker\": 3}", value));
     }
+    let names = names.iter().map(text_of).collect::<PyResult<Vec<_>>>()?;
     // Core checks each value against its field (a float, a bool, a negative number: a typed
     // error naming the field), as for every front end.
     let mut converted = Vec::with_capacity(values.len());
     for (v, text) in values.iter_mut() {
         converted.push(crate::value::value_of(v, text)?);
     }
-    Ok(layout.node_from_values(names.iter().map(String::as_str).zip(converted)).map_err(Error)?)
+    Ok(layout.node_from_values(names.iter().map(|n| &**n).zip(converted)).map_err(Error)?)
 }
 
 /// The node values of `node` as a dict, in layout order.

@@ -6,6 +6,40 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
 use snowflake_core::Value;
 
+/// The text of a `str`, read in place where CPython keeps it: the UTF-8 form it caches in
+/// the object (an ASCII string's is its data), so that a layout, a node field's name or an
+/// option handed over per request is not copied (PyO3's `to_cow`, under the 3.9 stable ABI,
+/// makes a `bytes` and a `String` of each). `PyUnicode_AsUTF8AndSize` is in the stable ABI
+/// from 3.10 and in CPython's API since 3.3, so this wheel (abi3, for 3.9 and later) declares
+/// it itself; on Windows, whose `python3.dll` exports only the stable ABI of its version, the
+/// text is copied. A `str` that is no valid UTF-8 (a lone surrogate) raises
+/// `UnicodeEncodeError`, as from `to_cow`.
+pub fn text_of<'a>(s: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>> {
+    #[cfg(not(windows))]
+    {
+        extern "C" {
+            fn PyUnicode_AsUTF8AndSize(
+                unicode: *mut pyo3::ffi::PyObject,
+                size: *mut pyo3::ffi::Py_ssize_t,
+            ) -> *const std::os::raw::c_char;
+        }
+        let mut len: pyo3::ffi::Py_ssize_t = 0;
+        // SAFETY: `s` is a live `str` (the GIL is held through `Bound`); the result is NULL
+        // with an exception set, or `len` bytes of UTF-8 that the object keeps for as long as
+        // it lives, which `'a` bounds.
+        unsafe {
+            let data = PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut len);
+            if data.is_null() {
+                return Err(PyErr::fetch(s.py()));
+            }
+            let bytes = std::slice::from_raw_parts(data.cast::<u8>(), len as usize);
+            Ok(std::borrow::Cow::Borrowed(std::str::from_utf8_unchecked(bytes)))
+        }
+    }
+    #[cfg(windows)]
+    s.to_cow()
+}
+
 /// Core's `Value` of a Python object: how an option or node value is handed over.
 pub fn value_of<'a>(v: &'a Bound<'_, PyAny>, text: &'a mut Option<String>) -> PyResult<Value<'a>> {
     if v.is_none() {
@@ -29,7 +63,7 @@ pub fn value_of<'a>(v: &'a Bound<'_, PyAny>, text: &'a mut Option<String>) -> Py
         return Ok(Value::Other("float"));
     }
     if let Ok(s) = v.cast::<PyString>() {
-        return Ok(Value::Text(text.insert(s.to_cow()?.into_owned())));
+        return Ok(Value::Text(text.insert(text_of(s)?.into_owned())));
     }
     // os.PathLike (pathlib.Path): its str (bytes paths are not supported).
     let fspath = v.py().import("os")?.getattr("fspath")?;

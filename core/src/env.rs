@@ -49,20 +49,20 @@ use crate::value::Value;
 use crate::Generator;
 
 /// The variable holding the layout (a preset name or a spec).
-pub const ENV_LAYOUT: &str = "SNOWFLAKE_LAYOUT";
+pub const ENV_LAYOUT: &str = crate::sys::CONFIG_VARS[0];
 /// The variable holding the node values (`datacenter=1,worker=7`).
-pub const ENV_NODE: &str = "SNOWFLAKE_NODE";
+pub const ENV_NODE: &str = crate::sys::CONFIG_VARS[1];
 /// The variable holding options in the text form (`max_wait_ms=0;lease=redis://…`).
-pub const ENV_OPTIONS: &str = "SNOWFLAKE_OPTIONS";
+pub const ENV_OPTIONS: &str = crate::sys::CONFIG_VARS[2];
 /// The variable that makes node values required: `1` (or `true`) refuses a generator that
 /// would issue as the all-zero default, with nothing in the code, `SNOWFLAKE_NODE` or a lease
 /// to set them, so that a fleet refuses to start as node 0 (`0`, `false` or empty: not required).
-pub const ENV_REQUIRE_NODE: &str = "SNOWFLAKE_REQUIRE_NODE";
+pub const ENV_REQUIRE_NODE: &str = crate::sys::CONFIG_VARS[3];
 
 /// The variables of this library that configure a generator: a variable whose name is a
 /// near miss of one of them (`SNOWFLAKE_NOD`, `snowflake_node`) is warned about, naming the one
 /// meant, since unset means the default (node 0) with no word.
-const CONFIG_NAMES: [&str; 5] = [ENV_LAYOUT, ENV_NODE, ENV_OPTIONS, ENV_REQUIRE_NODE, "SNOWFLAKE_SHM_DIR"];
+const CONFIG_NAMES: [&str; 5] = crate::sys::CONFIG_VARS;
 
 /// Other variables this library's front ends read (exact names, never near misses).
 const OTHER_NAMES: [&str; 4] = ["SNOWFLAKE_LIB", "SNOWFLAKE_HEADER", "SNOWFLAKE_ADDON", "SNOWFLAKE_NO_ADDON"];
@@ -129,11 +129,10 @@ pub fn near_miss(name: &str) -> Option<&'static str> {
 /// The process's variables that are near misses of ours, scanned again only when its
 /// variables change (a scan compares each name with each of ours: 0.2 ms with 36 variables,
 /// nearly all of a generator made per request): by their fingerprint, where `sys` reads one.
-fn near_misses() -> Vec<(String, &'static str)> {
+fn near_misses(fingerprint: Option<u64>) -> Vec<(String, &'static str)> {
     type Scan = (u64, Vec<(String, &'static str)>);
     static LAST: std::sync::Mutex<Option<Scan>> = std::sync::Mutex::new(None);
-    let fingerprint = crate::sys::env_fingerprint();
-    if let (Some(f), Ok(last)) = (fingerprint, LAST.lock()) {
+    if let (Some(f), Ok(last)) = (fingerprint, LAST.try_lock()) {
         if let Some((_, found)) = last.as_ref().filter(|(seen, _)| *seen == f) {
             return found.clone();
         }
@@ -145,7 +144,7 @@ fn near_misses() -> Vec<(String, &'static str)> {
             Some((name.to_string_lossy().into_owned(), meant))
         })
         .collect();
-    if let (Some(f), Ok(mut last)) = (fingerprint, LAST.lock()) {
+    if let (Some(f), Ok(mut last)) = (fingerprint, LAST.try_lock()) {
         *last = Some((f, found.clone()));
     }
     found
@@ -293,23 +292,27 @@ impl Environment {
     /// `SNOWFLAKE_LAYOUT`, `SNOWFLAKE_NODE` and `SNOWFLAKE_OPTIONS` of this process. A value
     /// that is not UTF-8 is an [`Error::Environment`].
     pub fn read() -> Result<Environment> {
-        let var = |name: &'static str| match crate::sys::env_var(name).map(std::ffi::OsString::into_string) {
+        let vars = crate::sys::config_vars();
+        let var = |i: usize| match vars.values[i].as_deref().map(std::ffi::OsStr::to_str) {
             None => Ok(None),
-            Some(Ok(value)) => Ok(Some(value)),
-            Some(Err(raw)) => Err(Error::environment(
-                name,
-                shown(&raw.to_string_lossy()),
-                &Error::BadOption { name: Name::snippet(name), reason: "the value is not valid UTF-8" },
+            Some(Some(value)) => Ok(Some(value.to_string())),
+            Some(None) => Err(Error::environment(
+                CONFIG_NAMES[i],
+                shown(&vars.values[i].as_deref().unwrap_or_default().to_string_lossy()),
+                &Error::BadOption {
+                    name: Name::snippet(CONFIG_NAMES[i]),
+                    reason: "the value is not valid UTF-8",
+                },
             )),
         };
         let mut env = Environment {
-            layout: var(ENV_LAYOUT)?,
-            node: var(ENV_NODE)?,
-            options: var(ENV_OPTIONS)?,
-            require_node: var(ENV_REQUIRE_NODE)?,
+            layout: var(0)?,
+            node: var(1)?,
+            options: var(2)?,
+            require_node: var(3)?,
             near_misses: Vec::new(),
         };
-        env.near_misses = near_misses();
+        env.near_misses = near_misses(vars.fingerprint);
         Ok(env)
     }
 
@@ -456,6 +459,75 @@ impl Environment {
         node: Option<Node>,
         options: GivenOptions,
     ) -> Result<Config> {
+        Ok((*self.config_kept(&layout, layout_source, node.as_ref(), &options)?).clone())
+    }
+
+    /// [`Environment::config`], then [`Config::open`]: the generator a front end makes,
+    /// without a copy of its configuration (a generator made per request).
+    ///
+    /// ```
+    /// use snowflake_core::{Environment, GivenOptions};
+    /// let env = Environment::from_vars([("SNOWFLAKE_NODE", "datacenter=1,worker=7")]);
+    /// let (layout, from) = env.layout(None)?;
+    /// let g = env.open(&layout, from, None, &GivenOptions::parse("isolated=true")?)?;
+    /// assert_eq!(layout.node_values(g.node()).collect::<Vec<_>>(), [("datacenter", 1), ("worker", 7)]);
+    /// # Ok::<(), snowflake_core::Error>(())
+    /// ```
+    pub fn open(
+        &self,
+        layout: &Layout,
+        layout_source: Source,
+        node: Option<&Node>,
+        options: &GivenOptions,
+    ) -> Result<Generator> {
+        self.config_kept(layout, layout_source, node, options)?.open()
+    }
+
+    /// [`Environment::config`]'s answer, kept: it depends on these alone, and a generator made
+    /// per request asks the same each time (working it out was a tenth of its time).
+    fn config_kept(
+        &self,
+        layout: &Layout,
+        layout_source: Source,
+        node: Option<&Node>,
+        options: &GivenOptions,
+    ) -> Result<std::sync::Arc<Config>> {
+        static LAST: crate::memo::Memo<Asked, std::sync::Arc<Config>, 4> = crate::memo::Memo::new();
+        let same = |a: &Asked| {
+            a.layout == *layout
+                && a.layout_source == layout_source
+                && match (&a.node, node) {
+                    (None, None) => true,
+                    (Some(theirs), Some(mine)) => theirs.same(mine),
+                    _ => false,
+                }
+                && a.options == *options
+                && a.env == *self
+        };
+        if let Some(config) = LAST.get(same) {
+            return Ok(config);
+        }
+        let config =
+            std::sync::Arc::new(self.config_anew(*layout, layout_source, node.copied(), options.clone())?);
+        let asked = Asked {
+            env: self.clone(),
+            layout: *layout,
+            layout_source,
+            node: node.copied(),
+            options: options.clone(),
+        };
+        LAST.put(asked, config.clone());
+        Ok(config)
+    }
+
+    /// [`Environment::config`], worked out.
+    fn config_anew(
+        &self,
+        layout: Layout,
+        layout_source: Source,
+        node: Option<Node>,
+        options: GivenOptions,
+    ) -> Result<Config> {
         let given = options.clone();
         let (options, sources) = self.options(options)?;
         let (node, node_source) = self.node(&layout, node)?;
@@ -568,6 +640,15 @@ impl Environment {
     }
 }
 
+/// What [`Environment::config`] was asked.
+struct Asked {
+    env: Environment,
+    layout: Layout,
+    layout_source: Source,
+    node: Option<Node>,
+    options: GivenOptions,
+}
+
 /// A generator's whole configuration, and where each part came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -587,11 +668,14 @@ pub struct Config {
 impl Config {
     /// The generator of this configuration (`Generator::new`), recording its provenance. Each
     /// of [`Config::warnings`] goes to stderr, once per process (`libsnowflake: warning: …`).
-    pub fn open(self) -> Result<Generator> {
+    pub fn open(&self) -> Result<Generator> {
         for w in &self.warnings {
             warn_once(w);
         }
-        Ok(Generator::new(&self.layout, self.node, self.options)?.with_provenance(self.provenance))
+        // Set in place: a generator made per request moved at each step.
+        let mut g = Generator::new(&self.layout, self.node, self.options.clone())?;
+        g.set_provenance(self.provenance);
+        Ok(g)
     }
 
     /// Everything from the process's environment (and the defaults): `Generator()` with no

@@ -107,6 +107,11 @@ impl core::hash::Hash for Node {
 }
 
 impl Node {
+    /// The same values, with the same fields named (equality looks at the values only).
+    pub(crate) fn same(&self, other: &Node) -> bool {
+        self.values == other.values && self.named == other.named
+    }
+
     /// Whether the field at `index` in [`Layout::fields`] was named when the values were
     /// built (all zeros by default: none was).
     pub const fn is_named(&self, index: usize) -> bool {
@@ -167,6 +172,8 @@ pub struct Layout {
     total_bits: u8,
     epoch_ms: u64,
     tick_ms: u64,
+    /// [`Layout::fingerprint`], taken once (a generator made per request asks for it).
+    fingerprint: u64,
 }
 
 /// Equal layouts are the same fields, sequence, epoch and tick: the slots past the fields are
@@ -280,6 +287,7 @@ impl Layout {
             total_bits: 0,
             epoch_ms: 0,
             tick_ms: 1,
+            fingerprint: 0,
         };
         let mut total: u32 = 0;
         let mut seen_seq = false;
@@ -372,6 +380,9 @@ impl Layout {
             }
             .into());
         }
+        let mut h = Fnv1a::new();
+        let _ = layout.write_canonical(&mut h);
+        layout.fingerprint = h.0;
         Ok(layout)
     }
 
@@ -516,17 +527,13 @@ impl Layout {
     /// let b = snowflake_core::Layout::parse("time:41, datacenter:5, worker:5, sequence:12; tick=1ms; epoch=2010-11-04T01:42:54.657Z").unwrap();
     /// assert_eq!(a.fingerprint(), b.fingerprint());
     /// ```
-    pub fn fingerprint(&self) -> u64 {
-        // Taken each time (a few hundred instructions): keeping it in `Layout` made the code of
-        // the minimal static C program 700 bytes larger, past its 1.5 MB (issue 29).
-        let mut h = Fnv1a::new();
-        let _ = self.write_canonical(&mut h);
-        h.0
+    pub const fn fingerprint(&self) -> u64 {
+        self.fingerprint
     }
 
     /// The canonical text (see `Display`) written piece by piece, without the formatting
-    /// machinery: `Display` and [`Layout::fingerprint`] both write through it, so the two
-    /// cannot differ, and a fingerprint (taken each time a generator is made) costs little.
+    /// machinery: `Display` and [`Layout::fingerprint`] (taken once, as the layout is parsed)
+    /// both write through it, so the two cannot differ.
     fn write_canonical(&self, out: &mut impl fmt::Write) -> fmt::Result {
         for (i, field) in self.fields().iter().enumerate() {
             if i > 0 {
@@ -716,6 +723,26 @@ impl Layout {
     /// assert!(twitter.parse_node("worker=x").is_err());
     /// ```
     pub fn parse_node(&self, spec: &str) -> Result<Node> {
+        // A front end that makes a generator per request hands the same text each time.
+        #[cfg(feature = "std")]
+        {
+            static LAST: crate::memo::Memo<(Layout, std::boxed::Box<str>), Node, 8> =
+                crate::memo::Memo::new();
+            if let Some(node) = LAST.get(|(layout, text)| **text == *spec && layout == self) {
+                return Ok(node);
+            }
+            let node = self.parse_node_text(spec)?;
+            if spec.len() <= 256 {
+                LAST.put((*self, spec.into()), node);
+            }
+            Ok(node)
+        }
+        #[cfg(not(feature = "std"))]
+        self.parse_node_text(spec)
+    }
+
+    /// [`Layout::parse_node`], every time.
+    fn parse_node_text(&self, spec: &str) -> Result<Node> {
         if spec.contains(';') {
             return Err(Error::BadOption {
                 name: Name::snippet(spec),
@@ -891,34 +918,23 @@ impl fmt::Debug for Layout {
     }
 }
 
-/// The last layouts [`Layout::parse`] made, by their text.
+/// The last layouts [`Layout::parse`] made, by their text (one longer than `LONGEST` is not
+/// kept).
 #[cfg(feature = "std")]
 mod memo {
     use super::Layout;
-    use std::sync::Mutex;
 
-    /// How many are kept; a text longer than `LONGEST` is not.
-    const KEEP: usize = 8;
     const LONGEST: usize = 256;
 
-    static LAST: Mutex<Vec<(std::boxed::Box<str>, Layout)>> = Mutex::new(Vec::new());
+    static LAST: crate::memo::Memo<std::boxed::Box<str>, Layout, 8> = crate::memo::Memo::new();
 
-    // `try_lock` in both: never a wait (a thread that parses meanwhile parses anew, and a
-    // child of fork() whose parent's thread held the lock is not stuck on it).
     pub(super) fn get(spec: &str) -> Option<Layout> {
-        let last = LAST.try_lock().ok()?;
-        last.iter().find(|(text, _)| &**text == spec).map(|(_, layout)| *layout)
+        LAST.get(|text| &**text == spec)
     }
 
     pub(super) fn put(spec: &str, layout: &Layout) {
-        if spec.len() > LONGEST {
-            return;
-        }
-        if let Ok(mut last) = LAST.try_lock() {
-            if last.len() >= KEEP {
-                last.remove(0);
-            }
-            last.push((spec.into(), *layout));
+        if spec.len() <= LONGEST {
+            LAST.put(spec.into(), *layout);
         }
     }
 }

@@ -74,6 +74,8 @@ mod generator;
 pub mod hash;
 mod layout;
 mod limits;
+#[cfg(feature = "std")]
+mod memo;
 mod options;
 pub mod plan;
 #[cfg(feature = "public-ids")]

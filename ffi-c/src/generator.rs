@@ -136,12 +136,16 @@ pub unsafe extern "C" fn snowflake_generator_from_env(
             // SAFETY: NUL-terminated by contract.
             false => Some(layout.parse_node(unsafe { str_arg(node, "node") }?)?),
         };
+        let none;
         let options = match options.is_null() {
-            true => GivenOptions::new(),
+            true => {
+                none = GivenOptions::new();
+                &none
+            }
             // SAFETY: a live handle by contract.
-            false => unsafe { options_handle(options) }.clone(),
+            false => unsafe { options_handle(options) },
         };
-        let g = env.config(layout, layout_source, node, options)?.open()?;
+        let g = env.open(&layout, layout_source, node.as_ref(), options)?;
         // SAFETY: valid for a write by contract.
         unsafe { *out = Box::into_raw(Box::new(g)).cast() };
         Ok(())

@@ -1643,6 +1643,9 @@ static void test_from_env(void) {
   unsetenv("SNOWFLAKE_OPTIONS");
 }
 
+/* XSI's putenv (this file asks for POSIX alone, which declares setenv but not putenv). */
+extern int putenv(char *string);
+
 /* Issue 40: the environment's rules are core's; the same words as every other front end. */
 static void test_environment_issue_40(void) {
   static const struct {
@@ -1700,6 +1703,25 @@ static void test_environment_issue_40(void) {
     CHECK(parts.fields[1] == 2 && parts.fields[2] == 9, "an empty node text reads SNOWFLAKE_NODE: %llu %llu",
           (unsigned long long)parts.fields[1], (unsigned long long)parts.fields[2]);
     snowflake_generator_free(g);
+  }
+  /* Issue 44: the library reads its variables again only when the environment changes. A
+     variable set with putenv() is the caller's buffer: changed in place, the same string at the
+     same address, it is still read anew (the environment's fingerprint covers our variables'
+     text), for each generator made. */
+  {
+    static char node_var[] = "SNOWFLAKE_NODE=datacenter=1,worker=1";
+    CHECK(putenv(node_var) == 0, "putenv");
+    for (char worker = '1'; worker <= '3'; worker++) {
+      node_var[sizeof node_var - 2] = worker;
+      g = NULL;
+      if (!CHECK_STATUS(snowflake_generator_from_env(twitter, NULL, NULL, &g), SNOWFLAKE_STATUS_OK)) {
+        CHECK_STATUS(snowflake_next_id(g, &id), SNOWFLAKE_STATUS_OK);
+        CHECK_STATUS(snowflake_layout_decode(twitter, id, &parts), SNOWFLAKE_STATUS_OK);
+        CHECK(parts.fields[2] == (uint64_t)(worker - '0'), "SNOWFLAKE_NODE changed in place: worker %llu, set %c",
+              (unsigned long long)parts.fields[2], worker);
+        snowflake_generator_free(g);
+      }
+    }
   }
   snowflake_layout_free(twitter);
   unsetenv("SNOWFLAKE_NODE");

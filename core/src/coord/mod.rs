@@ -220,7 +220,7 @@ fn wait_ready(layout: &Layout, record: &arbiter::Record, max_drift_ms: u64) {
 fn open_record(layout: &Layout, node: Node, options: &Options) -> Result<Generator> {
     use std::sync::Arc;
     let policy = options.policy();
-    let mut g = Generator::build(layout, node, policy, MonotonicClock::process())?;
+    let mut g = Generator::build_over(layout, node, policy, MonotonicClock::process(), Cell::closed())?;
     let rollover = rollover_index(layout, options);
     let identity = rollover.map_or(node, |r| node.with(r, 0));
     // Without the `shared` feature, a default generator holds its identity alone (safe,
@@ -301,7 +301,7 @@ fn open_local_lease(layout: &Layout, node: Node, options: &Options) -> Result<Ge
     use std::sync::Arc;
     let field = leased_field(layout, &node, options)?;
     let policy = options.policy();
-    let mut g = Generator::build(layout, node, policy, MonotonicClock::process())?;
+    let mut g = Generator::build_over(layout, node, policy, MonotonicClock::process(), Cell::closed())?;
     let lease = arbiter::local::claim(layout, &node, field, &policy, g.word_format())?;
     let claimed = node.with(field, lease.value);
     let held = registry::hold(layout, &claimed, None, registry::Use::Lease { field, value: lease.value })?;

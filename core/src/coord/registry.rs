@@ -181,6 +181,12 @@ pub(crate) fn hold(layout: &Layout, node: &Node, rollover: Option<usize>, how: U
         };
         return Err(Error::shared_mismatch(what, detail));
     }
+    // Another live generator's use, the same in every way: shared (a generator made per
+    // request beside a long-lived one would add a holder each time).
+    let twin = |h: &Holder| h.how == how && h.rollover == rollover && h.node == *node && h.layout == *layout;
+    if let Some(held) = holders.iter().filter(|h| twin(h)).find_map(|h| h.alive.upgrade()) {
+        return Ok(held);
+    }
     let held = Arc::new(Held(()));
     holders.push(Holder { layout: *layout, node: *node, rollover, how, alive: Arc::downgrade(&held) });
     Ok(held)

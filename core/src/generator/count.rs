@@ -31,10 +31,38 @@ const STRIDE: usize = 8;
 #[cfg(feature = "std")]
 pub(crate) struct Issued(std::boxed::Box<[AtomicU64]>);
 
+/// The words of generators that went, kept for the next ones (a generator made per request
+/// would allocate and zero 1 KB each time, off the allocator's fast sizes); `try_lock`: never
+/// a wait (a child of `fork()` whose parent's thread held the lock allocates anew).
+#[cfg(feature = "std")]
+static SPARE: std::sync::Mutex<Vec<std::boxed::Box<[AtomicU64]>>> = std::sync::Mutex::new(Vec::new());
+
+/// How many [`SPARE`] keeps.
+#[cfg(feature = "std")]
+const SPARE_MAX: usize = 8;
+
 #[cfg(feature = "std")]
 impl Default for Issued {
     fn default() -> Issued {
+        if let Some(words) = SPARE.try_lock().ok().and_then(|mut spare| spare.pop()) {
+            for w in words.iter() {
+                w.store(0, Ordering::Relaxed);
+            }
+            return Issued(words);
+        }
         Issued(core::iter::repeat_with(|| AtomicU64::new(0)).take((SLOTS + 1) * STRIDE).collect())
+    }
+}
+
+#[cfg(feature = "std")]
+impl Drop for Issued {
+    fn drop(&mut self) {
+        let words = core::mem::take(&mut self.0);
+        if let Ok(mut spare) = SPARE.try_lock() {
+            if spare.len() < SPARE_MAX {
+                spare.push(words);
+            }
+        }
     }
 }
 

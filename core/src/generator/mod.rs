@@ -242,7 +242,8 @@ enum Blocked {
 #[cfg(feature = "std")]
 pub(crate) struct Cell {
     word: core::ptr::NonNull<AtomicU64>,
-    _owner: std::sync::Arc<dyn Send + Sync>,
+    /// What keeps `word` alive (`None`: a static).
+    _owner: Option<std::sync::Arc<dyn Send + Sync>>,
 }
 
 // SAFETY: `word` points into memory that `_owner` keeps alive, and is only used atomically.
@@ -260,14 +261,28 @@ impl Cell {
         project: impl FnOnce(&T) -> &AtomicU64,
     ) -> Cell {
         let word = core::ptr::NonNull::from(project(&owner));
-        Cell { word, _owner: owner }
+        Cell { word, _owner: Some(owner) }
     }
 
     /// A word of its own, on a cache line of its own.
     pub(crate) fn own() -> Cell {
         Cell::new(std::sync::Arc::new(Line::default()), |l| &l.0)
     }
+
+    /// No word yet: for a generator that the coordination layer gives its state next
+    /// ([`Generator::assemble`]), before any ID, so that making it allocates none. A static
+    /// word at the end of every layout (all bits set), which nothing writes.
+    pub(crate) fn closed() -> Cell {
+        static END: AtomicU64 = AtomicU64::new(u64::MAX);
+        Cell { word: core::ptr::NonNull::from(&END), _owner: None }
+    }
 }
+
+/// The type of a generator's state word: a [`Cell`] with `std`, the word itself without.
+#[cfg(feature = "std")]
+type OwnCell = Cell;
+#[cfg(not(feature = "std"))]
+type OwnCell = AtomicU64;
 
 /// A state word on a cache line of its own, for a state kept in this process's memory (the
 /// others are in a host's record, whose words have lines of their own): a word in a small
@@ -838,6 +853,33 @@ impl<C: Clock> Generator<C> {
 
     /// Checks `layout`, `node` and `options` together and makes an isolated generator.
     pub(crate) fn build(layout: &Layout, node: Node, policy: Policy, clock: C) -> Result<Self> {
+        #[cfg(feature = "std")]
+        let own = Cell::own();
+        #[cfg(not(feature = "std"))]
+        let own = AtomicU64::new(0);
+        #[allow(unused_mut)]
+        let mut g = Generator::build_in(layout, node, policy, clock, own)?;
+        // A generator of its own state (an isolated one) goes the lean way where it applies;
+        // the coordination layer plans again as it adds a state, a validity or a mark.
+        #[cfg(feature = "std")]
+        g.plan_plain();
+        Ok(g)
+    }
+
+    /// [`Generator::build`] over `cell`, for a generator that [`Generator::assemble`] completes
+    /// (which plans its paths).
+    #[cfg(feature = "std")]
+    pub(crate) fn build_over(
+        layout: &Layout,
+        node: Node,
+        policy: Policy,
+        clock: C,
+        cell: Cell,
+    ) -> Result<Self> {
+        Generator::build_in(layout, node, policy, clock, cell)
+    }
+
+    fn build_in(layout: &Layout, node: Node, policy: Policy, clock: C, cell: OwnCell) -> Result<Self> {
         let seq = layout.sequence();
         let seq_cap = layout.capacity_per_tick();
         if let SequenceStart::Spread(k) = policy.sequence_start {
@@ -882,10 +924,7 @@ impl<C: Clock> Generator<C> {
             valid: None,
             #[cfg(feature = "std")]
             high: None,
-            #[cfg(feature = "std")]
-            cell: Cell::own(),
-            #[cfg(not(feature = "std"))]
-            cell: AtomicU64::new(0),
+            cell,
             clock,
             about: keep(About { layout: *layout, node, provenance: Provenance::CODE }),
             policy,
@@ -919,14 +958,6 @@ impl<C: Clock> Generator<C> {
             #[cfg(feature = "std")]
             lease_field: None,
             shared_state: false,
-        };
-        // A generator of its own state (an isolated one) goes the lean way where it applies;
-        // the coordination layer plans again as it adds a state, a validity or a mark.
-        #[cfg(feature = "std")]
-        let g = {
-            let mut g = g;
-            g.plan_plain();
-            g
         };
         Ok(g)
     }

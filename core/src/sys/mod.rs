@@ -28,6 +28,48 @@ pub(crate) use windows::*;
 use std::io;
 use std::sync::atomic::AtomicU64;
 
+// The variables that configure the library, read through `env_var` and `env_fingerprint`.
+
+/// The variables that configure this library: the layout, the node values, the options,
+/// whether node values are required (`crate::env` names and reads the four), and the directory
+/// of the host's records (`crate::coord`). [`config_vars`] gives their values in this order.
+pub(crate) const CONFIG_VARS: [&str; 5] = [
+    "SNOWFLAKE_LAYOUT",
+    "SNOWFLAKE_NODE",
+    "SNOWFLAKE_OPTIONS",
+    "SNOWFLAKE_REQUIRE_NODE",
+    "SNOWFLAKE_SHM_DIR",
+];
+
+/// The values of [`CONFIG_VARS`] at one moment.
+pub(crate) struct ConfigVars {
+    /// [`env_fingerprint`] of the process's variables then (`None` where there is none).
+    pub(crate) fingerprint: Option<u64>,
+    /// Each of [`CONFIG_VARS`]' values, in its order (`None`: unset).
+    pub(crate) values: [Option<std::ffi::OsString>; CONFIG_VARS.len()],
+}
+
+/// The values of [`CONFIG_VARS`], read again only when the process's variables change (by
+/// [`env_fingerprint`], which covers their text; where there is none, every time): a generator
+/// made per request asks for them at each step, and reading them was a seventh of its time.
+/// (`try_lock`: never a wait, so that a child of `fork()` whose parent's thread held the lock
+/// is not stuck on it; a thread that finds it taken reads the variables itself.)
+pub(crate) fn config_vars() -> std::sync::Arc<ConfigVars> {
+    use std::sync::{Arc, Mutex};
+    static LAST: Mutex<Option<Arc<ConfigVars>>> = Mutex::new(None);
+    let fingerprint = env_fingerprint();
+    if let (Some(_), Ok(last)) = (fingerprint, LAST.try_lock()) {
+        if let Some(vars) = last.as_ref().filter(|v| v.fingerprint == fingerprint) {
+            return vars.clone();
+        }
+    }
+    let vars = Arc::new(ConfigVars { fingerprint, values: CONFIG_VARS.map(env_var) });
+    if let (Some(_), Ok(mut last)) = (fingerprint, LAST.try_lock()) {
+        *last = Some(vars.clone());
+    }
+    vars
+}
+
 // What both files' `open_in` and `Dir::open` report: the same on every OS.
 
 /// What identifies a file on the host: its device and inode (Unix), its volume's serial number

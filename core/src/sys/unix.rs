@@ -81,31 +81,54 @@ fn environ() -> *const *const libc::c_char {
     }
 }
 
-/// A fingerprint of this process's environment variables, read in place, without allocating or
-/// reading a string: the address of each `NAME=value` string, and their count. A variable
-/// set, replaced or removed through the C library (`setenv`, `putenv`, `unsetenv`, and
-/// `os.environ`, `process.env`, `std::env::set_var` over them) changes the array or its
-/// addresses; [`crate::env`] scans the names for near misses of its own again only then. Like
-/// `getenv`, it reads `environ` without the lock that `std::env::set_var` takes (a program
-/// that sets variables while another thread reads them has that race with every C library's
-/// `getenv` too).
+/// A fingerprint of this process's environment variables, read in place, without allocating:
+/// the address of each `NAME=value` string, their count, and the whole text of each of ours
+/// (`SNOWFLAKE_…`). A variable set, replaced or removed through the C library (`setenv`,
+/// `putenv`, `unsetenv`, and `os.environ`, `process.env`, `std::env::set_var` over them)
+/// changes the array or its addresses; a string of ours changed in place (`putenv` keeps the
+/// caller's buffer), or set anew at the address of one freed (PHP frees its `putenv` strings at
+/// each request's end), changes its text. [`crate::env`] reads our variables again, and scans
+/// the names for near misses of ours, only when the fingerprint changes. Like `getenv`, it reads
+/// `environ` without the lock that `std::env::set_var` takes (a program that sets variables
+/// while another thread reads them has that race with every C library's `getenv` too).
 pub(crate) fn env_fingerprint() -> Option<u64> {
+    const OURS: &[u8] = b"SNOWFLAKE_";
     let mut entry = environ();
     if entry.is_null() {
         return Some(0);
     }
-    // FNV-1a over the addresses, then the count.
+    // FNV-1a over the addresses, our strings' text (a word at a time), then the count.
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(0x0100_0000_01b3);
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut n: u64 = 0;
-    // SAFETY: a null-terminated array of pointers.
+    // SAFETY: a null-terminated array of pointers to NUL-terminated strings; a string is read
+    // past its first byte only when that byte is `OURS`' first (never a NUL), and then byte by
+    // byte while it matches `OURS`, or up to its NUL.
     unsafe {
         while !(*entry).is_null() {
-            h = (h ^ (*entry as usize as u64)).wrapping_mul(0x0100_0000_01b3);
+            let text = (*entry).cast::<u8>();
+            h = mix(h, text as usize as u64);
+            if *text == OURS[0] {
+                let mut same = 1;
+                while same < OURS.len() && *text.add(same) == OURS[same] {
+                    same += 1;
+                }
+                if same == OURS.len() {
+                    let bytes = std::ffi::CStr::from_ptr(text.cast()).to_bytes();
+                    let mut words = bytes.chunks_exact(8);
+                    for w in &mut words {
+                        h = mix(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
+                    }
+                    for &b in words.remainder() {
+                        h = mix(h, u64::from(b));
+                    }
+                }
+            }
             n += 1;
             entry = entry.add(1);
         }
     }
-    Some((h ^ n).wrapping_mul(0x0100_0000_01b3))
+    Some(mix(h, n))
 }
 
 /// The variable `name` (`NAME` without `=` or NUL), as `std::env::var_os` gives it, read in
@@ -401,20 +424,28 @@ pub(crate) fn linked_len(file: &File) -> io::Result<(bool, u64)> {
     Ok((st.st_nlink > 0, st.st_size as u64))
 }
 
-/// The name of user `uid` (`uid 1234` when the user database does not know it).
+/// The name of user `uid` (`uid 1234` when the user database does not know it), for messages
+/// and the listing of the host's states.
+///
+/// Read from `/etc/passwd`, not through `getpwuid_r`: in a program linked statically against
+/// glibc, `getpwuid_r` brings the name-service switch and the dynamic loader with it (90 KB of
+/// the minimal static C program's 1.5 MB, issue 29). A user known only to a directory service
+/// (LDAP, SSSD) is shown by uid.
 pub(crate) fn user_name(uid: u32) -> String {
-    let mut buf = vec![0 as libc::c_char; 4096];
-    // SAFETY: a zeroed `passwd` is a valid out-value.
-    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
-    let mut out: *mut libc::passwd = std::ptr::null_mut();
-    // SAFETY: valid out-pointers and a buffer of the length given.
-    let r = unsafe { libc::getpwuid_r(uid, &mut pw, buf.as_mut_ptr(), buf.len(), &mut out) };
-    if r == 0 && !out.is_null() && !pw.pw_name.is_null() {
-        // SAFETY: getpwuid_r wrote a NUL-terminated name into `buf`.
-        let name = unsafe { std::ffi::CStr::from_ptr(pw.pw_name) }.to_string_lossy().into_owned();
-        return format!("user {name} (uid {uid})");
+    match std::fs::read("/etc/passwd").ok().as_deref().and_then(|text| passwd_name(text, uid)) {
+        Some(name) => format!("user {name} (uid {uid})"),
+        None => format!("uid {uid}"),
     }
-    format!("uid {uid}")
+}
+
+/// The name on the first line of a `passwd` file's `text` whose uid is `uid`.
+fn passwd_name(text: &[u8], uid: u32) -> Option<&str> {
+    text.split(|&b| b == b'\n').find_map(|line| {
+        let mut fields = line.split(|&b| b == b':');
+        let name = std::str::from_utf8(fields.next()?).ok().filter(|n| !n.is_empty())?;
+        let id = std::str::from_utf8(fields.nth(1)?).ok()?.parse::<u32>().ok()?;
+        (id == uid).then_some(name)
+    })
 }
 
 /// `/proc/uptime`'s boot time in nanoseconds (CLOCK_BOOTTIME as the kernel keeps it, read as
@@ -1012,6 +1043,18 @@ pub(crate) mod locks {
     #[cfg(all(test, target_os = "linux"))]
     mod tests {
         use super::*;
+
+        /// A passwd file's name for a uid: the first line with it; a comment, a short line or
+        /// a uid that is no number is passed over.
+        #[test]
+        fn a_passwd_file_names_its_users() {
+            let text = b"# users\nroot:x:0:0:root:/root:/bin/bash\nshort:x\nbad:x:zz:0::/:\n:x:7:0::/:\napp:x:1000:1000::/home/app:/bin/sh\ntwin:x:1000:1000::/:\n";
+            assert_eq!(super::super::passwd_name(text, 0), Some("root"));
+            assert_eq!(super::super::passwd_name(text, 1000), Some("app"));
+            assert_eq!(super::super::passwd_name(text, 7), None);
+            assert_eq!(super::super::passwd_name(text, 42), None);
+            assert_eq!(super::super::user_name(0), "user root (uid 0)");
+        }
 
         /// Marks taken through other open files are named, each once; this process's own, a
         /// dead process's and a lock wider than a mark are not; a wide lock hides no mark

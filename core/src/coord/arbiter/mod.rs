@@ -175,7 +175,7 @@ pub(crate) use super::admission::Mode;
 /// on Windows). An empty `SNOWFLAKE_SHM_DIR` counts as unset; a relative one is refused (two
 /// processes in two working directories would not meet).
 pub fn shm_dir() -> Result<PathBuf, Error> {
-    if let Some(dir) = sys::env_var("SNOWFLAKE_SHM_DIR").filter(|d| !d.is_empty()) {
+    if let Some(dir) = sys::config_vars().values[4].as_deref().filter(|d| !d.is_empty()) {
         let dir = PathBuf::from(dir);
         if dir.is_relative() {
             return Err(Error::BadOption {
@@ -193,12 +193,20 @@ pub fn shm_dir() -> Result<PathBuf, Error> {
 /// that field.
 fn key_of(layout: &Layout, node: &Node, zeroed: Option<usize>, host_lease: Option<usize>) -> u64 {
     let node = zeroed.map_or(*node, |r| node.with(r, 0));
+    // Asked for each generator made (a generator made per request asks the same each time).
+    type Asked = (u64, u64, Option<usize>);
+    static LAST: crate::memo::Memo<Asked, u64, 8> = crate::memo::Memo::new();
+    let asked = (layout.fingerprint(), layout.node_bits(&node), host_lease);
+    if let Some(key) = LAST.get(|a| *a == asked) {
+        return key;
+    }
     let mut h = crate::hash::Fnv1a::new();
     let tag = host_lease.map_or(0, |f| 0x100 + f as u64);
     for w in [layout.fingerprint(), layout.node_bits(&node), tag] {
         // `{w:016x}`, without the formatting machinery (a key is taken per generator made).
         let _ = std::fmt::Write::write_str(&mut h, crate::text::hex16(w, &mut [0; 16]));
     }
+    LAST.put(asked, h.0);
     h.0
 }
 

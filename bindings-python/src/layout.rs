@@ -62,14 +62,14 @@ pub fn node_arg<'py>(layout: &snowflake_core::Layout, value: Option<&Bound<'py, 
     if let Ok(s) = value.cast::<PyString>() {
         return Ok(layout.parse_node(&text_of(s)?).map_err(Error)?);
     }
-    let mut names: Vec<Bound<'py, PyString>> = Vec::with_capacity(MAX_FIELDS);
-    let mut values: Vec<(Bound<'py, PyAny>, Option<String>)> = Vec::with_capacity(MAX_FIELDS);
+    // Each name, its value, and the text a value of text is read into.
+    let mut given: Vec<(Bound<'py, PyString>, Bound<'py, PyAny>, Option<String>)> =
+        Vec::with_capacity(MAX_FIELDS);
     let mut add = |name: Bound<'py, PyAny>, v: Bound<'py, PyAny>| -> PyResult<()> {
-        names.push(
-            name.cast_into::<PyString>()
-                .map_err(|e| type_error("node field name", "a str", e.into_inner().as_any()))?,
-        );
-        values.push((v, None));
+        let name = name
+            .cast_into::<PyString>()
+            .map_err(|e| type_error("node field name", "a str", e.into_inner().as_any()))?;
+        given.push((name, v, None));
         Ok(())
     };
     if let Ok(d) = value.cast::<PyDict>() {
@@ -86,14 +86,13 @@ pub fn node_arg<'py>(layout: &snowflake_core::Layout, value: Option<&Bound<'py, 
     } else {
         return Err(type_error("node", "a mapping such as {\"worker\": 3}", value));
     }
-    let names = names.iter().map(text_of).collect::<PyResult<Vec<_>>>()?;
     // Core checks each value against its field (a float, a bool, a negative number: a typed
     // error naming the field), as for every front end.
-    let mut converted = Vec::with_capacity(values.len());
-    for (v, text) in values.iter_mut() {
-        converted.push(crate::value::value_of(v, text)?);
+    let mut pairs = Vec::with_capacity(given.len());
+    for (name, v, text) in given.iter_mut() {
+        pairs.push((text_of(name)?, crate::value::value_of(v, text)?));
     }
-    Ok(layout.node_from_values(names.iter().map(|n| &**n).zip(converted)).map_err(Error)?)
+    Ok(layout.node_from_values(pairs.iter().map(|(n, v)| (&**n, *v))).map_err(Error)?)
 }
 
 /// The node values of `node` as a dict, in layout order.

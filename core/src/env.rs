@@ -286,6 +286,9 @@ pub struct Environment {
     require_node: Option<String>,
     /// Variables set whose names are near misses of ours: (the name set, the name meant).
     near_misses: Vec<(String, &'static str)>,
+    /// What [`Environment::read`] read them from (`None`: given), which a generator made with
+    /// [`Environment::open`] reads its record's directory from.
+    vars: Option<std::sync::Arc<crate::sys::ConfigVars>>,
 }
 
 impl Environment {
@@ -311,8 +314,10 @@ impl Environment {
             options: var(2)?,
             require_node: var(3)?,
             near_misses: Vec::new(),
+            vars: None,
         };
         env.near_misses = near_misses(vars.fingerprint);
+        env.vars = Some(vars);
         Ok(env)
     }
 
@@ -324,6 +329,7 @@ impl Environment {
             options: lookup(ENV_OPTIONS),
             require_node: lookup(ENV_REQUIRE_NODE),
             near_misses: Vec::new(),
+            vars: None,
         }
     }
 
@@ -480,7 +486,11 @@ impl Environment {
         node: Option<&Node>,
         options: &GivenOptions,
     ) -> Result<Generator> {
-        self.config_kept(layout, layout_source, node, options)?.open()
+        let config = self.config_kept(layout, layout_source, node, options)?;
+        match &self.vars {
+            Some(vars) => crate::sys::with_config_vars(vars, || config.open()),
+            None => config.open(),
+        }
     }
 
     /// [`Environment::config`]'s answer, kept: it depends on these alone, and a generator made

@@ -42,6 +42,7 @@ pub(crate) const CONFIG_VARS: [&str; 5] = [
 ];
 
 /// The values of [`CONFIG_VARS`] at one moment.
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct ConfigVars {
     /// [`env_fingerprint`] of the process's variables then (`None` where there is none).
     pub(crate) fingerprint: Option<u64>,
@@ -57,6 +58,9 @@ pub(crate) struct ConfigVars {
 pub(crate) fn config_vars() -> std::sync::Arc<ConfigVars> {
     use std::sync::{Arc, Mutex};
     static LAST: Mutex<Option<Arc<ConfigVars>>> = Mutex::new(None);
+    if let Some(vars) = MAKING.with(|m| m.borrow().clone()) {
+        return vars;
+    }
     let fingerprint = env_fingerprint();
     if let (Some(_), Ok(last)) = (fingerprint, LAST.try_lock()) {
         if let Some(vars) = last.as_ref().filter(|v| v.fingerprint == fingerprint) {
@@ -68,6 +72,27 @@ pub(crate) fn config_vars() -> std::sync::Arc<ConfigVars> {
         *last = Some(vars.clone());
     }
     vars
+}
+
+std::thread_local! {
+    /// The variables a generator is being made from on this thread ([`with_config_vars`]).
+    static MAKING: std::cell::RefCell<Option<std::sync::Arc<ConfigVars>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` with [`config_vars`] giving `vars` on this thread: a generator made from the
+/// variables read at the start of a request finds its record's directory among them, read at
+/// the same moment as the rest of its configuration, without a second pass over the
+/// environment.
+pub(crate) fn with_config_vars<T>(vars: &std::sync::Arc<ConfigVars>, f: impl FnOnce() -> T) -> T {
+    struct Restore(Option<std::sync::Arc<ConfigVars>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            let _ = MAKING.try_with(|m| *m.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(MAKING.with(|m| m.replace(Some(vars.clone()))));
+    f()
 }
 
 // What both files' `open_in` and `Dir::open` report: the same on every OS.

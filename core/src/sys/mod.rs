@@ -58,7 +58,8 @@ pub(crate) struct ConfigVars {
 pub(crate) fn config_vars() -> std::sync::Arc<ConfigVars> {
     use std::sync::{Arc, Mutex};
     static LAST: Mutex<Option<Arc<ConfigVars>>> = Mutex::new(None);
-    if let Some(vars) = MAKING.with(|m| m.borrow().clone()) {
+    // `try_with`: a thread whose locals are being destroyed reads the environment itself.
+    if let Some(vars) = MAKING.try_with(|m| m.borrow().clone()).ok().flatten() {
         return vars;
     }
     let fingerprint = env_fingerprint();
@@ -91,8 +92,14 @@ pub(crate) fn with_config_vars<T>(vars: &std::sync::Arc<ConfigVars>, f: impl FnO
             let _ = MAKING.try_with(|m| *m.borrow_mut() = previous);
         }
     }
-    let _restore = Restore(MAKING.with(|m| m.replace(Some(vars.clone()))));
-    f()
+    match MAKING.try_with(|m| m.replace(Some(vars.clone()))) {
+        Ok(previous) => {
+            let _restore = Restore(previous);
+            f()
+        }
+        // A thread whose locals are being destroyed: the variables are read as they are.
+        Err(_) => f(),
+    }
 }
 
 // What both files' `open_in` and `Dir::open` report: the same on every OS.

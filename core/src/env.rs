@@ -130,12 +130,9 @@ pub fn near_miss(name: &str) -> Option<&'static str> {
 /// variables change (a scan compares each name with each of ours: 0.2 ms with 36 variables,
 /// nearly all of a generator made per request): by their fingerprint, where `sys` reads one.
 fn near_misses(fingerprint: Option<u64>) -> Vec<(String, &'static str)> {
-    type Scan = (u64, Vec<(String, &'static str)>);
-    static LAST: std::sync::Mutex<Option<Scan>> = std::sync::Mutex::new(None);
-    if let (Some(f), Ok(last)) = (fingerprint, LAST.try_lock()) {
-        if let Some((_, found)) = last.as_ref().filter(|(seen, _)| *seen == f) {
-            return found.clone();
-        }
+    static LAST: crate::memo::Memo<u64, Vec<(String, &'static str)>, 1> = crate::memo::Memo::new();
+    if let Some(found) = fingerprint.and_then(|f| LAST.get(|seen| *seen == f)) {
+        return found;
     }
     // Names only: a near miss's value is never read (it may be anything, a secret too).
     let found: Vec<(String, &'static str)> = std::env::vars_os()
@@ -144,8 +141,8 @@ fn near_misses(fingerprint: Option<u64>) -> Vec<(String, &'static str)> {
             Some((name.to_string_lossy().into_owned(), meant))
         })
         .collect();
-    if let (Some(f), Ok(mut last)) = (fingerprint, LAST.try_lock()) {
-        *last = Some((f, found.clone()));
+    if let Some(f) = fingerprint {
+        LAST.put(f, found.clone());
     }
     found
 }

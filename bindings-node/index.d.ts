@@ -117,7 +117,7 @@ export interface GeneratorOptions {
   maxClockSkewMs?: number | bigint | null
   /** A file holding the lease store's password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored. */
   leasePasswordFile?: string | null
-  /** PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots. */
+  /** PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots, read when the generator opens. */
   leaseTlsCa?: string | null
   /** A PEM client certificate for a lease store over TLS that asks for one (mutual TLS); give lease_tls_key too. */
   leaseTlsCert?: string | null

@@ -188,7 +188,7 @@ pub const OPTIONS: &[OptionSpec] = &[
         ty: OptionType::Path,
         default: "",
         form: "PATH",
-        doc: "PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots.",
+        doc: "PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots, read when the generator opens.",
         feature: Some("lease-remote"),
     },
     OptionSpec {

@@ -265,10 +265,16 @@ struct Worker {
 
 impl Worker {
     fn spawn(layout: &str, options: &str, url: &str) -> Worker {
+        Worker::spawn_with(layout, options, url, &[])
+    }
+
+    /// [`Worker::spawn`], with more environment variables.
+    fn spawn_with(layout: &str, options: &str, url: &str, env: &[(&str, &str)]) -> Worker {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args(["worker_process", "--exact", "--nocapture", "--test-threads", "1"])
             .env("SNOWFLAKE_REDIS_WORKER", format!("{layout}|{options}"))
             .env("SNOWFLAKE_REDIS_URL", url)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -845,6 +851,43 @@ fn tls_is_verified_and_an_unverified_server_refused() {
     // Certificates are for rediss://.
     let err = open_url(&format!("redis://127.0.0.1:{port}/0"), &format!("lease_tls_ca={ca}")).unwrap_err();
     assert!(err.to_string().contains("rediss://"), "{err}");
+}
+
+/// Without `lease_tls_ca`, a server is verified against the system's roots, read when the
+/// lease opens and not at each connection: the `redis` crate would read them again at every
+/// connection, inside its timeout (hundreds of files, which a busy disk can make slower than
+/// the timeout: "did not answer in time", as CI saw). The worker's system store is the test's
+/// CA alone (`SSL_CERT_FILE`), removed once the lease is open; Redis restarts (its data kept),
+/// so the worker must connect again to hold its lease past the TTL.
+#[test]
+fn the_system_roots_are_read_once_not_at_each_connection() {
+    let mut server = start_redis_with(&["--tls"]);
+    let dir = std::env::temp_dir().join(format!("snowflake-roots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let roots = dir.join("roots.pem");
+    std::fs::copy(server.servers.str("/tls/ca_cert"), &roots).unwrap();
+    let ttl = 6000;
+    let w = Worker::spawn_with(
+        LAYOUT,
+        &format!("lease_ttl_ms={ttl};max_wait_ms=3000"),
+        &format!("rediss://localhost:{}/0", server.port),
+        &[("SSL_CERT_FILE", roots.to_str().unwrap()), ("SSL_CERT_DIR", dir.to_str().unwrap())],
+    );
+    let value = w.opened();
+    std::fs::remove_file(&roots).unwrap();
+    let restarted_ms = now_ms();
+    server.servers.command("restart keep");
+    // An ID from after the TTL that every claim before the restart ends within: issued under a
+    // renewal (or a claim) made over a connection to the restarted server.
+    w.wait("ID issued a TTL after the restart", |w| {
+        w.ids().iter().any(|id| issued_at(*id) > restarted_ms + ttl)
+    });
+    let lines = w.finish();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_unique(&ids_of(&lines));
+    // Held throughout, or (a renewal starved on a loaded machine) claimed again after a lapse.
+    let done: Vec<u64> = lines.last().unwrap()[5..].split(' ').map(|n| n.parse().unwrap()).collect();
+    assert!(done[0] == done[1] + 1 && (done[1] > 0 || done[2] == value), "{done:?}, opened with {value}");
 }
 
 #[test]

@@ -34,7 +34,7 @@ use FFI;
  * - `lease_ttl_ms` (int, default 5000): How long a lease across hosts lives unless renewed; a holder stops issuing before it ends, and claims again on its next call.
  * - `max_clock_skew_ms` (int, default 1000): How far this host's clock may be from the lease store's (Redis TIME, the database's clock): a claim is refused beyond it, and a renewal that finds it beyond counts it in stats().
  * - `lease_password_file` (string): A file holding the lease store's password (a mounted Kubernetes Secret), instead of one in the URL; a final newline is ignored.
- * - `lease_tls_ca` (string): PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots.
+ * - `lease_tls_ca` (string): PEM CA certificates that the lease store's certificate must chain to (rediss://, or sslmode=require|verify-ca|verify-full); default: the system's roots, read when the generator opens.
  * - `lease_tls_cert` (string): A PEM client certificate for a lease store over TLS that asks for one (mutual TLS); give lease_tls_key too.
  * - `lease_tls_key` (string): The PEM private key of lease_tls_cert.
  * </options>

@@ -395,6 +395,25 @@ pub(crate) fn timeout(ttl_ms: u64) -> Duration {
     Duration::from_millis((ttl_ms / 5).clamp(50, 2000))
 }
 
+/// The system's CA certificates that rustls can use, read once per lease (when it is opened,
+/// never inside a connection's timeout), for a server verified without `lease_tls_ca`.
+#[cfg(any(feature = "lease-redis", feature = "lease-postgres", feature = "lease-mysql"))]
+pub(crate) fn system_roots(what: &str) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, Error> {
+    let found = rustls_native_certs::load_native_certs();
+    let usable = found
+        .certs
+        .into_iter()
+        .filter(|cert| rustls::RootCertStore::empty().add(cert.clone()).is_ok())
+        .collect::<Vec<_>>();
+    if usable.is_empty() {
+        let why = found.errors.first().map_or_else(|| "it holds none".to_string(), |e| e.to_string());
+        return Err(Error::lease_unavailable(format_args!(
+            "no CA certificate to verify {what}'s with: the system's store gave none ({why}); give lease_tls_ca, a PEM file of the CA that signed the server's certificate"
+        )));
+    }
+    Ok(usable)
+}
+
 impl Lease {
     /// The identity a lease of `field` keeps its values under.
     pub(crate) fn identity(layout: &Layout, node: &Node, field: usize) -> Identity {

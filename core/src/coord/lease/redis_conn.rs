@@ -127,7 +127,13 @@ impl Target {
             return Err(invalid(url, "has a `#` part: a lease never skips the server's certificate check"));
         }
         let certificates = if tls {
-            let root_cert = settings.tls_ca.map(|p| read_file("ca", p)).transpose()?;
+            // Every connection's roots, read here: left to the `redis` crate, the system's
+            // would be read again at each connection, inside its timeout (hundreds of files:
+            // under a busy disk, longer than the timeout).
+            let root_cert = match settings.tls_ca {
+                Some(path) => read_file("ca", path)?,
+                None => pem_of(&super::system_roots("Redis")?),
+            };
             let client_tls = match (settings.tls_cert, settings.tls_key) {
                 (Some(cert), Some(key)) => Some(redis::ClientTlsConfig {
                     client_cert: read_file("cert", cert)?,
@@ -135,7 +141,7 @@ impl Target {
                 }),
                 _ => None,
             };
-            Some(TlsCertificates { client_tls, root_cert })
+            Some(TlsCertificates { client_tls, root_cert: Some(root_cert) })
         } else {
             None
         };
@@ -480,6 +486,21 @@ fn install_crypto_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         let _ = rustls::crypto::ring::default_provider().install_default();
     }
+}
+
+/// Certificates as the PEM text the `redis` crate reads.
+fn pem_of(certs: &[rustls::pki_types::CertificateDer<'_>]) -> Vec<u8> {
+    use base64::Engine as _;
+    let mut pem = Vec::new();
+    for cert in certs {
+        pem.extend_from_slice(b"-----BEGIN CERTIFICATE-----\n");
+        for line in base64::engine::general_purpose::STANDARD.encode(cert).as_bytes().chunks(64) {
+            pem.extend_from_slice(line);
+            pem.push(b'\n');
+        }
+        pem.extend_from_slice(b"-----END CERTIFICATE-----\n");
+    }
+    pem
 }
 
 fn addr_text(addr: &ConnectionAddr) -> String {

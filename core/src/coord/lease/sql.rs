@@ -435,9 +435,7 @@ pub(crate) fn rustls_config(
             }
         }
         None => {
-            for cert in rustls_native_certs::load_native_certs().certs {
-                let _ = roots.add(cert);
-            }
+            roots.add_parsable_certificates(super::system_roots(what)?);
         }
     }
     let builder = rustls::ClientConfig::builder_with_provider(provider)

@@ -408,7 +408,7 @@ pub(crate) fn system_roots(what: &str) -> Result<Vec<rustls::pki_types::Certific
     if usable.is_empty() {
         let why = found.errors.first().map_or_else(|| "it holds none".to_string(), |e| e.to_string());
         return Err(Error::lease_unavailable(format_args!(
-            "no CA certificate to verify {what}'s with: the system's store gave none ({why}); give lease_tls_ca, a PEM file of the CA that signed the server's certificate"
+            "no CA certificate to verify the {what} server's certificate with: the system's store gave none ({why}); give lease_tls_ca, a PEM file of the CA that signed the server's certificate"
         )));
     }
     Ok(usable)

@@ -10,12 +10,15 @@
 //! `clock-ferroid`, `cas` (a bare load and compare-and-swap of a word on the heap, as ferroid's),
 //! `cas-shm` (the same on a word of a shared file mapping, as the host's record is), `cas-count`
 //! (the same as `cas`, and a plain load and store of another word, as the per-thread count's:
-//! one thread only, as more would share that word), `counted` (an isolated generator: ours
-//! without the host's record), and two generators of the general fast path: `process-only` and
-//! `lease-local` (built with `--features lease-local`, or `full`). THREADS threads share one
-//! generator, each issuing N; it prints the aggregate ns per ID. Without arguments it runs every
-//! row once on one thread, then `ours` and `ferroid` on two threads sharing one generator
-//! (`ours x2`, `ferroid x2`), and prints ns per ID (wall-clock figures: only for a quiet machine).
+//! one thread only, as more would share that word), `cas-count-before` (that store before the
+//! compare-and-swap instead), `cas-store` (a store of the slot taken, a value known before the
+//! swap, with no load), `fetch-add` (a locked add in place of the load and compare-and-swap),
+//! `counted` (an isolated generator: ours without the host's record), and two generators of the
+//! general fast path: `process-only` and `lease-local` (built with `--features lease-local`, or
+//! `full`). THREADS threads share one generator, each issuing N; it prints the aggregate ns per
+//! ID. Without arguments it runs every row once on one thread, then `ours` and `ferroid` on two
+//! threads sharing one generator (`ours x2`, `ferroid x2`), and prints ns per ID (wall-clock
+//! figures: only for a quiet machine).
 //!
 //! `scripts/bench-ablate.sh` builds this bench from the tree as it is and from the tree with
 //! each patch of `core/benches/ablate/` applied (ours with one part changed), and runs them
@@ -30,7 +33,11 @@
 //!   composes the ID after the swap: without both it is at ferroid's (1.00x), without either
 //!   alone it is not. The loads and comparisons beside the locked instruction (the clock's word,
 //!   the record's last tick, the slot's checks) cost nothing measurable. The count stays: only a
-//!   store an ID keeps `stats().issued` exact.
+//!   store an ID keeps `stats().issued` exact. Where that store stands changes nothing (session
+//!   25, a second Zen 5 host, 1.05x again): after the swap (`cas-count`), before it
+//!   (`cas-count-before`), or a value ready before the swap with no load (`cas-store`), each
+//!   costs the same cycle over `cas`; a locked add in place of the compare-and-swap
+//!   (`fetch-add`) costs what the compare-and-swap does.
 //! - Two threads: a lost compare-and-swap retried at once cost up to 1.19x ferroid in some
 //!   hours; with a pause first (as ferroid pauses) 0.8-0.9x in most runs.
 //! - The lean path (`lease-local`, `process-only`): 1.05-1.10x ours, with or without the count.
@@ -155,6 +162,44 @@ fn row_cas_count(w: &AtomicU64, count: &AtomicU64, n: u64) {
     }
 }
 
+/// [`row_cas_count`] with the count's store before the compare-and-swap (taken back when the
+/// swap is lost): the store moved to the other side of the locked instruction.
+#[inline(never)]
+fn row_cas_count_before(w: &AtomicU64, count: &AtomicU64, n: u64) {
+    for _ in 0..n {
+        let before = count.load(Ordering::Relaxed);
+        count.store(before.wrapping_add(1), Ordering::Relaxed);
+        let cur = w.load(Ordering::Relaxed);
+        let ok = w.compare_exchange(cur, cur + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok();
+        if !ok {
+            count.store(before, Ordering::Relaxed);
+        }
+        black_box(ok);
+    }
+}
+
+/// [`row_cas`] and a store of a value known before the swap (the slot taken), with no load
+/// before it: a second store, whose value is ready at once.
+#[inline(never)]
+fn row_cas_store(w: &AtomicU64, slot: &AtomicU64, n: u64) {
+    for _ in 0..n {
+        let cur = w.load(Ordering::Relaxed);
+        let ok = w.compare_exchange(cur, cur + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok();
+        if ok {
+            slot.store(cur, Ordering::Relaxed);
+        }
+        black_box(ok);
+    }
+}
+
+/// A locked add (`lock xadd`) in place of the load and compare-and-swap of [`row_cas`].
+#[inline(never)]
+fn row_fetch_add(w: &AtomicU64, n: u64) {
+    for _ in 0..n {
+        black_box(w.fetch_add(1, Ordering::AcqRel));
+    }
+}
+
 /// Runs `row` on `threads` threads started together, `n` calls each; wall ns per ID. A round
 /// whose threads did not all run at once is run again (see [`threads`]).
 fn run(threads: usize, n: u64, row: impl Fn(u64) + Sync) -> f64 {
@@ -197,7 +242,7 @@ fn main() {
         black_box(ferroid.next_id(|_| std::hint::spin_loop()));
     }
     let shm_word = shared_word();
-    let rows: [(&str, &(dyn Fn(u64) + Sync)); 10] = [
+    let rows: [(&str, &(dyn Fn(u64) + Sync)); 13] = [
         ("ours", &|n| row_ours(&ours, n)),
         ("ferroid", &|n| row_ferroid(&ferroid, n)),
         ("counted", &|n| row_counted(&counted, n)),
@@ -210,6 +255,9 @@ fn main() {
         ("cas", &|n| row_cas(&word, n)),
         ("cas-shm", &|n| row_cas(shm_word, n)),
         ("cas-count", &|n| row_cas_count(&word, &count, n)),
+        ("cas-count-before", &|n| row_cas_count_before(&word, &count, n)),
+        ("cas-store", &|n| row_cas_store(&word, &count, n)),
+        ("fetch-add", &|n| row_fetch_add(&word, n)),
     ];
     match args.as_slice() {
         [row, threads, n] => {
